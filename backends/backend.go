@@ -1,0 +1,130 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Sentinel errors. Backends wrap them with the place and the package.
+var (
+	// ErrNotFound: the place does not have the provider, version or package.
+	ErrNotFound = errors.New("not found")
+	// ErrNoCatalogue: the place cannot list its providers; the caller must
+	// name them (selection flags or a lock file).
+	ErrNoCatalogue = errors.New("this place cannot list its providers: name them with --provider or --lock")
+	// ErrUnauthorized: the place refused the credentials (or their absence).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrConflict: the destination holds a different archive for the package.
+	ErrConflict = errors.New("destination holds a different archive")
+	// ErrUnpackedOnly: the place holds only an unpacked directory, so the
+	// original zip cannot be reproduced byte for byte.
+	ErrUnpackedOnly = errors.New("only an unpacked directory is present; the original release zip is needed")
+)
+
+// Reader is what every place offers: listing and opening packages.
+type Reader interface {
+	// String names the place in messages, as the user wrote it.
+	String() string
+	// Providers lists the providers the place holds, sorted. Places that
+	// cannot list them return ErrNoCatalogue.
+	Providers(ctx context.Context) ([]Provider, error)
+	// Versions lists the versions the place holds for p, newest first.
+	Versions(ctx context.Context, p Provider) ([]Version, error)
+	// Archives lists the packages the place holds for p at v, sorted by
+	// platform, with what the place states about each.
+	Archives(ctx context.Context, p Provider, v Version) ([]Archive, error)
+	// Open streams the archive's zip bytes. Readers of places that can
+	// authenticate content (a registry's signature) do so before returning.
+	Open(ctx context.Context, a Archive) (io.ReadCloser, error)
+}
+
+// Writer is the write capability of a place, detected by type assertion on a
+// Reader. Read-only places (network mirrors, origin registries) lack it.
+type Writer interface {
+	Reader
+	// Stage opens an invisible staging area for one package's zip. The caller
+	// writes the bytes, checks them, then commits or aborts.
+	Stage(ctx context.Context, pkg Package) (Staged, error)
+	// Flush publishes index documents for p after its archives have landed.
+	// Engines call it once per provider, not once per archive.
+	Flush(ctx context.Context, p Provider) error
+}
+
+// Staged is one archive on its way into a place. Nothing of it is visible to
+// readers of the place until Commit returns.
+type Staged interface {
+	io.Writer
+	// Path is a local file holding the bytes written so far, for hashing.
+	Path() string
+	// Commit makes the archive visible, recording sums (which the caller has
+	// verified). With force it replaces a different archive; without, it
+	// returns ErrConflict.
+	Commit(ctx context.Context, sums hashing.Sums, force bool) error
+	// Abort discards the staged bytes. It is safe after Commit.
+	Abort() error
+}
+
+// Warner is implemented by places that tolerate junk (stray files, bad
+// names) and report it instead of failing.
+type Warner interface {
+	Warnings() []string
+}
+
+// Lister is implemented by places that can list every archive of a provider
+// more cheaply than version by version.
+type Lister interface {
+	AllArchives(ctx context.Context, p Provider) ([]Archive, error)
+}
+
+// LocalPather is implemented by places whose archives are local files or
+// directories, which can be hashed in place instead of copied.
+type LocalPather interface {
+	LocalPath(a Archive) string
+}
+
+// ListArchives returns p's archives at the given versions, using Lister when
+// the place has it.
+func ListArchives(ctx context.Context, r Reader, p Provider, versions []Version) ([]Archive, error) {
+	if l, ok := r.(Lister); ok {
+		all, err := l.AllArchives(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		want := map[string]bool{}
+		for _, v := range versions {
+			want[v.String()] = true
+		}
+		var out []Archive
+		for _, a := range all {
+			if want[a.Version.String()] {
+				out = append(out, a)
+			}
+		}
+		return out, nil
+	}
+	var out []Archive
+	for _, v := range versions {
+		as, err := r.Archives(ctx, p, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, as...)
+	}
+	return out, nil
+}
+
+// Problem is something wrong with a place's own records, found by Audit.
+type Problem struct {
+	Package Package // Version is nil when the problem is not about one package
+	Missing bool    // an archive the place's index lists is absent
+	Detail  string
+}
+
+// Auditor is implemented by places that can check their index documents
+// against the archives they hold.
+type Auditor interface {
+	Audit(ctx context.Context, p Provider) []Problem
+}

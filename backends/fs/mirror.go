@@ -1,0 +1,262 @@
+package fs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Options configure a Mirror.
+type Options struct {
+	// Unpacked makes the mirror write packages as unpacked directories
+	// (VERSION/OS_ARCH/) instead of packed zips.
+	Unpacked bool
+	// Create makes Open create the directory if it does not exist.
+	Create bool
+	// Hashing caps the work hashing an untrusted zip may do.
+	Hashing hashing.Options
+}
+
+// Mirror is a filesystem mirror directory.
+type Mirror struct {
+	name string // as the user wrote it
+	dir  string
+	opts Options
+
+	mu        sync.Mutex
+	warnings  []string
+	warned    map[string]bool
+	committed map[string]hashing.Sums // by archive path, this process's commits
+}
+
+var (
+	_ backends.Writer      = (*Mirror)(nil)
+	_ backends.Warner      = (*Mirror)(nil)
+	_ backends.Lister      = (*Mirror)(nil)
+	_ backends.LocalPather = (*Mirror)(nil)
+	_ backends.Auditor     = (*Mirror)(nil)
+)
+
+// Open opens the mirror at dir. name is how the user wrote the place.
+func Open(name, dir string, opts Options) (*Mirror, error) {
+	info, err := os.Stat(dir)
+	switch {
+	case os.IsNotExist(err) && opts.Create:
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("mirror %s: %w", name, err)
+		}
+	case os.IsNotExist(err):
+		return nil, fmt.Errorf("mirror %s: no such directory", name)
+	case err != nil:
+		return nil, fmt.Errorf("mirror %s: %w", name, err)
+	case !info.IsDir():
+		return nil, fmt.Errorf("mirror %s: not a directory (a filesystem mirror is a directory of HOST/NAMESPACE/TYPE/...)", name)
+	}
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
+	return &Mirror{name: name, dir: dir, opts: opts, warned: map[string]bool{}, committed: map[string]hashing.Sums{}}, nil
+}
+
+func (m *Mirror) String() string { return m.name }
+
+// Dir is the mirror's resolved directory.
+func (m *Mirror) Dir() string { return m.dir }
+
+// Warnings returns the junk found so far, each once.
+func (m *Mirror) Warnings() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.warnings...)
+}
+
+func (m *Mirror) warnf(format string, args ...any) {
+	msg := fmt.Sprintf("mirror %s: ", m.name) + fmt.Sprintf(format, args...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.warned[msg] {
+		m.warned[msg] = true
+		m.warnings = append(m.warnings, msg)
+	}
+}
+
+func (m *Mirror) rel(p string) string {
+	if r, err := filepath.Rel(m.dir, p); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return p
+}
+
+// Providers lists the providers in the mirror.
+func (m *Mirror) Providers(ctx context.Context) ([]backends.Provider, error) {
+	dirs, err := m.providerDirs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]backends.Provider, 0, len(dirs))
+	for p := range dirs {
+		ps = append(ps, p)
+	}
+	backends.SortProviders(ps)
+	return ps, nil
+}
+
+func (m *Mirror) scan(ctx context.Context, p backends.Provider) (*providerScan, error) {
+	dirs, err := m.providerDirs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs[p]) == 0 {
+		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, p, backends.ErrNotFound)
+	}
+	return m.scanProvider(p, dirs[p]), nil
+}
+
+// Versions lists p's versions, newest first.
+func (m *Mirror) Versions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
+	s, err := m.scan(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]backends.Version, 0, len(s.versions))
+	for _, v := range s.versions {
+		vs = append(vs, v)
+	}
+	backends.SortVersionsNewestFirst(vs)
+	return vs, nil
+}
+
+// Archives lists p's packages at v with the hashes the mirror's
+// <version>.json states for them.
+func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.Version) ([]backends.Archive, error) {
+	s, err := m.scan(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return m.archives(s, v), nil
+}
+
+// AllArchives lists every package of p in one pass over its directories,
+// newest version first; listing a provider with many versions through
+// Archives would read the directory once per version.
+func (m *Mirror) AllArchives(ctx context.Context, p backends.Provider) ([]backends.Archive, error) {
+	s, err := m.scan(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]backends.Version, 0, len(s.versions))
+	for _, v := range s.versions {
+		vs = append(vs, v)
+	}
+	backends.SortVersionsNewestFirst(vs)
+	var out []backends.Archive
+	for _, v := range vs {
+		out = append(out, m.archives(s, v)...)
+	}
+	return out, nil
+}
+
+func (m *Mirror) archives(s *providerScan, v backends.Version) []backends.Archive {
+	plats := s.entries[v.String()]
+	var docs []*versionDoc
+	for _, dir := range s.dirs {
+		if doc, path := m.readVersionDoc(dir, v); doc != nil {
+			doc.path = path
+			docs = append(docs, doc)
+		}
+	}
+	out := make([]backends.Archive, 0, len(plats))
+	for _, e := range plats {
+		a := backends.Archive{Package: e.pkg, Layout: e.layout, Size: e.size, Location: e.path}
+		if e.layout == backends.Packed {
+			for _, doc := range docs {
+				if ev, ok := doc.evidence(e, m); ok {
+					a.Evidence = append(a.Evidence, ev)
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Platform.String() < out[j].Platform.String() })
+	return out
+}
+
+// Open opens a packed archive. Unpacked packages have no original zip.
+func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, error) {
+	if a.Layout == backends.Unpacked {
+		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, a.Package, backends.ErrUnpackedOnly)
+	}
+	f, err := os.Open(a.Location)
+	if err != nil {
+		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, a.Package, err)
+	}
+	return f, nil
+}
+
+// LocalPath returns the archive's zip file or unpacked directory, so it can
+// be hashed in place.
+func (m *Mirror) LocalPath(a backends.Archive) string { return a.Location }
+
+// versionDoc is a <version>.json document of the network mirror protocol.
+type versionDoc struct {
+	Archives map[string]archiveDoc `json:"archives"`
+	path     string
+}
+
+type archiveDoc struct {
+	Hashes []string `json:"hashes,omitempty"`
+	URL    string   `json:"url"`
+}
+
+type indexDoc struct {
+	Versions map[string]struct{} `json:"versions"`
+}
+
+func (m *Mirror) readVersionDoc(dir string, v backends.Version) (*versionDoc, string) {
+	p := filepath.Join(dir, v.String()+".json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			m.warnf("%s: %v", m.rel(p), err)
+		}
+		return nil, p
+	}
+	var doc versionDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		m.warnf("%s: ignored: not a valid version document: %v", m.rel(p), err)
+		return nil, p
+	}
+	return &doc, p
+}
+
+// evidence returns what doc states about e, if it describes e's file.
+func (d *versionDoc) evidence(e *entry, m *Mirror) (hashing.Evidence, bool) {
+	ad, ok := d.Archives[e.pkg.Platform.String()]
+	if !ok {
+		return hashing.Evidence{}, false
+	}
+	if !strings.EqualFold(path.Base(ad.URL), filepath.Base(e.path)) {
+		m.warnf("%s: %s lists url %q, but the archive is %s", m.rel(d.path), e.pkg.Platform, ad.URL, filepath.Base(e.path))
+		return hashing.Evidence{}, false
+	}
+	ev := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: m.rel(d.path)}}
+	for _, s := range ad.Hashes {
+		h, err := hashing.ParseHash(s)
+		if err != nil {
+			m.warnf("%s: %s: %v", m.rel(d.path), e.pkg.Platform, err)
+			continue
+		}
+		ev.Hashes = append(ev.Hashes, h)
+	}
+	return ev, true
+}

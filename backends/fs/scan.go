@@ -1,0 +1,223 @@
+// Package fs reads and writes filesystem mirrors in the layouts Terraform and
+// OpenTofu accept: packed (HOST/NS/TYPE/terraform-provider-TYPE_V_OS_ARCH.zip)
+// and unpacked (HOST/NS/TYPE/V/OS_ARCH/), mixed in one tree, with the
+// index.json and <version>.json documents `providers mirror` writes so the
+// same directory can also be served as a network mirror.
+package fs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/backends"
+)
+
+// entry is one package found on disk.
+type entry struct {
+	pkg    backends.Package
+	layout backends.Layout
+	path   string // zip file or unpacked directory
+	size   int64  // zip size; -1 for directories
+}
+
+// providerScan is what one provider's directories hold.
+type providerScan struct {
+	dirs     []string                     // HOST/NS/TYPE directories (several when spelt differently)
+	versions map[string]backends.Version  // by canonical version string
+	entries  map[string]map[string]*entry // version -> platform -> entry
+}
+
+// providerDirs walks the first three levels of the mirror and returns the
+// provider directories it finds, reporting junk as warnings.
+func (m *Mirror) providerDirs(ctx context.Context) (map[backends.Provider][]string, error) {
+	out := map[backends.Provider][]string{}
+	hosts, err := os.ReadDir(m.dir)
+	if err != nil {
+		return nil, fmt.Errorf("mirror %s: %w", m.name, err)
+	}
+	for _, h := range hosts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hostPath := filepath.Join(m.dir, h.Name())
+		if !m.isDirAtShallowDepth(hostPath, h) {
+			continue
+		}
+		nss, err := os.ReadDir(hostPath)
+		if err != nil {
+			m.warnf("%s: %v", m.rel(hostPath), err)
+			continue
+		}
+		for _, ns := range nss {
+			nsPath := filepath.Join(hostPath, ns.Name())
+			if !m.isDirAtShallowDepth(nsPath, ns) {
+				continue
+			}
+			types, err := os.ReadDir(nsPath)
+			if err != nil {
+				m.warnf("%s: %v", m.rel(nsPath), err)
+				continue
+			}
+			for _, ty := range types {
+				typePath := filepath.Join(nsPath, ty.Name())
+				info, err := os.Stat(typePath)
+				if err != nil || !info.IsDir() {
+					m.warnf("%s: ignored: not a directory (a provider directory is HOST/NAMESPACE/TYPE)", m.rel(typePath))
+					continue
+				}
+				p, err := backends.NewProvider(h.Name(), ns.Name(), ty.Name())
+				if err != nil {
+					m.warnf("%s: ignored: %v", m.rel(typePath), err)
+					continue
+				}
+				out[p] = append(out[p], typePath)
+			}
+		}
+	}
+	return out, nil
+}
+
+// isDirAtShallowDepth reports whether a hostname or namespace level entry is
+// a directory the clients would descend into. They do not follow symlinks
+// above the provider level; neither do we, but we say so.
+func (m *Mirror) isDirAtShallowDepth(path string, d os.DirEntry) bool {
+	if d.Type()&os.ModeSymlink != 0 {
+		m.warnf("%s: ignored symlink: only the mirror directory itself may be a symlink", m.rel(path))
+		return false
+	}
+	if !d.IsDir() {
+		if !isHidden(d.Name()) {
+			m.warnf("%s: ignored stray file", m.rel(path))
+		}
+		return false
+	}
+	return true
+}
+
+func isHidden(name string) bool {
+	return strings.HasPrefix(name, ".") // staging files, editor and OS litter
+}
+
+// scanProvider reads a provider's directories: packed zips at depth 4 and
+// unpacked directories at depth 5. A package present in both layouts is
+// reported packed.
+func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan {
+	s := &providerScan{dirs: dirs, versions: map[string]backends.Version{}, entries: map[string]map[string]*entry{}}
+	add := func(e *entry) {
+		v := e.pkg.Version.String()
+		if s.entries[v] == nil {
+			s.entries[v] = map[string]*entry{}
+			s.versions[v] = e.pkg.Version
+		}
+		plat := e.pkg.Platform.String()
+		if old := s.entries[v][plat]; old != nil && (old.layout == backends.Packed || e.layout == backends.Unpacked) {
+			return
+		}
+		s.entries[v][plat] = e
+	}
+	prefix := "terraform-provider-" + p.Type + "_"
+	for _, dir := range dirs {
+		items, err := os.ReadDir(dir)
+		if err != nil {
+			m.warnf("%s: %v", m.rel(dir), err)
+			continue
+		}
+		for _, it := range items {
+			name := it.Name()
+			full := filepath.Join(dir, name)
+			if strings.HasPrefix(name, ".") {
+				continue // staging files (ours and the clients'), hidden litter
+			}
+			info, err := os.Stat(full) // depth 4 and 5 may be symlinks
+			if err != nil {
+				m.warnf("%s: ignored: %v", m.rel(full), err)
+				continue
+			}
+			if info.IsDir() {
+				m.scanVersionDir(p, full, name, add)
+				continue
+			}
+			lower := strings.ToLower(name)
+			if lower == "index.json" || strings.HasSuffix(lower, ".json") {
+				continue // index documents are read separately
+			}
+			pkg, err := ParsePackedName(p, name)
+			if err != nil {
+				if strings.HasPrefix(lower, prefix) || strings.HasSuffix(lower, ".zip") {
+					m.warnf("%s: ignored: %v", m.rel(full), err)
+				} else {
+					m.warnf("%s: ignored stray file (packed archives are named %sVERSION_OS_ARCH.zip)", m.rel(full), prefix)
+				}
+				continue
+			}
+			add(&entry{pkg: pkg, layout: backends.Packed, path: full, size: info.Size()})
+		}
+	}
+	return s
+}
+
+func (m *Mirror) scanVersionDir(p backends.Provider, dir, name string, add func(*entry)) {
+	v, err := backends.ParseVersion(name)
+	if err != nil {
+		m.warnf("%s: ignored directory: %v", m.rel(dir), err)
+		return
+	}
+	plats, err := os.ReadDir(dir)
+	if err != nil {
+		m.warnf("%s: %v", m.rel(dir), err)
+		return
+	}
+	for _, pd := range plats {
+		full := filepath.Join(dir, pd.Name())
+		if strings.HasPrefix(pd.Name(), ".") {
+			continue
+		}
+		info, err := os.Stat(full)
+		if err != nil {
+			m.warnf("%s: ignored: %v", m.rel(full), err)
+			continue
+		}
+		if !info.IsDir() {
+			if !strings.HasSuffix(pd.Name(), ".lock") { // the clients' per-platform flock files
+				m.warnf("%s: ignored stray file (unpacked packages are directories VERSION/OS_ARCH/)", m.rel(full))
+			}
+			continue
+		}
+		plat, err := backends.ParsePlatform(pd.Name())
+		if err != nil {
+			m.warnf("%s: ignored directory: %v", m.rel(full), err)
+			continue
+		}
+		add(&entry{pkg: backends.Package{Provider: p, Version: v, Platform: plat}, layout: backends.Unpacked, path: full, size: -1})
+	}
+}
+
+// ParsePackedName parses a packed archive file name the way the clients do:
+// lowercased, prefix terraform-provider-TYPE_, suffix .zip, then
+// VERSION_OS_ARCH (extra _parts ignored).
+func ParsePackedName(p backends.Provider, filename string) (backends.Package, error) {
+	norm := strings.ToLower(filename)
+	prefix := "terraform-provider-" + p.Type + "_"
+	if !strings.HasPrefix(norm, prefix) {
+		return backends.Package{}, fmt.Errorf("file name lacks the prefix %q", prefix)
+	}
+	if !strings.HasSuffix(norm, ".zip") {
+		return backends.Package{}, fmt.Errorf("file name lacks the suffix %q", ".zip")
+	}
+	parts := strings.Split(norm[len(prefix):len(norm)-len(".zip")], "_")
+	if len(parts) < 3 {
+		return backends.Package{}, fmt.Errorf("file name does not include version, OS and architecture")
+	}
+	v, err := backends.ParseVersion(parts[0])
+	if err != nil {
+		return backends.Package{}, err
+	}
+	plat, err := backends.ParsePlatform(parts[1] + "_" + parts[2])
+	if err != nil {
+		return backends.Package{}, err
+	}
+	return backends.Package{Provider: p, Version: v, Platform: plat}, nil
+}

@@ -1,0 +1,353 @@
+package fs
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// tempMarker is in every staging name tfmirror creates. The names start
+// with "." so the clients' and tfmirror's scanners never see them.
+const tempMarker = ".tfmirror-tmp-"
+
+// providerDir is where the mirror writes p: the display form of the
+// hostname, as the clients write it.
+func (m *Mirror) providerDir(p backends.Provider) string {
+	return filepath.Join(m.dir, p.HostnameForDisplay(), p.Namespace, p.Type)
+}
+
+// Stage creates a hidden temp file in the provider's directory, so the final
+// rename is atomic.
+func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Staged, error) {
+	dir := m.providerDir(pkg.Provider)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
+	}
+	f, err := os.CreateTemp(dir, "."+pkg.Filename()+tempMarker+"*")
+	if err != nil {
+		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
+	}
+	return &staged{m: m, pkg: pkg, f: f, target: filepath.Join(dir, pkg.Filename())}, nil
+}
+
+type staged struct {
+	m      *Mirror
+	pkg    backends.Package
+	f      *os.File
+	target string
+	done   bool
+}
+
+func (s *staged) Write(p []byte) (int, error) { return s.f.Write(p) }
+func (s *staged) Path() string                { return s.f.Name() }
+
+func (s *staged) Abort() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	s.f.Close()
+	return os.Remove(s.f.Name())
+}
+
+func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err error) {
+	defer func() {
+		if err != nil {
+			s.Abort()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.f.Sync(); err != nil {
+		return s.fail(err)
+	}
+	if err := s.f.Chmod(0o644); err != nil {
+		return s.fail(err)
+	}
+	if err := s.f.Close(); err != nil {
+		return s.fail(err)
+	}
+	if s.m.opts.Unpacked {
+		return s.commitUnpacked(sums, force)
+	}
+	if existing, err := hashing.HashZipFile(s.target); err == nil {
+		if existing == sums.ZH {
+			s.m.record(s.target, sums)
+			return s.Abort() // identical archive already there
+		}
+		if !force {
+			return fmt.Errorf("mirror %s: %s: %w (has %s, incoming %s; use --force to replace it)", s.m.name, s.pkg, backends.ErrConflict, existing, sums.ZH)
+		}
+	}
+	if err := os.Rename(s.f.Name(), s.target); err != nil {
+		return s.fail(err)
+	}
+	s.done = true
+	syncDir(filepath.Dir(s.target))
+	s.m.record(s.target, sums)
+	return nil
+}
+
+func (s *staged) fail(err error) error {
+	return fmt.Errorf("mirror %s: %s: %w", s.m.name, s.pkg, err)
+}
+
+// commitUnpacked extracts the staged zip into a hidden directory beside the
+// target and renames it into place.
+func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
+	verDir := filepath.Join(filepath.Dir(s.target), s.pkg.Version.String())
+	target := filepath.Join(verDir, s.pkg.Platform.String())
+	if err := os.MkdirAll(verDir, 0o755); err != nil {
+		return s.fail(err)
+	}
+	tmp, err := os.MkdirTemp(verDir, "."+s.pkg.Platform.String()+tempMarker+"*")
+	if err != nil {
+		return s.fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := Extract(s.f.Name(), tmp, s.m.opts.Hashing); err != nil {
+		return s.fail(err)
+	}
+	if _, err := os.Stat(target); err == nil {
+		if h1, err := hashing.HashDir(target); err == nil && h1 == sums.H1 {
+			return s.Abort()
+		}
+		if !force {
+			return fmt.Errorf("mirror %s: %s: %w (the unpacked directory differs; use --force to replace it)", s.m.name, s.pkg, backends.ErrConflict)
+		}
+		old := target + tempMarker + "old"
+		if err := os.Rename(target, old); err != nil {
+			return s.fail(err)
+		}
+		defer os.RemoveAll(old)
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		return s.fail(err)
+	}
+	syncDir(verDir)
+	return s.Abort()
+}
+
+func (m *Mirror) record(path string, sums hashing.Sums) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.committed[path] = sums
+}
+
+func (m *Mirror) recorded(path string) (hashing.Sums, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.committed[path]
+	return s, ok
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// Flush rewrites p's index.json and <version>.json documents from the packed
+// archives on disk, as `providers mirror` does, listing both h1: and zh: of
+// each archive merged with the hashes already listed for the same file.
+func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
+	if m.opts.Unpacked {
+		return nil // index documents describe zips only
+	}
+	dir := m.providerDir(p)
+	s := m.scanProvider(p, []string{dir})
+	index := indexDoc{Versions: map[string]struct{}{}}
+	versions := make([]string, 0, len(s.entries))
+	for v := range s.entries {
+		versions = append(versions, v)
+	}
+	sort.Strings(versions)
+	for _, v := range versions {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		doc := versionDoc{Archives: map[string]archiveDoc{}}
+		old, _ := m.readVersionDoc(dir, s.versions[v])
+		for plat, e := range s.entries[v] {
+			if e.layout != backends.Packed {
+				continue
+			}
+			hashes, err := m.indexHashes(e, old)
+			if err != nil {
+				return fmt.Errorf("mirror %s: %s: %w", m.name, e.pkg, err)
+			}
+			doc.Archives[plat] = archiveDoc{Hashes: hashes, URL: filepath.Base(e.path)}
+		}
+		if len(doc.Archives) == 0 {
+			continue
+		}
+		index.Versions[v] = struct{}{}
+		if err := writeJSON(filepath.Join(dir, v+".json"), doc); err != nil {
+			return fmt.Errorf("mirror %s: %s %s: %w", m.name, p, v, err)
+		}
+	}
+	if err := writeJSON(filepath.Join(dir, "index.json"), index); err != nil {
+		return fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
+	}
+	return nil
+}
+
+// indexHashes returns the hashes to list for e: its h1: and zh:, plus any
+// other hashes old lists for the same file. A file replaced since old was
+// written (its listed zh: no longer matches) loses old's hashes.
+func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
+	var listed []hashing.Hash
+	if old != nil {
+		if ad, ok := old.Archives[e.pkg.Platform.String()]; ok && strings.EqualFold(filepath.Base(ad.URL), filepath.Base(e.path)) {
+			for _, s := range ad.Hashes {
+				if h, err := hashing.ParseHash(s); err == nil {
+					listed = append(listed, h)
+				}
+			}
+		}
+	}
+	sums, ok := m.recorded(e.path)
+	if !ok {
+		var err error
+		if sums, err = hashing.HashPath(e.path, m.opts.Hashing); err != nil {
+			return nil, err
+		}
+	}
+	out := sums.List()
+	sameFile := true
+	for _, h := range listed {
+		if (h.Scheme() == hashing.SchemeZip || h.Scheme() == hashing.SchemeH1) && !sums.Matches(h) {
+			sameFile = false
+		}
+	}
+	if sameFile {
+		out = append(out, listed...)
+	}
+	hs := hashing.SortUnique(out)
+	strs := make([]string, len(hs))
+	for i, h := range hs {
+		strs[i] = string(h)
+	}
+	return strs, nil
+}
+
+// writeJSON writes v as `providers mirror` does (json.MarshalIndent with two
+// spaces, sorted keys, no trailing newline, mode 0644), atomically, and only
+// when the content changes.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	return WriteFileAtomic(path, b, 0o644)
+}
+
+// WriteFileAtomic writes data to a hidden temp file beside path and renames
+// it into place, so readers see the old content or the new, never a part.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMarker+"*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// Extract unpacks a zip into dir, refusing entries that would land outside
+// it (absolute names, "..") and capping the unpacked size.
+func Extract(zipPath, dir string, opts hashing.Options) error {
+	z, err := zip.OpenReader(zipPath)
+	if err != nil {
+		return err
+	}
+	defer z.Close()
+	left := opts.MaxUnpacked
+	if left == 0 {
+		left = hashing.DefaultMaxUnpacked
+	}
+	for _, f := range z.File {
+		name := filepath.FromSlash(f.Name)
+		if !filepath.IsLocal(name) {
+			return fmt.Errorf("zip entry %q: refusing to extract outside the package directory", f.Name)
+		}
+		dst := filepath.Join(dir, name)
+		if f.FileInfo().IsDir() {
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		mode := f.Mode().Perm() // as go-getter, which the clients use, keeps it
+		if mode == 0 {
+			mode = 0o644
+		}
+		n, err := extractFile(f, dst, mode, left)
+		if err != nil {
+			return fmt.Errorf("zip entry %q: %w", f.Name, err)
+		}
+		if left > 0 {
+			left -= n
+		}
+	}
+	return nil
+}
+
+func extractFile(f *zip.File, dst string, mode os.FileMode, limit int64) (int64, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	if err != nil {
+		return 0, err
+	}
+	var r io.Reader = rc
+	if limit > 0 {
+		r = io.LimitReader(rc, limit+1)
+	}
+	n, err := io.Copy(out, r)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && limit > 0 && n > limit {
+		err = hashing.ErrTooLarge
+	}
+	return n, err
+}

@@ -1,0 +1,110 @@
+// Package place turns the MIRROR / SRC / DST arguments of the command line
+// into backends: PATH or file://PATH (filesystem mirror), https://HOST/PATH/
+// (network mirror), registry://HOST (origin registry) and
+// oci://REGISTRY/TEMPLATE (OCI mirror).
+package place
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Kind is a kind of place.
+type Kind string
+
+const (
+	FS        Kind = "fs"
+	NetMirror Kind = "net"
+	Registry  Kind = "registry"
+	OCI       Kind = "oci"
+)
+
+// Spec is a parsed place argument.
+type Spec struct {
+	Kind Kind
+	// Raw is the argument as the user wrote it.
+	Raw string
+	// Target is the argument without its scheme: a path, a URL, a host, or
+	// REGISTRY/TEMPLATE.
+	Target string
+}
+
+func (s Spec) String() string { return s.Raw }
+
+// Parse classifies a place argument.
+func Parse(arg string) (Spec, error) {
+	if arg == "" {
+		return Spec{}, errors.New("empty place: give a directory, https://HOST/PATH/, registry://HOST or oci://REGISTRY/TEMPLATE")
+	}
+	scheme, rest, ok := strings.Cut(arg, "://")
+	if !ok {
+		return Spec{Kind: FS, Raw: arg, Target: arg}, nil
+	}
+	switch strings.ToLower(scheme) {
+	case "file":
+		return Spec{Kind: FS, Raw: arg, Target: rest}, nil
+	case "https":
+		return Spec{Kind: NetMirror, Raw: arg, Target: arg}, nil
+	case "http":
+		return Spec{}, fmt.Errorf("place %s: network mirrors must be at an https: URL (the clients refuse http)", arg)
+	case "registry":
+		return Spec{Kind: Registry, Raw: arg, Target: strings.TrimSuffix(rest, "/")}, nil
+	case "oci":
+		return Spec{Kind: OCI, Raw: arg, Target: rest}, nil
+	}
+	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry:// or oci://)", arg, scheme)
+}
+
+// Options carry what opening any kind of place may need.
+type Options struct {
+	// Create: a filesystem destination that does not exist yet is created.
+	Create bool
+	// Unpacked: a filesystem destination is written in the unpacked layout.
+	Unpacked bool
+	Hashing  hashing.Options
+}
+
+// Opener opens one kind of place. Kinds register theirs in Openers.
+type Opener func(ctx context.Context, s Spec, o Options) (backends.Reader, error)
+
+// Openers maps each kind to its opener.
+func Openers() map[Kind]Opener {
+	return map[Kind]Opener{
+		FS: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
+			return fs.Open(s.Raw, s.Target, fs.Options{Create: o.Create, Unpacked: o.Unpacked, Hashing: o.Hashing})
+		},
+	}
+}
+
+// Open opens the place an argument names.
+func Open(ctx context.Context, arg string, o Options) (backends.Reader, error) {
+	s, err := Parse(arg)
+	if err != nil {
+		return nil, err
+	}
+	open, ok := Openers()[s.Kind]
+	if !ok {
+		return nil, fmt.Errorf("place %s: %s places are not supported yet", arg, s.Kind)
+	}
+	return open(ctx, s, o)
+}
+
+// OpenWriter opens a place that must be writable.
+func OpenWriter(ctx context.Context, arg string, o Options) (backends.Writer, error) {
+	o.Create = true
+	r, err := Open(ctx, arg, o)
+	if err != nil {
+		return nil, err
+	}
+	w, ok := r.(backends.Writer)
+	if !ok {
+		return nil, fmt.Errorf("place %s: cannot be written to (network mirrors and origin registries are read-only; write to a directory or oci://, and serve a directory with `tfmirror serve`)", arg)
+	}
+	return w, nil
+}

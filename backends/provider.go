@@ -1,0 +1,203 @@
+// Package backends defines tfmirror's model of provider packages and the small
+// interfaces every kind of place (filesystem mirror, network mirror, origin
+// registry, OCI registry) implements. Each kind lives in a sub-package.
+package backends
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// Provider is a provider address, normalised the way OpenTofu compares them:
+// Hostname is the ASCII (punycode) comparison form, with ":443" dropped;
+// Namespace and Type are lowercase.
+type Provider struct {
+	Hostname  string
+	Namespace string
+	Type      string
+}
+
+// String returns HOSTNAME/NAMESPACE/TYPE with the hostname in display form.
+func (p Provider) String() string {
+	return p.HostnameForDisplay() + "/" + p.Namespace + "/" + p.Type
+}
+
+// ShortString returns NAMESPACE/TYPE.
+func (p Provider) ShortString() string { return p.Namespace + "/" + p.Type }
+
+// HostnameForDisplay returns the Unicode form of the hostname, as the clients
+// use it for directory names and lock file labels.
+func (p Provider) HostnameForDisplay() string { return hostnameForDisplay(p.Hostname) }
+
+// Less orders providers by hostname (ASCII form), namespace, type: the order
+// the clients sort lock file blocks in.
+func (p Provider) Less(o Provider) bool {
+	if p.Hostname != o.Hostname {
+		return p.Hostname < o.Hostname
+	}
+	if p.Namespace != o.Namespace {
+		return p.Namespace < o.Namespace
+	}
+	return p.Type < o.Type
+}
+
+// SortProviders sorts ps in place with Provider.Less.
+func SortProviders(ps []Provider) {
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Less(ps[j]) })
+}
+
+// ParseProvider parses HOSTNAME/NAMESPACE/TYPE.
+func ParseProvider(s string) (Provider, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 {
+		return Provider{}, fmt.Errorf("provider address %q: want HOSTNAME/NAMESPACE/TYPE", s)
+	}
+	return NewProvider(parts[0], parts[1], parts[2])
+}
+
+// NewProvider validates and normalises the three parts of a provider address.
+func NewProvider(hostname, namespace, typ string) (Provider, error) {
+	h, err := NormalizeHostname(hostname)
+	if err != nil {
+		return Provider{}, fmt.Errorf("provider address %s/%s/%s: hostname: %w", hostname, namespace, typ, err)
+	}
+	ns, err := ParseProviderPart(namespace)
+	if err != nil {
+		return Provider{}, fmt.Errorf("provider address %s/%s/%s: namespace %q: %w", hostname, namespace, typ, namespace, err)
+	}
+	ty, err := ParseProviderPart(typ)
+	if err != nil {
+		return Provider{}, fmt.Errorf("provider address %s/%s/%s: type %q: %w", hostname, namespace, typ, typ, err)
+	}
+	return Provider{Hostname: h, Namespace: ns, Type: ty}, nil
+}
+
+// ParseProviderPart validates and normalises a namespace or type the way
+// OpenTofu's ParseProviderPart does: letters, digits and dashes, case-folded,
+// no dots, no "--", no leading or trailing dash.
+func ParseProviderPart(given string) (string, error) {
+	if given == "" {
+		return "", errors.New("must have at least one character")
+	}
+	if strings.ContainsRune(given, '.') {
+		return "", errors.New("dots are not allowed")
+	}
+	if strings.Contains(given, "--") {
+		return "", errors.New("cannot use multiple consecutive dashes")
+	}
+	result, err := idna.Lookup.ToUnicode(given)
+	if err != nil {
+		return "", errors.New("must contain only letters, digits, and dashes, and may not use leading or trailing dashes")
+	}
+	return result, nil
+}
+
+// NormalizeHostname returns the comparison form of a service hostname, with
+// the rules of OpenTofu's svchost.ForComparison: IDNA lookup mapping
+// (lowercase, ASCII), ":443" dropped, punycode labels refused.
+func NormalizeHostname(given string) (string, error) {
+	var port string
+	if i := strings.IndexByte(given, ':'); i != -1 {
+		given, port = given[:i], given[i:]
+		n, err := strconv.Atoi(port[1:])
+		switch {
+		case err != nil || n < 0:
+			if l := strings.ToLower(given); l == "https" || l == "http" {
+				return "", errors.New("need just a hostname and optional port number, not a full URL")
+			}
+			return "", errors.New("port portion contains non-digit characters")
+		case n > 65535:
+			return "", errors.New("port number is greater than 65535")
+		case n == 443:
+			port = ""
+		default:
+			port = ":" + strconv.Itoa(n)
+		}
+	}
+	if given == "" {
+		return "", errors.New("empty string is not a valid hostname")
+	}
+	for _, label := range strings.Split(given, ".") {
+		if label == "" {
+			return "", errors.New("hostname contains empty label (two consecutive periods)")
+		}
+		if strings.HasPrefix(strings.ToLower(label), "xn--") {
+			return "", fmt.Errorf("hostname label %q specified in punycode format; service hostnames must be given in unicode", label)
+		}
+	}
+	ascii, err := idna.Lookup.ToASCII(given)
+	if err != nil {
+		return "", err
+	}
+	return ascii + port, nil
+}
+
+func hostnameForDisplay(h string) string {
+	host, port := h, ""
+	if i := strings.IndexByte(h, ':'); i != -1 {
+		host, port = h[:i], h[i:]
+	}
+	u, err := idna.Lookup.ToUnicode(host)
+	if err != nil {
+		return h
+	}
+	return u + port
+}
+
+// ProviderFilter selects providers: either a full address, or NAMESPACE/TYPE
+// on any host.
+type ProviderFilter struct {
+	Hostname  string // empty: any host
+	Namespace string
+	Type      string
+}
+
+// ParseProviderFilter parses HOSTNAME/NAMESPACE/TYPE or NAMESPACE/TYPE.
+func ParseProviderFilter(s string) (ProviderFilter, error) {
+	parts := strings.Split(s, "/")
+	switch len(parts) {
+	case 2:
+		p, err := NewProvider("example.com", parts[0], parts[1])
+		if err != nil {
+			return ProviderFilter{}, fmt.Errorf("provider %q: %w", s, errors.Unwrap(err))
+		}
+		return ProviderFilter{Namespace: p.Namespace, Type: p.Type}, nil
+	case 3:
+		p, err := ParseProvider(s)
+		if err != nil {
+			return ProviderFilter{}, err
+		}
+		return ProviderFilter{Hostname: p.Hostname, Namespace: p.Namespace, Type: p.Type}, nil
+	}
+	return ProviderFilter{}, fmt.Errorf("provider %q: want HOSTNAME/NAMESPACE/TYPE or NAMESPACE/TYPE", s)
+}
+
+// Matches reports whether p is selected by f.
+func (f ProviderFilter) Matches(p Provider) bool {
+	return (f.Hostname == "" || f.Hostname == p.Hostname) && f.Namespace == p.Namespace && f.Type == p.Type
+}
+
+// On returns the provider f names on host, for places that cannot list their
+// providers.
+func (f ProviderFilter) On(host string) (Provider, error) {
+	h := f.Hostname
+	if h == "" {
+		h = host
+	}
+	if h == "" {
+		return Provider{}, fmt.Errorf("provider %s/%s needs a hostname here (write HOSTNAME/%s/%s)", f.Namespace, f.Type, f.Namespace, f.Type)
+	}
+	return NewProvider(h, f.Namespace, f.Type)
+}
+
+func (f ProviderFilter) String() string {
+	if f.Hostname == "" {
+		return f.Namespace + "/" + f.Type
+	}
+	return hostnameForDisplay(f.Hostname) + "/" + f.Namespace + "/" + f.Type
+}

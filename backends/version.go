@@ -1,0 +1,116 @@
+package backends
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+)
+
+// Version is a provider version. Prerelease and build metadata are kept
+// exactly; String gives the canonical form the clients write (missing minor
+// and patch parts as zeros).
+type Version = *version.Version
+
+// ParseVersion parses a version the way the clients do for mirror directory
+// names, index keys and OCI tags: semver with optional prerelease and build
+// metadata, one to three numeric parts, no "v" prefix.
+func ParseVersion(s string) (Version, error) {
+	if s == "" {
+		return nil, errors.New("empty version")
+	}
+	if s[0] == 'v' || s[0] == 'V' {
+		return nil, fmt.Errorf("version %q: must not start with %q", s, s[:1])
+	}
+	core := s
+	if i := strings.IndexAny(core, "-+"); i >= 0 {
+		core = core[:i]
+	}
+	if strings.Count(core, ".") > 2 {
+		return nil, fmt.Errorf("version %q: at most three numeric parts (MAJOR.MINOR.PATCH)", s)
+	}
+	for _, part := range strings.Split(core, ".") {
+		if len(part) > 1 && part[0] == '0' {
+			return nil, fmt.Errorf("version %q: numeric part %q has a leading zero", s, part)
+		}
+	}
+	v, err := version.NewSemver(s)
+	if err != nil {
+		return nil, fmt.Errorf("version %q: not a semantic version", s)
+	}
+	return v, nil
+}
+
+// CompareVersions orders versions with go-version's precedence; versions equal
+// but for build metadata are ordered by their text so the order is total.
+func CompareVersions(a, b Version) int {
+	if c := a.Compare(b); c != 0 {
+		return c
+	}
+	return strings.Compare(a.String(), b.String())
+}
+
+// SortVersionsNewestFirst sorts vs in place, newest first.
+func SortVersionsNewestFirst(vs []Version) {
+	sort.SliceStable(vs, func(i, j int) bool { return CompareVersions(vs[i], vs[j]) > 0 })
+}
+
+// VersionConstraint selects versions: Terraform constraint syntax, or
+// "latest" meaning the newest version a place offers (prereleases excluded
+// unless they are all there is).
+type VersionConstraint struct {
+	Latest      bool
+	Constraints version.Constraints // nil: every version
+	text        string
+}
+
+// ParseVersionConstraint parses "" (every version), "latest", or a Terraform
+// constraint string such as "~> 5.0" or ">= 1.2, < 2.0".
+func ParseVersionConstraint(s string) (VersionConstraint, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "":
+		return VersionConstraint{}, nil
+	case "latest":
+		return VersionConstraint{Latest: true, text: s}, nil
+	}
+	c, err := version.NewConstraint(s)
+	if err != nil {
+		return VersionConstraint{}, fmt.Errorf("version constraint %q: %v (examples: \"~> 5.0\", \">= 1.2, < 2.0\", \"= 1.4.2\", \"latest\")", s, err)
+	}
+	return VersionConstraint{Constraints: c, text: s}, nil
+}
+
+// IsZero reports whether the constraint selects every version.
+func (c VersionConstraint) IsZero() bool { return !c.Latest && c.Constraints == nil }
+
+func (c VersionConstraint) String() string { return c.text }
+
+// Filter returns the versions in vs (newest first) that c selects.
+func (c VersionConstraint) Filter(vs []Version) []Version {
+	sorted := append([]Version(nil), vs...)
+	SortVersionsNewestFirst(sorted)
+	if c.Latest {
+		for _, v := range sorted {
+			if v.Prerelease() == "" {
+				return []Version{v}
+			}
+		}
+		if len(sorted) > 0 {
+			return sorted[:1]
+		}
+		return nil
+	}
+	if c.Constraints == nil {
+		return sorted
+	}
+	var out []Version
+	for _, v := range sorted {
+		if c.Constraints.Check(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,178 @@
+package hashing
+
+import (
+	"archive/zip"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/flate"
+	"golang.org/x/mod/sumdb/dirhash"
+)
+
+// DefaultMaxUnpacked caps how many uncompressed bytes hashing a zip reads, so
+// a zip bomb ends with an error instead of hours of work. The largest real
+// provider packages unpack to well under 1 GiB.
+const DefaultMaxUnpacked int64 = 4 << 30
+
+// ErrTooLarge is returned when a zip unpacks to more than the allowed size.
+var ErrTooLarge = errors.New("zip unpacks to more than the allowed size")
+
+// Options tune hashing.
+type Options struct {
+	// MaxUnpacked caps the total uncompressed bytes read from one zip;
+	// zero means DefaultMaxUnpacked, negative means no cap.
+	MaxUnpacked int64
+}
+
+func (o Options) maxUnpacked() int64 {
+	if o.MaxUnpacked == 0 {
+		return DefaultMaxUnpacked
+	}
+	return o.MaxUnpacked
+}
+
+// HashZip computes the h1: hash of a zip file with exactly the semantics of
+// dirhash.HashZip, which the clients use: every entry (directory entries
+// included) under its raw name. It streams each entry; memory use does not
+// grow with the zip. Deflate is read with klauspost/compress, which is faster
+// than the standard library and gives the same bytes.
+func HashZip(path string, opts Options) (Hash, error) {
+	path, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	defer z.Close()
+	z.RegisterDecompressor(zip.Deflate, func(r io.Reader) io.ReadCloser { return flate.NewReader(r) })
+
+	files := make([]string, 0, len(z.File))
+	byName := make(map[string]*zip.File, len(z.File))
+	for _, f := range z.File {
+		files = append(files, f.Name)
+		byName[f.Name] = f
+	}
+	budget := &budget{left: opts.maxUnpacked(), unlimited: opts.maxUnpacked() < 0}
+	open := func(name string) (io.ReadCloser, error) {
+		f := byName[name]
+		if f == nil {
+			return nil, fmt.Errorf("file %q not found in zip", name)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("zip entry %q: %w", name, err)
+		}
+		return budget.wrap(rc, name), nil
+	}
+	h, err := dirhash.Hash1(files, open)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return Hash(h), nil
+}
+
+// HashDir computes the h1: hash of an unpacked package directory, exactly as
+// the clients do (symlinks resolved, then dirhash.HashDir with no prefix).
+func HashDir(dir string) (Hash, error) {
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	h, err := dirhash.HashDir(dir, "", dirhash.Hash1)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	return Hash(h), nil
+}
+
+// HashZipFile computes the zh: hash of a file by streaming it.
+func HashZipFile(path string) (Hash, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	w := NewZipHasher()
+	if _, err := io.Copy(w, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return w.Sum(), nil
+}
+
+// HashPath computes the sums of a zip file or an unpacked directory.
+func HashPath(path string, opts Options) (Sums, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Sums{}, err
+	}
+	if fi.IsDir() {
+		h1, err := HashDir(path)
+		return Sums{H1: h1}, err
+	}
+	zh, err := HashZipFile(path)
+	if err != nil {
+		return Sums{}, err
+	}
+	h1, err := HashZip(path, opts)
+	if err != nil {
+		return Sums{ZH: zh}, err
+	}
+	return Sums{H1: h1, ZH: zh}, nil
+}
+
+// ZipHasher computes a zh: hash of the bytes written to it, so a download
+// can be hashed while it streams to disk.
+type ZipHasher struct {
+	h hash.Hash
+	n int64
+}
+
+// NewZipHasher returns an empty ZipHasher.
+func NewZipHasher() *ZipHasher { return &ZipHasher{h: sha256.New()} }
+
+func (z *ZipHasher) Write(p []byte) (int, error) {
+	z.n += int64(len(p))
+	return z.h.Write(p)
+}
+
+// Sum returns the zh: hash of everything written so far.
+func (z *ZipHasher) Sum() Hash { return ZipHashFromSHA256(z.h.Sum(nil)) }
+
+// Size returns how many bytes were written.
+func (z *ZipHasher) Size() int64 { return z.n }
+
+type budget struct {
+	left      int64
+	unlimited bool
+}
+
+func (b *budget) wrap(rc io.ReadCloser, name string) io.ReadCloser {
+	if b.unlimited {
+		return rc
+	}
+	return &capped{rc: rc, b: b, name: name}
+}
+
+type capped struct {
+	rc   io.ReadCloser
+	b    *budget
+	name string
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	n, err := c.rc.Read(p)
+	c.b.left -= int64(n)
+	if c.b.left < 0 {
+		return n, fmt.Errorf("zip entry %q: %w (raise the limit with --max-unpacked)", c.name, ErrTooLarge)
+	}
+	return n, err
+}
+
+func (c *capped) Close() error { return c.rc.Close() }

@@ -1,0 +1,144 @@
+// Package hashing computes and checks the package hashes the Terraform and
+// OpenTofu clients use: "h1:" (Go's dirhash Hash1 over a zip or an unpacked
+// directory) and "zh:" (SHA-256 of the zip file), and records which source of
+// truth vouched for each.
+package hashing
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Scheme is the part of a hash before and including the colon.
+type Scheme string
+
+const (
+	// SchemeH1 is dirhash Hash1 of the package contents.
+	SchemeH1 Scheme = "h1:"
+	// SchemeZip is the lowercase hex SHA-256 of the zip file.
+	SchemeZip Scheme = "zh:"
+)
+
+// Hash is a package hash in "scheme:value" form. Unknown schemes are kept
+// (the clients keep them in lock files) but never match a package.
+type Hash string
+
+// ErrNoScheme is returned for a hash without a "scheme:" prefix.
+var ErrNoScheme = errors.New("hash string must start with a scheme keyword followed by a colon")
+
+// ParseHash parses "scheme:value" as the clients do: any non-empty scheme
+// before the first colon.
+func ParseHash(s string) (Hash, error) {
+	i := strings.IndexByte(s, ':')
+	if i < 1 {
+		return "", fmt.Errorf("hash %q: %w", s, ErrNoScheme)
+	}
+	h := Hash(s)
+	switch h.Scheme() {
+	case SchemeZip:
+		if !isLowerHex(h.Value(), 64) {
+			return "", fmt.Errorf("hash %q: zh: wants 64 lowercase hex digits", s)
+		}
+	case SchemeH1:
+		if len(h.Value()) != 44 || !strings.HasSuffix(h.Value(), "=") {
+			return "", fmt.Errorf("hash %q: h1: wants 44 characters of base64", s)
+		}
+	}
+	return h, nil
+}
+
+// Scheme returns the scheme with its colon, e.g. "h1:".
+func (h Hash) Scheme() Scheme {
+	if i := strings.IndexByte(string(h), ':'); i >= 0 {
+		return Scheme(h[:i+1])
+	}
+	return ""
+}
+
+// Value returns the part after the scheme.
+func (h Hash) Value() string {
+	if i := strings.IndexByte(string(h), ':'); i >= 0 {
+		return string(h[i+1:])
+	}
+	return string(h)
+}
+
+func (h Hash) String() string { return string(h) }
+
+// Short returns the scheme and the first 8 characters of the value, for
+// tables.
+func (h Hash) Short() string {
+	v := h.Value()
+	if len(v) > 8 {
+		v = v[:8] + "…"
+	}
+	return string(h.Scheme()) + v
+}
+
+// Known reports whether the scheme is one tfmirror (and the clients) can
+// check.
+func (h Hash) Known() bool { return h.Scheme() == SchemeH1 || h.Scheme() == SchemeZip }
+
+// ZipHashFromSHA256 formats a known SHA-256 digest of a zip as a zh: hash.
+func ZipHashFromSHA256(sum []byte) Hash { return Hash(fmt.Sprintf("zh:%x", sum)) }
+
+// ZipHashFromHex formats a hex SHA-256 digest as a zh: hash, lowercased.
+func ZipHashFromHex(hex string) (Hash, error) {
+	hex = strings.ToLower(hex)
+	if !isLowerHex(hex, 64) {
+		return "", fmt.Errorf("sha256 %q: want 64 hex digits", hex)
+	}
+	return Hash("zh:" + hex), nil
+}
+
+// SortUnique sorts hashes by their full string (byte order, as the clients
+// sort lock file hashes) and drops duplicates.
+func SortUnique(hs []Hash) []Hash {
+	out := append([]Hash(nil), hs...)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	j := 0
+	for i, h := range out {
+		if i > 0 && h == out[j-1] {
+			continue
+		}
+		out[j] = h
+		j++
+	}
+	return out[:j]
+}
+
+// Sums are the hashes computed locally for one package.
+type Sums struct {
+	H1 Hash // dirhash Hash1 of the zip (HashZip) or directory (HashDir)
+	ZH Hash // SHA-256 of the zip; empty for an unpacked directory
+}
+
+// List returns the non-empty sums, sorted.
+func (s Sums) List() []Hash {
+	var hs []Hash
+	if s.H1 != "" {
+		hs = append(hs, s.H1)
+	}
+	if s.ZH != "" {
+		hs = append(hs, s.ZH)
+	}
+	return SortUnique(hs)
+}
+
+// Matches reports whether h is one of the sums.
+func (s Sums) Matches(h Hash) bool { return h != "" && (h == s.H1 || h == s.ZH) }
+
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,294 @@
+// Command tfmirror browses, compares, syncs and verifies private
+// Terraform/OpenTofu provider mirrors. This file only wires the command line;
+// the work is done in backends/, sync/, hashing/ and ui/.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+// Exit codes, as the command-line contract fixes them.
+const (
+	exitOK      = 0
+	exitProblem = 1
+	exitUsage   = 2
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// problem is returned when the command ran and found something wrong; the
+// report has already said what.
+var errProblem = &exitError{code: exitProblem, err: errors.New("problems found (see above)")}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := newRootCmd()
+	err := cmd.ExecuteContext(ctx)
+	os.Exit(exitCode(cmd, err))
+}
+
+func exitCode(cmd *cobra.Command, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee != errProblem {
+			fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", err)
+	if errors.Is(err, context.Canceled) {
+		return 130
+	}
+	return exitProblem
+}
+
+// globalFlags are shared by every command.
+type globalFlags struct {
+	maxUnpacked int64
+}
+
+func (g *globalFlags) hashing() hashing.Options { return hashing.Options{MaxUnpacked: g.maxUnpacked} }
+
+func (g *globalFlags) placeOptions() place.Options { return place.Options{Hashing: g.hashing()} }
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "tfmirror",
+		Short: "Browse, compare, sync and verify private Terraform/OpenTofu provider mirrors",
+		Long: `tfmirror browses, compares, syncs and verifies private Terraform/OpenTofu
+provider mirrors: filesystem mirrors (a directory), network mirrors
+(https://HOST/PATH/), origin registries (registry://HOST) and OCI registries in
+OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
+		Example: `  tfmirror ls ./mirror
+  tfmirror hash ./mirror/registry.terraform.io/hashicorp/null/*.zip
+  tfmirror verify ./mirror --provider hashicorp/aws`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().Int64Var(&g.maxUnpacked, "max-unpacked", hashing.DefaultMaxUnpacked,
+		"the most bytes hashing one zip may unpack (a guard against zip bombs); -1 for no limit")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(newLsCmd(g), newHashCmd(g), newVerifyCmd(g))
+	return root
+}
+
+// selectionFlags are the selection shared by ls, verify, diff, sync, lock,
+// check and push.
+type selectionFlags struct {
+	providers []string
+	version   string
+	platforms []string
+}
+
+func (s *selectionFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringSliceVarP(&s.providers, "provider", "p", nil, "provider HOST/NAMESPACE/TYPE, or NAMESPACE/TYPE on any host (repeatable)")
+	f.StringVarP(&s.version, "version", "v", "", `version constraint ("~> 5.0", ">= 1.2, < 2.0", "= 1.4.2") or "latest"; default every version`)
+	f.StringSliceVar(&s.platforms, "platform", nil, "platform OS_ARCH, e.g. linux_amd64 (repeatable); default every platform")
+}
+
+func (s *selectionFlags) selection() (sync.Selection, error) {
+	var sel sync.Selection
+	for _, p := range s.providers {
+		f, err := backends.ParseProviderFilter(p)
+		if err != nil {
+			return sel, usageErr("--provider: %v", err)
+		}
+		sel.Providers = append(sel.Providers, f)
+	}
+	c, err := backends.ParseVersionConstraint(s.version)
+	if err != nil {
+		return sel, usageErr("--version: %v", err)
+	}
+	sel.Versions = c
+	for _, p := range s.platforms {
+		plat, err := backends.ParsePlatform(p)
+		if err != nil {
+			return sel, usageErr("--platform: %v", err)
+		}
+		sel.Platforms = append(sel.Platforms, plat)
+	}
+	return sel, nil
+}
+
+func openPlace(ctx context.Context, arg string, o place.Options) (backends.Reader, error) {
+	r, err := place.Open(ctx, arg, o)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return r, nil
+}
+
+// printWarnings reports the junk a place tolerated.
+func printWarnings(cmd *cobra.Command, r backends.Reader) {
+	if w, ok := r.(backends.Warner); ok {
+		for _, msg := range w.Warnings() {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", msg)
+		}
+	}
+}
+
+func newLsCmd(g *globalFlags) *cobra.Command {
+	var sel selectionFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls MIRROR [selection]",
+		Short: "List the packages in a place: provider, version, platform, hashes",
+		Long: `List the packages a place holds, one per provider x version x platform, with
+the hashes the place states for each (its index documents, OCI digests or
+signed checksums) and their size where known.
+
+Network mirrors and origin registries have no catalogue of providers: name the
+providers to look at with --provider (or --lock).`,
+		Example: `  tfmirror ls ./mirror
+  tfmirror ls ./mirror --provider hashicorp/aws --version "~> 5.0" --platform linux_amd64
+  tfmirror ls ./mirror --json | jq -r '.[].hashes[]'`,
+		Args: exactArgs(1, "MIRROR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := sel.selection()
+			if err != nil {
+				return err
+			}
+			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			as, err := s.Resolve(cmd.Context(), r)
+			printWarnings(cmd, r)
+			if err != nil {
+				return err
+			}
+			return report.Packages(cmd.OutOrStdout(), as, asJSON)
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of packages")
+	return cmd
+}
+
+func newHashCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "hash PATH...",
+		Short: "Print the h1: and zh: hashes of provider zips and unpacked directories",
+		Long: `Print the hashes Terraform and OpenTofu use for provider packages: h1: (Go's
+dirhash over the files in a zip or an unpacked directory) and zh: (SHA-256 of
+the zip file; zips only). The values are those the clients write in
+.terraform.lock.hcl and in a mirror's <version>.json.`,
+		Example: `  tfmirror hash terraform-provider-null_3.2.1_linux_amd64.zip
+  tfmirror hash ./mirror/registry.terraform.io/hashicorp/null/3.2.1/linux_amd64 --json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rows []report.HashRow
+			failed := false
+			for _, p := range args {
+				if err := cmd.Context().Err(); err != nil {
+					return err
+				}
+				sums, err := hashing.HashPath(p, g.hashing())
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: hash %s: %v\n", p, err)
+					failed = true
+					continue
+				}
+				rows = append(rows, report.HashRow{Path: p, H1: sums.H1, ZH: sums.ZH})
+			}
+			if err := report.Hashes(cmd.OutOrStdout(), rows, asJSON); err != nil {
+				return err
+			}
+			if failed {
+				return errProblem
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"path","h1","zh"}`)
+	return cmd
+}
+
+func newVerifyCmd(g *globalFlags) *cobra.Command {
+	var sel selectionFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify MIRROR [selection]",
+		Short: "Recompute every archive's hashes and compare them with what the place states",
+		Long: `Recompute the h1: and zh: hashes of every selected archive and compare them with
+every source of truth at hand: the mirror's <version>.json, OCI layer digests,
+an origin registry's signed SHA256SUMS, and a lock file. Also reports archives
+an index lists but that are missing. Exits 1 when anything is wrong.`,
+		Example: `  tfmirror verify ./mirror
+  tfmirror verify ./mirror --provider hashicorp/aws --json`,
+		Args: exactArgs(1, "MIRROR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := sel.selection()
+			if err != nil {
+				return err
+			}
+			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			findings, err := sync.VerifyPlace(cmd.Context(), r, s, g.hashing())
+			printWarnings(cmd, r)
+			if err != nil {
+				return err
+			}
+			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
+				return err
+			}
+			if !asJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", r, report.Summary(findings))
+			}
+			for _, f := range findings {
+				if f.Status != sync.StatusOK {
+					return errProblem
+				}
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
+	return cmd
+}
+
+// exactArgs is cobra.ExactArgs with a message that names the arguments.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("%s takes %s (got %d arguments); see %s --help", cmd.Name(), names, len(args), cmd.CommandPath())
+		}
+		return nil
+	}
+}

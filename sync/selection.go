@@ -1,0 +1,185 @@
+// Package sync plans and runs the movement of provider packages between
+// places: it resolves a selection against a source, compares it with a
+// destination, and runs verified, atomic transfers on a pool of workers,
+// reporting progress as events. It knows nothing of how events are shown.
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Selection says which packages of a place to look at.
+type Selection struct {
+	Providers []backends.ProviderFilter
+	Versions  backends.VersionConstraint
+	Platforms []backends.Platform
+	// Locked, when set, restricts each provider to its locked version and
+	// adds the locked hashes as evidence.
+	Locked map[backends.Provider]Locked
+}
+
+// Locked is one provider's entry in a lock file.
+type Locked struct {
+	Version backends.Version
+	Hashes  []hashing.Hash
+	Source  string // the lock file, for messages
+}
+
+// DefaultHoster is implemented by places bound to one provider hostname (an
+// origin registry), where NAMESPACE/TYPE means a provider on that host.
+type DefaultHoster interface {
+	DefaultHost() string
+}
+
+// Providers resolves the selection's providers against r.
+func (s Selection) ProvidersIn(ctx context.Context, r backends.Reader) ([]backends.Provider, error) {
+	listed, err := r.Providers(ctx)
+	if errors.Is(err, backends.ErrNoCatalogue) {
+		return s.namedProviders(r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []backends.Provider
+	for _, p := range listed {
+		if s.wants(p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (s Selection) wants(p backends.Provider) bool {
+	if s.Locked != nil {
+		if _, ok := s.Locked[p]; !ok {
+			return false
+		}
+	}
+	if len(s.Providers) == 0 {
+		return true
+	}
+	for _, f := range s.Providers {
+		if f.Matches(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedProviders is the provider list for places that cannot list theirs.
+func (s Selection) namedProviders(r backends.Reader) ([]backends.Provider, error) {
+	host := ""
+	if d, ok := r.(DefaultHoster); ok {
+		host = d.DefaultHost()
+	}
+	seen := map[backends.Provider]bool{}
+	var out []backends.Provider
+	for _, f := range s.Providers {
+		p, err := f.On(host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r, err)
+		}
+		if s.Locked != nil {
+			if _, ok := s.Locked[p]; !ok {
+				continue
+			}
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	if len(s.Providers) == 0 {
+		for p := range s.Locked {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: %w", r, backends.ErrNoCatalogue)
+	}
+	backends.SortProviders(out)
+	return out, nil
+}
+
+// VersionsOf returns the versions of p in r that the selection wants, newest
+// first.
+func (s Selection) VersionsOf(ctx context.Context, r backends.Reader, p backends.Provider) ([]backends.Version, error) {
+	vs, err := r.Versions(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := s.Locked[p]; ok {
+		for _, v := range vs {
+			if v.Equal(l.Version) && v.String() == l.Version.String() {
+				return []backends.Version{v}, nil
+			}
+		}
+		return nil, nil
+	}
+	return s.Versions.Filter(vs), nil
+}
+
+// WantsPlatform reports whether the selection includes plat.
+func (s Selection) WantsPlatform(plat backends.Platform) bool {
+	if len(s.Platforms) == 0 {
+		return true
+	}
+	for _, p := range s.Platforms {
+		if p == plat {
+			return true
+		}
+	}
+	return false
+}
+
+// LockEvidence returns the lock file's hashes for pkg, if a lock is in play.
+func (s Selection) LockEvidence(pkg backends.Package) []hashing.Evidence {
+	l, ok := s.Locked[pkg.Provider]
+	if !ok || !l.Version.Equal(pkg.Version) || len(l.Hashes) == 0 {
+		return nil
+	}
+	return []hashing.Evidence{{Source: hashing.Source{Kind: hashing.SourceLockFile, Detail: l.Source}, Hashes: l.Hashes, AnyOf: true}}
+}
+
+// Resolve lists the archives of r the selection wants, provider by provider,
+// newest version first.
+func (s Selection) Resolve(ctx context.Context, r backends.Reader) ([]backends.Archive, error) {
+	ps, err := s.ProvidersIn(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var out []backends.Archive
+	for _, p := range ps {
+		as, err := s.ArchivesOf(ctx, r, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, as...)
+	}
+	return out, nil
+}
+
+// ArchivesOf lists the archives of p in r the selection wants.
+func (s Selection) ArchivesOf(ctx context.Context, r backends.Reader, p backends.Provider) ([]backends.Archive, error) {
+	vs, err := s.VersionsOf(ctx, r, p)
+	if err != nil {
+		return nil, err
+	}
+	as, err := backends.ListArchives(ctx, r, p, vs)
+	if err != nil {
+		return nil, err
+	}
+	out := as[:0]
+	for _, a := range as {
+		if s.WantsPlatform(a.Platform) {
+			a.Evidence = append(a.Evidence, s.LockEvidence(a.Package)...)
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

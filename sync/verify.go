@@ -1,0 +1,150 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Status is the state of one package in a plan, a verification or a check;
+// the values are the command-line contract's.
+type Status string
+
+const (
+	StatusMissing     Status = "missing"
+	StatusPresent     Status = "present"
+	StatusConflict    Status = "conflict"
+	StatusUnavailable Status = "unavailable"
+	StatusOK          Status = "ok"
+	StatusMismatch    Status = "mismatch"
+	StatusError       Status = "error"
+)
+
+// Finding is one package's outcome, as `verify`, `diff` and `check` report
+// them.
+type Finding struct {
+	Package backends.Package
+	Status  Status
+	Detail  string
+	Result  *hashing.Result // verification, where hashes were computed
+}
+
+// HashArchive computes the sums of an archive: in place for local places,
+// otherwise by streaming it to a temp file (zh: on the way) and hashing that.
+func HashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options) (hashing.Sums, error) {
+	if lp, ok := r.(backends.LocalPather); ok {
+		return hashing.HashPath(lp.LocalPath(a), opts)
+	}
+	rc, err := r.Open(ctx, a)
+	if err != nil {
+		return hashing.Sums{}, err
+	}
+	defer rc.Close()
+	f, err := os.CreateTemp("", "tfmirror-verify-*.zip")
+	if err != nil {
+		return hashing.Sums{}, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	zh := hashing.NewZipHasher()
+	if _, err := io.Copy(io.MultiWriter(f, zh), ctxReader{ctx, rc}); err != nil {
+		return hashing.Sums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+	}
+	if err := f.Close(); err != nil {
+		return hashing.Sums{}, err
+	}
+	h1, err := hashing.HashZip(f.Name(), opts)
+	if err != nil {
+		return hashing.Sums{ZH: zh.Sum()}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+	}
+	return hashing.Sums{H1: h1, ZH: zh.Sum()}, nil
+}
+
+// VerifyArchive recomputes a's hashes and checks them against everything the
+// place (and a lock file, through the selection) states.
+func VerifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options) Finding {
+	f := Finding{Package: a.Package}
+	sums, err := HashArchive(ctx, r, a, opts)
+	if err != nil {
+		f.Status, f.Detail = StatusError, err.Error()
+		return f
+	}
+	res := hashing.Verify(sums, a.Evidence...)
+	f.Result = &res
+	switch {
+	case !res.OK():
+		f.Status, f.Detail = StatusMismatch, fmt.Sprintf("%s: %s: %v", r, a.Package, res.Err())
+	case !res.Verified():
+		f.Status, f.Detail = StatusOK, "hashes computed; the place states none to check them against"
+	default:
+		f.Status, f.Detail = StatusOK, describeMatches(res)
+	}
+	return f
+}
+
+func describeMatches(res hashing.Result) string {
+	s := ""
+	for _, c := range res.Checks {
+		if c.Status != hashing.Match {
+			continue
+		}
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s matches %s", trimColon(c.Scheme), c.Source)
+	}
+	return s
+}
+
+func trimColon(s hashing.Scheme) string { return strings.TrimSuffix(string(s), ":") }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// VerifyPlace verifies every selected archive of r, in order.
+func VerifyPlace(ctx context.Context, r backends.Reader, sel Selection, opts hashing.Options) ([]Finding, error) {
+	ps, err := sel.ProvidersIn(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, p := range ps {
+		as, err := sel.ArchivesOf(ctx, r, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			out = append(out, VerifyArchive(ctx, r, a, opts))
+		}
+		if au, ok := r.(backends.Auditor); ok {
+			for _, prob := range au.Audit(ctx, p) {
+				if prob.Package.Version != nil && !sel.WantsPlatform(prob.Package.Platform) && prob.Package.Platform != (backends.Platform{}) {
+					continue
+				}
+				f := Finding{Package: prob.Package, Status: StatusMismatch, Detail: prob.Detail}
+				if prob.Missing {
+					f.Status = StatusMissing
+				}
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}

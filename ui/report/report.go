@@ -1,0 +1,166 @@
+// Package report renders command results as text tables or JSON, for the
+// command line and scripts. The terminal UI lives beside it in ui/.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+)
+
+// PackageJSON is one row of `ls --json`.
+type PackageJSON struct {
+	Provider string         `json:"provider"`
+	Version  string         `json:"version"`
+	Platform string         `json:"platform"`
+	Hashes   []hashing.Hash `json:"hashes"`
+	Size     *int64         `json:"size,omitempty"`
+	Layout   string         `json:"layout,omitempty"`
+}
+
+// Packages writes archives as `ls` shows them.
+func Packages(w io.Writer, as []backends.Archive, asJSON bool) error {
+	if asJSON {
+		rows := make([]PackageJSON, 0, len(as))
+		for _, a := range as {
+			row := PackageJSON{Provider: a.Provider.String(), Version: a.Version.String(), Platform: a.Platform.String(), Hashes: a.Hashes()}
+			if row.Hashes == nil {
+				row.Hashes = []hashing.Hash{}
+			}
+			if a.Size >= 0 {
+				size := a.Size
+				row.Size = &size
+			}
+			if a.Layout == backends.Unpacked {
+				row.Layout = a.Layout.String()
+			}
+			rows = append(rows, row)
+		}
+		return writeJSON(w, rows)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tVERSION\tPLATFORM\tSIZE\tHASHES")
+	for _, a := range as {
+		size := "-"
+		if a.Size >= 0 {
+			size = HumanBytes(a.Size)
+		} else if a.Layout == backends.Unpacked {
+			size = "unpacked"
+		}
+		var hs []string
+		for _, h := range a.Hashes() {
+			hs = append(hs, h.Short())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Provider, a.Version, a.Platform, size, strings.Join(hs, " "))
+	}
+	return tw.Flush()
+}
+
+// HashRow is one row of `hash`.
+type HashRow struct {
+	Path string       `json:"path"`
+	H1   hashing.Hash `json:"h1"`
+	ZH   hashing.Hash `json:"zh,omitempty"`
+}
+
+// Hashes writes `hash` results.
+func Hashes(w io.Writer, rows []HashRow, asJSON bool) error {
+	if asJSON {
+		if rows == nil {
+			rows = []HashRow{}
+		}
+		return writeJSON(w, rows)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\n  %s\n", r.Path, r.H1)
+		if r.ZH != "" {
+			fmt.Fprintf(w, "  %s\n", r.ZH)
+		}
+	}
+	return nil
+}
+
+// FindingJSON is one row of `verify`, `diff` and `check` --json.
+type FindingJSON struct {
+	Provider string          `json:"provider"`
+	Version  string          `json:"version"`
+	Platform string          `json:"platform"`
+	Status   sync.Status     `json:"status"`
+	Detail   string          `json:"detail"`
+	Checks   []hashing.Check `json:"checks,omitempty"`
+}
+
+// Findings writes per-package findings as a table or JSON.
+func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
+	if asJSON {
+		rows := make([]FindingJSON, 0, len(fs))
+		for _, f := range fs {
+			row := FindingJSON{Status: f.Status, Detail: f.Detail}
+			if f.Package.Version != nil {
+				row.Provider, row.Version, row.Platform = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
+			}
+			if f.Result != nil {
+				row.Checks = f.Result.Checks
+			}
+			rows = append(rows, row)
+		}
+		return writeJSON(w, rows)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATUS\tPROVIDER\tVERSION\tPLATFORM\tDETAIL")
+	for _, f := range fs {
+		prov, ver, plat := "-", "-", "-"
+		if f.Package.Version != nil {
+			prov, ver, plat = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Status, prov, ver, plat, f.Detail)
+	}
+	return tw.Flush()
+}
+
+// Summary counts findings by status, e.g. "12 ok, 1 mismatch".
+func Summary(fs []sync.Finding) string {
+	order := []sync.Status{sync.StatusOK, sync.StatusPresent, sync.StatusMissing, sync.StatusConflict, sync.StatusMismatch, sync.StatusUnavailable, sync.StatusError}
+	counts := map[sync.Status]int{}
+	for _, f := range fs {
+		counts[f.Status]++
+	}
+	var parts []string
+	for _, s := range order {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing selected"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// HumanBytes formats n as B, kB, MB, GB (powers of 1000, as download tools
+// show rates).
+func HumanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
