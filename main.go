@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -100,6 +102,7 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(newLsCmd(g), newHashCmd(g), newVerifyCmd(g))
+	root.AddCommand(newDiffCmd(g), newSyncCmd(g))
 	return root
 }
 
@@ -291,4 +294,173 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+func newDiffCmd(g *globalFlags) *cobra.Command {
+	var sel selectionFlags
+	var asJSON, verifyExisting bool
+	cmd := &cobra.Command{
+		Use:   "diff SRC DST [selection]",
+		Short: "Show the sync plan: what DST lacks, has, or has with different hashes",
+		Long: `Compare the selected packages of SRC with DST and print the plan a sync would
+carry out, one row per package: missing (DST lacks it), present (same hashes),
+conflict (DST has a different archive), unavailable (SRC does not offer it).
+Only listings and stated hashes are read, so it is fast; --verify-existing
+recomputes the hashes of the archives already in DST.
+
+Exits 1 when DST lacks something or holds a different archive, so it works as a
+CI check.`,
+		Example: `  tfmirror diff registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
+  tfmirror diff ./mirror oci://registry.corp/tf/'${namespace}/${type}' --json`,
+		Args: exactArgs(2, "SRC and DST"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := sel.selection()
+			if err != nil {
+				return err
+			}
+			src, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			dst, err := openPlace(cmd.Context(), args[1], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			plan, err := sync.MakePlan(cmd.Context(), src, dst, s, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: g.hashing()})
+			printWarnings(cmd, src)
+			printWarnings(cmd, dst)
+			if err != nil {
+				return err
+			}
+			findings := plan.Findings()
+			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
+				return err
+			}
+			if !asJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s -> %s: %s\n", src, dst, report.Summary(findings))
+			}
+			if plan.Count(sync.StatusMissing)+plan.Count(sync.StatusConflict) > 0 {
+				return errProblem
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
+	cmd.Flags().BoolVar(&verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
+	return cmd
+}
+
+func newSyncCmd(g *globalFlags) *cobra.Command {
+	var sel selectionFlags
+	var asJSON, dryRun, force, verifyExisting, unpacked bool
+	var jobs int
+	cmd := &cobra.Command{
+		Use:   "sync SRC DST [selection]",
+		Short: "Copy the selected packages from SRC to DST, verified and atomically",
+		Long: `Copy the packages DST lacks from SRC, concurrently. Each archive streams into a
+hidden temp file in DST while its zh: hash is computed, then its h1: hash, and
+both are checked against every hash the source states (a registry's signed
+SHA256SUMS, a mirror's index, an OCI digest) and the lock file given with
+--lock, before it is renamed into place: no half-written or unverified archive
+is ever visible. DST's index documents are rewritten once per provider.
+
+Incremental: packages DST already holds with the same hashes are skipped
+without reading them (--verify-existing recomputes them). A package DST holds
+with different hashes is a conflict and is left alone unless --force.
+Transient errors (timeouts, resets, 5xx) are retried with backoff. Ctrl-C
+cancels cleanly. Exits 1 when any package could not be synced.`,
+		Example: `  tfmirror sync registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64 --platform darwin_arm64
+  tfmirror sync ./mirror oci://registry.corp/tf/'${namespace}/${type}' --jobs 8
+  tfmirror sync https://mirror.corp/tf/ ./mirror -p registry.terraform.io/hashicorp/null --dry-run`,
+		Args: exactArgs(2, "SRC and DST"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			s, err := sel.selection()
+			if err != nil {
+				return err
+			}
+			src, err := openPlace(ctx, args[0], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			o := g.placeOptions()
+			o.Unpacked = unpacked
+			dst, err := place.OpenWriter(ctx, args[1], o)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: g.hashing()})
+			printWarnings(cmd, src)
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				return report.Findings(cmd.OutOrStdout(), plan.Findings(), asJSON)
+			}
+			var specs []sync.JobSpec
+			problems := 0
+			for _, it := range plan.Items {
+				switch {
+				case it.Status == sync.StatusMissing, it.Status == sync.StatusConflict && force:
+					specs = append(specs, sync.JobSpec{Src: src, Dst: dst, Archive: it.Archive, Force: force})
+				case it.Status == sync.StatusConflict, it.Status == sync.StatusUnavailable:
+					problems++
+					if !asJSON {
+						fmt.Fprintf(cmd.ErrOrStderr(), "%s %s: %s: %s\n", it.Status, it.Archive.Package, "skipped", it.Detail)
+					}
+				}
+			}
+			mode, color, width := outputMode(cmd, asJSON)
+			rep := report.NewSyncReporter(cmd.OutOrStdout(), mode, color, width)
+			start := time.Now()
+			eng := sync.NewEngine(ctx, sync.Options{Jobs: jobs, Hashing: g.hashing()})
+			eng.Enqueue(specs...)
+			eng.Close()
+			t := rep.Run(eng.Events())
+			failed := t.Failures()
+			if !asJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s -> %s: %d synced (%s) in %s, %d already present, %d failed, %d skipped\n",
+					src, dst, t.Counts()[sync.Done], report.HumanBytes(t.BytesMoved()), time.Since(start).Round(time.Millisecond),
+					plan.Count(sync.StatusPresent), len(failed), problems)
+				for _, j := range failed {
+					fmt.Fprintf(cmd.ErrOrStderr(), "  failed: %s: %v\n", j.Info.Package, j.Err)
+				}
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if len(failed)+problems+len(t.IndexFails) > 0 {
+				return errProblem
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, `print one JSON event per line, each with a "type" field`)
+	f.BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing")
+	f.BoolVar(&force, "force", false, "replace archives DST holds with different hashes")
+	f.BoolVar(&verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
+	f.BoolVar(&unpacked, "unpacked", false, "write a filesystem DST in the unpacked layout (VERSION/OS_ARCH/ directories)")
+	f.IntVar(&jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	return cmd
+}
+
+// outputMode picks live progress on a terminal, plain lines otherwise, and
+// colour only on a terminal without NO_COLOR.
+func outputMode(cmd *cobra.Command, asJSON bool) (report.SyncMode, bool, int) {
+	if asJSON {
+		return report.JSONLines, false, 0
+	}
+	f, ok := cmd.OutOrStdout().(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return report.Plain, false, 0
+	}
+	width, _, err := term.GetSize(f.Fd())
+	if err != nil {
+		width = 80
+	}
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return report.Live, !noColor, width
 }

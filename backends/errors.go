@@ -1,0 +1,87 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+)
+
+// OpError is an error from one operation on one place, for one package.
+type OpError struct {
+	Op    string // "list", "open", "stage", "commit", "flush", ...
+	Place string
+	Side  string // "source" or "destination", where it matters
+	Pkg   *Package
+	Err   error
+}
+
+func (e *OpError) Error() string {
+	s := e.Place
+	if e.Side != "" {
+		s = e.Side + " " + s
+	}
+	if e.Pkg != nil {
+		s += ": " + e.Pkg.String()
+	}
+	return fmt.Sprintf("%s: %s: %v", s, e.Op, e.Err)
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// StatusError is an HTTP response a place answered with an unexpected status.
+type StatusError struct {
+	URL    string
+	Status int
+	Body   string // a short excerpt, for the message
+}
+
+func (e *StatusError) Error() string {
+	msg := fmt.Sprintf("GET %s: HTTP %d", e.URL, e.Status)
+	if e.Body != "" {
+		msg += ": " + e.Body
+	}
+	return msg
+}
+
+// Transient reports 5xx and 429 responses as worth retrying.
+func (e *StatusError) Transient() bool { return e.Status >= 500 || e.Status == 429 || e.Status == 408 }
+
+// transientError marks an error as worth retrying.
+type transientError struct{ err error }
+
+func (e transientError) Error() string   { return e.err.Error() }
+func (e transientError) Unwrap() error   { return e.err }
+func (e transientError) Transient() bool { return true }
+
+// Transient marks err as worth retrying.
+func Transient(err error) error {
+	if err == nil {
+		return nil
+	}
+	return transientError{err}
+}
+
+// IsTransient classifies an error once for every caller: timeouts, resets,
+// truncated bodies and 5xx responses are worth retrying; everything else
+// (4xx, hash mismatches, conflicts, cancellation) is permanent.
+func IsTransient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var t interface{ Transient() bool }
+	if errors.As(err, &t) && t.Transient() {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,286 @@
+package fs_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+func TestReaderSuite(t *testing.T) {
+	backendtest.ReaderSuite(t, func(t *testing.T, seeds []backendtest.Seed) backends.Reader {
+		dir := t.TempDir()
+		backendtest.WritePacked(t, dir, seeds)
+		m, err := fs.Open(dir, dir, fs.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	})
+}
+
+func TestWriterSuite(t *testing.T) {
+	backendtest.WriterSuite(t, func(t *testing.T) backends.Writer {
+		dir := filepath.Join(t.TempDir(), "new")
+		m, err := fs.Open(dir, dir, fs.Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	})
+}
+
+func TestWriterSuiteUnpacked(t *testing.T) {
+	// The unpacked layout cannot hand back the original zip, so only the
+	// staging guarantees apply; check them directly.
+	dir := t.TempDir()
+	m, err := fs.Open(dir, dir, fs.Options{Unpacked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	put(t, m, pkg, backendtest.ProviderZip(t, pkg, ""))
+	as, err := m.Archives(context.Background(), pkg.Provider, pkg.Version)
+	if err != nil || len(as) != 1 || as[0].Layout != backends.Unpacked {
+		t.Fatalf("Archives = %+v, %v", as, err)
+	}
+	exe := filepath.Join(dir, "example.com/acme/alpha/1.0.0/linux_amd64/terraform-provider-alpha_v1.0.0")
+	info, err := os.Stat(exe)
+	if err != nil || info.Mode().Perm()&0o100 == 0 {
+		t.Fatalf("extracted executable: %v %v", info, err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "example.com/acme/alpha/.*"))
+	leftovers2, _ := filepath.Glob(filepath.Join(dir, "example.com/acme/alpha/1.0.0/.*"))
+	if len(leftovers)+len(leftovers2) > 0 {
+		t.Fatalf("temp files left behind: %v %v", leftovers, leftovers2)
+	}
+}
+
+func put(t *testing.T, m *fs.Mirror, pkg backends.Package, zip []byte) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := m.Stage(ctx, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Write(zip)
+	sums, err := hashing.HashPath(st.Path(), hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(ctx, sums, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Flush(ctx, pkg.Provider); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The index documents are byte-identical in format to what `providers
+// mirror` writes: MarshalIndent with two spaces, sorted keys, no trailing
+// newline; both hashes listed; existing extra hashes kept.
+func TestIndexDocumentsFormat(t *testing.T) {
+	dir := t.TempDir()
+	m, _ := fs.Open(dir, dir, fs.Options{})
+	a := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	b := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
+	za, zb := backendtest.ProviderZip(t, a, ""), backendtest.ProviderZip(t, b, "")
+	put(t, m, a, za)
+	put(t, m, b, zb)
+	pdir := filepath.Join(dir, "example.com/acme/alpha")
+	idx, _ := os.ReadFile(filepath.Join(pdir, "index.json"))
+	if string(idx) != "{\n  \"versions\": {\n    \"1.0.0\": {}\n  }\n}" {
+		t.Fatalf("index.json = %q", idx)
+	}
+	sa, _ := hashing.HashPath(filepath.Join(pdir, a.Filename()), hashing.Options{})
+	sb, _ := hashing.HashPath(filepath.Join(pdir, b.Filename()), hashing.Options{})
+	want := "{\n  \"archives\": {\n" +
+		"    \"darwin_arm64\": {\n      \"hashes\": [\n        \"" + string(sb.H1) + "\",\n        \"" + string(sb.ZH) + "\"\n      ],\n      \"url\": \"terraform-provider-alpha_1.0.0_darwin_arm64.zip\"\n    },\n" +
+		"    \"linux_amd64\": {\n      \"hashes\": [\n        \"" + string(sa.H1) + "\",\n        \"" + string(sa.ZH) + "\"\n      ],\n      \"url\": \"terraform-provider-alpha_1.0.0_linux_amd64.zip\"\n    }\n" +
+		"  }\n}"
+	got, _ := os.ReadFile(filepath.Join(pdir, "1.0.0.json"))
+	if string(got) != want {
+		t.Fatalf("1.0.0.json =\n%s\nwant\n%s", got, want)
+	}
+	info, _ := os.Stat(filepath.Join(pdir, "1.0.0.json"))
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v", info.Mode())
+	}
+
+	// A hash of another scheme listed for the same file survives a rewrite; a
+	// replaced file's old hashes do not.
+	extra := strings.Replace(string(got), "\"url\": \"terraform-provider-alpha_1.0.0_linux_amd64.zip\"", "\"url\": \"terraform-provider-alpha_1.0.0_linux_amd64.zip\"", 1)
+	extra = strings.Replace(extra, "\""+string(sa.H1)+"\",", "\"foo:bar\",\n        \""+string(sa.H1)+"\",", 1)
+	os.WriteFile(filepath.Join(pdir, "1.0.0.json"), []byte(extra), 0o644)
+	m2, _ := fs.Open(dir, dir, fs.Options{})
+	if err := m2.Flush(context.Background(), a.Provider); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = os.ReadFile(filepath.Join(pdir, "1.0.0.json"))
+	if !strings.Contains(string(got), "\"foo:bar\"") {
+		t.Fatalf("extra hash dropped:\n%s", got)
+	}
+}
+
+// A mirror full of junk is listed, not refused: each piece of junk is a
+// warning that names it.
+func TestJunkTolerated(t *testing.T) {
+	dir := t.TempDir()
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64"})
+	backendtest.WritePacked(t, dir, seeds)
+	pdir := filepath.Join(dir, "example.com/acme/alpha")
+	junk := map[string]string{
+		"README.md":             "stray at the top",
+		"example.com/notes.txt": "stray at host level",
+		"example.com/acme/alpha/terraform-provider-alpha_v1_linux_amd64.zip":          "bad version",
+		"example.com/acme/alpha/terraform-provider-alpha_1.0.0_linux.zip":             "missing arch",
+		"example.com/acme/alpha/terraform-provider-alpha_1.0.0_linux_amd64_extra.zip": "",
+		"example.com/acme/alpha/terraform-provider-other_1.0.0_linux_amd64.zip":       "wrong type",
+		"example.com/acme/alpha/random.bin":                                           "stray",
+		"example.com/acme/alpha/.terraform-provider-alpha_1.0.0_linux_amd64.zip":      "staging file: silently ignored",
+		"example.com/Acme_Corp/x/terraform-provider-x_1.0.0_linux_amd64.zip":          "bad namespace",
+		"bad..host/acme/x/terraform-provider-x_1.0.0_linux_amd64.zip":                 "bad host",
+		"example.com/acme/alpha/nope/linux_amd64/terraform-provider-alpha":            "bad version dir",
+		"example.com/acme/alpha/2.0.0/linux_amd64_x/terraform-provider-alpha":         "platform with three parts",
+		"example.com/acme/alpha/2.0.0/linux_arm64.lock":                               "client lock file: silently ignored",
+	}
+	for p, body := range junk {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(body), 0o644)
+	}
+	os.WriteFile(filepath.Join(pdir, "1.0.0.json"), []byte("{not json"), 0o644)
+	os.Symlink(pdir, filepath.Join(dir, "example.com", "link-ns"))
+
+	m, err := fs.Open(dir, dir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ps, err := m.Providers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || ps[0].String() != "example.com/acme/alpha" {
+		t.Fatalf("Providers = %v", ps)
+	}
+	all, err := m.AllArchives(ctx, ps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1.0.0 linux_amd64 from the seed; the "_extra" name is the same package
+	// (extra parts ignored, as the clients do), so it does not add a row.
+	if len(all) != 1 {
+		t.Fatalf("archives = %v", all)
+	}
+	warnings := strings.Join(m.Warnings(), "\n")
+	for _, want := range []string{
+		"README.md: ignored stray file",
+		"example.com/notes.txt: ignored stray file",
+		`terraform-provider-alpha_v1_linux_amd64.zip: ignored: version "v1": must not start with "v"`,
+		"terraform-provider-alpha_1.0.0_linux.zip: ignored: file name does not include version, OS and architecture",
+		"terraform-provider-other_1.0.0_linux_amd64.zip: ignored",
+		"random.bin: ignored stray file",
+		"Acme_Corp/x: ignored",
+		"bad..host/acme/x: ignored",
+		"alpha/nope: ignored directory",
+		`linux_amd64_x: ignored directory: platform "linux_amd64_x"`,
+		"1.0.0.json: ignored: not a valid version document",
+		"link-ns: ignored symlink",
+	} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("no warning containing %q in:\n%s", want, warnings)
+		}
+	}
+	for _, silent := range []string{".terraform-provider-alpha", "linux_arm64.lock"} {
+		if strings.Contains(warnings, silent) {
+			t.Errorf("warned about %s", silent)
+		}
+	}
+}
+
+func TestMixedLayouts(t *testing.T) {
+	dir := t.TempDir()
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64"})
+	backendtest.WritePacked(t, dir, seeds)
+	// An unpacked package of another version and one of the same package.
+	for _, p := range []string{"2.0.0/darwin_arm64", "1.0.0/linux_amd64"} {
+		d := filepath.Join(dir, "example.com/acme/alpha", p)
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "terraform-provider-alpha"), []byte("#!/bin/sh\n"), 0o755)
+	}
+	m, _ := fs.Open(dir, dir, fs.Options{})
+	p, _ := backends.ParseProvider("example.com/acme/alpha")
+	all, err := m.AllArchives(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || all[0].Version.String() != "2.0.0" || all[0].Layout != backends.Unpacked || all[1].Layout != backends.Packed {
+		t.Fatalf("archives = %+v", all)
+	}
+	if _, err := m.Open(context.Background(), all[0]); err == nil || !strings.Contains(err.Error(), "only an unpacked directory") {
+		t.Fatalf("Open unpacked: %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(t.TempDir(), "nope"), "no such directory"},
+		{file, "not a directory"},
+	} {
+		_, err := fs.Open("./m", c.path, fs.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "mirror ./m") {
+			t.Errorf("Open(%s): %v", c.path, err)
+		}
+	}
+}
+
+func TestExtractRefusesEscapes(t *testing.T) {
+	for _, name := range []string{"../evil", "/abs/evil", "a/../../evil"} {
+		z := backendtest.Zip(t, backendtest.Entry{Name: name, Body: []byte("x")})
+		p := filepath.Join(t.TempDir(), "z.zip")
+		os.WriteFile(p, z, 0o644)
+		dst := filepath.Join(t.TempDir(), "out")
+		os.MkdirAll(dst, 0o755)
+		err := fs.Extract(p, dst, hashing.Options{})
+		if err == nil || !strings.Contains(err.Error(), "refusing to extract outside") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(dst), "evil")); err == nil {
+			t.Errorf("%s: escaped", name)
+		}
+	}
+}
+
+func TestAudit(t *testing.T) {
+	dir := t.TempDir()
+	m, _ := fs.Open(dir, dir, fs.Options{})
+	a := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	put(t, m, a, backendtest.ProviderZip(t, a, ""))
+	p := a.Provider
+	if probs := m.Audit(context.Background(), p); len(probs) != 0 {
+		t.Fatalf("clean mirror: %+v", probs)
+	}
+	// An archive listed but deleted, and one present but not indexed.
+	os.Remove(filepath.Join(dir, "example.com/acme/alpha", a.Filename()))
+	b := backendtest.Pkg(t, "example.com/acme/alpha", "2.0.0", "linux_amd64")
+	backendtest.WritePacked(t, dir, []backendtest.Seed{{Package: b, Zip: backendtest.ProviderZip(t, b, "")}})
+	probs := m.Audit(context.Background(), p)
+	var text []string
+	for _, pr := range probs {
+		text = append(text, pr.Detail)
+	}
+	all := strings.Join(text, "\n")
+	if !strings.Contains(all, "1.0.0.json lists terraform-provider-alpha_1.0.0_linux_amd64.zip, which is missing") ||
+		!strings.Contains(all, "index.json does not list version 2.0.0") {
+		t.Fatalf("audit:\n%s", all)
+	}
+}

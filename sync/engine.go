@@ -1,0 +1,426 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Options tune an Engine.
+type Options struct {
+	// Jobs is the number of workers; zero means DefaultJobs().
+	Jobs int
+	// Attempts bounds tries per job for transient errors; zero means 4.
+	Attempts int
+	// Backoff is the first retry delay, doubled each retry; zero means 500ms.
+	Backoff time.Duration
+	// ProgressInterval is how often running jobs' byte counts are sent;
+	// zero means 150ms.
+	ProgressInterval time.Duration
+	Hashing          hashing.Options
+}
+
+// DefaultJobs is enough workers to keep every core hashing while others
+// wait on the network.
+func DefaultJobs() int { return max(4, 2*runtime.NumCPU()) }
+
+func (o Options) withDefaults() Options {
+	if o.Jobs <= 0 {
+		o.Jobs = DefaultJobs()
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 4
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 500 * time.Millisecond
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = 150 * time.Millisecond
+	}
+	return o
+}
+
+// JobSpec is one package to move.
+type JobSpec struct {
+	Src     backends.Reader
+	Dst     backends.Writer
+	Archive backends.Archive // as the source lists it, with its evidence
+	Force   bool             // replace a different archive in the destination
+}
+
+// JobState is where a job is in its life.
+type JobState int
+
+const (
+	Queued JobState = iota
+	Running
+	Done
+	Failed
+	Canceled
+)
+
+func (s JobState) String() string {
+	return [...]string{"queued", "running", "done", "failed", "canceled"}[s]
+}
+
+type job struct {
+	info    JobInfo
+	spec    JobSpec
+	state   JobState
+	cancel  context.CancelFunc
+	bytes   atomic.Int64
+	started atomic.Int64 // unix nanos of the current attempt
+	sent    int64        // bytes in the last progress event (ticker only)
+}
+
+type flushKey struct {
+	dst      backends.Writer
+	provider backends.Provider
+}
+
+type flushState struct {
+	pending int
+	landed  bool
+}
+
+// Engine runs sync jobs on a pool of workers. Jobs can be queued while others
+// run; events report everything that happens, in order per job.
+type Engine struct {
+	opts   Options
+	ctx    context.Context
+	events chan Event
+
+	mu      gosync.Mutex
+	wake    *gosync.Cond
+	queue   []*job
+	jobs    map[JobID]*job
+	nextID  JobID
+	active  int
+	flushes map[flushKey]*flushState
+	closed  bool
+
+	workers gosync.WaitGroup
+	stop    chan struct{}
+}
+
+// NewEngine starts an engine whose workers run until ctx is cancelled or
+// Close is called and the queue drains. Read Events until it is closed.
+func NewEngine(ctx context.Context, opts Options) *Engine {
+	e := &Engine{
+		opts:    opts.withDefaults(),
+		ctx:     ctx,
+		events:  make(chan Event, 1024),
+		jobs:    map[JobID]*job{},
+		flushes: map[flushKey]*flushState{},
+		stop:    make(chan struct{}),
+	}
+	e.wake = gosync.NewCond(&e.mu)
+	for range e.opts.Jobs {
+		e.workers.Add(1)
+		go e.worker()
+	}
+	go e.ticker()
+	go func() {
+		<-ctx.Done()
+		e.mu.Lock()
+		e.closed = true
+		for _, j := range e.queue {
+			j.state = Canceled
+			e.finishLocked(j)
+			e.emit(JobFailed{ID: j.info.ID, Err: ctx.Err(), Canceled: true})
+		}
+		e.queue = nil
+		e.wake.Broadcast()
+		e.mu.Unlock()
+	}()
+	go func() {
+		e.workers.Wait()
+		close(e.stop)
+		close(e.events)
+	}()
+	return e
+}
+
+// Events is the engine's event stream; it is closed after Close (or
+// cancellation) once every job has ended.
+func (e *Engine) Events() <-chan Event { return e.events }
+
+// Enqueue adds jobs and returns their ids.
+func (e *Engine) Enqueue(specs ...JobSpec) []JobID {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]JobID, 0, len(specs))
+	for _, s := range specs {
+		if e.closed {
+			break
+		}
+		e.nextID++
+		j := &job{spec: s, info: JobInfo{ID: e.nextID, Package: s.Archive.Package, Src: s.Src.String(), Dst: s.Dst.String(), Size: s.Archive.Size}}
+		e.jobs[j.info.ID] = j
+		e.enqueueLocked(j)
+		ids = append(ids, j.info.ID)
+	}
+	return ids
+}
+
+func (e *Engine) enqueueLocked(j *job) {
+	j.state = Queued
+	j.bytes.Store(0)
+	j.sent = 0
+	e.queue = append(e.queue, j)
+	e.active++
+	k := flushKey{j.spec.Dst, j.info.Package.Provider}
+	if e.flushes[k] == nil {
+		e.flushes[k] = &flushState{}
+	}
+	e.flushes[k].pending++
+	e.emit(JobQueued{Job: j.info})
+	e.wake.Signal()
+}
+
+// Cancel stops a queued or running job. The destination is left as it was.
+func (e *Engine) Cancel(id JobID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.jobs[id]
+	if j == nil {
+		return
+	}
+	switch j.state {
+	case Queued:
+		for i, q := range e.queue {
+			if q == j {
+				e.queue = append(e.queue[:i], e.queue[i+1:]...)
+				break
+			}
+		}
+		j.state = Canceled
+		e.emit(JobFailed{ID: id, Err: context.Canceled, Canceled: true})
+		e.finishLocked(j)
+	case Running:
+		j.cancel()
+	}
+}
+
+// Retry queues a failed or cancelled job again under the same id.
+func (e *Engine) Retry(id JobID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.jobs[id]
+	if j == nil || e.closed || (j.state != Failed && j.state != Canceled) {
+		return false
+	}
+	e.enqueueLocked(j)
+	return true
+}
+
+// Close lets the workers exit once the queue is empty.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	e.closed = true
+	e.wake.Broadcast()
+	e.mu.Unlock()
+}
+
+// emit sends an event; callers may hold e.mu, which is fine because the
+// channel is only ever received from outside the engine.
+func (e *Engine) emit(ev Event) { e.events <- ev }
+
+func (e *Engine) worker() {
+	defer e.workers.Done()
+	for {
+		e.mu.Lock()
+		for len(e.queue) == 0 && !e.closed {
+			e.wake.Wait()
+		}
+		if len(e.queue) == 0 {
+			e.mu.Unlock()
+			return
+		}
+		j := e.queue[0]
+		e.queue = e.queue[1:]
+		ctx, cancel := context.WithCancel(e.ctx)
+		j.cancel = cancel
+		j.state = Running
+		e.mu.Unlock()
+
+		err := e.run(ctx, j)
+		cancel()
+
+		e.mu.Lock()
+		switch {
+		case err == nil:
+			j.state = Done
+			e.flushes[flushKey{j.spec.Dst, j.info.Package.Provider}].landed = true
+		case errors.Is(err, context.Canceled):
+			j.state = Canceled
+			e.emit(JobFailed{ID: j.info.ID, Err: err, Canceled: true})
+		default:
+			j.state = Failed
+			e.emit(JobFailed{ID: j.info.ID, Err: err})
+		}
+		e.finishLocked(j)
+		e.mu.Unlock()
+	}
+}
+
+// finishLocked does the bookkeeping when a job ends: it flushes the
+// provider's index documents when the provider's last pending job ends, and
+// reports Idle when nothing is left.
+func (e *Engine) finishLocked(j *job) {
+	k := flushKey{j.spec.Dst, j.info.Package.Provider}
+	fs := e.flushes[k]
+	fs.pending--
+	if fs.pending == 0 && fs.landed {
+		fs.landed = false
+		// Flush outside the lock would let a new job for the provider land
+		// mid-flush; flushing under it keeps index documents consistent.
+		// Flush must not take long: it rewrites a few small files.
+		err := j.spec.Dst.Flush(context.WithoutCancel(e.ctx), k.provider)
+		if err != nil {
+			err = &backends.OpError{Op: "write index", Place: j.info.Dst, Side: "destination", Err: err}
+		}
+		e.emit(IndexWritten{Dst: j.info.Dst, Provider: k.provider, Err: err})
+	}
+	e.active--
+	if e.active == 0 {
+		e.emit(Idle{})
+	}
+}
+
+func (e *Engine) ticker() {
+	t := time.NewTicker(e.opts.ProgressInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		for _, j := range e.jobs {
+			if j.state != Running {
+				continue
+			}
+			n := j.bytes.Load()
+			if n == j.sent {
+				continue
+			}
+			j.sent = n
+			rate := 0.0
+			if el := time.Since(time.Unix(0, j.started.Load())).Seconds(); el > 0 {
+				rate = float64(n) / el
+			}
+			select { // progress is a snapshot: drop it rather than wait
+			case e.events <- JobProgress{ID: j.info.ID, Bytes: n, Total: j.info.Size, Rate: rate}:
+			default:
+			}
+		}
+		e.mu.Unlock()
+	}
+}
+
+// run tries a job until it succeeds, fails permanently, or runs out of
+// attempts.
+func (e *Engine) run(ctx context.Context, j *job) error {
+	for attempt := 1; ; attempt++ {
+		e.emit(JobStarted{ID: j.info.ID, Attempt: attempt})
+		err := e.attempt(ctx, j)
+		if err == nil || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				return context.Canceled
+			}
+			return nil
+		}
+		if !backends.IsTransient(err) || attempt >= e.opts.Attempts {
+			return err
+		}
+		delay := e.opts.Backoff << (attempt - 1)
+		e.emit(JobRetrying{ID: j.info.ID, Attempt: attempt, Err: err, Delay: delay})
+		select {
+		case <-ctx.Done():
+			return context.Canceled
+		case <-time.After(delay):
+		}
+	}
+}
+
+// attempt streams the archive into a staging area of the destination,
+// computing zh: on the way, then h1:, checks every source of truth, and only
+// then commits.
+func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
+	a, spec := j.spec.Archive, j.spec
+	opErr := func(op, side, place string, err error) error {
+		return &backends.OpError{Op: op, Side: side, Place: place, Pkg: &a.Package, Err: err}
+	}
+	j.bytes.Store(0)
+	j.started.Store(time.Now().UnixNano())
+	start := time.Now()
+
+	rc, err := spec.Src.Open(ctx, a)
+	if err != nil {
+		return opErr("open", "source", j.info.Src, err)
+	}
+	defer rc.Close()
+	st, err := spec.Dst.Stage(ctx, a.Package)
+	if err != nil {
+		return opErr("stage", "destination", j.info.Dst, err)
+	}
+	defer st.Abort()
+
+	zh := hashing.NewZipHasher()
+	buf := make([]byte, 1<<20)
+	n, err := io.CopyBuffer(io.MultiWriter(st, zh), &countingReader{ctx: ctx, r: rc, n: &j.bytes}, buf)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return opErr("transfer", "", j.info.Src+" -> "+j.info.Dst, err)
+	}
+	if a.Size >= 0 && n != a.Size {
+		return opErr("transfer", "source", j.info.Src, backends.Transient(fmt.Errorf("received %d bytes, but the source states the archive has %d", n, a.Size)))
+	}
+	h1, err := hashing.HashZip(st.Path(), e.opts.Hashing)
+	if err != nil {
+		return opErr("hash", "source", j.info.Src, fmt.Errorf("the archive is not a usable zip: %w", err))
+	}
+	sums := hashing.Sums{H1: h1, ZH: zh.Sum()}
+	res := hashing.Verify(sums, a.Evidence...)
+	for _, c := range res.Checks {
+		e.emit(HashChecked{ID: j.info.ID, Check: c})
+	}
+	if err := res.Err(); err != nil {
+		return opErr("verify", "source", j.info.Src, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := st.Commit(ctx, sums, spec.Force); err != nil {
+		return opErr("commit", "destination", j.info.Dst, err)
+	}
+	e.emit(JobDone{ID: j.info.ID, Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()})
+	return nil
+}
+
+type countingReader struct {
+	ctx context.Context
+	r   io.Reader
+	n   *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}

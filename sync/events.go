@@ -1,0 +1,97 @@
+package sync
+
+import (
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// JobID identifies a job for the life of an Engine.
+type JobID int
+
+// JobInfo describes a job for front ends.
+type JobInfo struct {
+	ID      JobID
+	Package backends.Package
+	Src     string
+	Dst     string
+	Size    int64 // -1 when the source does not say
+}
+
+// Event is something the engine reports. Front ends switch on the concrete
+// type; the engine never waits on how they show it except through the
+// channel's buffer.
+type Event interface{ isEvent() }
+
+// JobQueued: a job entered the queue.
+type JobQueued struct{ Job JobInfo }
+
+// JobStarted: a worker took the job (Attempt counts from 1).
+type JobStarted struct {
+	ID      JobID
+	Attempt int
+}
+
+// JobProgress is a snapshot of a running job's transfer, sent every
+// ProgressInterval while bytes move, never once per chunk.
+type JobProgress struct {
+	ID    JobID
+	Bytes int64
+	Total int64   // -1 when unknown
+	Rate  float64 // bytes per second over the attempt so far
+}
+
+// HashChecked: one source of truth was checked against the transferred
+// archive.
+type HashChecked struct {
+	ID    JobID
+	Check hashing.Check
+}
+
+// JobRetrying: a transient error ended an attempt; another follows after
+// Delay.
+type JobRetrying struct {
+	ID      JobID
+	Attempt int
+	Err     error
+	Delay   time.Duration
+}
+
+// JobDone: the archive is in the destination, verified.
+type JobDone struct {
+	ID       JobID
+	Sums     hashing.Sums
+	Result   hashing.Result
+	Bytes    int64
+	Elapsed  time.Duration
+	Verified bool // at least one source of truth vouched for it
+}
+
+// JobFailed: the job ended without changing the destination.
+type JobFailed struct {
+	ID       JobID
+	Err      error
+	Canceled bool
+}
+
+// IndexWritten: the destination's index documents for a provider were
+// rewritten after its archives landed (Err set when that failed).
+type IndexWritten struct {
+	Dst      string
+	Provider backends.Provider
+	Err      error
+}
+
+// Idle: every job queued so far has ended.
+type Idle struct{}
+
+func (JobQueued) isEvent()    {}
+func (JobStarted) isEvent()   {}
+func (JobProgress) isEvent()  {}
+func (HashChecked) isEvent()  {}
+func (JobRetrying) isEvent()  {}
+func (JobDone) isEvent()      {}
+func (JobFailed) isEvent()    {}
+func (IndexWritten) isEvent() {}
+func (Idle) isEvent()         {}

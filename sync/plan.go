@@ -1,0 +1,220 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Item is one package in a plan.
+type Item struct {
+	// Archive is the package in the source, with everything the source (and
+	// a lock file) states about it.
+	Archive backends.Archive
+	// Dest is the package in the destination, when it is there.
+	Dest   *backends.Archive
+	Status Status // missing, present, conflict or unavailable
+	Detail string
+}
+
+// Finding returns the item as diff reports it.
+func (it Item) Finding() Finding {
+	return Finding{Package: it.Archive.Package, Status: it.Status, Detail: it.Detail}
+}
+
+// Plan is what a sync would do, computed before anything moves.
+type Plan struct {
+	Src, Dst backends.Reader
+	Items    []Item
+}
+
+// Count returns how many items have status s.
+func (p *Plan) Count(s Status) int {
+	n := 0
+	for _, it := range p.Items {
+		if it.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Findings returns the items as diff reports them.
+func (p *Plan) Findings() []Finding {
+	out := make([]Finding, len(p.Items))
+	for i, it := range p.Items {
+		out[i] = it.Finding()
+	}
+	return out
+}
+
+// PlanOptions tune planning.
+type PlanOptions struct {
+	// VerifyExisting recomputes the hashes of archives already in the
+	// destination instead of trusting what the destination states.
+	VerifyExisting bool
+	Hashing        hashing.Options
+}
+
+// MakePlan compares the selected packages of src with dst. It reads
+// listings and stated hashes only (archives are hashed only where the two
+// places state nothing comparable, or with VerifyExisting), so planning a
+// sync that has nothing to do is cheap.
+func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts PlanOptions) (*Plan, error) {
+	plan := &Plan{Src: src, Dst: dst}
+	providers, err := sel.ProvidersIn(ctx, src)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", src, err)
+	}
+	for _, p := range providers {
+		versions, err := sel.VersionsOf(ctx, src, p)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
+		}
+		if l, ok := sel.Locked[p]; ok && len(versions) == 0 {
+			plan.Items = append(plan.Items, Item{
+				Archive: backends.Archive{Package: backends.Package{Provider: p, Version: l.Version}},
+				Status:  StatusUnavailable,
+				Detail:  fmt.Sprintf("source %s does not offer the locked version %s of %s", src, l.Version, p),
+			})
+			continue
+		}
+		srcArchives, err := backends.ListArchives(ctx, src, p, versions)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
+		}
+		dstArchives, err := backends.ListArchives(ctx, dst, p, versions)
+		if err != nil && !errors.Is(err, backends.ErrNotFound) {
+			return nil, fmt.Errorf("destination %s: %s: %w", dst, p, err)
+		}
+		inDst := map[backends.PackageKey]backends.Archive{}
+		for _, a := range dstArchives {
+			inDst[a.Key()] = a
+		}
+		offered := map[string]map[backends.Platform]bool{}
+		for _, a := range srcArchives {
+			v := a.Version.String()
+			if offered[v] == nil {
+				offered[v] = map[backends.Platform]bool{}
+			}
+			offered[v][a.Platform] = true
+			if !sel.WantsPlatform(a.Platform) {
+				continue
+			}
+			a.Evidence = append(a.Evidence, sel.LockEvidence(a.Package)...)
+			item, err := compare(ctx, a, inDst, dst, opts)
+			if err != nil {
+				return nil, err
+			}
+			plan.Items = append(plan.Items, item)
+		}
+		// Platforms asked for by name that the source lacks.
+		for _, v := range versions {
+			for _, plat := range sel.Platforms {
+				if !offered[v.String()][plat] {
+					pkg := backends.Package{Provider: p, Version: v, Platform: plat}
+					plan.Items = append(plan.Items, Item{Archive: backends.Archive{Package: pkg, Size: -1}, Status: StatusUnavailable,
+						Detail: fmt.Sprintf("source %s does not offer %s", src, pkg)})
+				}
+			}
+		}
+	}
+	return plan, nil
+}
+
+func compare(ctx context.Context, a backends.Archive, inDst map[backends.PackageKey]backends.Archive, dst backends.Reader, opts PlanOptions) (Item, error) {
+	item := Item{Archive: a}
+	if a.Layout == backends.Unpacked {
+		item.Status, item.Detail = StatusUnavailable, fmt.Sprintf("%s: %v", a.Package, backends.ErrUnpackedOnly)
+		return item, nil
+	}
+	d, ok := inDst[a.Key()]
+	if !ok {
+		item.Status, item.Detail = StatusMissing, "not in destination"
+		return item, nil
+	}
+	item.Dest = &d
+	srcHashes := a.Hashes()
+	dstHashes := d.Hashes()
+	if opts.VerifyExisting || !comparable(srcHashes, dstHashes) {
+		sums, err := HashArchive(ctx, dst, d, opts.Hashing)
+		if err != nil {
+			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s: cannot hash the archive there: %v", dst, err)
+			return item, nil
+		}
+		res := hashing.Verify(sums, a.Evidence...)
+		switch {
+		case !res.OK():
+			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s differs from the source: %v (use --force to replace it)", dst, res.Err())
+		case res.Verified():
+			item.Status, item.Detail = StatusPresent, "present; "+describeMatches(res)
+		default:
+			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s holds %s, but the source states no hash to compare it with (use --force to replace it)", dst, sums.ZH)
+		}
+		return item, nil
+	}
+	// Decide by zh: where both state it (the zip bytes, which OCI installs
+	// and lock files pin), else by h1: (the contents).
+	for _, scheme := range []hashing.Scheme{hashing.SchemeZip, hashing.SchemeH1} {
+		hs, gs := ofScheme(srcHashes, scheme), ofScheme(dstHashes, scheme)
+		if len(hs) == 0 || len(gs) == 0 {
+			continue
+		}
+		for _, h := range hs {
+			for _, g := range gs {
+				if h == g {
+					item.Status, item.Detail = StatusPresent, fmt.Sprintf("present; %s stated by both", h.Short())
+					return item, nil
+				}
+			}
+		}
+		break
+	}
+	item.Status = StatusConflict
+	item.Detail = fmt.Sprintf("destination %s states %s, the source %s (use --force to replace it)", dst, shortList(dstHashes), shortList(srcHashes))
+	return item, nil
+}
+
+// comparable reports whether two stated hash lists share a scheme, so that
+// equality of the hashes decides equality of the archives.
+func comparable(a, b []hashing.Hash) bool {
+	schemes := map[hashing.Scheme]bool{}
+	for _, h := range a {
+		if h.Known() {
+			schemes[h.Scheme()] = true
+		}
+	}
+	for _, h := range b {
+		if schemes[h.Scheme()] {
+			return true
+		}
+	}
+	return false
+}
+
+func shortList(hs []hashing.Hash) string {
+	s := ""
+	for i, h := range hs {
+		if i > 0 {
+			s += " "
+		}
+		s += h.Short()
+	}
+	if s == "" {
+		return "no hashes"
+	}
+	return s
+}
+
+func ofScheme(hs []hashing.Hash, s hashing.Scheme) []hashing.Hash {
+	var out []hashing.Hash
+	for _, h := range hs {
+		if h.Scheme() == s {
+			out = append(out, h)
+		}
+	}
+	return out
+}
