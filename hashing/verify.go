@@ -22,8 +22,10 @@ const (
 	SourceOCIDigest SourceKind = "OCI digest"
 	// SourceLockFile: a .terraform.lock.hcl.
 	SourceLockFile SourceKind = "lock file"
-	// SourceDestination: what a destination already states for a package.
-	SourceDestination SourceKind = "destination"
+	// SourceArchive: hashes taken from the source's own archive before the
+	// transfer, where the source states none; they prove only that the bytes
+	// did not change on the way.
+	SourceArchive SourceKind = "source archive"
 )
 
 // Source names one source of truth: its kind and a detail (the file, URL or
@@ -124,8 +126,15 @@ func (r Result) Err() error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", ErrHashMismatch, strings.Join(msgs, "; "))
+	return mismatchError(strings.Join(msgs, "; "))
 }
+
+// mismatchError reads "h1 mismatch against ...: want ..., got ..." and
+// matches ErrHashMismatch.
+type mismatchError string
+
+func (e mismatchError) Error() string { return string(e) }
+func (e mismatchError) Unwrap() error { return ErrHashMismatch }
 
 // Verify checks sums against every piece of evidence. For a zip, h1: is
 // compared with HashZip's value and zh: with the file's SHA-256, as the

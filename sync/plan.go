@@ -105,7 +105,7 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 				continue
 			}
 			a.Evidence = append(a.Evidence, sel.LockEvidence(a.Package)...)
-			item, err := compare(ctx, a, inDst, dst, opts)
+			item, err := compare(ctx, src, a, inDst, dst, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -125,7 +125,7 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 	return plan, nil
 }
 
-func compare(ctx context.Context, a backends.Archive, inDst map[backends.PackageKey]backends.Archive, dst backends.Reader, opts PlanOptions) (Item, error) {
+func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst map[backends.PackageKey]backends.Archive, dst backends.Reader, opts PlanOptions) (Item, error) {
 	item := Item{Archive: a}
 	if a.Layout == backends.Unpacked {
 		item.Status, item.Detail = StatusUnavailable, fmt.Sprintf("%s: %v", a.Package, backends.ErrUnpackedOnly)
@@ -138,6 +138,19 @@ func compare(ctx context.Context, a backends.Archive, inDst map[backends.Package
 	}
 	item.Dest = &d
 	srcHashes := a.Hashes()
+	if !hasKnown(srcHashes) {
+		// A source that states nothing (a hand-made filesystem mirror) is
+		// compared by content: its zip's SHA-256 is cheap to take in place.
+		if lp, ok := src.(backends.LocalPather); ok {
+			zh, err := hashing.HashZipFile(lp.LocalPath(a))
+			if err != nil {
+				return item, fmt.Errorf("source %s: %s: %w", src, a.Package, err)
+			}
+			a.Evidence = append(a.Evidence, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceArchive, Detail: src.String()}, Hashes: []hashing.Hash{zh}})
+			item.Archive = a
+			srcHashes = a.Hashes()
+		}
+	}
 	dstHashes := d.Hashes()
 	if opts.VerifyExisting || !comparable(srcHashes, dstHashes) {
 		sums, err := HashArchive(ctx, dst, d, opts.Hashing)
@@ -207,6 +220,15 @@ func shortList(hs []hashing.Hash) string {
 		return "no hashes"
 	}
 	return s
+}
+
+func hasKnown(hs []hashing.Hash) bool {
+	for _, h := range hs {
+		if h.Known() {
+			return true
+		}
+	}
+	return false
 }
 
 func ofScheme(hs []hashing.Hash, s hashing.Scheme) []hashing.Hash {

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+)
+
+// tfmirrorBin is the real binary, built once for the CLI tests.
+var tfmirrorBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tfmirror-bin-")
+	if err != nil {
+		panic(err)
+	}
+	tfmirrorBin = filepath.Join(dir, "tfmirror")
+	out, err := exec.Command("go", "build", "-o", tfmirrorBin, ".").CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		panic("go build: " + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs the built binary with args; env entries are added to the
+// environment.
+func run(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(tfmirrorBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func fsMirror(t *testing.T) (string, []backendtest.Seed) {
+	t.Helper()
+	dir := t.TempDir()
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha", "registry.terraform.io/hashicorp/null"},
+		[]string{"1.0.0", "1.1.0"}, []string{"linux_amd64", "darwin_arm64"})
+	backendtest.WritePacked(t, dir, seeds)
+	return dir, seeds
+}
+
+func TestCLILsAndHash(t *testing.T) {
+	dir, seeds := fsMirror(t)
+	r := run(t, nil, "ls", dir, "--json")
+	if r.code != 0 {
+		t.Fatalf("ls: %d %s", r.code, r.stderr)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("ls --json: %v\n%s", err, r.stdout)
+	}
+	if len(rows) != len(seeds) {
+		t.Fatalf("ls listed %d packages, want %d", len(rows), len(seeds))
+	}
+	for _, k := range []string{"provider", "version", "platform", "hashes", "size"} {
+		if _, ok := rows[0][k]; !ok {
+			t.Errorf("ls --json row lacks %q: %v", k, rows[0])
+		}
+	}
+	r = run(t, nil, "ls", dir, "-p", "hashicorp/null", "-v", "~> 1.1", "--platform", "linux_amd64")
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, "registry.terraform.io/hashicorp/null  1.1.0") {
+		t.Fatalf("ls with selection: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	zip := filepath.Join(dir, "example.com/acme/alpha/terraform-provider-alpha_1.0.0_linux_amd64.zip")
+	r = run(t, nil, "hash", zip, "--json")
+	var hs []map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &hs); err != nil || len(hs) != 1 {
+		t.Fatalf("hash --json: %v\n%s", err, r.stdout)
+	}
+	if !strings.HasPrefix(hs[0]["h1"], "h1:") || !strings.HasPrefix(hs[0]["zh"], "zh:") || hs[0]["path"] != zip {
+		t.Fatalf("hash row: %v", hs[0])
+	}
+	r = run(t, nil, "hash", filepath.Join(dir, "nope.zip"))
+	if r.code != 1 || !strings.Contains(r.stderr, "nope.zip") {
+		t.Fatalf("hash of a missing file: %d %s", r.code, r.stderr)
+	}
+}
+
+func TestCLIUsageErrors(t *testing.T) {
+	dir, _ := fsMirror(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls"}, "ls takes MIRROR"},
+		{[]string{"ls", dir, "--platform", "linux"}, "--platform"},
+		{[]string{"ls", dir, "-v", ">= banana"}, "--version"},
+		{[]string{"ls", dir, "-p", "aws"}, "--provider"},
+		{[]string{"ls", filepath.Join(dir, "missing")}, "no such directory"},
+		{[]string{"ls", "http://example.com/"}, "https"},
+		{[]string{"ls", "--bogus", dir}, "unknown flag"},
+		{[]string{"sync", dir}, "SRC and DST"},
+	} {
+		r := run(t, nil, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+func TestCLIVerifyDiffSync(t *testing.T) {
+	src, seeds := fsMirror(t)
+	dst := filepath.Join(t.TempDir(), "dst")
+
+	r := run(t, nil, "diff", src, dst)
+	if r.code != 2 || !strings.Contains(r.stderr, "no such directory") {
+		t.Fatalf("diff to a missing dir: %d %s", r.code, r.stderr)
+	}
+	os.MkdirAll(dst, 0o755)
+	r = run(t, nil, "diff", src, dst, "--json")
+	if r.code != 1 {
+		t.Fatalf("diff with missing packages: exit %d, want 1", r.code)
+	}
+	var findings []map[string]string
+	json.Unmarshal([]byte(r.stdout), &findings)
+	if len(findings) != len(seeds) || findings[0]["status"] != "missing" {
+		t.Fatalf("diff --json: %s", r.stdout)
+	}
+
+	r = run(t, nil, "sync", src, dst, "--json")
+	if r.code != 0 {
+		t.Fatalf("sync: %d %s", r.code, r.stderr)
+	}
+	types := map[string]int{}
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("sync --json line %q: %v", sc.Text(), err)
+		}
+		types[ev["type"].(string)]++
+	}
+	if types["done"] != len(seeds) || types["queued"] != len(seeds) || types["index_written"] != 2 {
+		t.Fatalf("sync events: %v", types)
+	}
+
+	r = run(t, nil, "verify", dst)
+	if r.code != 0 {
+		t.Fatalf("verify after sync: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, nil, "diff", src, dst)
+	if r.code != 0 || !strings.Contains(r.stderr, "8 present") {
+		t.Fatalf("diff after sync: %d %s", r.code, r.stderr)
+	}
+	r = run(t, nil, "sync", src, dst)
+	if r.code != 0 || !strings.Contains(r.stderr, "0 synced (0 B)") || !strings.Contains(r.stderr, "8 already present") {
+		t.Fatalf("second sync: %d %s", r.code, r.stderr)
+	}
+
+	// Tamper with an archive in the destination: verify names it and exits 1.
+	victim := filepath.Join(dst, "example.com/acme/alpha/terraform-provider-alpha_1.0.0_linux_amd64.zip")
+	os.WriteFile(victim, backendtest.ProviderZip(t, seeds[0].Package, "evil"), 0o644)
+	r = run(t, nil, "verify", dst)
+	if r.code != 1 || !strings.Contains(r.stdout, "mismatch") || !strings.Contains(r.stdout, "example.com/acme/alpha 1.0.0 linux_amd64: h1 mismatch against mirror index") {
+		t.Fatalf("verify tampered: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// An incremental sync trusts what the destination states (the tampered
+	// file hides behind a correct index); --verify-existing sees the conflict
+	// and leaves it alone; with --force it replaces the file.
+	if r = run(t, nil, "sync", src, dst); r.code != 0 {
+		t.Fatalf("incremental sync: %d %s", r.code, r.stderr)
+	}
+	r = run(t, nil, "sync", src, dst, "--verify-existing")
+	if r.code != 1 || !strings.Contains(r.stderr, "conflict") || !strings.Contains(r.stderr, "--force") {
+		t.Fatalf("sync --verify-existing over a conflict: %d %s", r.code, r.stderr)
+	}
+	r = run(t, nil, "sync", src, dst, "--verify-existing", "--force")
+	if r.code != 0 {
+		t.Fatalf("sync --force: %d %s", r.code, r.stderr)
+	}
+	if r = run(t, nil, "verify", dst); r.code != 0 {
+		t.Fatalf("verify after --force: %d %s", r.code, r.stdout)
+	}
+	// Deleting an archive the index lists is reported as missing.
+	os.Remove(victim)
+	r = run(t, nil, "verify", dst, "--json")
+	if r.code != 1 || !strings.Contains(r.stdout, `"status": "missing"`) {
+		t.Fatalf("verify with a listed archive deleted: %d %s", r.code, r.stdout)
+	}
+}
+
+func TestCLIHelpHasExamples(t *testing.T) {
+	root := newRootCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Example == "" {
+			t.Errorf("%s --help has no example", c.Name())
+		}
+	}
+}
