@@ -418,6 +418,13 @@ cancels cleanly. Exits 1 when any package could not be synced.`,
 			eng.Enqueue(specs...)
 			eng.Close()
 			t := rep.Run(eng.Events())
+			if ctx.Err() == nil {
+				for _, p := range plan.StaleIndexes() {
+					if err := dst.Flush(ctx, p); err != nil {
+						rep.Show(sync.IndexWritten{Dst: dst.String(), Provider: p, Err: err})
+					}
+				}
+			}
 			failed := t.Failures()
 			if !asJSON {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s -> %s: %d synced (%s) in %s, %d already present, %d failed, %d skipped\n",

@@ -42,6 +42,22 @@ func (p *Plan) Count(s Status) int {
 	return n
 }
 
+// StaleIndexes lists the providers some of whose archives the destination
+// holds without stating their hashes: a filesystem mirror whose index
+// documents an interrupted sync did not get to write. Flushing them after
+// the sync brings the indexes up to date.
+func (p *Plan) StaleIndexes() []backends.Provider {
+	seen := map[backends.Provider]bool{}
+	var out []backends.Provider
+	for _, it := range p.Items {
+		if it.Dest != nil && len(it.Dest.Evidence) == 0 && !seen[it.Archive.Provider] {
+			seen[it.Archive.Provider] = true
+			out = append(out, it.Archive.Provider)
+		}
+	}
+	return out
+}
+
 // Findings returns the items as diff reports them.
 func (p *Plan) Findings() []Finding {
 	out := make([]Finding, len(p.Items))

@@ -52,8 +52,10 @@ func (m *Mirror) Audit(ctx context.Context, p backends.Provider) []backends.Prob
 			}
 			for _, e := range plats {
 				if e.layout == backends.Packed && filepath.Dir(e.path) == dir {
-					out = append(out, backends.Problem{Package: e.pkg,
-						Detail: fmt.Sprintf("mirror %s: %s: archive present but %s does not list version %s (re-run tfmirror sync, or write the index with it)", m.name, e.pkg, m.rel(indexPath), v)})
+					// Harmless to installs (a network mirror serving the
+					// directory just does not offer it yet); the next sync
+					// writes it. An interrupted sync leaves exactly this.
+					m.warnf("%s: not yet listed in %s (a network mirror serving this directory will not offer it; the next tfmirror sync lists it)", m.rel(e.path), m.rel(indexPath))
 				}
 			}
 		}

@@ -37,6 +37,7 @@ type Mirror struct {
 	warnings  []string
 	warned    map[string]bool
 	committed map[string]hashing.Sums // by archive path, this process's commits
+	swept     map[string]bool         // directories cleared of stale staging files
 }
 
 var (
@@ -170,6 +171,12 @@ func (m *Mirror) archives(s *providerScan, v backends.Version) []backends.Archiv
 	plats := s.entries[v.String()]
 	var docs []*versionDoc
 	for _, dir := range s.dirs {
+		// A version document counts only when index.json lists its version:
+		// a network mirror serving the directory offers nothing else, and a
+		// sync interrupted between the two writes leaves exactly that.
+		if !s.indexed[dir][v.String()] {
+			continue
+		}
 		if doc, path := m.readVersionDoc(dir, v); doc != nil {
 			doc.path = path
 			docs = append(docs, doc)
@@ -220,6 +227,27 @@ type archiveDoc struct {
 
 type indexDoc struct {
 	Versions map[string]struct{} `json:"versions"`
+}
+
+// readIndex returns the versions an index.json lists (canonical form).
+func (m *Mirror) readIndex(path string) map[string]bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		m.warnf("%s: %v", m.rel(path), err)
+		return nil
+	}
+	var idx indexDoc
+	if err := json.Unmarshal(b, &idx); err != nil {
+		m.warnf("%s: ignored: not a valid index document: %v", m.rel(path), err)
+		return nil
+	}
+	out := make(map[string]bool, len(idx.Versions))
+	for vs := range idx.Versions {
+		if v, err := backends.ParseVersion(vs); err == nil {
+			out[v.String()] = true
+		}
+	}
+	return out
 }
 
 func (m *Mirror) readVersionDoc(dir string, v backends.Version) (*versionDoc, string) {

@@ -28,6 +28,8 @@ type providerScan struct {
 	dirs     []string                     // HOST/NS/TYPE directories (several when spelt differently)
 	versions map[string]backends.Version  // by canonical version string
 	entries  map[string]map[string]*entry // version -> platform -> entry
+	// indexed holds, per directory, the versions its index.json lists.
+	indexed map[string]map[string]bool
 }
 
 // providerDirs walks the first three levels of the mirror and returns the
@@ -105,7 +107,7 @@ func isHidden(name string) bool {
 // unpacked directories at depth 5. A package present in both layouts is
 // reported packed.
 func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan {
-	s := &providerScan{dirs: dirs, versions: map[string]backends.Version{}, entries: map[string]map[string]*entry{}}
+	s := &providerScan{dirs: dirs, versions: map[string]backends.Version{}, entries: map[string]map[string]*entry{}, indexed: map[string]map[string]bool{}}
 	add := func(e *entry) {
 		v := e.pkg.Version.String()
 		if s.entries[v] == nil {
@@ -141,8 +143,12 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan 
 				continue
 			}
 			lower := strings.ToLower(name)
-			if lower == "index.json" || strings.HasSuffix(lower, ".json") {
-				continue // index documents are read separately
+			if lower == "index.json" {
+				s.indexed[dir] = m.readIndex(full)
+				continue
+			}
+			if strings.HasSuffix(lower, ".json") {
+				continue // version documents are read when listed
 			}
 			pkg, err := ParsePackedName(p, name)
 			if err != nil {

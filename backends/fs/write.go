@@ -33,11 +33,72 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
+	m.sweepOnce(dir)
 	f, err := os.CreateTemp(dir, "."+pkg.Filename()+tempMarker+"*")
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
+	// The lock says "someone is writing this"; a later run that can take
+	// it knows the writer died and removes the file.
+	lockFile(f)
 	return &staged{m: m, pkg: pkg, f: f, target: filepath.Join(dir, pkg.Filename())}, nil
+}
+
+// sweepOnce removes, once per directory and process, the staging files of
+// runs that were killed: those no live process holds a lock on.
+func (m *Mirror) sweepOnce(dir string) {
+	m.mu.Lock()
+	if m.swept == nil {
+		m.swept = map[string]bool{}
+	}
+	done := m.swept[dir]
+	m.swept[dir] = true
+	m.mu.Unlock()
+	if done {
+		return
+	}
+	sweepStale(dir)
+	if vs, err := os.ReadDir(dir); err == nil {
+		for _, v := range vs {
+			if v.IsDir() && !strings.HasPrefix(v.Name(), ".") {
+				sweepStale(filepath.Join(dir, v.Name()))
+			}
+		}
+	}
+}
+
+func sweepStale(dir string) {
+	items, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, it := range items {
+		if !strings.HasPrefix(it.Name(), ".") || !strings.Contains(it.Name(), tempMarker) {
+			continue
+		}
+		p := filepath.Join(dir, it.Name())
+		if it.IsDir() {
+			// Unpacked staging directories and replaced ones: only this
+			// process's own are live, and those are removed by their
+			// deferred cleanup, so a directory seen here is stale when its
+			// lock file is free.
+			if f, err := os.Open(p); err == nil {
+				if lockFile(f) == nil {
+					os.RemoveAll(p)
+				}
+				f.Close()
+			}
+			continue
+		}
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if lockFile(f) == nil {
+			os.Remove(p)
+		}
+		f.Close()
+	}
 }
 
 type staged struct {
@@ -89,6 +150,11 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 		if !force {
 			return fmt.Errorf("mirror %s: %s: %w (has %s, incoming %s; use --force to replace it)", s.m.name, s.pkg, backends.ErrConflict, existing, sums.ZH)
 		}
+		// Drop the old archive's hashes from the index before its bytes
+		// change, so no instant shows the new file under the old hashes.
+		if err := s.m.unlist(s.pkg); err != nil {
+			return s.fail(err)
+		}
 	}
 	if err := os.Rename(s.f.Name(), s.target); err != nil {
 		return s.fail(err)
@@ -116,6 +182,10 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 		return s.fail(err)
 	}
 	defer os.RemoveAll(tmp)
+	if d, err := os.Open(tmp); err == nil {
+		lockFile(d) // held until extraction ends, so no sweeper takes it
+		defer d.Close()
+	}
 	if err := Extract(s.f.Name(), tmp, s.m.opts.Hashing); err != nil {
 		return s.fail(err)
 	}
@@ -137,6 +207,20 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	}
 	syncDir(verDir)
 	return s.Abort()
+}
+
+// unlist removes pkg's platform from its <version>.json, if listed.
+func (m *Mirror) unlist(pkg backends.Package) error {
+	dir := m.providerDir(pkg.Provider)
+	doc, path := m.readVersionDoc(dir, pkg.Version)
+	if doc == nil {
+		return nil
+	}
+	if _, ok := doc.Archives[pkg.Platform.String()]; !ok {
+		return nil
+	}
+	delete(doc.Archives, pkg.Platform.String())
+	return writeJSON(path, doc)
 }
 
 func (m *Mirror) record(path string, sums hashing.Sums) {
@@ -167,6 +251,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 		return nil // index documents describe zips only
 	}
 	dir := m.providerDir(p)
+	m.sweepOnce(dir)
 	s := m.scanProvider(p, []string{dir})
 	index := indexDoc{Versions: map[string]struct{}{}}
 	versions := make([]string, 0, len(s.entries))
@@ -264,6 +349,7 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
+	lockFile(f)
 	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
+)
+
+// TestCrashSafetyKill runs a sync and kills it with SIGKILL at 50 random
+// moments. After each kill the destination must verify clean (no partial or
+// corrupt archive visible, index documents consistent with the archives) and
+// a re-run must complete the sync.
+func TestCrashSafetyKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill test skipped in -short mode")
+	}
+	src := t.TempDir()
+	var seeds []backendtest.Seed
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, p := range []string{"example.com/acme/alpha", "example.com/acme/beta", "example.com/acme/gamma"} {
+		for _, v := range []string{"1.0.0", "1.1.0"} {
+			for _, plat := range []string{"linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64"} {
+				pkg := backendtest.Pkg(t, p, v, plat)
+				// Incompressible bytes, so each archive takes a while to move.
+				body := make([]byte, 256<<10)
+				for i := range body {
+					body[i] = byte(rng.Uint32())
+				}
+				seeds = append(seeds, backendtest.Seed{Package: pkg, Zip: backendtest.Zip(t,
+					backendtest.Entry{Name: "terraform-provider-" + pkg.Provider.Type, Body: body})})
+			}
+		}
+	}
+	backendtest.WritePacked(t, src, seeds)
+	m, _ := fs.Open(src, src, fs.Options{})
+	for _, p := range []string{"example.com/acme/alpha", "example.com/acme/beta", "example.com/acme/gamma"} {
+		pp, _ := backends.ParseProvider(p)
+		m.Flush(context.Background(), pp)
+	}
+
+	// How long a full sync takes here, to spread the kills over it.
+	probe := filepath.Join(t.TempDir(), "probe")
+	start := time.Now()
+	if r := run(t, nil, "sync", src, probe, "--jobs", "4"); r.code != 0 {
+		t.Fatalf("probe sync: %d %s", r.code, r.stderr)
+	}
+	full := time.Since(start)
+	t.Logf("a full sync of %d archives takes %s", len(seeds), full)
+
+	kills := 50
+	killedMidway := 0
+	for i := range kills {
+		dst := filepath.Join(t.TempDir(), "dst")
+		cmd := exec.Command(tfmirrorBin, "sync", src, dst, "--jobs", "4")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(rng.Int64N(int64(full)))
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if err != nil {
+			killedMidway++
+		}
+		if _, statErr := os.Stat(dst); statErr == nil {
+			if r := run(t, nil, "verify", dst); r.code != 0 {
+				t.Fatalf("kill %d after %s: verify: exit %d\n%s%s", i, delay, r.code, r.stdout, r.stderr)
+			}
+		}
+		if r := run(t, nil, "sync", src, dst, "--jobs", "4"); r.code != 0 {
+			t.Fatalf("kill %d after %s: re-run: exit %d\n%s", i, delay, r.code, r.stderr)
+		}
+		r := run(t, nil, "diff", src, dst)
+		if r.code != 0 {
+			t.Fatalf("kill %d: after the re-run the destination still differs:\n%s%s", i, r.stdout, r.stderr)
+		}
+		if r := run(t, nil, "verify", dst); r.code != 0 || strings.Contains(r.stderr, "not yet listed") {
+			t.Fatalf("kill %d: verify after the re-run: exit %d\n%s%s", i, r.code, r.stdout, r.stderr)
+		}
+		filepath.Walk(dst, func(p string, info os.FileInfo, err error) error {
+			if err == nil && strings.Contains(p, ".tfmirror-tmp-") {
+				t.Errorf("kill %d: staging file left after the re-run: %s", i, p)
+			}
+			return nil
+		})
+	}
+	t.Logf("%d/%d kills landed while the sync was running", killedMidway, kills)
+	if killedMidway < kills/2 {
+		t.Errorf("only %d of %d kills interrupted the sync; the test is not testing much", killedMidway, kills)
+	}
+}
