@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -68,6 +69,11 @@ type Options struct {
 	// Unpacked: a filesystem destination is written in the unpacked layout.
 	Unpacked bool
 	Hashing  hashing.Options
+	// PlainHTTP: OCI registries are spoken to over plain HTTP (local test
+	// registries); HTTPS otherwise.
+	PlainHTTP bool
+	// Insecure: TLS certificates of OCI registries are not verified.
+	Insecure bool
 }
 
 // Opener opens one kind of place. Kinds register theirs in Openers.
@@ -78,6 +84,9 @@ func Openers() map[Kind]Opener {
 	return map[Kind]Opener{
 		FS: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			return fs.Open(s.Raw, s.Target, fs.Options{Create: o.Create, Unpacked: o.Unpacked, Hashing: o.Hashing})
+		},
+		OCI: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
+			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, Hashing: o.Hashing})
 		},
 	}
 }

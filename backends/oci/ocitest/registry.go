@@ -90,6 +90,7 @@ func NewWithOptions(t testing.TB, o Options) *Registry {
 		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
 	}
 	cfg.HTTP.Secret = "ocitest-not-a-secret"
+	cfg.Catalog.MaxEntries = 1000 // the YAML loader's default; zero lists nothing
 	if len(o.Users) > 0 {
 		htpasswd := filepath.Join(dir, "htpasswd")
 		var buf bytes.Buffer

@@ -1,0 +1,183 @@
+package oci
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote/errcode"
+
+	"github.com/tfmirror/tfmirror/backends"
+)
+
+// Sentinel errors of this package, wrapped (with the repository and the
+// package) like those in backends.
+var (
+	// ErrRejected: the registry refused content tfmirror sent (an invalid
+	// manifest, an unknown blob, an unsupported media type).
+	ErrRejected = errors.New("the registry rejected the content")
+	// ErrNotProvider: what a tag or manifest holds is not an OpenTofu
+	// provider in the oci_mirror layout, so OpenTofu would refuse it too.
+	ErrNotProvider = errors.New("not an OpenTofu provider artifact")
+	// ErrDigestMismatch: the registry served bytes that do not match the
+	// digest or size that names them.
+	ErrDigestMismatch = errors.New("content does not match its digest")
+)
+
+// Error is a failed registry operation, classified once: what was being
+// done, where, for which package, and what the registry said.
+type Error struct {
+	Op         string // "list tags", "resolve", "fetch", "push blob", "push manifest", ...
+	Place      string // the oci:// place as the user wrote it
+	Repository string // REGISTRY/REPOSITORY
+	Package    string // the package, when the operation was for one
+	Code       string // the registry's error code (NAME_UNKNOWN, MANIFEST_INVALID, ...)
+	Status     int    // the HTTP status, when there was a response
+	Hint       string // what the user can do
+	kind       error  // the sentinel this error is an instance of, if any
+	Err        error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("oci mirror " + e.Place)
+	if e.Repository != "" {
+		b.WriteString(": repository " + e.Repository)
+	}
+	if e.Package != "" {
+		b.WriteString(": " + e.Package)
+	}
+	b.WriteString(": " + e.Op + ": ")
+	if e.kind != nil {
+		b.WriteString(e.kind.Error())
+		if e.Code != "" || e.Status != 0 {
+			b.WriteString(" (")
+			if e.Code != "" {
+				b.WriteString(e.Code)
+				if e.Status != 0 {
+					b.WriteString(", ")
+				}
+			}
+			if e.Status != 0 {
+				fmt.Fprintf(&b, "HTTP %d", e.Status)
+			}
+			b.WriteString(")")
+		}
+		if detail := e.detail(); detail != "" {
+			b.WriteString(": " + detail)
+		}
+	} else {
+		b.WriteString(e.Err.Error())
+	}
+	if e.Hint != "" {
+		b.WriteString("; " + e.Hint)
+	}
+	return b.String()
+}
+
+// detail is the registry's own message, when it adds something to the code.
+func (e *Error) detail() string {
+	var resp *errcode.ErrorResponse
+	if errors.As(e.Err, &resp) {
+		var msgs []string
+		for _, re := range resp.Errors {
+			if re.Message != "" {
+				msgs = append(msgs, re.Message)
+			}
+		}
+		return strings.Join(msgs, "; ")
+	}
+	if e.Err != nil && e.Err != e.kind {
+		return e.Err.Error()
+	}
+	return ""
+}
+
+// Unwrap exposes both the sentinel and the underlying cause, so callers can
+// test errors.Is(err, backends.ErrUnauthorized) and still reach the
+// registry's errcode.ErrorResponse with errors.As.
+func (e *Error) Unwrap() []error {
+	if e.kind != nil {
+		return []error{e.kind, e.Err}
+	}
+	return []error{e.Err}
+}
+
+// Transient reports failures worth retrying: the registry was busy or broke
+// (5xx, 429) rather than refused.
+func (e *Error) Transient() bool {
+	return e.Status >= 500 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout
+}
+
+// classify turns an error from oras-go into an *Error naming the sentinel it
+// stands for and what to do about it.
+func classify(err error, op, place string, repo Repository, pkg string) error {
+	if err == nil {
+		return nil
+	}
+	var already *Error
+	if errors.As(err, &already) {
+		return err
+	}
+	e := &Error{Op: op, Place: place, Repository: repo.String(), Package: pkg, Err: err}
+	var resp *errcode.ErrorResponse
+	if errors.As(err, &resp) {
+		e.Status = resp.StatusCode
+		if len(resp.Errors) > 0 {
+			e.Code = resp.Errors[0].Code
+		}
+	}
+	login := fmt.Sprintf("log in with `docker login %s` or `podman login %s` (tfmirror reads their credential files and helpers)", repo.Registry, repo.Registry)
+	switch {
+	case e.Code == errcode.ErrorCodeUnauthorized || e.Status == http.StatusUnauthorized:
+		e.kind = backends.ErrUnauthorized
+		e.Hint = "the registry wants credentials, or refused the ones given: " + login
+	case e.Code == errcode.ErrorCodeDenied || e.Status == http.StatusForbidden:
+		e.kind = backends.ErrUnauthorized
+		e.Hint = "access denied: the credentials lack permission for this repository (pushing needs write access)"
+	case e.Code == errcode.ErrorCodeNameUnknown:
+		e.kind = backends.ErrNotFound
+		e.Hint = "the repository does not exist (check the template, or push to it first)"
+	case e.Code == errcode.ErrorCodeNameInvalid:
+		e.kind = ErrRejected
+		e.Hint = "the registry does not accept this repository name"
+	case e.Code == errcode.ErrorCodeManifestUnknown || errors.Is(err, errdef.ErrNotFound) || e.Status == http.StatusNotFound:
+		e.kind = backends.ErrNotFound
+	case e.Code == errcode.ErrorCodeManifestInvalid, e.Code == errcode.ErrorCodeManifestBlobUnknown,
+		e.Code == errcode.ErrorCodeBlobUnknown, e.Code == errcode.ErrorCodeUnsupported,
+		e.Code == errcode.ErrorCodeSizeInvalid, e.Code == errcode.ErrorCodeDigestInvalid,
+		e.Code == errcode.ErrorCodeBlobUploadInvalid, e.Status == http.StatusUnsupportedMediaType:
+		e.kind = ErrRejected
+		if strings.Contains(op, "manifest") || strings.Contains(op, "index") {
+			e.Hint = "the registry may not support OCI 1.1 artifacts (artifactType) or the archive/zip layer media type"
+		}
+	case e.Status == http.StatusBadRequest:
+		e.kind = ErrRejected
+	}
+	if e.kind == nil {
+		e.Hint = transportHint(err)
+	}
+	return e
+}
+
+// transportHint says what to do about the connection-level failures users
+// meet first with private registries.
+func transportHint(err error) string {
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &unknownCA), errors.As(err, &invalid), errors.As(err, &hostname),
+		strings.Contains(msg, "x509:"), strings.Contains(msg, "tls: failed to verify certificate"):
+		return "the registry's TLS certificate is not trusted: add its CA to SSL_CERT_FILE, or pass --insecure to skip verification"
+	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return "the registry speaks plain HTTP: pass --plain-http"
+	case strings.Contains(msg, "malformed HTTP response") || strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return "the registry may speak HTTPS, or a different protocol: check --plain-http"
+	}
+	return ""
+}

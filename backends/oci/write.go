@@ -1,0 +1,510 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/opencontainers/go-digest"
+	"github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// ArtifactTypePackage is the artifactType tfmirror sets on the zip layer, as
+// OpenTofu's own fixtures do (OpenTofu does not check it).
+const ArtifactTypePackage = "application/vnd.opentofu.providerpkg"
+
+// writeState is what a Mirror remembers between Commit and Flush.
+type writeState struct {
+	mu       sync.Mutex
+	versions map[versionKey]*pendingVersion
+	owners   map[Repository]backends.Provider
+	config   map[Repository]bool // the empty config blob is known to be there
+}
+
+func newWriteState() writeState {
+	return writeState{
+		versions: map[versionKey]*pendingVersion{},
+		owners:   map[Repository]backends.Provider{},
+		config:   map[Repository]bool{},
+	}
+}
+
+type versionKey struct {
+	provider backends.Provider
+	version  string
+}
+
+// pendingVersion is one version's index as it will be pushed: what the
+// registry had (base) plus the platforms committed since (added). Its mutex
+// serialises the read-merge-write of the index; uploads run outside it, so
+// platforms of one version upload in parallel.
+type pendingVersion struct {
+	mu     sync.Mutex
+	addr   Repository
+	tag    string
+	loaded bool
+	base   *ocispec.Index // nil: no usable index in the registry
+	layers map[backends.Platform]digest.Digest
+	added  map[backends.Platform]ocispec.Descriptor
+	dirty  bool
+}
+
+// Outcome says what a Commit did.
+type Outcome int
+
+const (
+	// Uploaded: the zip was sent and a manifest pushed for the platform.
+	Uploaded Outcome = iota + 1
+	// BlobExisted: the registry already had the zip's blob (another
+	// version or repository mount shares it); only manifests were pushed.
+	BlobExisted
+	// Unchanged: the registry already lists this very zip for the
+	// platform; nothing was sent.
+	Unchanged
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Uploaded:
+		return "uploaded"
+	case BlobExisted:
+		return "blob existed"
+	case Unchanged:
+		return "unchanged"
+	}
+	return "pending"
+}
+
+// Stage starts an archive on its way into the registry: the zip is written
+// to a local temp file (and hashed on the way), then pushed by Commit.
+func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Staged, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	addr, err := m.Repository(pkg.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.claim(addr, pkg.Provider); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp("", "tfmirror-oci-*.zip")
+	if err != nil {
+		return nil, fmt.Errorf("oci mirror %s: %s: %w", m.name, pkg, err)
+	}
+	return &Staged{m: m, pkg: pkg, addr: addr, f: f, h: sha256.New()}, nil
+}
+
+// claim records that addr holds p, refusing a second provider in the same
+// repository: their version tags would overwrite each other.
+func (m *Mirror) claim(addr Repository, p backends.Provider) error {
+	m.w.mu.Lock()
+	defer m.w.mu.Unlock()
+	if other, ok := m.w.owners[addr]; ok && other != p {
+		return fmt.Errorf("oci mirror %s: %s and %s both map to repository %s; their tags would collide: make the template %q use ${namespace} and ${type}", m.name, other, p, addr, m.tmpl)
+	}
+	m.w.owners[addr] = p
+	return nil
+}
+
+// Staged is one archive on its way into the registry.
+type Staged struct {
+	m       *Mirror
+	pkg     backends.Package
+	addr    Repository
+	f       *os.File
+	h       hash.Hash
+	n       int64
+	done    bool
+	sent    atomic.Int64
+	outcome Outcome
+}
+
+var _ backends.Staged = (*Staged)(nil)
+
+func (s *Staged) Write(p []byte) (int, error) {
+	n, err := s.f.Write(p)
+	s.h.Write(p[:n])
+	s.n += int64(n)
+	return n, err
+}
+
+// Path is the local temp file holding the zip.
+func (s *Staged) Path() string { return s.f.Name() }
+
+// Sent returns how many zip bytes Commit has uploaded so far; safe to call
+// from another goroutine while Commit runs.
+func (s *Staged) Sent() int64 { return s.sent.Load() }
+
+// Outcome says what Commit did; valid after it returned nil.
+func (s *Staged) Outcome() Outcome { return s.outcome }
+
+// Abort discards the staged zip.
+func (s *Staged) Abort() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	s.f.Close()
+	return os.Remove(s.f.Name())
+}
+
+// errorf formats an error about the staged package; %w works as in
+// fmt.Errorf.
+func (s *Staged) errorf(format string, args ...any) error {
+	return fmt.Errorf("oci mirror %s: repository %s: %s: "+format, append([]any{s.m.name, s.addr, s.pkg}, args...)...)
+}
+
+// Commit pushes the zip as a blob (unless the registry has it), the empty
+// config, and an image manifest for the platform; Flush then pushes the
+// version's index. A platform the registry already lists with a different
+// zip is refused with backends.ErrConflict unless force.
+func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err error) {
+	defer s.Abort()
+	if s.done {
+		return s.errorf("commit after abort")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.f.Close(); err != nil {
+		return s.errorf("%v", err)
+	}
+	layer := ocispec.Descriptor{
+		MediaType:    MediaTypeZip,
+		ArtifactType: ArtifactTypePackage,
+		Digest:       digest.NewDigest(digest.SHA256, s.h),
+		Size:         s.n,
+		Annotations:  map[string]string{ocispec.AnnotationTitle: s.pkg.Filename()},
+	}
+	zh, _ := zipHash(layer.Digest)
+	if sums.ZH != "" && sums.ZH != zh {
+		return s.errorf("%w: staged bytes have %s, the caller verified %s", hashing.ErrHashMismatch, zh, sums.ZH)
+	}
+
+	m := s.m
+	r, _, err := m.repo(s.pkg.Provider)
+	if err != nil {
+		return err
+	}
+	pv := m.w.version(s.pkg, s.addr)
+	existing, err := pv.existingLayer(ctx, m, r, s.pkg, force)
+	if err != nil {
+		return err
+	}
+	if existing != "" {
+		if existing == layer.Digest {
+			s.outcome = Unchanged
+			return nil
+		}
+		if !force {
+			oldZH, _ := zipHash(existing)
+			if oldZH == "" {
+				oldZH = hashing.Hash(existing.String())
+			}
+			return s.errorf("%w (has %s, incoming %s; use --force to replace it)", backends.ErrConflict, oldZH, zh)
+		}
+	}
+
+	s.outcome = Uploaded
+	if ok, err := r.Blobs().Exists(ctx, layer); err != nil {
+		return classify(err, "check blob "+layer.Digest.String(), m.name, s.addr, s.pkg.String())
+	} else if ok {
+		s.outcome = BlobExisted
+	} else if err := s.pushBlob(ctx, r, layer); err != nil {
+		return err
+	}
+	if err := m.ensureConfig(ctx, r, s.addr, s.pkg); err != nil {
+		return err
+	}
+	desc, err := s.pushManifest(ctx, r, layer)
+	if err != nil {
+		return err
+	}
+	pv.add(s.pkg.Platform, desc, layer.Digest)
+	return nil
+}
+
+func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
+	f, err := os.Open(s.f.Name())
+	if err != nil {
+		return s.errorf("%v", err)
+	}
+	defer f.Close()
+	if err := r.Blobs().Push(ctx, layer, &countingReader{r: f, n: &s.sent}); err != nil {
+		return classify(err, "push blob "+layer.Digest.String(), s.m.name, s.addr, s.pkg.String())
+	}
+	return nil
+}
+
+// pushManifest pushes the platform's image manifest: the empty config, the
+// zip as the single archive/zip layer, artifactType provider-target.
+func (s *Staged) pushManifest(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) (ocispec.Descriptor, error) {
+	man := ocispec.Manifest{
+		Versioned:    specs.Versioned{SchemaVersion: 2},
+		MediaType:    ocispec.MediaTypeImageManifest,
+		ArtifactType: ArtifactTypeTarget,
+		Config:       ocispec.DescriptorEmptyJSON,
+		Layers:       []ocispec.Descriptor{layer},
+	}
+	b, err := json.Marshal(man)
+	if err != nil {
+		return ocispec.Descriptor{}, s.errorf("%v", err)
+	}
+	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, b)
+	if err := r.Manifests().Push(ctx, desc, bytes.NewReader(b)); err != nil {
+		return ocispec.Descriptor{}, classify(err, "push manifest "+desc.Digest.String(), s.m.name, s.addr, s.pkg.String())
+	}
+	return ocispec.Descriptor{
+		MediaType:    ocispec.MediaTypeImageManifest,
+		ArtifactType: ArtifactTypeTarget,
+		Digest:       desc.Digest,
+		Size:         desc.Size,
+		Platform:     &ocispec.Platform{OS: s.pkg.Platform.OS, Architecture: s.pkg.Platform.Arch},
+	}, nil
+}
+
+// ensureConfig pushes the empty config blob "{}" once per repository.
+func (m *Mirror) ensureConfig(ctx context.Context, r *remote.Repository, addr Repository, pkg backends.Package) error {
+	m.w.mu.Lock()
+	known := m.w.config[addr]
+	m.w.mu.Unlock()
+	if known {
+		return nil
+	}
+	cfg := ocispec.DescriptorEmptyJSON
+	ok, err := r.Blobs().Exists(ctx, cfg)
+	if err != nil {
+		return classify(err, "check config blob", m.name, addr, pkg.String())
+	}
+	if !ok {
+		if err := r.Blobs().Push(ctx, cfg, bytes.NewReader(cfg.Data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+			return classify(err, "push config blob", m.name, addr, pkg.String())
+		}
+	}
+	m.w.mu.Lock()
+	m.w.config[addr] = true
+	m.w.mu.Unlock()
+	return nil
+}
+
+// version returns the pending state of pkg's version, creating it.
+func (w *writeState) version(pkg backends.Package, addr Repository) *pendingVersion {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := versionKey{pkg.Provider, pkg.Version.String()}
+	pv, ok := w.versions[k]
+	if !ok {
+		pv = &pendingVersion{addr: addr, tag: versionTag(pkg.Version),
+			layers: map[backends.Platform]digest.Digest{}, added: map[backends.Platform]ocispec.Descriptor{}}
+		w.versions[k] = pv
+	}
+	return pv
+}
+
+// existingLayer returns the digest of the zip the registry (or an earlier
+// Commit) holds for pkg's platform, or "" when there is none.
+func (pv *pendingVersion) existingLayer(ctx context.Context, m *Mirror, r *remote.Repository, pkg backends.Package, force bool) (digest.Digest, error) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if !pv.loaded {
+		if err := pv.load(ctx, m, r, pkg, force); err != nil {
+			return "", err
+		}
+	}
+	if d, ok := pv.layers[pkg.Platform]; ok {
+		return d, nil
+	}
+	if pv.base == nil {
+		return "", nil
+	}
+	targets, _, err := providerTargets(pv.base)
+	if err != nil {
+		return "", nil // load accepted it under force; it is replaced whole
+	}
+	for _, t := range targets {
+		if t.Platform != pkg.Platform {
+			continue
+		}
+		b, err := fetchManifest(ctx, r, t.Desc)
+		if err == nil {
+			var layer ocispec.Descriptor
+			if _, layer, err = parseImageManifest(b, pkg.Platform); err == nil {
+				pv.layers[pkg.Platform] = layer.Digest
+				return layer.Digest, nil
+			}
+		}
+		if !isContentError(err) {
+			return "", classify(err, "fetch manifest "+t.Desc.Digest.String(), m.name, pv.addr, pkg.String())
+		}
+		// A broken manifest for the platform: any zip differs from it.
+		return t.Desc.Digest, nil
+	}
+	return "", nil
+}
+
+// load reads the version's index from the registry, if the tag exists.
+func (pv *pendingVersion) load(ctx context.Context, m *Mirror, r *remote.Repository, pkg backends.Package, force bool) error {
+	label := pkg.Provider.String() + " " + pkg.Version.String()
+	desc, err := r.Resolve(ctx, pv.tag)
+	switch {
+	case err != nil && isNotFound(err):
+		pv.loaded = true
+		return nil
+	case err != nil:
+		return classify(err, fmt.Sprintf("resolve tag %q", pv.tag), m.name, pv.addr, label)
+	}
+	idx, err := func() (*ocispec.Index, error) {
+		if err := checkIndexDescriptor(desc); err != nil {
+			return nil, err
+		}
+		b, err := fetchManifest(ctx, r, desc)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := parseIndex(b)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := providerTargets(idx); err != nil {
+			return nil, err
+		}
+		return idx, nil
+	}()
+	switch {
+	case err == nil:
+		pv.base = idx
+	case !isContentError(err):
+		return classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
+	case !force:
+		return fmt.Errorf("oci mirror %s: repository %s: %s: %w: tag %q holds something else: %v; use --force to replace it", m.name, pv.addr, label, backends.ErrConflict, pv.tag, err)
+	}
+	pv.loaded = true
+	return nil
+}
+
+func (pv *pendingVersion) add(plat backends.Platform, desc ocispec.Descriptor, layer digest.Digest) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	pv.added[plat] = desc
+	pv.layers[plat] = layer
+	pv.dirty = true
+}
+
+// Flush pushes, for every version of p that Commits changed, the version's
+// image index, tagged with the version ("+" written as "_"): the platforms
+// the registry had, with the committed ones added or replaced.
+func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
+	m.w.mu.Lock()
+	var keys []versionKey
+	for k, pv := range m.w.versions {
+		if k.provider == p {
+			pv.mu.Lock()
+			if pv.dirty {
+				keys = append(keys, k)
+			}
+			pv.mu.Unlock()
+		}
+	}
+	m.w.mu.Unlock()
+	sort.Slice(keys, func(i, j int) bool { return keys[i].version < keys[j].version })
+	r, _, err := m.repo(p)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, k := range keys {
+		m.w.mu.Lock()
+		pv := m.w.versions[k]
+		m.w.mu.Unlock()
+		if err := pv.flush(ctx, m, r, p.String()+" "+k.version); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Repository, label string) error {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if !pv.dirty {
+		return nil
+	}
+	idx := mergeIndex(pv.base, pv.added)
+	b, err := json.Marshal(idx)
+	if err != nil {
+		return fmt.Errorf("oci mirror %s: %s: %w", m.name, label, err)
+	}
+	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageIndex, b)
+	if err := r.PushReference(ctx, desc, bytes.NewReader(b), pv.tag); err != nil {
+		return classify(err, fmt.Sprintf("push index %s as tag %q", desc.Digest, pv.tag), m.name, pv.addr, label)
+	}
+	pv.base, pv.added, pv.dirty = idx, map[backends.Platform]ocispec.Descriptor{}, false
+	return nil
+}
+
+// mergeIndex builds a version's index: base's entries of other artifact
+// types kept first in their order, then the provider-target entries sorted
+// by platform, committed ones replacing every base entry for their platform.
+func mergeIndex(base *ocispec.Index, added map[backends.Platform]ocispec.Descriptor) *ocispec.Index {
+	idx := &ocispec.Index{
+		Versioned:    specs.Versioned{SchemaVersion: 2},
+		MediaType:    ocispec.MediaTypeImageIndex,
+		ArtifactType: ArtifactTypeProvider,
+		Manifests:    []ocispec.Descriptor{},
+	}
+	type entry struct {
+		plat string
+		d    ocispec.Descriptor
+	}
+	var targets []entry
+	if base != nil {
+		idx.Annotations = base.Annotations
+		for _, d := range base.Manifests {
+			if d.ArtifactType != ArtifactTypeTarget || d.Platform == nil {
+				idx.Manifests = append(idx.Manifests, d)
+				continue
+			}
+			plat := backends.Platform{OS: d.Platform.OS, Arch: d.Platform.Architecture}
+			if _, replaced := added[plat]; replaced {
+				continue
+			}
+			targets = append(targets, entry{plat.String(), d})
+		}
+	}
+	for plat, d := range added {
+		targets = append(targets, entry{plat.String(), d})
+	}
+	sort.SliceStable(targets, func(i, j int) bool { return targets[i].plat < targets[j].plat })
+	for _, t := range targets {
+		idx.Manifests = append(idx.Manifests, t.d)
+	}
+	return idx
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
