@@ -1,0 +1,338 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+type downloadDoc struct {
+	Protocols           []string `json:"protocols"`
+	OS                  string   `json:"os"`
+	Arch                string   `json:"arch"`
+	Filename            string   `json:"filename"`
+	DownloadURL         string   `json:"download_url"`
+	SHASumsURL          string   `json:"shasums_url"`
+	SHASumsSignatureURL string   `json:"shasums_signature_url"`
+	SHASum              string   `json:"shasum"`
+	SigningKeys         struct {
+		GPGPublicKeys []struct {
+			KeyID      string `json:"key_id"`
+			ASCIIArmor string `json:"ascii_armor"`
+		} `json:"gpg_public_keys"`
+	} `json:"signing_keys"`
+	Packages map[string]struct {
+		Hashes      []string `json:"hashes"`
+		PackageSize int64    `json:"package_size"`
+	} `json:"packages"`
+}
+
+// downloadMeta is one package's download metadata, parsed and checked.
+type downloadMeta struct {
+	pkg           backends.Package
+	filename      string
+	downloadURL   *url.URL
+	sumsURL       *url.URL
+	sigURL        *url.URL
+	shasum        string
+	armors        []string
+	packageHashes []hashing.Hash
+	size          int64
+}
+
+// downloadMeta fetches and checks the download endpoint for one platform.
+// It returns nil, nil when the registry has no download for a platform its
+// versions list named (the clients treat that as "platform not supported").
+func (r *Registry) downloadMeta(ctx context.Context, p backends.Provider, v backends.Version, plat backends.Platform) (*downloadMeta, error) {
+	pkg := backends.Package{Provider: p, Version: v, Platform: plat}
+	u, auth, err := r.api(ctx, p.Namespace, p.Type, v.String(), "download", plat.OS, plat.Arch)
+	if err != nil {
+		return nil, err
+	}
+	var doc downloadDoc
+	final, err := r.opts.HTTP.JSON(ctx, u, auth, &doc)
+	if err != nil {
+		if errors.Is(err, backends.ErrNotFound) {
+			r.warnf("%s: listed, but the registry has no download for it (%v)", short(pkg), err)
+			return nil, nil
+		}
+		return nil, r.errorf("%s: download metadata: %w%s", short(pkg), err, r.authHint(err))
+	}
+	bad := func(format string, args ...any) error {
+		return r.errorf("%s: download metadata (%s): "+format, append([]any{short(pkg), final.Redacted()}, args...)...)
+	}
+	if doc.OS != plat.OS || doc.Arch != plat.Arch {
+		return nil, bad("it describes %s_%s, not the platform asked for", doc.OS, doc.Arch)
+	}
+	if doc.Filename == "" || strings.ContainsAny(doc.Filename, "/\\") || doc.Filename == "." || doc.Filename == ".." {
+		return nil, bad("filename %q is not a file name", doc.Filename)
+	}
+	sum := strings.ToLower(doc.SHASum)
+	if _, err := hashing.ZipHashFromHex(sum); err != nil {
+		return nil, bad("shasum %q: want 64 hex digits", doc.SHASum)
+	}
+	if len(doc.Protocols) > 0 && !supportsProtocol(doc.Protocols) {
+		r.warnf("%s: plugin protocols %s; Terraform and OpenTofu support 5 and 6 only", short(pkg), strings.Join(doc.Protocols, ", "))
+	}
+	m := &downloadMeta{pkg: pkg, filename: doc.Filename, shasum: sum, size: -1}
+	for _, f := range []struct {
+		name string
+		raw  string
+		dst  **url.URL
+	}{{"download_url", doc.DownloadURL, &m.downloadURL}, {"shasums_url", doc.SHASumsURL, &m.sumsURL}, {"shasums_signature_url", doc.SHASumsSignatureURL, &m.sigURL}} {
+		if f.raw == "" {
+			return nil, bad("%s is missing", f.name)
+		}
+		ref, err := url.Parse(f.raw)
+		if err != nil {
+			return nil, bad("%s %q: %v", f.name, f.raw, err)
+		}
+		abs := final.ResolveReference(ref)
+		if abs.Scheme != "https" && abs.Scheme != "http" {
+			return nil, bad("%s %q: must be an http or https URL", f.name, f.raw)
+		}
+		*f.dst = abs
+	}
+	for _, k := range doc.SigningKeys.GPGPublicKeys {
+		m.armors = append(m.armors, k.ASCIIArmor)
+	}
+	if doc.Packages != nil {
+		// OpenTofu 1.12's packages field: when present, this platform must be
+		// in it with its size, and its zh: hashes must agree with shasum.
+		entry, ok := doc.Packages[plat.String()]
+		if !ok {
+			return nil, bad("packages does not list %s", plat)
+		}
+		for key := range doc.Packages {
+			if _, err := backends.ParsePlatform(key); err != nil {
+				return nil, bad("packages: %v", err)
+			}
+		}
+		if entry.PackageSize <= 0 {
+			return nil, bad("packages: %s: package_size must be positive", plat)
+		}
+		sawZH := false
+		for _, s := range entry.Hashes {
+			h, err := hashing.ParseHash(s)
+			if err != nil {
+				return nil, bad("packages: %s: %v", plat, err)
+			}
+			if h.Scheme() == hashing.SchemeZip {
+				sawZH = true
+				if h.Value() != sum {
+					return nil, bad("packages: %s: %s disagrees with shasum %s", plat, h, sum)
+				}
+			}
+			m.packageHashes = append(m.packageHashes, h)
+		}
+		if !sawZH {
+			return nil, bad("packages: %s: no zh: hash", plat)
+		}
+		m.size = entry.PackageSize
+	}
+	return m, nil
+}
+
+// supportsProtocol reports whether any MAJOR.MINOR is one the clients speak
+// (>= 5, < 7).
+func supportsProtocol(ps []string) bool {
+	for _, p := range ps {
+		major, _, _ := strings.Cut(p, ".")
+		if major == "5" || major == "6" {
+			return true
+		}
+	}
+	return false
+}
+
+// signedSums is a SHA256SUMS document whose signature checked.
+type signedSums struct {
+	lines map[string]string // filename -> lowercase hex
+	keyID string            // the key that signed it; "" where no keys are required
+}
+
+// signedSums fetches and checks a SHA256SUMS document and its signature
+// once per (document, signature, keys); every platform of a version shares
+// them.
+func (r *Registry) signedSums(ctx context.Context, m *downloadMeta) (*signedSums, error) {
+	key := m.sumsURL.String() + "\x00" + m.sigURL.String() + "\x00" + strings.Join(m.armors, "\x00")
+	r.mu.Lock()
+	ss, ok := r.signed[key]
+	r.mu.Unlock()
+	if ok {
+		return ss, nil
+	}
+	what := fmt.Sprintf("%s %s", m.pkg.Provider.ShortString(), m.pkg.Version)
+	// SHA256SUMS and its signature are often on another host (a release
+	// store): no credentials.
+	sums, _, err := r.opts.HTTP.Document(ctx, m.sumsURL, nil)
+	if err != nil {
+		return nil, r.errorf("%s: SHA256SUMS: %w", what, err)
+	}
+	sig, _, err := r.opts.HTTP.Document(ctx, m.sigURL, nil)
+	if err != nil {
+		return nil, r.errorf("%s: SHA256SUMS signature: %w", what, err)
+	}
+	ss = &signedSums{}
+	switch {
+	case len(m.armors) > 0:
+		keyID, expired, err := checkSignature(sums, sig, m.armors)
+		if err != nil {
+			return nil, r.errorf("%s: SHA256SUMS signature: %v", what, err)
+		}
+		if expired != nil {
+			r.warnf("%s: SHA256SUMS signature by key %s: %v (accepted, as the clients accept it)", what, keyID, expired)
+		}
+		ss.keyID = keyID
+	case r.host == unsignedHost:
+		r.warnf("%s: no signing keys; %s is the one registry the clients accept unsigned", what, unsignedHost)
+	default:
+		return nil, r.errorf("%s: SHA256SUMS signature: the registry gives no signing keys, so SHA256SUMS cannot be authenticated", what)
+	}
+	lines, err := parseSums(sums)
+	if err != nil {
+		return nil, r.errorf("%s: SHA256SUMS (%s): %v", what, m.sumsURL.Redacted(), err)
+	}
+	ss.lines = lines
+	r.mu.Lock()
+	r.signed[key] = ss
+	r.mu.Unlock()
+	return ss, nil
+}
+
+// checkSignature checks a binary detached signature over doc with each key
+// in turn, as OpenTofu does: a key that did not sign moves on to the next.
+// An expired key or signature is accepted; the expiry is returned for a
+// warning.
+func checkSignature(doc, sig []byte, armors []string) (keyID string, expired error, err error) {
+	var ids []string
+	for i, armor := range armors {
+		kr, err := openpgp.ReadArmoredKeyRing(strings.NewReader(armor))
+		if err != nil {
+			return "", nil, fmt.Errorf("signing key %d of the registry is not a valid ASCII-armored public key: %v", i+1, err)
+		}
+		for _, e := range kr {
+			ids = append(ids, e.PrimaryKey.KeyIdString())
+		}
+		signer, err := openpgp.CheckDetachedSignature(kr, bytes.NewReader(doc), bytes.NewReader(sig), nil)
+		switch {
+		case err == nil:
+			return signer.PrimaryKey.KeyIdString(), nil, nil
+		case errors.Is(err, pgperrors.ErrUnknownIssuer):
+			continue
+		case signer != nil && (errors.Is(err, pgperrors.ErrSignatureExpired) || errors.Is(err, pgperrors.ErrKeyExpired)):
+			return signer.PrimaryKey.KeyIdString(), err, nil
+		default:
+			id := strings.Join(ids[len(ids)-len(kr):], ", ")
+			return "", nil, fmt.Errorf("does not check with key %s, which made it: %v (SHA256SUMS or its signature was altered)", id, err)
+		}
+	}
+	return "", nil, fmt.Errorf("no key of the registry signed it (keys: %s)", strings.Join(ids, ", "))
+}
+
+// parseSums reads a SHA256SUMS document: "HEX  FILENAME" per line. Like
+// OpenTofu, a line whose first field is not 64 hex digits makes the whole
+// document unusable; unlike it, blank lines are tolerated.
+func parseSums(doc []byte) (map[string]string, error) {
+	out := map[string]string{}
+	for i, line := range strings.Split(string(doc), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) < 2 {
+			return nil, fmt.Errorf("line %d: want \"SHA256  FILENAME\"", i+1)
+		}
+		sum := strings.ToLower(fields[0])
+		if _, err := hex.DecodeString(sum); err != nil || len(sum) != 64 {
+			return nil, fmt.Errorf("line %d: %q is not a SHA-256 in hex", i+1, fields[0])
+		}
+		out[fields[1]] = sum
+	}
+	return out, nil
+}
+
+// Open downloads an archive, without credentials, and checks it as it
+// streams: the bytes must hash to the signed shasum (and match the size the
+// registry gave), or the final Read returns an error instead of io.EOF.
+func (r *Registry) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, error) {
+	r.mu.Lock()
+	d, ok := r.downloads[a.Key()]
+	r.mu.Unlock()
+	if !ok {
+		// Open without Archives first (a plan made by another process):
+		// authenticate the version now.
+		if _, err := r.Archives(ctx, a.Provider, a.Version); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		d, ok = r.downloads[a.Key()]
+		r.mu.Unlock()
+		if !ok {
+			return nil, r.errorf("%s: %w", short(a.Package), backends.ErrNotFound)
+		}
+	}
+	dl, err := r.opts.HTTP.Open(ctx, d.url)
+	if err != nil {
+		return nil, r.errorf("%s: %w", short(a.Package), err)
+	}
+	if d.size >= 0 && dl.Size >= 0 && dl.Size != d.size {
+		dl.Close()
+		return nil, r.errorf("%s: GET %s: %d bytes, but the registry's packages say %d", short(a.Package), dl.URL.Redacted(), dl.Size, d.size)
+	}
+	return &verifyingReader{rc: dl, h: sha256.New(), want: d.shasum, size: d.size, r: r, pkg: short(a.Package), url: dl.URL.Redacted()}, nil
+}
+
+// verifyingReader hashes an archive as it is read and fails the final read
+// if the bytes are not the ones the registry signed.
+type verifyingReader struct {
+	rc   io.ReadCloser
+	h    hash.Hash
+	n    int64
+	want string
+	size int64
+	r    *Registry
+	pkg  string
+	url  string
+	err  error
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	n, err := v.rc.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	if v.size >= 0 && v.n > v.size {
+		v.err = v.r.errorf("%s: GET %s: more than the %d bytes the registry's packages give", v.pkg, v.url, v.size)
+		return n, v.err
+	}
+	if err == io.EOF {
+		got := hex.EncodeToString(v.h.Sum(nil))
+		switch {
+		case got != v.want:
+			v.err = v.r.errorf("%s: GET %s: the archive's sha256 is %s, but the signed SHA256SUMS says %s: %w", v.pkg, v.url, got, v.want, hashing.ErrHashMismatch)
+			return n, v.err
+		case v.size >= 0 && v.n != v.size:
+			v.err = v.r.errorf("%s: GET %s: %d bytes, but the registry's packages say %d", v.pkg, v.url, v.n, v.size)
+			return n, v.err
+		}
+	}
+	return n, err
+}
+
+func (v *verifyingReader) Close() error { return v.rc.Close() }

@@ -1,0 +1,389 @@
+// Package registry reads providers from an origin registry (the Provider
+// Registry Protocol, found through service discovery at
+// https://HOST/.well-known/terraform.json) and authenticates each release
+// the way OpenTofu does: the SHA256SUMS document's detached GPG signature
+// must check with one of the registry's keys, its line for the archive must
+// match the download metadata's shasum, and the downloaded bytes must hash to
+// that shasum.
+//
+// A registry is read-only (Registry does not implement backends.Writer) and
+// has no catalogue: Providers returns backends.ErrNoCatalogue.
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// DefaultConcurrency is how many download-metadata requests run at once.
+const DefaultConcurrency = 8
+
+// unsignedHost is the one registry the clients accept without signing keys
+// (OpenTofu's own, which publishes hashes through other channels).
+const unsignedHost = "registry.opentofu.org"
+
+// Options configure a Registry.
+type Options struct {
+	// HTTP carries the transport (TLS trust). Nil: the system pool.
+	HTTP httpget.Client
+	// Credentials supplies the bearer token for the registry's host. It is
+	// sent on discovery and registry API requests only, never on SHA256SUMS,
+	// signature or archive downloads, nor after a redirect to another host.
+	Credentials backends.Credentials
+	// Concurrency bounds parallel download-metadata requests (one per
+	// platform); 0 means DefaultConcurrency.
+	Concurrency int
+}
+
+// Registry is an origin registry.
+type Registry struct {
+	name string // as the user wrote it
+	host string // comparison form
+	opts Options
+
+	discoMu sync.Mutex
+	base    *url.URL // providers.v1, with a trailing slash
+	apiAuth *httpget.Auth
+
+	mu        sync.Mutex
+	versions  map[backends.Provider]map[string]versionInfo
+	downloads map[backends.PackageKey]download
+	signed    map[string]*signedSums // by sumsKey
+	warnings  []string
+	warned    map[string]bool
+}
+
+var (
+	_ backends.Reader = (*Registry)(nil)
+	_ backends.Warner = (*Registry)(nil)
+)
+
+// Open prepares a registry at host (HOST or HOST:PORT). No request is made
+// until it is read.
+func Open(name, host string, opts Options) (*Registry, error) {
+	h, err := backends.NormalizeHostname(host)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: %v", name, err)
+	}
+	return &Registry{
+		name: name, host: h, opts: opts,
+		versions:  map[backends.Provider]map[string]versionInfo{},
+		downloads: map[backends.PackageKey]download{},
+		signed:    map[string]*signedSums{},
+		warned:    map[string]bool{},
+	}, nil
+}
+
+func (r *Registry) String() string { return r.name }
+
+// DefaultHost returns the registry's hostname (comparison form), so that
+// NAMESPACE/TYPE names a provider on this registry.
+func (r *Registry) DefaultHost() string { return r.host }
+
+// Warnings returns the registry's warnings and what was tolerated, each once.
+func (r *Registry) Warnings() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.warnings...)
+}
+
+func (r *Registry) warnf(format string, args ...any) {
+	msg := fmt.Sprintf("registry %s: ", r.host) + fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.warned[msg] {
+		r.warned[msg] = true
+		r.warnings = append(r.warnings, msg)
+	}
+}
+
+func (r *Registry) errorf(format string, args ...any) error {
+	return fmt.Errorf("registry %s: "+format, append([]any{r.host}, args...)...)
+}
+
+func (r *Registry) authHint(err error) string {
+	if !errors.Is(err, backends.ErrUnauthorized) {
+		return ""
+	}
+	if _, ok := r.token(); !ok {
+		return fmt.Sprintf(" (no token for %s: set %s or add a credentials block)", r.host, backends.TokenEnvName(r.host))
+	}
+	return fmt.Sprintf(" (the token for %s was refused)", r.host)
+}
+
+func (r *Registry) token() (string, bool) {
+	if r.opts.Credentials == nil {
+		return "", false
+	}
+	return r.opts.Credentials.Token(r.host)
+}
+
+// Providers reports that the protocol has no catalogue.
+func (r *Registry) Providers(ctx context.Context) ([]backends.Provider, error) {
+	return nil, fmt.Errorf("registry %s: %w", r.host, backends.ErrNoCatalogue)
+}
+
+// discover reads the registry's service discovery document once and returns
+// the providers.v1 base URL.
+func (r *Registry) discover(ctx context.Context) (*url.URL, *httpget.Auth, error) {
+	r.discoMu.Lock()
+	defer r.discoMu.Unlock()
+	if r.base != nil {
+		return r.base, r.apiAuth, nil
+	}
+	var hostAuth *httpget.Auth
+	if tok, ok := r.token(); ok {
+		hostAuth = &httpget.Auth{Host: r.host, Token: tok}
+	}
+	u := &url.URL{Scheme: "https", Host: r.host, Path: "/.well-known/terraform.json"}
+	var doc map[string]any
+	final, err := r.opts.HTTP.JSON(ctx, u, hostAuth, &doc)
+	switch {
+	case errors.Is(err, backends.ErrNotFound):
+		return nil, nil, r.errorf("service discovery: the host offers no services (%v); is it a registry?", err)
+	case err != nil:
+		return nil, nil, r.errorf("service discovery: %w%s", err, r.authHint(err))
+	}
+	raw, ok := doc["providers.v1"]
+	if !ok {
+		var offered []string
+		for k := range doc {
+			offered = append(offered, k)
+		}
+		sort.Strings(offered)
+		if len(offered) == 0 {
+			return nil, nil, r.errorf("service discovery: %s offers no providers.v1 service (it offers nothing)", final.Redacted())
+		}
+		return nil, nil, r.errorf("service discovery: %s offers no providers.v1 service (it offers %s)", final.Redacted(), strings.Join(offered, ", "))
+	}
+	s, ok := raw.(string)
+	if !ok {
+		return nil, nil, r.errorf("service discovery: %s: providers.v1 must be a URL string", final.Redacted())
+	}
+	ref, err := url.Parse(s)
+	if err != nil {
+		return nil, nil, r.errorf("service discovery: %s: providers.v1 %q: %v", final.Redacted(), s, err)
+	}
+	base := final.ResolveReference(ref)
+	switch {
+	case base.Scheme != "https" && base.Scheme != "http":
+		return nil, nil, r.errorf("service discovery: providers.v1 %q: must be an http or https URL", s)
+	case base.User != nil:
+		return nil, nil, r.errorf("service discovery: providers.v1 %q: must not contain credentials", s)
+	}
+	if !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	base.RawQuery, base.Fragment = "", ""
+	r.base = base
+	// The token belongs to the registry's hostname; the clients send it to
+	// the API wherever discovery says the API lives.
+	if hostAuth != nil {
+		r.apiAuth = &httpget.Auth{Host: httpget.HostKey(base), Token: hostAuth.Token}
+	}
+	return r.base, r.apiAuth, nil
+}
+
+// api resolves a path under providers.v1.
+func (r *Registry) api(ctx context.Context, parts ...string) (*url.URL, *httpget.Auth, error) {
+	base, auth, err := r.discover(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	ref, err := url.Parse(strings.Join(parts, "/"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return base.ResolveReference(ref), auth, nil
+}
+
+func (r *Registry) checkHost(p backends.Provider) error {
+	if p.Hostname != r.host {
+		return r.errorf("%s: this registry serves providers of %s only: %w", p, r.host, backends.ErrNotFound)
+	}
+	return nil
+}
+
+type versionInfo struct {
+	version   backends.Version
+	protocols []string
+	platforms []backends.Platform
+}
+
+type versionsDoc struct {
+	Versions []struct {
+		Version   string   `json:"version"`
+		Protocols []string `json:"protocols"`
+		Platforms []struct {
+			OS   string `json:"os"`
+			Arch string `json:"arch"`
+		} `json:"platforms"`
+	} `json:"versions"`
+	Warnings []string `json:"warnings"`
+}
+
+// Versions lists p's versions, newest first, remembering their platforms
+// for Archives.
+func (r *Registry) Versions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
+	infos, err := r.versionInfos(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]backends.Version, 0, len(infos))
+	for _, vi := range infos {
+		vs = append(vs, vi.version)
+	}
+	backends.SortVersionsNewestFirst(vs)
+	return vs, nil
+}
+
+func (r *Registry) versionInfos(ctx context.Context, p backends.Provider) (map[string]versionInfo, error) {
+	if err := r.checkHost(p); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	cached, ok := r.versions[p]
+	r.mu.Unlock()
+	if ok {
+		return cached, nil
+	}
+	u, auth, err := r.api(ctx, p.Namespace, p.Type, "versions")
+	if err != nil {
+		return nil, err
+	}
+	var doc versionsDoc
+	if _, err := r.opts.HTTP.JSON(ctx, u, auth, &doc); err != nil {
+		if errors.Is(err, backends.ErrNotFound) {
+			return nil, r.errorf("%s: no such provider: %w", p.ShortString(), err)
+		}
+		return nil, r.errorf("%s: %w%s", p.ShortString(), err, r.authHint(err))
+	}
+	for _, w := range doc.Warnings {
+		r.warnf("%s: %s", p.ShortString(), w)
+	}
+	infos := map[string]versionInfo{}
+	for _, dv := range doc.Versions {
+		v, err := backends.ParseVersion(dv.Version)
+		if err != nil {
+			return nil, r.errorf("%s: %s: invalid version in the list: %v", p.ShortString(), u.Redacted(), err)
+		}
+		vi := versionInfo{version: v, protocols: dv.Protocols}
+		for _, dp := range dv.Platforms {
+			plat, err := backends.ParsePlatform(dp.OS + "_" + dp.Arch)
+			if err != nil {
+				r.warnf("%s %s: platform skipped: %v", p.ShortString(), v, err)
+				continue
+			}
+			vi.platforms = append(vi.platforms, plat)
+		}
+		backends.SortPlatforms(vi.platforms)
+		infos[v.String()] = vi
+	}
+	r.mu.Lock()
+	r.versions[p] = infos
+	r.mu.Unlock()
+	return infos, nil
+}
+
+// download is what the registry's download endpoint says about one package,
+// after Archives checked it.
+type download struct {
+	url    *url.URL
+	shasum string // lowercase hex
+	size   int64  // from packages; -1 when not given
+}
+
+// Archives lists p's packages at v: the platforms from the versions list,
+// then the download metadata of each (concurrently), then SHA256SUMS and its
+// signature, fetched and checked once for the version. A bad signature is an
+// error for the whole version.
+func (r *Registry) Archives(ctx context.Context, p backends.Provider, v backends.Version) ([]backends.Archive, error) {
+	infos, err := r.versionInfos(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	vi, ok := infos[v.String()]
+	if !ok {
+		return nil, r.errorf("%s %s: the registry does not list this version: %w", p.ShortString(), v, backends.ErrNotFound)
+	}
+	metas := make([]*downloadMeta, len(vi.platforms))
+	g, gctx := errgroup.WithContext(ctx)
+	n := r.opts.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	g.SetLimit(n)
+	for i, plat := range vi.platforms {
+		g.Go(func() error {
+			m, err := r.downloadMeta(gctx, p, v, plat)
+			metas[i] = m
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []backends.Archive
+	for _, m := range metas {
+		if m == nil {
+			continue // the registry lists the platform but has no download for it
+		}
+		a, err := r.authenticate(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// authenticate checks one package's metadata against its version's signed
+// SHA256SUMS and builds its Archive.
+func (r *Registry) authenticate(ctx context.Context, m *downloadMeta) (backends.Archive, error) {
+	pkg := m.pkg
+	ss, err := r.signedSums(ctx, m)
+	if err != nil {
+		return backends.Archive{}, err
+	}
+	want, listed := ss.lines[m.filename]
+	switch {
+	case !listed:
+		return backends.Archive{}, r.errorf("%s: SHA256SUMS (%s) has no line for %s", short(pkg), m.sumsURL.Redacted(), m.filename)
+	case want != m.shasum:
+		return backends.Archive{}, r.errorf("%s: SHA256SUMS (%s) lists %s for %s, but the download metadata says %s", short(pkg), m.sumsURL.Redacted(), want, m.filename, m.shasum)
+	}
+	zh := hashing.Hash("zh:" + m.shasum)
+	var evidence []hashing.Evidence
+	if ss.keyID != "" {
+		evidence = append(evidence, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceRegistrySigned, Detail: "key " + ss.keyID}, Hashes: []hashing.Hash{zh}})
+	} else {
+		evidence = append(evidence, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceRegistry, Detail: "shasum (" + r.host + " publishes no signing keys)"}, Hashes: []hashing.Hash{zh}})
+	}
+	if len(m.packageHashes) > 0 {
+		evidence = append(evidence, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceRegistry, Detail: "packages"}, Hashes: m.packageHashes})
+	}
+	r.mu.Lock()
+	r.downloads[pkg.Key()] = download{url: m.downloadURL, shasum: m.shasum, size: m.size}
+	r.mu.Unlock()
+	return backends.Archive{Package: pkg, Layout: backends.Packed, Size: m.size, Evidence: evidence, Location: m.downloadURL.String()}, nil
+}
+
+// short names a package without its hostname, which the registry's name in
+// every message already gives.
+func short(p backends.Package) string {
+	return fmt.Sprintf("%s %s %s", p.Provider.ShortString(), p.Version, p.Platform)
+}
