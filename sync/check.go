@@ -1,0 +1,291 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// CheckOptions tune CheckLock.
+type CheckOptions struct {
+	// Kind is how the clients install from the place, which decides which
+	// locked hashes can vouch for a package (formats.md §1.5).
+	Kind place.Kind
+	// Platforms to check. Empty: every platform the place holds for any
+	// locked provider at its locked version, so a provider that lacks a
+	// platform its siblings have is reported missing.
+	Platforms []backends.Platform
+	Hashing   hashing.Options
+}
+
+// CheckLock answers "would `init` with this lock file work on each platform,
+// installing from r?": for every locked provider version and platform, the
+// package must be in r and match at least one locked hash of a scheme the
+// clients can check for r's kind of place. A finding is StatusOK when init
+// would succeed (the detail warns when it would succeed without checking
+// anything), StatusMissing or StatusMismatch when init would fail, and
+// StatusError when r could not be read. Every detail says what init would do
+// and how to fix it.
+func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provider]Locked, o CheckOptions) ([]Finding, error) {
+	providers := make([]backends.Provider, 0, len(locked))
+	for p := range locked {
+		providers = append(providers, p)
+	}
+	backends.SortProviders(providers)
+
+	c := checker{r: r, o: o, archives: map[backends.Provider][]backends.Archive{}, errs: map[backends.Provider]error{}, have: map[backends.Provider][]backends.Version{}}
+	for _, p := range providers {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c.list(ctx, p, locked[p])
+	}
+	platforms := o.Platforms
+	if len(platforms) == 0 {
+		platforms = c.representedPlatforms()
+	}
+
+	var out []Finding
+	for _, p := range providers {
+		l := locked[p]
+		if len(platforms) == 0 {
+			out = append(out, c.absent(backends.Package{Provider: p, Version: l.Version}, l))
+			continue
+		}
+		byPlat := map[backends.Platform]backends.Archive{}
+		for _, a := range c.archives[p] {
+			byPlat[a.Platform] = a
+		}
+		for _, plat := range platforms {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			pkg := backends.Package{Provider: p, Version: l.Version, Platform: plat}
+			a, ok := byPlat[plat]
+			switch {
+			case c.errs[p] != nil:
+				out = append(out, Finding{Package: pkg, Status: StatusError, Detail: fmt.Sprintf("cannot tell whether init would work: %v", c.errs[p])})
+			case !ok:
+				out = append(out, c.absent(pkg, l))
+			default:
+				out = append(out, c.checkArchive(ctx, a, l))
+			}
+		}
+	}
+	return out, nil
+}
+
+type checker struct {
+	r        backends.Reader
+	o        CheckOptions
+	archives map[backends.Provider][]backends.Archive // at the locked version
+	have     map[backends.Provider][]backends.Version // every version r holds
+	errs     map[backends.Provider]error
+}
+
+func (c *checker) list(ctx context.Context, p backends.Provider, l Locked) {
+	vs, err := c.r.Versions(ctx, p)
+	if errors.Is(err, backends.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		c.errs[p] = err
+		return
+	}
+	c.have[p] = vs
+	for _, v := range vs {
+		if v.Equal(l.Version) && v.String() == l.Version.String() {
+			as, err := c.r.Archives(ctx, p, v)
+			if err != nil && !errors.Is(err, backends.ErrNotFound) {
+				c.errs[p] = err
+			}
+			c.archives[p] = as
+			return
+		}
+	}
+}
+
+func (c *checker) representedPlatforms() []backends.Platform {
+	seen := map[backends.Platform]bool{}
+	var out []backends.Platform
+	for _, as := range c.archives {
+		for _, a := range as {
+			if !seen[a.Platform] {
+				seen[a.Platform] = true
+				out = append(out, a.Platform)
+			}
+		}
+	}
+	backends.SortPlatforms(out)
+	return out
+}
+
+// absent describes a locked package the place does not hold.
+func (c *checker) absent(pkg backends.Package, l Locked) Finding {
+	f := Finding{Package: pkg, Status: StatusMissing}
+	plat := pkg.Platform.String()
+	if pkg.Platform == (backends.Platform{}) {
+		plat = "PLATFORM"
+	}
+	fix := fmt.Sprintf("copy it in with `tfmirror sync SOURCE %s -p %s -v %s --platform %s`", c.r, pkg.Provider, pkg.Version, plat)
+	as := c.archives[pkg.Provider]
+	switch {
+	case len(as) > 0:
+		var plats []string
+		for _, a := range as {
+			plats = append(plats, a.Platform.String())
+		}
+		f.Detail = fmt.Sprintf("init on %s would fail: %s holds %s %s only for %s; %s", plat, c.r, pkg.Provider, pkg.Version, strings.Join(plats, ", "), fix)
+	case len(c.have[pkg.Provider]) > 0:
+		f.Detail = fmt.Sprintf("init would fail: %s does not hold the locked version %s of %s (it has %s); %s, or move the lock to a version the mirror holds",
+			c.r, pkg.Version, pkg.Provider, versionList(c.have[pkg.Provider]), fix)
+	default:
+		f.Detail = fmt.Sprintf("init would fail: %s holds no version of %s; %s", c.r, pkg.Provider, fix)
+	}
+	return f
+}
+
+func versionList(vs []backends.Version) string {
+	sorted := append([]backends.Version(nil), vs...)
+	backends.SortVersionsNewestFirst(sorted)
+	var s []string
+	for i, v := range sorted {
+		if i == 5 {
+			s = append(s, fmt.Sprintf("and %d more", len(sorted)-5))
+			break
+		}
+		s = append(s, v.String())
+	}
+	return strings.Join(s, ", ")
+}
+
+// checkArchive applies the clients' rules for a package the place holds.
+func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked) Finding {
+	f := Finding{Package: a.Package}
+	sums, err := HashArchive(ctx, c.r, a, c.o.Hashing)
+	if err != nil {
+		f.Status, f.Detail = StatusError, fmt.Sprintf("cannot hash the package: %v", err)
+		return f
+	}
+	evidence := append([]hashing.Evidence(nil), a.Evidence...)
+	lockEv := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceLockFile, Detail: l.Source}, Hashes: l.Hashes, AnyOf: true}
+	res := hashing.Verify(sums, append(evidence, lockEv)...)
+	f.Result = &res
+
+	// Network mirrors, registries and OCI registries make the clients check
+	// the archive against what the place states before the lock; a
+	// filesystem mirror's index documents are not read by the clients.
+	if c.o.Kind != place.FS {
+		if pr := hashing.Verify(sums, evidence...); !pr.OK() {
+			f.Status = StatusMismatch
+			f.Detail = fmt.Sprintf("init would fail: the archive does not match what %s states (%v); replace it with the origin's archive: `tfmirror sync SOURCE %s -p %s -v %s --platform %s --force`",
+				c.r, pr.Err(), c.r, a.Provider, a.Version, a.Platform)
+			return f
+		}
+	}
+
+	lockFix := fmt.Sprintf("`tfmirror lock %s --lock %s --platform %s`", c.r, lockName(l), a.Platform)
+	var h1s, zhs []hashing.Hash
+	for _, h := range l.Hashes {
+		switch h.Scheme() {
+		case hashing.SchemeH1:
+			h1s = append(h1s, h)
+		case hashing.SchemeZip:
+			zhs = append(zhs, h)
+		}
+	}
+	if len(h1s)+len(zhs) == 0 {
+		f.Status = StatusOK
+		f.Detail = fmt.Sprintf("warning: the lock holds no h1: or zh: hash for %s %s, so init would install this package without checking it and record its hashes; add them now with %s", a.Provider, a.Version, lockFix)
+		return f
+	}
+
+	switch {
+	case a.Layout == backends.Unpacked:
+		return c.checkUnpacked(f, sums, h1s, lockFix)
+	case c.o.Kind == place.OCI:
+		return c.checkOCI(f, sums, h1s, zhs, lockFix)
+	}
+	if contains(h1s, sums.H1) || contains(zhs, sums.ZH) {
+		f.Status, f.Detail = StatusOK, describeMatches(hashing.Verify(sums, lockEv))
+		return f
+	}
+	f.Status = StatusMismatch
+	f.Detail = fmt.Sprintf("init would fail with a checksum error: the zip's h1 (%s) and zh (%s) match none of the %d locked hashes; the mirror holds a different package than was locked: if it is the right one, record it with %s, otherwise replace it with the origin's: `tfmirror sync SOURCE %s -p %s -v %s --platform %s --force`",
+		sums.H1.Short(), sums.ZH.Short(), len(l.Hashes), lockFix, c.r, a.Provider, a.Version, a.Platform)
+	if c.unpackedMatches(ctx, a, sums, h1s) {
+		f.Detail += "; note: the zip has directory entries, so its h1 differs from the unpacked package's h1 that the lock holds: a zh: in the lock (as `tfmirror lock` adds) lets the clients accept it"
+	}
+	return f
+}
+
+func (c *checker) checkUnpacked(f Finding, sums hashing.Sums, h1s []hashing.Hash, lockFix string) Finding {
+	switch {
+	case len(h1s) == 0:
+		f.Status = StatusOK
+		f.Detail = fmt.Sprintf("warning: init would install this unpacked package WITHOUT checking it: the lock holds only zh: hashes, which cannot vouch for an unpacked directory (the clients then ignore them); add its h1: with %s", lockFix)
+	case contains(h1s, sums.H1):
+		f.Status, f.Detail = StatusOK, "h1 of the unpacked package matches the lock"
+	default:
+		f.Status = StatusMismatch
+		f.Detail = fmt.Sprintf("init would fail with a checksum error: the unpacked package's h1 (%s) is none of the %d locked h1: hashes; if the mirror's package is the right one, record it with %s, otherwise replace the directory with the origin's package",
+			sums.H1.Short(), len(h1s), lockFix)
+	}
+	return f
+}
+
+func (c *checker) checkOCI(f Finding, sums hashing.Sums, h1s, zhs []hashing.Hash, lockFix string) Finding {
+	switch {
+	case contains(zhs, sums.ZH):
+		f.Status, f.Detail = StatusOK, "zh of the OCI layer (its digest) is in the lock"
+	case len(zhs) == 0:
+		f.Status = StatusMismatch
+		f.Detail = "init (OpenTofu, oci_mirror) would fail before downloading: it needs the layer's zh:<sha256 digest> literally in the lock, and the lock holds only h1: hashes for this version; add the zh: hashes with " + lockFix
+		if contains(h1s, sums.H1) {
+			f.Detail += " (the package's h1 matches the lock, so the layer is the locked package)"
+		}
+	default:
+		f.Status = StatusMismatch
+		f.Detail = fmt.Sprintf("init (OpenTofu, oci_mirror) would fail before downloading: the layer's digest (%s) is none of the %d locked zh: hashes, so the registry holds a different zip than was locked; if it is the right one, record it with %s, otherwise push the origin's zip",
+			sums.ZH.Short(), len(zhs), lockFix)
+	}
+	return f
+}
+
+// unpackedMatches reports whether a locked h1 matches the package once
+// unpacked although the zip's own h1 does not: the case of a zip with
+// directory entries, which the clients hash differently from its content.
+func (c *checker) unpackedMatches(ctx context.Context, a backends.Archive, sums hashing.Sums, h1s []hashing.Hash) bool {
+	if len(h1s) == 0 {
+		return false
+	}
+	ls, err := PackageLockHashes(ctx, c.r, a, c.o.Hashing)
+	if err != nil || ls.Unpacked == sums.H1 {
+		return false
+	}
+	return contains(h1s, ls.Unpacked)
+}
+
+func contains(hs []hashing.Hash, h hashing.Hash) bool {
+	if h == "" {
+		return false
+	}
+	for _, x := range hs {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+func lockName(l Locked) string {
+	if l.Source == "" {
+		return "FILE"
+	}
+	return l.Source
+}

@@ -1,0 +1,411 @@
+package sync
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/hashing/lockfile"
+)
+
+// LockedFromFile turns a lock file into the selection's Locked map; source
+// names the file in messages.
+func LockedFromFile(f *lockfile.File, source string) map[backends.Provider]Locked {
+	out := map[backends.Provider]Locked{}
+	for _, l := range f.Providers() {
+		out[l.Addr] = Locked{Version: l.Version, Hashes: l.Hashes, Source: source}
+	}
+	return out
+}
+
+// LockSums are the hashes `providers lock` records for one package.
+type LockSums struct {
+	// Unpacked is the h1: of the package as unpacked (HashDir), which is
+	// what the clients record and re-check in their cache.
+	Unpacked hashing.Hash
+	// Zip holds the zip's h1: (HashZip, what the clients check a zip with)
+	// and zh:; it is zero for an unpacked directory.
+	Zip hashing.Sums
+}
+
+// Hashes returns what goes into the lock: the unpacked h1: and the zip's zh:.
+func (s LockSums) Hashes() []hashing.Hash {
+	hs := []hashing.Hash{s.Unpacked}
+	if s.Zip.ZH != "" {
+		hs = append(hs, s.Zip.ZH)
+	}
+	return hashing.SortUnique(hs)
+}
+
+// PackageLockHashes computes a package's LockSums: in place for local
+// places, otherwise from a temporary copy of the zip.
+func PackageLockHashes(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options) (LockSums, error) {
+	if lp, ok := r.(backends.LocalPather); ok {
+		p := lp.LocalPath(a)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return LockSums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+		}
+		if fi.IsDir() {
+			h1, err := hashing.HashDir(p)
+			if err != nil {
+				return LockSums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+			}
+			return LockSums{Unpacked: h1}, nil
+		}
+		ls, err := zipLockSums(p, opts)
+		if err != nil {
+			return LockSums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+		}
+		return ls, nil
+	}
+	tmp, err := fetchToTemp(ctx, r, a)
+	if err != nil {
+		return LockSums{}, err
+	}
+	defer os.Remove(tmp)
+	ls, err := zipLockSums(tmp, opts)
+	if err != nil {
+		return LockSums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+	}
+	return ls, nil
+}
+
+func fetchToTemp(ctx context.Context, r backends.Reader, a backends.Archive) (string, error) {
+	rc, err := r.Open(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	f, err := os.CreateTemp("", "tfmirror-lock-*.zip")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, ctxReader{ctx, rc})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("%s: %s: %w", r, a.Package, err)
+	}
+	return f.Name(), nil
+}
+
+// zipLockSums hashes a zip and its unpacked form. The two h1: values agree
+// unless the zip has directory entries or names that do not unpack to
+// themselves; only then is it unpacked to a temp dir, as the clients would.
+func zipLockSums(zipPath string, opts hashing.Options) (LockSums, error) {
+	sums, err := hashing.HashPath(zipPath, opts)
+	if err != nil {
+		return LockSums{}, err
+	}
+	asIs, err := unpacksAsIs(zipPath)
+	if err != nil {
+		return LockSums{}, err
+	}
+	if asIs {
+		return LockSums{Unpacked: sums.H1, Zip: sums}, nil
+	}
+	dir, err := os.MkdirTemp("", "tfmirror-unpack-*")
+	if err != nil {
+		return LockSums{}, err
+	}
+	defer os.RemoveAll(dir)
+	if err := fs.Extract(zipPath, dir, opts); err != nil {
+		return LockSums{}, err
+	}
+	h1, err := hashing.HashDir(dir)
+	if err != nil {
+		return LockSums{}, err
+	}
+	return LockSums{Unpacked: h1, Zip: sums}, nil
+}
+
+// unpacksAsIs reports whether HashZip of the zip equals HashDir of its
+// extraction: no directory entries, no duplicate names, every name a clean
+// relative slash path.
+func unpacksAsIs(zipPath string) (bool, error) {
+	z, err := zip.OpenReader(zipPath)
+	if err != nil {
+		return false, err
+	}
+	defer z.Close()
+	seen := map[string]bool{}
+	for _, f := range z.File {
+		n := f.Name
+		if strings.HasSuffix(n, "/") || f.FileInfo().IsDir() || seen[n] ||
+			strings.Contains(n, `\`) || path.Clean(n) != n || strings.HasPrefix(n, "/") || n == ".." || strings.HasPrefix(n, "../") {
+			return false, nil
+		}
+		seen[n] = true
+	}
+	return true, nil
+}
+
+// LockRequest says which packages UpdateLock hashes.
+type LockRequest struct {
+	// Selection's Providers limit the update to matching providers (locked
+	// or new); its Versions choose the version of providers not yet locked
+	// (newest match; "latest" when empty) and move a locked provider whose
+	// version does not match.
+	Selection Selection
+	// Platforms to hash; required, as for `providers lock`.
+	Platforms []backends.Platform
+	Hashing   hashing.Options
+}
+
+// LockHash is a hash UpdateLock added, with the platform it came from.
+type LockHash struct {
+	Hash     hashing.Hash
+	Platform backends.Platform
+}
+
+// LockUpdate is what UpdateLock did to one provider's lock.
+type LockUpdate struct {
+	Provider backends.Provider
+	Version  backends.Version
+	// OldVersion is the version locked before, when the update moved the
+	// lock to another version (its hashes were then replaced, since they
+	// vouch for other packages); nil otherwise.
+	OldVersion backends.Version
+	New        bool
+	Added      []LockHash
+}
+
+// UpdateLock records in f, as `terraform providers lock` would from a
+// mirror, the hashes of every requested platform's package of each provider
+// version: the unpacked package's h1: and the zip's zh:, merged with the
+// hashes already locked (none is ever dropped while the version stays) and
+// sorted. The constraints already in f are kept.
+//
+// Like `providers lock` it is all or nothing: when any package is missing or
+// does not match what the place states, the problems are returned and f is
+// left unchanged.
+func UpdateLock(ctx context.Context, r backends.Reader, f *lockfile.File, req LockRequest) ([]LockUpdate, []Finding, error) {
+	if len(req.Platforms) == 0 {
+		return nil, nil, errors.New("lock: name the platforms to lock with --platform (e.g. linux_amd64, darwin_arm64, windows_amd64)")
+	}
+	targets, problems, err := lockTargets(ctx, r, f, req.Selection)
+	if err != nil {
+		return nil, nil, err
+	}
+	var updates []LockUpdate
+	for _, t := range targets {
+		u, probs, err := hashTarget(ctx, r, f, t, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		problems = append(problems, probs...)
+		if len(probs) == 0 {
+			updates = append(updates, u)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems, nil
+	}
+	for _, u := range updates {
+		old, ok := f.Provider(u.Provider)
+		switch {
+		case ok && u.OldVersion == nil:
+			f.AddHashes(u.Provider, hashList(u.Added))
+		default:
+			l := lockfile.Provider{Addr: u.Provider, Version: u.Version, Hashes: hashList(u.Added)}
+			if ok {
+				l.Constraints = old.Constraints
+			}
+			if err := f.Set(l); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return updates, nil, nil
+}
+
+func hashList(lh []LockHash) []hashing.Hash {
+	out := make([]hashing.Hash, len(lh))
+	for i, h := range lh {
+		out[i] = h.Hash
+	}
+	return out
+}
+
+type lockTarget struct {
+	provider backends.Provider
+	version  backends.Version
+	old      backends.Version // set when moving a locked provider
+	isNew    bool
+}
+
+// lockTargets picks the provider versions to hash.
+func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel Selection) ([]lockTarget, []Finding, error) {
+	wanted := func(p backends.Provider) bool {
+		if len(sel.Providers) == 0 {
+			return true
+		}
+		for _, flt := range sel.Providers {
+			if flt.Matches(p) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []lockTarget
+	var problems []Finding
+	done := map[backends.Provider]bool{}
+	for _, l := range f.Providers() {
+		if !wanted(l.Addr) {
+			continue
+		}
+		done[l.Addr] = true
+		if sel.Versions.IsZero() || (!sel.Versions.Latest && sel.Versions.Constraints.Check(l.Version)) {
+			out = append(out, lockTarget{provider: l.Addr, version: l.Version})
+			continue
+		}
+		v, prob, err := newestIn(ctx, r, l.Addr, sel.Versions)
+		if err != nil {
+			return nil, nil, err
+		}
+		if prob != nil {
+			problems = append(problems, *prob)
+			continue
+		}
+		t := lockTarget{provider: l.Addr, version: v}
+		if v.String() != l.Version.String() {
+			t.old = l.Version
+		}
+		out = append(out, t)
+	}
+	if len(sel.Providers) == 0 {
+		return out, problems, nil
+	}
+	listed, err := Selection{Providers: sel.Providers}.ProvidersIn(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, flt := range sel.Providers {
+		matched := false
+		for _, p := range listed {
+			if flt.Matches(p) {
+				matched = true
+			}
+		}
+		for p := range done {
+			if flt.Matches(p) {
+				matched = true
+			}
+		}
+		if !matched {
+			problems = append(problems, Finding{Status: StatusMissing, Detail: fmt.Sprintf("%s holds no provider matching %s", r, flt)})
+		}
+	}
+	for _, p := range listed {
+		if done[p] {
+			continue
+		}
+		done[p] = true
+		v, prob, err := newestIn(ctx, r, p, sel.Versions)
+		if err != nil {
+			return nil, nil, err
+		}
+		if prob != nil {
+			problems = append(problems, *prob)
+			continue
+		}
+		out = append(out, lockTarget{provider: p, version: v, isNew: true})
+	}
+	return out, problems, nil
+}
+
+// newestIn picks the newest version of p in r that c selects ("latest" when
+// c is empty).
+func newestIn(ctx context.Context, r backends.Reader, p backends.Provider, c backends.VersionConstraint) (backends.Version, *Finding, error) {
+	vs, err := r.Versions(ctx, p)
+	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+		return nil, nil, err
+	}
+	if c.IsZero() {
+		c.Latest = true
+	}
+	match := c.Filter(vs)
+	if len(match) == 0 {
+		what := "any version"
+		if s := c.String(); s != "" {
+			what = "a version matching " + s
+		}
+		return nil, &Finding{Status: StatusMissing, Detail: fmt.Sprintf("%s holds no %s of %s", r, what, p)}, nil
+	}
+	return match[0], nil, nil
+}
+
+// hashTarget hashes every requested platform's package of one provider
+// version.
+func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lockTarget, req LockRequest) (LockUpdate, []Finding, error) {
+	u := LockUpdate{Provider: t.provider, Version: t.version, OldVersion: t.old, New: t.isNew}
+	as, err := r.Archives(ctx, t.provider, t.version)
+	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+		return u, nil, err
+	}
+	byPlat := map[backends.Platform]backends.Archive{}
+	var have []string
+	for _, a := range as {
+		byPlat[a.Platform] = a
+		have = append(have, a.Platform.String())
+	}
+	existing := map[hashing.Hash]bool{}
+	if l, ok := f.Provider(t.provider); ok && t.old == nil {
+		for _, h := range l.Hashes {
+			existing[h] = true
+		}
+	}
+	var problems []Finding
+	for _, plat := range req.Platforms {
+		if err := ctx.Err(); err != nil {
+			return u, nil, err
+		}
+		pkg := backends.Package{Provider: t.provider, Version: t.version, Platform: plat}
+		a, ok := byPlat[plat]
+		if !ok {
+			held := "no platform"
+			if len(have) > 0 {
+				held = "only " + strings.Join(have, ", ")
+			}
+			problems = append(problems, Finding{Package: pkg, Status: StatusMissing,
+				Detail: fmt.Sprintf("%s holds %s %s for %s; copy the package in first (`tfmirror sync SOURCE %s -p %s -v %s --platform %s`) or leave the platform out",
+					r, t.provider, t.version, held, r, t.provider, t.version, plat)})
+			continue
+		}
+		ls, err := PackageLockHashes(ctx, r, a, req.Hashing)
+		if err != nil {
+			problems = append(problems, Finding{Package: pkg, Status: StatusError, Detail: err.Error()})
+			continue
+		}
+		sums := ls.Zip
+		if sums.H1 == "" {
+			sums = hashing.Sums{H1: ls.Unpacked}
+		}
+		// Only what the place states is checked here: `providers lock`
+		// ignores the existing lock's hashes, which may be another
+		// platform's.
+		if res := hashing.Verify(sums, a.Evidence...); !res.OK() {
+			problems = append(problems, Finding{Package: pkg, Status: StatusMismatch, Result: &res,
+				Detail: fmt.Sprintf("%s: %s: not locking a package that does not match what the place states: %v", r, pkg, res.Err())})
+			continue
+		}
+		for _, h := range ls.Hashes() {
+			if !existing[h] {
+				existing[h] = true
+				u.Added = append(u.Added, LockHash{Hash: h, Platform: plat})
+			}
+		}
+	}
+	return u, problems, nil
+}
