@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -87,6 +88,9 @@ func ParseProviderPart(given string) (string, error) {
 	if strings.ContainsRune(given, '.') {
 		return "", errors.New("dots are not allowed")
 	}
+	if !utf8.ValidString(given) || strings.ContainsRune(given, utf8.RuneError) {
+		return "", errors.New("must be valid UTF-8")
+	}
 	if strings.Contains(given, "--") {
 		return "", errors.New("cannot use multiple consecutive dashes")
 	}
@@ -122,6 +126,9 @@ func NormalizeHostname(given string) (string, error) {
 	if given == "" {
 		return "", errors.New("empty string is not a valid hostname")
 	}
+	if !utf8.ValidString(given) || strings.ContainsRune(given, utf8.RuneError) {
+		return "", errors.New("hostname is not valid UTF-8")
+	}
 	for _, label := range strings.Split(given, ".") {
 		if label == "" {
 			return "", errors.New("hostname contains empty label (two consecutive periods)")
@@ -132,6 +139,11 @@ func NormalizeHostname(given string) (string, error) {
 	}
 	ascii, err := idna.Lookup.ToASCII(given)
 	if err != nil {
+		return "", err
+	}
+	// The display form must convert back, or the directory name written
+	// for it would not parse again.
+	if _, err := idna.Lookup.ToUnicode(ascii); err != nil {
 		return "", err
 	}
 	return ascii + port, nil

@@ -1,0 +1,58 @@
+package fs_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/fs"
+)
+
+func FuzzParsePackedName(f *testing.F) {
+	for _, s := range []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip", "terraform-provider-alpha_v1_linux_amd64.zip",
+		"TERRAFORM-PROVIDER-ALPHA_1.0.0_LINUX_AMD64.ZIP", "terraform-provider-alpha_1.0.0_linux_amd64_x.zip", "terraform-provider-alpha_.zip"} {
+		f.Add(s)
+	}
+	p, _ := backends.ParseProvider("example.com/acme/alpha")
+	f.Fuzz(func(t *testing.T, name string) {
+		pkg, err := fs.ParsePackedName(p, name)
+		if err != nil {
+			return
+		}
+		if strings.ContainsAny(pkg.Filename(), `/\`) {
+			t.Fatalf("%q -> unsafe file name %q", name, pkg.Filename())
+		}
+	})
+}
+
+// FuzzIndexDocuments feeds arbitrary index.json and <version>.json contents
+// to the reader and the index writer: junk is reported, never a panic, and
+// a rewrite always produces valid documents.
+func FuzzIndexDocuments(f *testing.F) {
+	f.Add([]byte(`{"versions":{"1.0.0":{}}}`), []byte(`{"archives":{"linux_amd64":{"hashes":["h1:x"],"url":"terraform-provider-alpha_1.0.0_linux_amd64.zip"}}}`))
+	f.Add([]byte(`{"versions":{"bad":1}}`), []byte(`{"archives":{"linux":{"url":"../../etc/passwd"}}}`))
+	f.Add([]byte(`[]`), []byte(`null`))
+	f.Fuzz(func(t *testing.T, index, version []byte) {
+		dir := t.TempDir()
+		pdir := filepath.Join(dir, "example.com/acme/alpha")
+		os.MkdirAll(pdir, 0o755)
+		os.WriteFile(filepath.Join(pdir, "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK not really"), 0o644)
+		os.WriteFile(filepath.Join(pdir, "index.json"), index, 0o644)
+		os.WriteFile(filepath.Join(pdir, "1.0.0.json"), version, 0o644)
+		m, err := fs.Open(dir, dir, fs.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := backends.ParseProvider("example.com/acme/alpha")
+		ctx := context.Background()
+		m.AllArchives(ctx, p)
+		m.Audit(ctx, p)
+		// The archive is no zip, so Flush fails computing its h1: cleanly.
+		if err := m.Flush(ctx, p); err == nil {
+			t.Fatal("Flush of a corrupt zip succeeded")
+		}
+	})
+}
