@@ -7,6 +7,8 @@ package httpget
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +34,20 @@ const (
 	// provider with hundreds of releases, stays well under 1 MiB.
 	DefaultMaxDocument int64 = 4 << 20
 )
+
+// NewTransport returns a transport for HTTP places: http.DefaultTransport's
+// settings, trusting roots (nil: the system pool, which honours
+// SSL_CERT_FILE and SSL_CERT_DIR), and keeping enough idle connections per
+// host for concurrent metadata requests; the default of 2 would make most of
+// them pay for a new TLS handshake.
+func NewTransport(roots *x509.CertPool) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 32
+	if roots != nil {
+		t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
+	return t
+}
 
 // Client makes GET requests. The zero value is usable.
 type Client struct {

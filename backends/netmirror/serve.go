@@ -1,0 +1,200 @@
+package netmirror
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// DefaultAddr is where `tfmirror serve` listens unless told otherwise: the
+// loopback interface, so nothing is exposed by accident.
+const DefaultAddr = "127.0.0.1:8443"
+
+// SelfSigned makes an ECDSA P-256 certificate and key for hosts (IP
+// addresses or DNS names), valid from an hour before now for a year. The
+// certificate is its own CA, so clients can trust it by naming its PEM file
+// in SSL_CERT_FILE.
+func SelfSigned(hosts []string, now time.Time) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{Organization: []string{"tfmirror serve"}, CommonName: "tfmirror serve (self-signed)"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if h == "" || seen[h] {
+			continue
+		}
+		seen[h] = true
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// Addr is HOST:PORT to listen on; empty means DefaultAddr. Port 0 picks
+	// a free port.
+	Addr string
+	// CertFile and KeyFile are a PEM certificate and key. Without them a
+	// self-signed pair is made and its certificate written to CertOut.
+	CertFile, KeyFile string
+	// CertOut is where the generated certificate goes; empty means
+	// tfmirror-serve-PORT.pem in the temp directory.
+	CertOut string
+	// Logger receives a line per request and the server's own troubles.
+	Logger  *log.Logger
+	Hashing hashing.Options
+	// Ready is called once the server listens, before it serves.
+	Ready func(Serving)
+}
+
+// Serving describes a listening server.
+type Serving struct {
+	// URL is the network_mirror url for clients.
+	URL string
+	// Addr is the address listened on.
+	Addr string
+	// CertOut is the generated certificate's PEM file; empty when the
+	// certificate was given.
+	CertOut string
+	// Hosts are the names the generated certificate is valid for.
+	Hosts []string
+}
+
+// Serve serves m over HTTPS until ctx is cancelled, then shuts down
+// gracefully, letting requests in flight finish for a few seconds.
+func Serve(ctx context.Context, m *fs.Mirror, opts ServeOptions) error {
+	addr := opts.Addr
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("serve: --addr %q: want HOST:PORT (e.g. %s): %v", addr, DefaultAddr, err)
+	}
+	if (opts.CertFile == "") != (opts.KeyFile == "") {
+		return errors.New("serve: give both --tls-cert and --tls-key, or neither (for a self-signed certificate)")
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	info := Serving{Addr: ln.Addr().String()}
+
+	urlHost := host
+	unspecified := host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified()
+	if unspecified {
+		urlHost = "localhost"
+		if name, err := os.Hostname(); err == nil && name != "" {
+			urlHost = name
+		}
+	}
+	info.URL = "https://" + net.JoinHostPort(urlHost, port) + "/"
+
+	var cert tls.Certificate
+	if opts.CertFile != "" {
+		cert, err = tls.LoadX509KeyPair(opts.CertFile, opts.KeyFile)
+		if err != nil {
+			return fmt.Errorf("serve: --tls-cert %s / --tls-key %s: %w", opts.CertFile, opts.KeyFile, err)
+		}
+	} else {
+		info.Hosts = []string{"127.0.0.1", "::1", "localhost"}
+		if !unspecified {
+			info.Hosts = append(info.Hosts, host)
+		}
+		if urlHost != "localhost" {
+			info.Hosts = append(info.Hosts, urlHost)
+		}
+		certPEM, keyPEM, err := SelfSigned(info.Hosts, time.Now())
+		if err != nil {
+			return fmt.Errorf("serve: making a certificate: %w", err)
+		}
+		info.CertOut = opts.CertOut
+		if info.CertOut == "" {
+			n, _ := strconv.Atoi(port)
+			info.CertOut = fmt.Sprintf("%s%ctfmirror-serve-%d.pem", os.TempDir(), os.PathSeparator, n)
+		}
+		if err := os.WriteFile(info.CertOut, certPEM, 0o644); err != nil {
+			return fmt.Errorf("serve: writing the certificate: %w", err)
+		}
+		cert, err = tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+
+	srv := &http.Server{
+		Handler:           NewHandler(m, opts.Logger, opts.Hashing),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          opts.Logger,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if opts.Ready != nil {
+		opts.Ready(info)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeTLS(ln, "", "") }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		srv.Close()
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
