@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -131,7 +132,13 @@ func classify(err error, op, place string, repo Repository, pkg string) error {
 		}
 	}
 	login := fmt.Sprintf("log in with `docker login %s` or `podman login %s` (tfmirror reads their credential files and helpers)", repo.Registry, repo.Registry)
+	noCreds := errors.Is(err, auth.ErrBasicCredentialNotFound) || strings.Contains(err.Error(), "missing username or password")
 	switch {
+	case noCreds:
+		e.kind = backends.ErrUnauthorized
+		e.Status = http.StatusUnauthorized
+		e.Err = errors.New("the registry wants credentials and none were found")
+		e.Hint = login
 	case e.Code == errcode.ErrorCodeUnauthorized || e.Status == http.StatusUnauthorized:
 		e.kind = backends.ErrUnauthorized
 		e.Hint = "the registry wants credentials, or refused the ones given: " + login

@@ -1,4 +1,4 @@
-package oci
+package oci_test
 
 import (
 	"archive/zip"
@@ -14,6 +14,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -28,11 +29,11 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// openTest opens a Mirror on reg with the template (appended to the
+// openTest opens a oci.Mirror on reg with the template (appended to the
 // registry's host) and no ambient credentials.
-func openTest(t *testing.T, reg *ocitest.Registry, tmpl string) *Mirror {
+func openTest(t *testing.T, reg *ocitest.Registry, tmpl string) *oci.Mirror {
 	t.Helper()
-	m, err := Open("oci://"+reg.Host()+tmpl, reg.Host()+tmpl, Options{
+	m, err := oci.Open("oci://"+reg.Host()+tmpl, reg.Host()+tmpl, oci.Options{
 		PlainHTTP:   reg.PlainHTTP,
 		RootCAs:     reg.RootCAs(),
 		Credentials: credentials.NewMemoryStore(),
@@ -102,7 +103,7 @@ func sumsOf(t *testing.T, b []byte) hashing.Sums {
 
 // put writes one archive through the Writer interface, as the sync engine
 // does: stage, hash the staged file, commit.
-func put(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package, zipBytes []byte, force bool) (Outcome, error) {
+func put(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package, zipBytes []byte, force bool) (oci.Outcome, error) {
 	t.Helper()
 	st, err := w.Stage(ctx, pkg)
 	if err != nil {
@@ -118,10 +119,10 @@ func put(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Pack
 	if err := st.Commit(ctx, sums, force); err != nil {
 		return 0, err
 	}
-	return st.(*Staged).Outcome(), nil
+	return st.(*oci.Staged).Outcome(), nil
 }
 
-func mustPut(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package, zipBytes []byte) Outcome {
+func mustPut(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package, zipBytes []byte) oci.Outcome {
 	t.Helper()
 	o, err := put(ctx, t, w, pkg, zipBytes, false)
 	if err != nil {

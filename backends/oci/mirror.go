@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 
@@ -482,14 +481,4 @@ func isNotFound(err error) bool {
 		}
 	}
 	return false
-}
-
-// sortedPlatforms returns the keys of a platform set, sorted.
-func sortedPlatforms[V any](m map[backends.Platform]V) []backends.Platform {
-	out := make([]backends.Platform, 0, len(m))
-	for p := range m {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
 }

@@ -1,4 +1,4 @@
-package oci
+package oci_test
 
 import (
 	"errors"
@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
 	tfsync "github.com/tfmirror/tfmirror/sync"
 )
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, testTemplate)
@@ -27,7 +29,7 @@ func TestRoundTrip(t *testing.T) {
 		pkg := mustPkg(t, prov, "1.2.3", plat)
 		zips[plat] = providerZip(t, pkg, "")
 		sums[plat] = sumsOf(t, zips[plat])
-		if o := mustPut(ctx, t, m, pkg, zips[plat]); o != Uploaded {
+		if o := mustPut(ctx, t, m, pkg, zips[plat]); o != oci.Uploaded {
 			t.Errorf("%s: outcome %s, want uploaded", plat, o)
 		}
 	}
@@ -105,7 +107,7 @@ func TestRoundTrip(t *testing.T) {
 	again := openTest(t, reg, testTemplate)
 	for plat, z := range zips {
 		pkg := mustPkg(t, prov, "1.2.3", plat)
-		if o := mustPut(ctx, t, again, pkg, z); o != Unchanged {
+		if o := mustPut(ctx, t, again, pkg, z); o != oci.Unchanged {
 			t.Errorf("%s again: outcome %s, want unchanged", plat, o)
 		}
 	}
@@ -135,6 +137,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestSameBlobInAnotherVersionIsNotUploadedAgain(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, testTemplate)
@@ -143,7 +146,7 @@ func TestSameBlobInAnotherVersionIsNotUploadedAgain(t *testing.T) {
 	z := providerZip(t, a, "")
 	mustPut(ctx, t, m, a, z)
 	reg.ResetRequests()
-	if o := mustPut(ctx, t, m, b, z); o != BlobExisted {
+	if o := mustPut(ctx, t, m, b, z); o != oci.BlobExisted {
 		t.Errorf("outcome %s, want blob existed", o)
 	}
 	if n := reg.BlobUploads(); n != 0 {
@@ -175,6 +178,7 @@ func TestSameBlobInAnotherVersionIsNotUploadedAgain(t *testing.T) {
 }
 
 func TestConflictAndForce(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, testTemplate)
@@ -197,7 +201,7 @@ func TestConflictAndForce(t *testing.T) {
 			t.Errorf("conflict message %q lacks %q", err, want)
 		}
 	}
-	if o, err := put(ctx, t, w, lin, other, true); err != nil || o != Uploaded {
+	if o, err := put(ctx, t, w, lin, other, true); err != nil || o != oci.Uploaded {
 		t.Fatalf("with force: %v %v", o, err)
 	}
 	if err := w.Flush(ctx, lin.Provider); err != nil {
@@ -222,6 +226,7 @@ func TestConflictAndForce(t *testing.T) {
 }
 
 func TestConcurrentCommitsOneVersion(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, testTemplate)
@@ -268,6 +273,7 @@ func TestConcurrentCommitsOneVersion(t *testing.T) {
 }
 
 func TestCatalogue(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, testTemplate)
@@ -295,7 +301,7 @@ func TestCatalogue(t *testing.T) {
 	if _, err := short.Providers(ctx); !errors.Is(err, backends.ErrNoCatalogue) {
 		t.Errorf("providers without ${hostname}: %v, want ErrNoCatalogue", err)
 	}
-	if short.DefaultHost() != DefaultHostname || m.DefaultHost() != "" {
+	if short.DefaultHost() != oci.DefaultHostname || m.DefaultHost() != "" {
 		t.Errorf("default hosts %q %q", short.DefaultHost(), m.DefaultHost())
 	}
 	pkg := mustPkg(t, "registry.opentofu.org/acme/beta", "0.1.0", "linux_amd64")
@@ -314,6 +320,7 @@ func TestCatalogue(t *testing.T) {
 }
 
 func TestTwoProvidersOneRepositoryRefused(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, "/all/${namespace}")
@@ -327,6 +334,7 @@ func TestTwoProvidersOneRepositoryRefused(t *testing.T) {
 }
 
 func TestMissingRepository(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, testTemplate)
@@ -342,6 +350,7 @@ func TestMissingRepository(t *testing.T) {
 }
 
 func TestVerifyFindsCorruptBlob(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, testTemplate)
@@ -363,7 +372,7 @@ func TestVerifyFindsCorruptBlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = readAll(t, rc)
-	if !errors.Is(err, ErrDigestMismatch) {
+	if !errors.Is(err, oci.ErrDigestMismatch) {
 		t.Fatalf("reading a corrupt blob: %v, want ErrDigestMismatch", err)
 	}
 	findings, err := tfsync.VerifyPlace(ctx, r, tfsync.Selection{}, hashing.Options{})

@@ -1,4 +1,4 @@
-package oci
+package oci_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 
+	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 )
 
@@ -103,7 +104,7 @@ func checkTofuLayout(t *testing.T, reg *ocitest.Registry, repo, version string, 
 	}
 
 	head := rawGet(t, reg, http.MethodHead, "/v2/"+repo+"/manifests/"+tag,
-		strings.Join([]string{ocispec.MediaTypeImageIndex, ocispec.MediaTypeImageManifest, mediaTypeDockerList, mediaTypeDockerManifest}, ", "))
+		strings.Join([]string{ocispec.MediaTypeImageIndex, ocispec.MediaTypeImageManifest, dockerList, dockerManifest}, ", "))
 	if head.status != http.StatusOK || head.contentType != ocispec.MediaTypeImageIndex {
 		fail("resolve", "HEAD %s: %d %q", tag, head.status, head.contentType)
 	}
@@ -119,7 +120,7 @@ func checkTofuLayout(t *testing.T, reg *ocitest.Registry, repo, version string, 
 	if s := jsonString(rawIdx["mediaType"]); s != ocispec.MediaTypeImageIndex {
 		fail("index-mediaType", "mediaType %q", s)
 	}
-	if s := jsonString(rawIdx["artifactType"]); s != ArtifactTypeProvider {
+	if s := jsonString(rawIdx["artifactType"]); s != oci.ArtifactTypeProvider {
 		fail("index-artifactType", "artifactType %q", s)
 	}
 	var idx ocispec.Index
@@ -127,7 +128,7 @@ func checkTofuLayout(t *testing.T, reg *ocitest.Registry, repo, version string, 
 
 	seen := map[string]int{}
 	for _, e := range idx.Manifests {
-		if e.ArtifactType != ArtifactTypeTarget {
+		if e.ArtifactType != oci.ArtifactTypeTarget {
 			continue
 		}
 		if e.MediaType != ocispec.MediaTypeImageManifest {
@@ -154,14 +155,14 @@ func checkTofuLayout(t *testing.T, reg *ocitest.Registry, repo, version string, 
 		if s := jsonString(rawMan["mediaType"]); s != ocispec.MediaTypeImageManifest {
 			fail("manifest-mediaType", "%s: %q", plat, s)
 		}
-		if s := jsonString(rawMan["artifactType"]); s != e.ArtifactType || s != ArtifactTypeTarget {
+		if s := jsonString(rawMan["artifactType"]); s != e.ArtifactType || s != oci.ArtifactTypeTarget {
 			fail("manifest-artifactType", "%s: %q, entry says %q", plat, s, e.ArtifactType)
 		}
 		var man ocispec.Manifest
 		json.Unmarshal(md.body, &man)
 		var zipsIn []ocispec.Descriptor
 		for _, l := range man.Layers {
-			if l.MediaType == MediaTypeZip {
+			if l.MediaType == oci.MediaTypeZip {
 				zipsIn = append(zipsIn, l)
 			}
 		}
@@ -204,6 +205,7 @@ func jsonString(raw json.RawMessage) string {
 }
 
 func TestManifestsPassOpenTofuChecks(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	m := openTest(t, reg, "/tofu/${namespace}/${type}")
@@ -237,6 +239,7 @@ func TestManifestsPassOpenTofuChecks(t *testing.T) {
 // The checker itself must catch a broken layout, or its passing above means
 // nothing.
 func TestOpenTofuChecksCatchBrokenLayout(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
 	repo := "broken/acme/alpha"
@@ -248,7 +251,7 @@ func TestOpenTofuChecksCatchBrokenLayout(t *testing.T) {
 		Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
 		Config: cfg, Layers: []ocispec.Descriptor{layer, layer},
 	}, "")
-	man.ArtifactType = ArtifactTypeTarget
+	man.ArtifactType = oci.ArtifactTypeTarget
 	man.Platform = &ocispec.Platform{OS: "linux", Architecture: "amd64"}
 	// An index without artifactType.
 	pushRawManifest(ctx, t, reg, repo, ocispec.Index{
@@ -283,7 +286,7 @@ func rawRepo(t *testing.T, reg *ocitest.Registry, name string) *remote.Repositor
 
 func pushRawBlob(ctx context.Context, t *testing.T, reg *ocitest.Registry, repo string, data []byte) ocispec.Descriptor {
 	t.Helper()
-	d := content.NewDescriptorFromBytes(MediaTypeZip, data)
+	d := content.NewDescriptorFromBytes(oci.MediaTypeZip, data)
 	if err := rawRepo(t, reg, repo).Push(ctx, d, bytes.NewReader(data)); err != nil && !strings.Contains(err.Error(), "already exists") {
 		t.Fatal(err)
 	}
@@ -329,3 +332,9 @@ func pushRawBytes(ctx context.Context, t *testing.T, reg *ocitest.Registry, repo
 	}
 	return d
 }
+
+// Docker's media types, which OpenTofu does not accept.
+const (
+	dockerList     = "application/vnd.docker.distribution.manifest.list.v2+json"
+	dockerManifest = "application/vnd.docker.distribution.manifest.v2+json"
+)

@@ -118,8 +118,9 @@ func (t *Template) Resolve(p backends.Provider) (Repository, error) {
 
 // reversePattern builds a regular expression that matches the addresses the
 // template produces and captures each symbol, for templates made only of
-// literals and plain symbol references. Symbols stand for whole words
-// without slashes, which is what every provider address part is.
+// literals and plain symbol references that each fill a whole path segment.
+// A segment such as ${namespace}-${type} cannot be split back unambiguously
+// (namespaces hold dashes), so such templates are not read back.
 func reversePattern(expr hclsyntax.Expression) (*regexp.Regexp, []string) {
 	te, ok := expr.(*hclsyntax.TemplateExpr)
 	if !ok {
@@ -128,20 +129,27 @@ func reversePattern(expr hclsyntax.Expression) (*regexp.Regexp, []string) {
 	var b strings.Builder
 	var groups []string
 	b.WriteString("^")
-	for _, part := range te.Parts {
+	prevLit := ""
+	for i, part := range te.Parts {
 		switch p := part.(type) {
 		case *hclsyntax.LiteralValueExpr:
 			if p.Val.Type() != cty.String || p.Val.IsNull() {
 				return nil, nil
 			}
-			b.WriteString(regexp.QuoteMeta(p.Val.AsString()))
+			prevLit = p.Val.AsString()
+			if len(groups) > 0 && i > 0 && !strings.HasPrefix(prevLit, "/") {
+				if _, after := te.Parts[i-1].(*hclsyntax.ScopeTraversalExpr); after {
+					return nil, nil
+				}
+			}
+			b.WriteString(regexp.QuoteMeta(prevLit))
 		case *hclsyntax.ScopeTraversalExpr:
-			if len(p.Traversal) != 1 {
+			if len(p.Traversal) != 1 || !strings.HasSuffix(prevLit, "/") {
 				return nil, nil
 			}
-			name := p.Traversal.RootName()
+			prevLit = ""
 			b.WriteString("([^/]+)")
-			groups = append(groups, name)
+			groups = append(groups, p.Traversal.RootName())
 		default:
 			return nil, nil
 		}

@@ -361,7 +361,7 @@ func (pv *pendingVersion) existingLayer(ctx context.Context, m *Mirror, r *remot
 
 // load reads the version's index from the registry, if the tag exists.
 func (pv *pendingVersion) load(ctx context.Context, m *Mirror, r *remote.Repository, pkg backends.Package, force bool) error {
-	label := pkg.Provider.String() + " " + pkg.Version.String()
+	label := pkg.String()
 	desc, err := r.Resolve(ctx, pv.tag)
 	switch {
 	case err != nil && isNotFound(err):
