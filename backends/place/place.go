@@ -6,13 +6,19 @@ package place
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
+	"os"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
 	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/registry"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -74,6 +80,45 @@ type Options struct {
 	PlainHTTP bool
 	// Insecure: TLS certificates of OCI registries are not verified.
 	Insecure bool
+	// HTTPClient, when set, carries the transport for network mirrors and
+	// origin registries (tests pass one that trusts their servers).
+	// Otherwise one is made that trusts the system pool (SSL_CERT_FILE,
+	// SSL_CERT_DIR) and CACertFile.
+	HTTPClient *http.Client
+	// CACertFile names a PEM file of certificates that network mirrors and
+	// origin registries may also be signed by (--ca-cert).
+	CACertFile string
+	// Credentials supply bearer tokens for network mirrors and origin
+	// registries; nil means the TF_TOKEN_* environment variables.
+	Credentials backends.Credentials
+}
+
+// httpClient is the HTTP setup for network mirrors and origin registries.
+func (o Options) httpClient() (httpget.Client, error) {
+	if o.HTTPClient != nil {
+		return httpget.Client{HTTP: o.HTTPClient}, nil
+	}
+	var roots *x509.CertPool
+	if o.CACertFile != "" {
+		pemBytes, err := os.ReadFile(o.CACertFile)
+		if err != nil {
+			return httpget.Client{}, fmt.Errorf("--ca-cert: %w", err)
+		}
+		if roots, err = x509.SystemCertPool(); err != nil {
+			roots = x509.NewCertPool()
+		}
+		if !roots.AppendCertsFromPEM(pemBytes) {
+			return httpget.Client{}, fmt.Errorf("--ca-cert %s: no PEM certificate in it", o.CACertFile)
+		}
+	}
+	return httpget.Client{HTTP: &http.Client{Transport: httpget.NewTransport(roots)}}, nil
+}
+
+func (o Options) credentials() backends.Credentials {
+	if o.Credentials != nil {
+		return o.Credentials
+	}
+	return backends.EnvCredentials(os.Environ())
 }
 
 // Opener opens one kind of place. Kinds register theirs in Openers.
@@ -84,6 +129,20 @@ func Openers() map[Kind]Opener {
 	return map[Kind]Opener{
 		FS: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			return fs.Open(s.Raw, s.Target, fs.Options{Create: o.Create, Unpacked: o.Unpacked, Hashing: o.Hashing})
+		},
+		NetMirror: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
+			hc, err := o.httpClient()
+			if err != nil {
+				return nil, err
+			}
+			return netmirror.Open(s.Raw, netmirror.Options{HTTP: hc, Credentials: o.credentials()})
+		},
+		Registry: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
+			hc, err := o.httpClient()
+			if err != nil {
+				return nil, err
+			}
+			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.credentials()})
 		},
 		OCI: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, Hashing: o.Hashing})
