@@ -89,6 +89,7 @@ type flushKey struct {
 type flushState struct {
 	pending int
 	landed  bool
+	writing gosync.Mutex // serialises Flush calls for one destination and provider
 }
 
 // Engine runs sync jobs on a pool of workers. Jobs can be queued while others
@@ -109,6 +110,12 @@ type Engine struct {
 
 	workers gosync.WaitGroup
 	stop    chan struct{}
+
+	// Events wait in an unbounded list until the front end takes them, so
+	// the engine never blocks on a slow (or not yet started) reader.
+	evMu      gosync.Mutex
+	evWake    chan struct{}
+	evPending []Event
 }
 
 // NewEngine starts an engine whose workers run until ctx is cancelled or
@@ -117,10 +124,11 @@ func NewEngine(ctx context.Context, opts Options) *Engine {
 	e := &Engine{
 		opts:    opts.withDefaults(),
 		ctx:     ctx,
-		events:  make(chan Event, 1024),
+		events:  make(chan Event),
 		jobs:    map[JobID]*job{},
 		flushes: map[flushKey]*flushState{},
 		stop:    make(chan struct{}),
+		evWake:  make(chan struct{}, 1),
 	}
 	e.wake = gosync.NewCond(&e.mu)
 	for range e.opts.Jobs {
@@ -129,24 +137,59 @@ func NewEngine(ctx context.Context, opts Options) *Engine {
 	}
 	go e.ticker()
 	go func() {
-		<-ctx.Done()
+		// On cancellation the workers end every queued job as cancelled
+		// and exit; wake the idle ones.
+		select {
+		case <-ctx.Done():
+		case <-e.stop:
+			return
+		}
 		e.mu.Lock()
 		e.closed = true
-		for _, j := range e.queue {
-			j.state = Canceled
-			e.finishLocked(j)
-			e.emit(JobFailed{ID: j.info.ID, Err: ctx.Err(), Canceled: true})
-		}
-		e.queue = nil
 		e.wake.Broadcast()
 		e.mu.Unlock()
 	}()
+	go e.pump()
 	go func() {
 		e.workers.Wait()
 		close(e.stop)
-		close(e.events)
 	}()
 	return e
+}
+
+// pump hands queued events to the reader in order, and closes the stream
+// once the workers are gone and every event has been taken.
+func (e *Engine) pump() {
+	defer close(e.events)
+	for {
+		e.evMu.Lock()
+		batch := e.evPending
+		e.evPending = nil
+		e.evMu.Unlock()
+		for _, ev := range batch {
+			e.events <- ev
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-e.evWake:
+		case <-e.stop:
+			e.evMu.Lock()
+			left := len(e.evPending)
+			e.evMu.Unlock()
+			if left == 0 {
+				return
+			}
+		}
+	}
+}
+
+// backlog is how many events wait for the reader.
+func (e *Engine) backlog() int {
+	e.evMu.Lock()
+	defer e.evMu.Unlock()
+	return len(e.evPending)
 }
 
 // Events is the engine's event stream; it is closed after Close (or
@@ -203,8 +246,14 @@ func (e *Engine) Cancel(id JobID) {
 			}
 		}
 		j.state = Canceled
-		e.emit(JobFailed{ID: id, Err: context.Canceled, Canceled: true})
-		e.finishLocked(j)
+		// The workers cannot all have exited while this job was queued;
+		// count this goroutine among them until the job has ended, so the
+		// event stream stays open for its last events.
+		e.workers.Add(1)
+		e.mu.Unlock()
+		e.endJob(j, JobFailed{ID: id, Err: context.Canceled, Canceled: true})
+		e.workers.Done()
+		e.mu.Lock()
 	case Running:
 		j.cancel()
 	}
@@ -230,9 +279,16 @@ func (e *Engine) Close() {
 	e.mu.Unlock()
 }
 
-// emit sends an event; callers may hold e.mu, which is fine because the
-// channel is only ever received from outside the engine.
-func (e *Engine) emit(ev Event) { e.events <- ev }
+// emit queues an event for the reader; it never blocks.
+func (e *Engine) emit(ev Event) {
+	e.evMu.Lock()
+	e.evPending = append(e.evPending, ev)
+	e.evMu.Unlock()
+	select {
+	case e.evWake <- struct{}{}:
+	default:
+	}
+}
 
 func (e *Engine) worker() {
 	defer e.workers.Done()
@@ -247,6 +303,12 @@ func (e *Engine) worker() {
 		}
 		j := e.queue[0]
 		e.queue = e.queue[1:]
+		if err := e.ctx.Err(); err != nil {
+			j.state = Canceled
+			e.mu.Unlock()
+			e.endJob(j, JobFailed{ID: j.info.ID, Err: err, Canceled: true})
+			continue
+		}
 		ctx, cancel := context.WithCancel(e.ctx)
 		j.cancel = cancel
 		j.state = Running
@@ -255,6 +317,7 @@ func (e *Engine) worker() {
 		err := e.run(ctx, j)
 		cancel()
 
+		var ev Event
 		e.mu.Lock()
 		switch {
 		case err == nil:
@@ -262,36 +325,47 @@ func (e *Engine) worker() {
 			e.flushes[flushKey{j.spec.Dst, j.info.Package.Provider}].landed = true
 		case errors.Is(err, context.Canceled):
 			j.state = Canceled
-			e.emit(JobFailed{ID: j.info.ID, Err: err, Canceled: true})
+			ev = JobFailed{ID: j.info.ID, Err: err, Canceled: true}
 		default:
 			j.state = Failed
-			e.emit(JobFailed{ID: j.info.ID, Err: err})
+			ev = JobFailed{ID: j.info.ID, Err: err}
 		}
-		e.finishLocked(j)
 		e.mu.Unlock()
+		e.endJob(j, ev)
 	}
 }
 
-// finishLocked does the bookkeeping when a job ends: it flushes the
-// provider's index documents when the provider's last pending job ends, and
-// reports Idle when nothing is left.
-func (e *Engine) finishLocked(j *job) {
+// endJob does the bookkeeping when a job ends (ev, if any, says how): when
+// it was the provider's last pending job in that destination, it flushes the
+// provider's index documents, even after cancellation so that what landed
+// is listed; when nothing is left, it reports Idle. Call it without e.mu.
+func (e *Engine) endJob(j *job, ev Event) {
+	if ev != nil {
+		e.emit(ev)
+	}
 	k := flushKey{j.spec.Dst, j.info.Package.Provider}
+	e.mu.Lock()
 	fs := e.flushes[k]
 	fs.pending--
-	if fs.pending == 0 && fs.landed {
+	flush := fs.pending == 0 && fs.landed
+	if flush {
 		fs.landed = false
-		// Flush outside the lock would let a new job for the provider land
-		// mid-flush; flushing under it keeps index documents consistent.
-		// Flush must not take long: it rewrites a few small files.
+	}
+	e.mu.Unlock()
+	if flush {
+		fs.writing.Lock()
 		err := j.spec.Dst.Flush(context.WithoutCancel(e.ctx), k.provider)
+		fs.writing.Unlock()
 		if err != nil {
 			err = &backends.OpError{Op: "write index", Place: j.info.Dst, Side: "destination", Err: err}
 		}
 		e.emit(IndexWritten{Dst: j.info.Dst, Provider: k.provider, Err: err})
 	}
+	e.mu.Lock()
 	e.active--
-	if e.active == 0 {
+	idle := e.active == 0
+	e.mu.Unlock()
+	if idle {
 		e.emit(Idle{})
 	}
 }
@@ -304,6 +378,9 @@ func (e *Engine) ticker() {
 		case <-e.stop:
 			return
 		case <-t.C:
+		}
+		if e.backlog() > 0 {
+			continue // the reader is behind: a snapshot now would be stale
 		}
 		e.mu.Lock()
 		for _, j := range e.jobs {
@@ -319,10 +396,7 @@ func (e *Engine) ticker() {
 			if el := time.Since(time.Unix(0, j.started.Load())).Seconds(); el > 0 {
 				rate = float64(n) / el
 			}
-			select { // progress is a snapshot: drop it rather than wait
-			case e.events <- JobProgress{ID: j.info.ID, Bytes: n, Total: j.info.Size, Rate: rate}:
-			default:
-			}
+			e.emit(JobProgress{ID: j.info.ID, Bytes: n, Total: j.info.Size, Rate: rate})
 		}
 		e.mu.Unlock()
 	}

@@ -515,3 +515,25 @@ func (s *slowReader) Read(p []byte) (int, error) {
 	return s.rc.Read(p)
 }
 func (s *slowReader) Close() error { return s.rc.Close() }
+
+// The engine never blocks on its reader: thousands of jobs queued before
+// anyone reads events still run to the end.
+func TestManyJobsBeforeReading(t *testing.T) {
+	w := newWorld(t)
+	a := oneArchive(t, w)
+	specs := make([]sync.JobSpec, 1500)
+	for i := range specs {
+		specs[i] = sync.JobSpec{Src: w.src, Dst: w.dst, Archive: a}
+	}
+	eng := sync.NewEngine(context.Background(), sync.Options{Jobs: 4})
+	eng.Enqueue(specs...)
+	eng.Close()
+	time.Sleep(50 * time.Millisecond)
+	tr := sync.NewTracker()
+	for ev := range eng.Events() {
+		tr.Apply(ev)
+	}
+	if c := tr.Counts(); c[sync.Done] != len(specs) {
+		t.Fatalf("counts = %v, failures %v", c, failures(tr)[:min(3, len(failures(tr)))])
+	}
+}
