@@ -1,0 +1,148 @@
+package fetch
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ErrNoGit is wrapped when a git source is met and no git binary is found.
+var ErrNoGit = errors.New("git is not installed (or not on PATH)")
+
+// gitSource is a git:: address taken apart: the repository URL (scp-style
+// addresses kept as written) and go-getter's own arguments.
+type gitSource struct {
+	repo   string
+	ref    string
+	depth  int
+	sshKey []byte
+}
+
+func parseGitSource(src string) (gitSource, error) {
+	base, rawQuery, _ := strings.Cut(src, "?")
+	var g gitSource
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return g, fmt.Errorf("git address %q: bad query: %v", src, err)
+	}
+	g.ref = q.Get("ref")
+	q.Del("ref")
+	if d := q.Get("depth"); d != "" {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return g, fmt.Errorf("git address %q: depth %q is not a count", src, d)
+		}
+		g.depth = n
+	}
+	q.Del("depth")
+	if k := q.Get("sshkey"); k != "" {
+		key, err := base64.StdEncoding.DecodeString(k)
+		if err != nil {
+			return g, fmt.Errorf("git address %q: sshkey is not base64: %v", src, err)
+		}
+		g.sshKey = key
+	}
+	q.Del("sshkey")
+	g.repo = base
+	if len(q) > 0 {
+		g.repo += "?" + q.Encode()
+	}
+	// Arguments that start with "-" would be read by git as options.
+	if g.repo == "" || strings.HasPrefix(g.repo, "-") {
+		return g, fmt.Errorf("git address %q: bad repository", src)
+	}
+	if strings.HasPrefix(g.ref, "-") {
+		return g, fmt.Errorf("git address %q: bad ref %q", src, g.ref)
+	}
+	if scheme, _, ok := strings.Cut(g.repo, "://"); ok {
+		switch strings.ToLower(scheme) {
+		case "https", "http", "ssh", "git", "file":
+		default:
+			return g, fmt.Errorf("git address %q: transport %q is not allowed (use https, ssh, git or file)", src, scheme)
+		}
+	} else if !scpLike.MatchString(g.repo) {
+		return g, fmt.Errorf("git address %q: not a URL or an scp-style user@host:path address", src)
+	}
+	return g, nil
+}
+
+// git clones a repository at a ref with the system's git, as go-getter
+// does (a shallow clone of the ref when depth is given, submodules
+// included), and returns the work tree and the commit it holds.
+func (f *fetcher) git(src string) (string, string, error) {
+	g, err := parseGitSource(src)
+	if err != nil {
+		return "", "", err
+	}
+	bin := f.b.opts.Git
+	if bin == "" {
+		if bin, err = exec.LookPath("git"); err != nil {
+			return "", "", fmt.Errorf("%w: needed to fetch %s; install git, or mirror from a registry that serves archives", ErrNoGit, g.repo)
+		}
+	} else if _, err := exec.LookPath(bin); err != nil {
+		return "", "", fmt.Errorf("%w: %s: needed to fetch %s; install git, or mirror from a registry that serves archives", ErrNoGit, bin, g.repo)
+	}
+	dir, err := f.tempDir()
+	if err != nil {
+		return "", "", err
+	}
+	tree := filepath.Join(dir, "repo")
+	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=")
+	if g.sshKey != nil {
+		keyFile := filepath.Join(dir, "sshkey")
+		if err := os.WriteFile(keyFile, g.sshKey, 0o600); err != nil {
+			return "", "", err
+		}
+		env = append(env, "GIT_SSH_COMMAND=ssh -i "+keyFile+" -o IdentitiesOnly=yes")
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(f.ctx, bin, args...)
+		cmd.Env = env
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			if f.ctx.Err() != nil {
+				return "", f.ctx.Err()
+			}
+			msg := strings.TrimSpace(errb.String())
+			if len(msg) > 600 {
+				msg = "…" + msg[len(msg)-600:]
+			}
+			return "", fmt.Errorf("git %s: %v: %s", args[0], err, msg)
+		}
+		return strings.TrimSpace(out.String()), nil
+	}
+	clone := []string{"clone", "--quiet"}
+	if g.depth > 0 {
+		clone = append(clone, "--depth", strconv.Itoa(g.depth))
+		if g.ref != "" {
+			clone = append(clone, "--branch", g.ref)
+		}
+	}
+	clone = append(clone, "--", g.repo, tree)
+	if _, err := run(clone...); err != nil {
+		return "", "", fmt.Errorf("cloning %s: %w", g.repo, err)
+	}
+	if g.ref != "" && g.depth == 0 {
+		if _, err := run("-C", tree, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", g.ref, "--"); err != nil {
+			return "", "", fmt.Errorf("%s: ref %q: %w", g.repo, g.ref, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tree, ".gitmodules")); err == nil {
+		if _, err := run("-C", tree, "submodule", "update", "--init", "--recursive"); err != nil {
+			return "", "", fmt.Errorf("%s: submodules: %w", g.repo, err)
+		}
+	}
+	rev, err := run("-C", tree, "rev-parse", "HEAD")
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", g.repo, err)
+	}
+	return tree, rev, nil
+}
