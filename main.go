@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
@@ -75,11 +79,14 @@ func exitCode(cmd *cobra.Command, err error) int {
 // globalFlags are shared by every command.
 type globalFlags struct {
 	maxUnpacked int64
+	caCert      string
 }
 
 func (g *globalFlags) hashing() hashing.Options { return hashing.Options{MaxUnpacked: g.maxUnpacked} }
 
-func (g *globalFlags) placeOptions() place.Options { return place.Options{Hashing: g.hashing()} }
+func (g *globalFlags) placeOptions() place.Options {
+	return place.Options{Hashing: g.hashing(), CACertFile: g.caCert}
+}
 
 func newRootCmd() *cobra.Command {
 	g := &globalFlags{}
@@ -98,11 +105,14 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 	}
 	root.PersistentFlags().Int64Var(&g.maxUnpacked, "max-unpacked", hashing.DefaultMaxUnpacked,
 		"the most bytes hashing one zip may unpack (a guard against zip bombs); -1 for no limit")
+	root.PersistentFlags().StringVar(&g.caCert, "ca-cert", "",
+		"PEM file of extra CA certificates to trust for https:// and registry:// places (e.g. the one `tfmirror serve` writes)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(newLsCmd(g), newHashCmd(g), newVerifyCmd(g))
 	root.AddCommand(newDiffCmd(g), newSyncCmd(g))
+	root.AddCommand(newServeCmd(g))
 	return root
 }
 
@@ -145,6 +155,25 @@ func (s *selectionFlags) selection() (sync.Selection, error) {
 	return sel, nil
 }
 
+// needsVersion refuses an origin registry source without --version (or a
+// lock file): a registry keeps every release ever made, and reading one costs
+// a metadata request per version and platform.
+func needsVersion(arg string, s sync.Selection) error {
+	if sp, err := place.Parse(arg); err == nil && sp.Kind == place.Registry && s.Versions.IsZero() && s.Locked == nil {
+		return usageErr("%s: an origin registry needs --version (e.g. \"~> 5.0\", \">= 1.2, < 2.0\" or latest): it keeps every release ever made", arg)
+	}
+	return nil
+}
+
+// noCatalogue makes "name the providers" a usage error: the place cannot
+// list them and the command line named none.
+func noCatalogue(err error) error {
+	if errors.Is(err, backends.ErrNoCatalogue) {
+		return &exitError{code: exitUsage, err: err}
+	}
+	return err
+}
+
 func openPlace(ctx context.Context, arg string, o place.Options) (backends.Reader, error) {
 	r, err := place.Open(ctx, arg, o)
 	if err != nil {
@@ -172,15 +201,26 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 the hashes the place states for each (its index documents, OCI digests or
 signed checksums) and their size where known.
 
-Network mirrors and origin registries have no catalogue of providers: name the
-providers to look at with --provider (or --lock).`,
+Network mirrors (https://HOST/PATH/) and origin registries (registry://HOST)
+cannot list their providers: the protocols have no catalogue, so name the
+providers to look at with --provider HOST/NAMESPACE/TYPE (or --lock). For a
+registry, NAMESPACE/TYPE means that provider on the registry's host, and
+--version is required: a registry keeps every release ever made, and listing one
+costs a request per version and platform. A registry's packages carry the
+hashes of its signed SHA256SUMS; a network mirror's, those of its
+<version>.json. Sizes are shown where the place states them.`,
 		Example: `  tfmirror ls ./mirror
   tfmirror ls ./mirror --provider hashicorp/aws --version "~> 5.0" --platform linux_amd64
-  tfmirror ls ./mirror --json | jq -r '.[].hashes[]'`,
+  tfmirror ls ./mirror --json | jq -r '.[].hashes[]'
+  tfmirror ls https://mirror.corp/tf/ -p registry.terraform.io/hashicorp/aws -p registry.terraform.io/hashicorp/null
+  tfmirror ls registry://registry.terraform.io -p hashicorp/null -v latest`,
 		Args: exactArgs(1, "MIRROR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := sel.selection()
 			if err != nil {
+				return err
+			}
+			if err := needsVersion(args[0], s); err != nil {
 				return err
 			}
 			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
@@ -190,7 +230,7 @@ providers to look at with --provider (or --lock).`,
 			as, err := s.Resolve(cmd.Context(), r)
 			printWarnings(cmd, r)
 			if err != nil {
-				return err
+				return noCatalogue(err)
 			}
 			return report.Packages(cmd.OutOrStdout(), as, asJSON)
 		},
@@ -258,6 +298,9 @@ an index lists but that are missing. Exits 1 when anything is wrong.`,
 			if err != nil {
 				return err
 			}
+			if err := needsVersion(args[0], s); err != nil {
+				return err
+			}
 			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
 			if err != nil {
 				return err
@@ -265,7 +308,7 @@ an index lists but that are missing. Exits 1 when anything is wrong.`,
 			findings, err := sync.VerifyPlace(cmd.Context(), r, s, g.hashing())
 			printWarnings(cmd, r)
 			if err != nil {
-				return err
+				return noCatalogue(err)
 			}
 			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
 				return err
@@ -316,6 +359,9 @@ CI check.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := sel.selection()
 			if err != nil {
+				return err
+			}
+			if err := needsVersion(args[0], s); err != nil {
 				return err
 			}
 			src, err := openPlace(cmd.Context(), args[0], g.placeOptions())
@@ -378,6 +424,9 @@ cancels cleanly. Exits 1 when any package could not be synced.`,
 			ctx := cmd.Context()
 			s, err := sel.selection()
 			if err != nil {
+				return err
+			}
+			if err := needsVersion(args[0], s); err != nil {
 				return err
 			}
 			src, err := openPlace(ctx, args[0], g.placeOptions())
@@ -470,4 +519,74 @@ func outputMode(cmd *cobra.Command, asJSON bool) (report.SyncMode, bool, int) {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	return report.Live, !noColor, width
+}
+
+func newServeCmd(g *globalFlags) *cobra.Command {
+	var addr, certFile, keyFile, certOut string
+	cmd := &cobra.Command{
+		Use:   "serve DIR [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE]",
+		Short: "Serve a filesystem mirror as a network mirror over HTTPS",
+		Long: `Serve a filesystem mirror directory over HTTPS with the Provider Network Mirror
+Protocol, so Terraform and OpenTofu can install from it with a network_mirror
+block. index.json and <version>.json are built from the zips on disk (a
+directory without them is fine); hashes are computed on first request and
+cached. Where the directory's own <version>.json states hashes that the zip
+does not match, only those are served, so clients refuse the zip. Unpacked
+packages are not served. Nothing outside DIR is served, symlinks included.
+
+Without --tls-cert/--tls-key a self-signed certificate is made for 127.0.0.1,
+::1, localhost and the --addr host, and written to --cert-out (default: a file
+in the temp directory; the path is printed). Clients trust it with
+SSL_CERT_FILE (set SSL_CERT_DIR to it as well), tfmirror with --ca-cert.
+
+One line per request goes to stderr. Ctrl-C or SIGTERM stops it gracefully.
+Mirrors must be served at an https URL, and provider hostnames with a port do
+not work through network mirrors in either client.`,
+		Example: `  tfmirror serve ./mirror
+  tfmirror serve ./mirror --addr 0.0.0.0:8443 --tls-cert mirror.crt --tls-key mirror.key
+  tfmirror serve ./mirror --addr 127.0.0.1:9443 --cert-out ./mirror-ca.pem &
+  SSL_CERT_FILE=./mirror-ca.pem SSL_CERT_DIR=./mirror-ca.pem terraform init`,
+		Args: exactArgs(1, "DIR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (certFile == "") != (keyFile == "") {
+				return usageErr("serve: give both --tls-cert and --tls-key, or neither for a self-signed certificate")
+			}
+			if certFile != "" && certOut != "" {
+				return usageErr("serve: --cert-out is where a generated certificate goes; with --tls-cert there is none")
+			}
+			sp, err := place.Parse(args[0])
+			if err != nil || sp.Kind != place.FS {
+				return usageErr("serve: %s: give a filesystem mirror directory", args[0])
+			}
+			m, err := fs.Open(args[0], sp.Target, fs.Options{Hashing: g.hashing()})
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			out := cmd.OutOrStdout()
+			err = netmirror.Serve(cmd.Context(), m, netmirror.ServeOptions{
+				Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut,
+				Logger:  log.New(cmd.ErrOrStderr(), "", log.LstdFlags),
+				Hashing: g.hashing(),
+				Ready: func(s netmirror.Serving) {
+					fmt.Fprintf(out, "Serving %s as a network mirror at %s\n", args[0], s.URL)
+					if s.CertOut != "" {
+						fmt.Fprintf(out, "Self-signed certificate (for %s) written to %s\n", strings.Join(s.Hosts, ", "), s.CertOut)
+						fmt.Fprintf(out, "Clients trust it with: SSL_CERT_FILE=%s SSL_CERT_DIR=%s\n", s.CertOut, s.CertOut)
+						fmt.Fprintf(out, "tfmirror trusts it with: --ca-cert %s\n", s.CertOut)
+					}
+					fmt.Fprintf(out, "\nAdd to the CLI configuration (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):\n\n")
+					fmt.Fprintf(out, "provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n\n", s.URL)
+					fmt.Fprintln(out, "Requests are logged to stderr; Ctrl-C stops.")
+				},
+			})
+			printWarnings(cmd, m)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", netmirror.DefaultAddr, "HOST:PORT to listen on (port 0 picks a free one)")
+	f.StringVar(&certFile, "tls-cert", "", "PEM certificate to serve (with --tls-key)")
+	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&certOut, "cert-out", "", "where to write the generated self-signed certificate (default: tfmirror-serve-PORT.pem in the temp directory)")
+	return cmd
 }

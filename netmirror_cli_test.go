@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+)
+
+// startServe runs `tfmirror serve` on a free loopback port and returns the
+// mirror URL, the generated certificate's file, and stop, which sends
+// SIGTERM, checks that serve exits 0 and returns its stderr. Stop runs at
+// the end of the test if the test did not call it.
+func startServe(t *testing.T, dir string) (url, cert string, stop func() string) {
+	t.Helper()
+	cert = filepath.Join(t.TempDir(), "serve-ca.pem")
+	cmd := exec.Command(tfmirrorBin, "serve", dir, "--addr", "127.0.0.1:0", "--cert-out", cert)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "Serving "); ok {
+				if i := strings.Index(rest, " at https://"); i >= 0 {
+					found <- rest[i+len(" at "):]
+				}
+			}
+		}
+	}()
+	select {
+	case url = <-found:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("serve printed no URL; stderr:\n%s", stderr.String())
+	}
+	stopped := false
+	stop = func() string {
+		if !stopped {
+			stopped = true
+			cmd.Process.Signal(syscall.SIGTERM)
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("serve after SIGTERM: %v\nstderr:\n%s", err, stderr.String())
+			}
+		}
+		return stderr.String()
+	}
+	t.Cleanup(func() { stop() })
+	return url, cert, stop
+}
+
+func TestCLIServeLsVerify(t *testing.T) {
+	dir := t.TempDir()
+	for _, plat := range []string{"linux_amd64", "darwin_arm64"} {
+		p := filepath.Join(dir, "example.com", "acme", "alpha", "terraform-provider-alpha_1.0.0_"+plat+".zip")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, registrytest.ProviderZip("alpha", "1.0.0", plat), 0o644)
+	}
+	url, cert, stop := startServe(t, dir)
+
+	r := run(t, nil, "ls", url, "-p", "example.com/acme/alpha", "--ca-cert", cert, "--json")
+	if r.code != 0 {
+		t.Fatalf("ls: %d %s", r.code, r.stderr)
+	}
+	var rows []struct {
+		Provider, Version, Platform string
+		Hashes                      []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(rows) != 2 || len(rows[0].Hashes) != 2 || !strings.HasPrefix(rows[0].Hashes[0], "h1:") || !strings.HasPrefix(rows[0].Hashes[1], "zh:") {
+		t.Fatalf("ls rows: %+v", rows)
+	}
+
+	r = run(t, nil, "verify", url, "-p", "example.com/acme/alpha", "--ca-cert", cert, "--json")
+	var findings []struct{ Status, Detail string }
+	json.Unmarshal([]byte(r.stdout), &findings)
+	if r.code != 0 || len(findings) != 2 || findings[0].Status != "ok" || findings[1].Status != "ok" || !strings.Contains(findings[0].Detail, "h1 matches mirror index ("+url) {
+		t.Fatalf("verify: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Without a provider: a usage error that says to name them.
+	r = run(t, nil, "ls", url, "--ca-cert", cert)
+	if r.code != 2 || !strings.Contains(r.stderr, "cannot list its providers") {
+		t.Errorf("ls without -p: %d %s", r.code, r.stderr)
+	}
+	// Without trusting the certificate: a failure naming the mirror.
+	r = run(t, []string{"SSL_CERT_FILE=/dev/null", "SSL_CERT_DIR=/nonexistent"}, "ls", url, "-p", "example.com/acme/alpha")
+	if r.code != 1 || !strings.Contains(r.stderr, "mirror "+url) || !strings.Contains(r.stderr, "certificate") {
+		t.Errorf("ls without --ca-cert: %d %s", r.code, r.stderr)
+	}
+	if log := stop(); !strings.Contains(log, "GET /example.com/acme/alpha/index.json 200") {
+		t.Errorf("serve logged no request line:\n%s", log)
+	}
+}
+
+func TestCLIServeUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve"}, "serve takes DIR"},
+		{[]string{"serve", dir, "--tls-cert", "c.pem"}, "give both --tls-cert and --tls-key"},
+		{[]string{"serve", dir, "--tls-cert", "c.pem", "--tls-key", "k.pem", "--cert-out", "x.pem"}, "--cert-out is where a generated certificate goes"},
+		{[]string{"serve", filepath.Join(dir, "missing")}, "no such directory"},
+		{[]string{"serve", "oci://registry.example/x/${type}"}, "give a filesystem mirror directory"},
+	} {
+		r := run(t, nil, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	r := run(t, nil, "serve", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "network_mirror") || !strings.Contains(r.stdout, "SSL_CERT_FILE") {
+		t.Errorf("serve --help: %d %s", r.code, r.stdout)
+	}
+}
+
+func TestCLIRegistry(t *testing.T) {
+	srv := registrytest.New(t, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{
+		{Version: "1.0.0", Archives: map[string][]byte{
+			"linux_amd64":  registrytest.ProviderZip("alpha", "1.0.0", "linux"),
+			"darwin_arm64": registrytest.ProviderZip("alpha", "1.0.0", "darwin"),
+		}},
+		{Version: "1.1.0", Archives: map[string][]byte{"linux_amd64": registrytest.ProviderZip("alpha", "1.1.0", "linux")}},
+	}})
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, srv.CertPEM(), 0o644)
+	reg := "registry://" + srv.Host()
+
+	r := run(t, nil, "ls", reg, "-p", "acme/alpha", "--ca-cert", ca)
+	if r.code != 2 || !strings.Contains(r.stderr, "needs --version") {
+		t.Fatalf("ls registry without -v: %d %s", r.code, r.stderr)
+	}
+	r = run(t, nil, "ls", reg, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca, "--json")
+	if r.code != 0 {
+		t.Fatalf("ls registry: %d %s", r.code, r.stderr)
+	}
+	var rows []struct {
+		Provider, Platform string
+		Hashes             []string
+		Size               *int64
+	}
+	json.Unmarshal([]byte(r.stdout), &rows)
+	want := "zh:" + srv.SHA256("acme", "alpha", "1.0.0", "linux_amd64")
+	if len(rows) != 2 || rows[1].Provider != srv.Host()+"/acme/alpha" || rows[1].Size == nil || len(rows[1].Hashes) != 1 || rows[1].Hashes[0] != want {
+		t.Fatalf("ls registry rows: %s", r.stdout)
+	}
+
+	r = run(t, nil, "verify", reg, "-p", "acme/alpha", "-v", "latest", "--ca-cert", ca)
+	if r.code != 0 || !strings.Contains(r.stdout, "signed SHA256SUMS (key "+srv.KeyID()+")") {
+		t.Fatalf("verify registry: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	srv.SetFaults(registrytest.Faults{TamperArchive: true})
+	r = run(t, nil, "verify", reg, "-p", "acme/alpha", "-v", "latest", "--ca-cert", ca, "--json")
+	if r.code != 1 || !strings.Contains(r.stdout, "the archive's sha256 is") {
+		t.Fatalf("verify of a tampered archive: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	srv.SetFaults(registrytest.Faults{UnknownKey: true})
+	r = run(t, nil, "ls", reg, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca)
+	if r.code != 1 || !strings.Contains(r.stderr, "no key of the registry signed it (keys: "+srv.KeyID()+")") {
+		t.Fatalf("ls with an unknown signer: %d %s", r.code, r.stderr)
+	}
+}
