@@ -19,6 +19,9 @@ import (
 	"github.com/tfmirror/tfmirror/sync"
 )
 
+// A registry binds NAMESPACE/TYPE to its own host.
+var _ sync.DefaultHoster = (*registry.Registry)(nil)
+
 func alpha() registrytest.Provider {
 	return registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{
 		{Version: "1.0.0", Archives: map[string][]byte{
