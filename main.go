@@ -23,6 +23,8 @@ import (
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui"
+	"github.com/tfmirror/tfmirror/ui/demo"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -112,6 +114,12 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 	})
 	root.AddCommand(newLsCmd(g), newHashCmd(g), newVerifyCmd(g))
 	root.AddCommand(newDiffCmd(g), newSyncCmd(g))
+	root.AddCommand(newUICmd(g), newDemoCmd(g))
+	// With no subcommand, tfmirror opens the UI (tfmirror [MIRROR...]).
+	var rootUI uiFlags
+	rootUI.add(root)
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, g, &rootUI, args) }
 	root.AddCommand(newServeCmd(g))
 	return root
 }
@@ -588,5 +596,200 @@ not work through network mirrors in either client.`,
 	f.StringVar(&certFile, "tls-cert", "", "PEM certificate to serve (with --tls-key)")
 	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&certOut, "cert-out", "", "where to write the generated self-signed certificate (default: tfmirror-serve-PORT.pem in the temp directory)")
+	return cmd
+}
+
+// uiFlags are the flags of tfmirror [ui].
+type uiFlags struct {
+	sel  selectionFlags
+	jobs int
+}
+
+func (u *uiFlags) add(cmd *cobra.Command) {
+	u.sel.add(cmd)
+	cmd.Flags().IntVar(&u.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+}
+
+func newUICmd(g *globalFlags) *cobra.Command {
+	var u uiFlags
+	cmd := &cobra.Command{
+		Use:   "ui [MIRROR...]",
+		Short: "Browse, compare and sync mirrors in the terminal UI (the default command)",
+		Long: `Open the terminal UI over the places given (directories, https://HOST/PATH/,
+oci://REGISTRY/TEMPLATE, registry://HOST), or, with none, over the mirrors of
+your Terraform/OpenTofu CLI configuration.
+
+Pick a provider on the left; the matrix shows its versions (rows) and
+platforms (columns), with one mark per compared mirror: ● present (hashes
+stated and agreeing), ◐ present but not yet verified, ○ missing, ✗ hashes
+differ. Select cells (space, r for a row, c for a column), press enter to
+queue them to a writable mirror; jobs run in the background while you browse,
+and each archive's hashes are checked before it lands. v verifies, ? shows
+every key.
+
+Network mirrors and registries cannot list their providers: name them with
+--provider. --version and --platform narrow the matrix.`,
+		Example: `  tfmirror ui ./mirror /srv/terraform/providers
+  tfmirror ./mirror https://mirror.corp/terraform/providers/ -p registry.terraform.io/hashicorp/aws
+  tfmirror ui ./mirror --version "~> 5.0" --platform linux_amd64 --platform darwin_arm64`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd, g, &u, args) },
+	}
+	u.add(cmd)
+	return cmd
+}
+
+// defaultMirrors returns the mirrors of the user's Terraform/OpenTofu CLI
+// configuration as place arguments, for the UI when it is given none.
+// SEAM: backends/cliconfig (being written) will supply them; until it lands
+// there are none and the UI explains how to name one.
+func defaultMirrors() ([]string, error) { return nil, nil }
+
+const noMirrorHelp = `no mirror given, and your Terraform/OpenTofu CLI configuration names none.
+
+Open the UI on one or more places:
+  tfmirror ui ./mirror https://mirror.corp/terraform/providers/
+
+or add a mirror to ~/.terraformrc (or ~/.tofurc):
+  provider_installation {
+    filesystem_mirror {
+      path = "/srv/terraform/providers"
+    }
+    direct {}
+  }
+
+or try the UI on a sample world:
+  tfmirror demo`
+
+// runUI opens the places and runs the UI over them.
+func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error {
+	ctx := cmd.Context()
+	s, err := u.sel.selection()
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		if args, err = defaultMirrors(); err != nil {
+			return usageErr("reading your CLI configuration: %v", err)
+		}
+		if len(args) == 0 {
+			return usageErr("%s", noMirrorHelp)
+		}
+	}
+	mirrors := make([]ui.Mirror, 0, len(args))
+	for _, a := range args {
+		spec, err := place.Parse(a)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		r, err := place.Open(ctx, a, g.placeOptions())
+		if err != nil {
+			if spec.Kind == place.FS {
+				if sugg := cmd.Root().SuggestionsFor(a); len(sugg) > 0 && len(mirrors) == 0 {
+					return usageErr("%v\n(is %q a typo of the command %q? see tfmirror --help)", err, a, sugg[0])
+				}
+			}
+			return usageErr("%v", err)
+		}
+		mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(spec.Kind)})
+	}
+	if !isTerminal(cmd) {
+		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
+	}
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.Options{Jobs: u.jobs, Hashing: g.hashing()}})
+}
+
+// isTerminal reports whether the command talks to a terminal both ways.
+func isTerminal(cmd *cobra.Command) bool {
+	out, ok := cmd.OutOrStdout().(*os.File)
+	in, ok2 := cmd.InOrStdin().(*os.File)
+	return ok && ok2 && term.IsTerminal(out.Fd()) && term.IsTerminal(in.Fd())
+}
+
+func newDemoCmd(g *globalFlags) *cobra.Command {
+	var keep string
+	var rate, jobs int
+	var noUI bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Open the UI over a sample world built in a temp dir",
+		Long: `Build a small sample world and open the UI on it, so every feature can be tried
+with no setup:
+
+  [1] an HTTPS network mirror on 127.0.0.1 (self-signed certificate) serving
+      [2], its downloads slowed (--rate) so transfers can be watched;
+  [2] a filesystem mirror, "primary", with four synthetic providers
+      (acme/cloud, acme/dns, acme/queue, acme/legacy: real zips holding a small
+      script), several versions and up to five platforms, with index documents
+      stating hashes;
+  [3] a second filesystem mirror, "secondary", that lacks some platforms and
+      versions, and holds one archive (acme/cloud 2.0.0 linux_amd64) with
+      different content.
+
+Queue what [3] lacks from [1] (select cells, enter), watch the hashes checked
+as each archive lands, and try v (verify) on the archive that differs.
+
+Everything is removed on exit unless --keep DIR is given.`,
+		Example: `  tfmirror demo
+  tfmirror demo --keep /tmp/world
+  tfmirror demo --keep /tmp/world --no-ui   # build it, print the places, exit`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if noUI && keep == "" {
+				return usageErr("--no-ui builds a world to keep: give --keep DIR too")
+			}
+			if !noUI && !isTerminal(cmd) {
+				return usageErr("the demo UI needs a terminal (--keep DIR --no-ui builds the world without it)")
+			}
+			dir := keep
+			if dir == "" {
+				tmp, err := os.MkdirTemp("", "tfmirror-demo-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				dir = tmp
+			} else if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+				return usageErr("--keep %s: the directory is not empty; give a new or empty one", dir)
+			}
+			world, err := demo.Build(ctx, dir)
+			if err != nil {
+				return err
+			}
+			if noUI {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\n%s\n", world.Primary, world.Secondary)
+				return nil
+			}
+			srv, err := world.Serve(ctx, demo.ServeOptions{BytesPerSecond: rate})
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			// The network mirror first: jobs take their source from the first
+			// mirror holding a package, and its slowed downloads show progress.
+			net, err := srv.Open()
+			if err != nil {
+				return err
+			}
+			mirrors := []ui.Mirror{{Reader: net, Kind: string(place.NetMirror)}}
+			for _, d := range []string{world.Primary, world.Secondary} {
+				r, err := place.Open(ctx, d, g.placeOptions())
+				if err != nil {
+					return err
+				}
+				mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(place.FS)})
+			}
+			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: sync.Options{Jobs: jobs, Hashing: g.hashing()}})
+			if keep != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "the demo world is kept in %s\n", keep)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&keep, "keep", "", "build the world in DIR (new or empty) and keep it after exit")
+	f.IntVar(&rate, "rate", 1<<20, "bytes per second the network mirror serves archives at (0: full speed)")
+	f.IntVar(&jobs, "jobs", 4, "how many archives to transfer at once")
+	f.BoolVar(&noUI, "no-ui", false, "with --keep: build the world, print the two mirror directories, and exit")
 	return cmd
 }

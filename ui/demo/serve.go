@@ -1,0 +1,150 @@
+package demo
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Served is the primary mirror served over HTTPS on loopback.
+type Served struct {
+	// URL is the network_mirror url.
+	URL string
+	// CertFile is the server's self-signed certificate (PEM), for
+	// SSL_CERT_FILE when pointing terraform at it.
+	CertFile string
+	// Client trusts the certificate.
+	Client *http.Client
+	done   chan error
+	cancel context.CancelFunc
+}
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// BytesPerSecond slows archive downloads to this rate, so a transfer in
+	// the demo takes long enough to watch; zero is full speed.
+	BytesPerSecond int
+}
+
+// Serve serves the primary mirror as a network mirror on 127.0.0.1 until
+// ctx is cancelled or Close is called.
+func (w *World) Serve(ctx context.Context, opts ServeOptions) (*Served, error) {
+	m, err := fs.Open(w.Primary, w.Primary, fs.Options{})
+	if err != nil {
+		return nil, err
+	}
+	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	certFile := filepath.Join(w.Dir, "server.pem")
+	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo: serving the network mirror: %w", err)
+	}
+	var h http.Handler = netmirror.NewHandler(m, nil, hashing.Options{})
+	if opts.BytesPerSecond > 0 {
+		h = throttle(h, opts.BytesPerSecond)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	srv := &http.Server{
+		Handler:           h,
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	s := &Served{
+		URL:      "https://" + ln.Addr().String() + "/",
+		CertFile: certFile,
+		Client: &http.Client{Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		}},
+		done:   make(chan error, 1),
+		cancel: cancel,
+	}
+	go func() { s.done <- srv.ServeTLS(ln, "", "") }()
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	return s, nil
+}
+
+// Close stops the server.
+func (s *Served) Close() error {
+	s.cancel()
+	if err := <-s.done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Open opens the served mirror as tfmirror's network mirror client does,
+// trusting the server's certificate.
+func (s *Served) Open() (backends.Reader, error) {
+	return netmirror.Open(s.URL, netmirror.Options{HTTP: httpget.Client{HTTP: s.Client}})
+}
+
+// throttle slows the bodies of zip downloads to about rate bytes a second.
+func throttle(h http.Handler, rate int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, ".zip") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(&slowWriter{ResponseWriter: w, ctx: r.Context(), rate: rate}, r)
+	})
+}
+
+type slowWriter struct {
+	http.ResponseWriter
+	ctx  context.Context
+	rate int
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	const chunk = 32 << 10
+	n := 0
+	for len(p) > 0 {
+		k := min(chunk, len(p))
+		w, err := s.ResponseWriter.Write(p[:k])
+		n += w
+		if err != nil {
+			return n, err
+		}
+		if f, ok := s.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+		p = p[k:]
+		select {
+		case <-s.ctx.Done():
+			return n, s.ctx.Err()
+		case <-time.After(time.Duration(k) * time.Second / time.Duration(s.rate)):
+		}
+	}
+	return n, nil
+}

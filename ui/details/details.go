@@ -1,0 +1,227 @@
+// Package details is the UI's Details pane: for the matrix cell under the
+// cursor, what each mirror holds (size, h1:/zh: hashes and the source that
+// states each) and how verification went; for the job under the cursor, its
+// transfer, checks and the whole of any error.
+package details
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/jobs"
+	"github.com/tfmirror/tfmirror/ui/report"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+// Mirror is what one mirror holds of the package.
+type Mirror struct {
+	Number   int
+	Name     string
+	Compared bool
+	Mark     theme.Mark
+	Archive  *backends.Archive
+	// Verify is the result of recomputing the hashes, if that was done;
+	// Origin says whether by `v` or by a job that landed the archive.
+	Verify    *sync.Finding
+	Origin    string
+	Verifying bool
+	Err       error // listing the mirror failed
+}
+
+// Cell is the package under the matrix cursor.
+type Cell struct {
+	Package backends.Package
+	Mirrors []Mirror
+}
+
+// Model is the pane.
+type Model struct {
+	styles *theme.Styles
+	cell   *Cell
+	job    *sync.TrackedJob
+	src    string // the job's source, numbered
+	dst    string
+	w, h   int
+}
+
+// New returns an empty pane.
+func New(styles *theme.Styles) Model { return Model{styles: styles} }
+
+// SetSize sets the area the pane draws in.
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+
+// ShowCell shows a matrix cell.
+func (m *Model) ShowCell(c *Cell) { m.cell, m.job = c, nil }
+
+// ShowJob shows a job; src and dst name its places as the header numbers
+// them.
+func (m *Model) ShowJob(j *sync.TrackedJob, src, dst string) {
+	m.job, m.src, m.dst = j, src, dst
+}
+
+// View renders the pane.
+func (m Model) View() string {
+	var lines []string
+	if m.job != nil {
+		lines = m.jobLines()
+	} else if m.cell != nil {
+		lines = m.cellLines()
+	}
+	if len(lines) > m.h {
+		lines = lines[:m.h]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m Model) wrap(s string, indent int) []string {
+	w := max(8, m.w-indent)
+	out := strings.Split(ansi.Wrap(s, w, " /"), "\n")
+	pad := strings.Repeat(" ", indent)
+	for i := range out {
+		out[i] = pad + out[i]
+	}
+	return out
+}
+
+func (m Model) cellLines() []string {
+	s := m.styles
+	c := m.cell
+	lines := []string{s.Bold.Render(c.Package.Version.String() + " " + c.Package.Platform.String())}
+	for _, mr := range c.Mirrors {
+		num := "[" + strconv.Itoa(mr.Number) + "] "
+		if mr.Compared {
+			num = s.Compared.Render(num[:len(num)-1]) + " "
+		}
+		head := num + s.Glyphs[mr.Mark] + " "
+		switch {
+		case mr.Err != nil:
+			lines = append(lines, head+theme.ShortPlace(mr.Name, m.w-6))
+			lines = append(lines, m.wrapStyled(s.Bad.Render, "cannot list: "+mr.Err.Error(), 4)...)
+			continue
+		case mr.Archive == nil:
+			lines = append(lines, head+theme.ShortPlace(mr.Name, m.w-8-len(mr.Mark.Label()))+s.Dim.Render(" "+mr.Mark.Label()))
+			continue
+		}
+		a := mr.Archive
+		size := ""
+		if a.Size >= 0 {
+			size = " " + report.HumanBytes(a.Size)
+		}
+		if a.Layout == backends.Unpacked {
+			size += " unpacked"
+		}
+		name := theme.ShortPlace(mr.Name, max(6, m.w-6-theme.Width(size)))
+		lines = append(lines, head+name+s.Dim.Render(size))
+		if mr.Mark == theme.MarkDiffers && !failed(mr.Verify) {
+			lines = append(lines, "    "+s.Bad.Render("✗ hashes differ from the first mirror's"))
+		}
+		stated := 0
+		for _, ev := range a.Evidence {
+			for _, h := range ev.Hashes {
+				stated++
+				lines = append(lines, "    "+theme.Fit(h.Short(), 13)+" "+s.Dim.Render(sourceLabel(ev.Source, m.w-18)))
+			}
+		}
+		if stated == 0 {
+			lines = append(lines, "    "+s.Warn.Render("◐ no hashes stated"))
+		}
+		lines = append(lines, m.verifyLines(mr)...)
+	}
+	return lines
+}
+
+// sourceLabel names a source of truth in w cells: its kind, then as much of
+// its detail (a file, a URL) as fits, keeping the end.
+func sourceLabel(src hashing.Source, w int) string {
+	kind := string(src.Kind)
+	if src.Detail == "" || w-len(kind)-1 < 8 {
+		return kind
+	}
+	return kind + " " + theme.ShortPlace(src.Detail, w-len(kind)-1)
+}
+
+func failed(f *sync.Finding) bool {
+	return f != nil && (f.Status == sync.StatusMismatch || f.Status == sync.StatusError)
+}
+
+func (m Model) wrapStyled(style func(...string) string, text string, indent int) []string {
+	ls := m.wrap(text, indent)
+	for i, l := range ls {
+		ls[i] = l[:indent] + style(l[indent:])
+	}
+	return ls
+}
+
+func (m Model) verifyLines(mr Mirror) []string {
+	s := m.styles
+	switch {
+	case mr.Verifying:
+		return []string{"    " + s.Info.Render("verifying…")}
+	case mr.Verify == nil:
+		return nil
+	}
+	f := mr.Verify
+	by := "verified"
+	if mr.Origin == "transfer" {
+		by = "checked on arrival"
+	}
+	switch f.Status {
+	case sync.StatusMismatch, sync.StatusError:
+		out := []string{"    " + s.Bad.Render("✗ "+by+": "+string(f.Status))}
+		return append(out, m.wrapStyled(s.Bad.Render, f.Detail, 4)...)
+	}
+	var out []string
+	if f.Result != nil {
+		for _, c := range f.Result.Checks {
+			if c.Status == hashing.Match {
+				out = append(out, "    "+s.OK.Render("✓ "+strings.TrimSuffix(string(c.Scheme), ":")+" "+string(c.Source.Kind)))
+			}
+		}
+		if len(out) == 0 {
+			out = append(out, "    "+s.Warn.Render("◐ "+by+": nothing stated to check against"))
+		} else {
+			out = append([]string{"    " + s.OK.Render(by) + s.Dim.Render(" "+f.Result.Sums.H1.Short())}, out...)
+		}
+	}
+	return out
+}
+
+func (m Model) jobLines() []string {
+	s := m.styles
+	j := m.job
+	lines := []string{s.Bold.Render(j.Info.Package.Version.String() + " " + j.Info.Package.Platform.String())}
+	lines = append(lines, m.wrap(j.Info.Package.Provider.String(), 0)...)
+	lines = append(lines, m.wrap("from "+m.src, 0)...)
+	lines = append(lines, m.wrap("to "+m.dst, 0)...)
+	state := j.State.String()
+	if j.Attempt > 1 {
+		state += ", attempt " + strconv.Itoa(j.Attempt)
+	}
+	if j.State == sync.Done {
+		state += " · " + report.HumanBytes(j.Bytes) + " in " + j.Elapsed.Round(1e6).String()
+	}
+	lines = append(lines, state)
+	for _, c := range j.Checks {
+		scheme := strings.TrimSuffix(string(c.Scheme), ":")
+		switch c.Status {
+		case hashing.Match:
+			lines = append(lines, s.OK.Render("✓ "+scheme+" ")+s.Dim.Render(c.Source.String()))
+		case hashing.Mismatch:
+			lines = append(lines, m.wrapStyled(s.Bad.Render, "✗ "+c.String(), 0)...)
+		default:
+			lines = append(lines, s.Dim.Render("- "+c.Source.String()+": nothing checkable"))
+		}
+	}
+	if j.Err != nil {
+		lines = append(lines, m.wrapStyled(s.Bad.Render, "✗ "+jobs.Reason(j.Err), 0)...)
+		if full := j.Err.Error(); full != jobs.Reason(j.Err) {
+			lines = append(lines, m.wrapStyled(s.Dim.Render, full, 0)...)
+		}
+	}
+	return lines
+}

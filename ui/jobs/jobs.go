@@ -1,0 +1,340 @@
+// Package jobs is the UI's queue pane: every sync job with its progress,
+// rate, state and, once it lands, the hash checks that vouched for it.
+package jobs
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/progress"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+// KeyMap is the pane's keys.
+type KeyMap struct {
+	Up, Down, Top, Bottom, Cancel, Retry key.Binding
+}
+
+// DefaultKeyMap returns the pane's keys.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Top:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		Bottom: key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Cancel: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel job")),
+		Retry:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry failed")),
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Up, k.Down, k.Cancel, k.Retry} }
+
+// FullHelp implements help.KeyMap.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Cancel, k.Retry}}
+}
+
+// Model is the pane. It folds engine events into a sync.Tracker; the root
+// model owns the engine and carries out cancel and retry.
+type Model struct {
+	keys    KeyMap
+	styles  *theme.Styles
+	tracker *sync.Tracker
+	bar     progress.Model
+	// dest maps a destination's name to its number in the header.
+	dest    map[string]int
+	cur     int // index into tracker.Order
+	top     int
+	focused bool
+	// Spin is the running-job glyph, set by the root as its spinner turns.
+	Spin string
+	w, h int
+}
+
+// New returns an empty pane. dest numbers the destinations as the header
+// does.
+func New(styles *theme.Styles, dest map[string]int) Model {
+	bar := progress.New(progress.WithFillCharacters('█', '░'), progress.WithoutPercentage(),
+		progress.WithColors(lipgloss.Color("2")))
+	return Model{keys: DefaultKeyMap(), styles: styles, tracker: sync.NewTracker(), bar: bar, dest: dest, Spin: "↻"}
+}
+
+// Keys returns the pane's key bindings.
+func (m Model) Keys() KeyMap { return m.keys }
+
+// Tracker is the state of every job.
+func (m Model) Tracker() *sync.Tracker { return m.tracker }
+
+// Apply folds an engine event into the pane and returns the job it is
+// about, if any.
+func (m *Model) Apply(ev sync.Event) *sync.TrackedJob {
+	j := m.tracker.Apply(ev)
+	if _, ok := ev.(sync.JobQueued); ok && !m.focused {
+		m.follow()
+	}
+	return j
+}
+
+// SetSize sets the area the pane draws in.
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.clamp()
+}
+
+// Focus marks the pane as focused (its cursor shows and stays put).
+func (m *Model) Focus(on bool) {
+	m.focused = on
+	if !on {
+		m.follow()
+	}
+}
+
+// Selected returns the job under the cursor.
+func (m Model) Selected() (*sync.TrackedJob, bool) {
+	if m.cur < 0 || m.cur >= len(m.tracker.Order) {
+		return nil, false
+	}
+	return m.tracker.Jobs[m.tracker.Order[m.cur]], true
+}
+
+// Update moves the cursor. Cancel and retry are the root's: it checks
+// Keys().Cancel and Keys().Retry before handing keys here.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return m, nil
+	}
+	switch {
+	case key.Matches(k, m.keys.Up):
+		m.cur--
+	case key.Matches(k, m.keys.Down):
+		m.cur++
+	case key.Matches(k, m.keys.Top):
+		m.cur = 0
+	case key.Matches(k, m.keys.Bottom):
+		m.cur = len(m.tracker.Order) - 1
+	}
+	m.clamp()
+	return m, nil
+}
+
+// follow puts the cursor on the first unfinished job, or the last job, so
+// an unfocused pane shows where the work is.
+func (m *Model) follow() {
+	m.cur = len(m.tracker.Order) - 1
+	for i, id := range m.tracker.Order {
+		if st := m.tracker.Jobs[id].State; st == sync.Queued || st == sync.Running {
+			m.cur = i
+			break
+		}
+	}
+	m.clamp()
+}
+
+func (m *Model) clamp() {
+	m.cur = max(0, min(m.cur, len(m.tracker.Order)-1))
+	vis := max(1, m.h)
+	m.top = max(0, min(m.top, len(m.tracker.Order)-vis))
+	if m.cur < m.top {
+		m.top = m.cur
+	}
+	if m.cur >= m.top+vis {
+		m.top = m.cur - vis + 1
+	}
+}
+
+// Title is the pane's title with the counts of jobs by state.
+func (m Model) Title() string {
+	if len(m.tracker.Order) == 0 {
+		return "Jobs"
+	}
+	c := m.tracker.Counts()
+	t := "Jobs " + strconv.Itoa(c[sync.Running]) + " running · " + strconv.Itoa(c[sync.Queued]) + " queued · " +
+		strconv.Itoa(c[sync.Done]) + " done"
+	if n := c[sync.Failed]; n > 0 {
+		t += " · " + strconv.Itoa(n) + " failed"
+	}
+	if n := c[sync.Canceled]; n > 0 {
+		t += " · " + strconv.Itoa(n) + " canceled"
+	}
+	return t
+}
+
+// View renders the jobs on screen, one line each.
+func (m Model) View() string {
+	s := m.styles
+	if len(m.tracker.Order) == 0 {
+		return s.Dim.Render(" No jobs: select cells in the matrix (space, r, c), then enter.")
+	}
+	nameW := 10
+	for i := m.top; i < len(m.tracker.Order) && i < m.top+m.h; i++ {
+		nameW = max(nameW, len(jobName(m.tracker.Jobs[m.tracker.Order[i]])))
+	}
+	nameW = min(nameW, max(10, m.w/2))
+	barW := 0
+	switch {
+	case m.w >= 100:
+		barW = 16
+	case m.w >= 60:
+		barW = 8
+	}
+	bar := m.bar
+	bar.SetWidth(barW)
+	lines := make([]string, 0, m.h)
+	for i := m.top; i < len(m.tracker.Order) && i < m.top+m.h; i++ {
+		j := m.tracker.Jobs[m.tracker.Order[i]]
+		lines = append(lines, m.row(j, i == m.cur && m.focused, nameW, bar))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Model) string {
+	s := m.styles
+	name := jobName(j)
+	dest := "→ ?"
+	if n, ok := m.dest[j.Info.Dst]; ok {
+		dest = "→ " + strconv.Itoa(n)
+	}
+	head := theme.Fit(name, nameW) + " " + dest + " "
+	if cursor {
+		head = s.Cursor.Render(head)
+	}
+	pct := 0.0
+	if j.Info.Size > 0 {
+		pct = min(1, float64(j.Bytes)/float64(j.Info.Size))
+	}
+	progress := func(p float64) string {
+		out := ""
+		if bar.Width() > 0 {
+			out = bar.ViewAs(p) + " "
+		}
+		return out + theme.Fit(strconv.Itoa(int(p*100))+"%", 4) + " "
+	}
+	var icon, rest string
+	switch j.State {
+	case sync.Queued:
+		icon, rest = s.Dim.Render("·"), s.Dim.Render("queued")
+	case sync.Running:
+		icon = s.Info.Render(m.Spin)
+		if j.Info.Size > 0 {
+			rest = progress(pct)
+		} else {
+			// The source does not state the size: show what has arrived.
+			rest = theme.Fit(report.HumanBytes(j.Bytes), bar.Width()+5) + " "
+		}
+		rest += report.HumanBytes(int64(j.Rate)) + "/s"
+		if j.Attempt > 1 {
+			rest += s.Warn.Render(" attempt " + strconv.Itoa(j.Attempt))
+		}
+		if j.Err != nil {
+			rest += s.Warn.Render(" retrying: " + Reason(j.Err))
+		}
+	case sync.Done:
+		icon = s.OK.Render("✓")
+		rest = progress(1) + m.Checks(j.Checks, j.Verified)
+	case sync.Failed:
+		icon = s.Bad.Render("✗")
+		rest = s.Bad.Render(Reason(j.Err))
+	case sync.Canceled:
+		icon, rest = s.Dim.Render("⊘"), s.Dim.Render("canceled")
+	}
+	return icon + " " + head + rest
+}
+
+func jobName(j *sync.TrackedJob) string {
+	pkg := j.Info.Package
+	return pkg.Provider.Type + " " + pkg.Version.String() + " " + pkg.Platform.String()
+}
+
+// Checks summarises hash checks as "h1 ✓ zh ✓ mirror index", failures in red
+// with a cross, and says so when nothing vouched for the archive.
+func (m Model) Checks(cs []hashing.Check, verified bool) string {
+	s := m.styles
+	type group struct {
+		source string
+		parts  []string
+		bad    bool
+	}
+	var groups []*group
+	by := map[string]*group{}
+	for _, c := range cs {
+		if c.Status == hashing.Unchecked {
+			continue
+		}
+		src := string(c.Source.Kind)
+		g := by[src]
+		if g == nil {
+			g = &group{source: src}
+			by[src] = g
+			groups = append(groups, g)
+		}
+		scheme := strings.TrimSuffix(string(c.Scheme), ":")
+		if c.Status == hashing.Match {
+			g.parts = append(g.parts, scheme+" ✓")
+		} else {
+			g.parts = append(g.parts, scheme+" ✗")
+			g.bad = true
+		}
+	}
+	if len(groups) == 0 || !verified && !anyBad(groups, func(g *group) bool { return g.bad }) {
+		return s.Warn.Render("◐ copied; nothing stated to verify it against")
+	}
+	out := make([]string, 0, len(groups))
+	for _, g := range groups {
+		t := strings.Join(g.parts, " ") + " " + g.source
+		if g.bad {
+			t = s.Bad.Render(t)
+		} else {
+			t = s.OK.Render(t)
+		}
+		out = append(out, t)
+	}
+	return strings.Join(out, s.Dim.Render(", "))
+}
+
+func anyBad[T any](xs []T, f func(T) bool) bool {
+	for _, x := range xs {
+		if f(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// Reason is a failure in a few words a user can act on; Details shows the
+// whole error.
+func Reason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, backends.ErrConflict):
+		return "conflict: destination holds a different archive (queue again with f to force)"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, hashing.ErrHashMismatch):
+		var oe *backends.OpError
+		if errors.As(err, &oe) {
+			return oe.Err.Error()
+		}
+	}
+	var oe *backends.OpError
+	if errors.As(err, &oe) {
+		side := oe.Side
+		if side != "" {
+			side += " "
+		}
+		return oe.Op + " (" + side + oe.Place + "): " + oe.Err.Error()
+	}
+	return err.Error()
+}

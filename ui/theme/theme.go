@@ -1,0 +1,239 @@
+// Package theme holds what every pane of the terminal UI shares: the Styles
+// built once at start, the marks of the platform matrix, and the box and
+// text-fitting helpers the panes draw with.
+package theme
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/textinput"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Mark is what one mirror has for one package, as a matrix cell shows it.
+type Mark int
+
+const (
+	// MarkLoading: the mirror's listing has not arrived yet.
+	MarkLoading Mark = iota
+	// MarkMissing: the mirror lacks the package.
+	MarkMissing
+	// MarkOK: present, and its hashes are stated (or were computed) and agree
+	// with the other mirrors'.
+	MarkOK
+	// MarkUnverified: present, but nothing states its hashes yet, so it
+	// cannot be compared until it is verified.
+	MarkUnverified
+	// MarkDiffers: present with hashes that differ from the first mirror's,
+	// or that failed verification.
+	MarkDiffers
+	// MarkError: the mirror could not be listed.
+	MarkError
+	numMarks
+)
+
+// Glyph returns the one-cell symbol of a mark.
+func (m Mark) Glyph() string {
+	return [...]string{"·", "○", "●", "◐", "✗", "!"}[m]
+}
+
+// Label names a mark in the legend and in Details.
+func (m Mark) Label() string {
+	return [...]string{"loading", "missing", "present", "not yet verified", "hashes differ", "cannot list"}[m]
+}
+
+// Short names a mark where room is tight.
+func (m Mark) Short() string {
+	return [...]string{"loading", "missing", "ok", "unverified", "differs", "error"}[m]
+}
+
+// Palette colours, as ANSI basic colours so they follow the terminal's theme.
+var (
+	colGreen  = lipgloss.Color("2")
+	colRed    = lipgloss.Color("1")
+	colYellow = lipgloss.Color("3")
+	colBlue   = lipgloss.Color("4")
+	colCyan   = lipgloss.Color("6")
+	colGray   = lipgloss.Color("8")
+)
+
+// Styles is every style the UI uses, built once and passed down; nothing
+// builds a style while rendering.
+type Styles struct {
+	Border        lipgloss.Style
+	BorderFocused lipgloss.Style
+	Title         lipgloss.Style
+	TitleFocused  lipgloss.Style
+	Header        lipgloss.Style // column headings
+	Dim           lipgloss.Style
+	Bold          lipgloss.Style
+	Cursor        lipgloss.Style // the cursor row of a list
+	Selected      lipgloss.Style // the selection marker
+	OK            lipgloss.Style
+	Bad           lipgloss.Style // failures: red and bold, never colour alone
+	Warn          lipgloss.Style
+	Info          lipgloss.Style
+	Accent        lipgloss.Style
+	Compared      lipgloss.Style // a mirror in the comparison, in the header
+	Key           lipgloss.Style // a key in dialogs
+
+	// Glyphs are the marks pre-rendered: plain, under the cursor, and in a
+	// selected cell.
+	Glyphs       [numMarks]string
+	CursorGlyphs [numMarks]string
+	SelGlyphs    [numMarks]string
+
+	Help      help.Styles
+	TextInput textinput.Styles
+}
+
+// New builds the styles. The colour profile (NO_COLOR, a dumb terminal) is
+// applied by Bubble Tea when it writes the frame; every state that colour
+// shows is also shown by a glyph or an attribute, so nothing is lost without
+// it.
+func New() Styles {
+	s := Styles{
+		Border:        lipgloss.NewStyle().Foreground(colGray),
+		BorderFocused: lipgloss.NewStyle().Foreground(colCyan),
+		Title:         lipgloss.NewStyle(),
+		TitleFocused:  lipgloss.NewStyle().Bold(true).Foreground(colCyan),
+		Header:        lipgloss.NewStyle().Bold(true),
+		Dim:           lipgloss.NewStyle().Foreground(colGray),
+		Bold:          lipgloss.NewStyle().Bold(true),
+		Cursor:        lipgloss.NewStyle().Reverse(true),
+		Selected:      lipgloss.NewStyle().Foreground(colBlue).Bold(true),
+		OK:            lipgloss.NewStyle().Foreground(colGreen),
+		Bad:           lipgloss.NewStyle().Foreground(colRed).Bold(true),
+		Warn:          lipgloss.NewStyle().Foreground(colYellow),
+		Info:          lipgloss.NewStyle().Foreground(colCyan),
+		Accent:        lipgloss.NewStyle().Foreground(colCyan).Bold(true),
+		Compared:      lipgloss.NewStyle().Bold(true).Underline(true),
+		Key:           lipgloss.NewStyle().Bold(true).Foreground(colCyan),
+	}
+	markStyles := [numMarks]lipgloss.Style{
+		MarkLoading:    s.Dim,
+		MarkMissing:    s.Dim,
+		MarkOK:         s.OK,
+		MarkUnverified: s.Warn,
+		MarkDiffers:    s.Bad,
+		MarkError:      s.Bad,
+	}
+	for m := range numMarks {
+		g := m.Glyph()
+		s.Glyphs[m] = markStyles[m].Render(g)
+		s.CursorGlyphs[m] = markStyles[m].Reverse(true).Render(g)
+		s.SelGlyphs[m] = markStyles[m].Underline(true).Render(g)
+	}
+	s.Help = help.DefaultDarkStyles()
+	s.Help.ShortKey = lipgloss.NewStyle().Bold(true)
+	s.Help.FullKey = lipgloss.NewStyle().Bold(true)
+	s.Help.ShortDesc = lipgloss.NewStyle()
+	s.Help.FullDesc = lipgloss.NewStyle()
+	s.Help.ShortSeparator = s.Dim
+	s.Help.FullSeparator = s.Dim
+	s.Help.Ellipsis = s.Dim
+	s.TextInput = textinput.DefaultDarkStyles()
+	s.TextInput.Cursor.Blink = false // a steady cursor: no timer, no animation
+	return s
+}
+
+// Fit truncates s (which may hold ANSI styling) to w cells and pads it with
+// spaces to exactly w.
+func Fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := ansi.StringWidth(s)
+	if n > w {
+		s = ansi.Truncate(s, w, "…")
+		n = ansi.StringWidth(s)
+	}
+	if n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// Width is the display width of s, ignoring ANSI styling.
+func Width(s string) int { return ansi.StringWidth(s) }
+
+// Truncate cuts s to at most w cells, ending with an ellipsis when cut.
+func Truncate(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// TruncateLeft cuts s to at most w cells keeping its end, for paths and
+// URLs whose tail is the telling part.
+func TruncateLeft(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := ansi.StringWidth(s)
+	if n <= w {
+		return s
+	}
+	return "…" + ansi.TruncateLeft(s, n-w+1, "")
+}
+
+// ShortPlace shortens a place's name to w cells, keeping what tells places
+// apart: the last path segment of a directory, the host of a URL.
+func ShortPlace(name string, w int) string {
+	if Width(name) <= w {
+		return name
+	}
+	trimmed := strings.TrimRight(name, "/")
+	if i := strings.LastIndex(trimmed, "/"); i >= 0 && !strings.HasSuffix(trimmed[:i+1], "//") {
+		if base := "…/" + trimmed[i+1:]; Width(base) <= w {
+			return base
+		}
+	}
+	return TruncateLeft(name, w)
+}
+
+// Box draws a bordered box of exactly w x h cells with title set into the
+// top border, around lines (cut or padded to fit). A focused box has a heavy
+// border, so focus shows without colour.
+func (s Styles) Box(title string, lines []string, w, h int, focused bool) string {
+	if w < 2 || h < 2 {
+		return ""
+	}
+	bs, ts := s.Border, s.Title
+	tl, tr, bl, br, hz, vt := "┌", "┐", "└", "┘", "─", "│"
+	if focused {
+		bs, ts = s.BorderFocused, s.TitleFocused
+		tl, tr, bl, br, hz, vt = "┏", "┓", "┗", "┛", "━", "┃"
+	}
+	inner := w - 2
+	var b strings.Builder
+	b.Grow((w + 16) * h)
+	// Top border: "┌ title ───┐".
+	top := ""
+	if title != "" && inner > 4 {
+		t := Truncate(title, inner-3)
+		top = bs.Render(hz) + ts.Render(" "+t+" ")
+		rest := inner - 1 - Width(t) - 2
+		if rest > 0 {
+			top += bs.Render(strings.Repeat(hz, rest))
+		}
+	} else {
+		top = bs.Render(strings.Repeat(hz, inner))
+	}
+	b.WriteString(bs.Render(tl) + top + bs.Render(tr))
+	left, right := bs.Render(vt), bs.Render(vt)
+	for i := range h - 2 {
+		b.WriteByte('\n')
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
+		b.WriteString(left + Fit(line, inner) + right)
+	}
+	b.WriteByte('\n')
+	b.WriteString(bs.Render(bl + strings.Repeat(hz, inner) + br))
+	return b.String()
+}
