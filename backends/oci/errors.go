@@ -180,7 +180,7 @@ func transportHint(err error) string {
 	switch {
 	case errors.As(err, &unknownCA), errors.As(err, &invalid), errors.As(err, &hostname),
 		strings.Contains(msg, "x509:"), strings.Contains(msg, "tls: failed to verify certificate"):
-		return "the registry's TLS certificate is not trusted: add its CA to SSL_CERT_FILE, or pass --insecure to skip verification"
+		return "the registry's TLS certificate is not trusted: trust its CA with --ca-cert FILE (or SSL_CERT_FILE), or pass --insecure to skip verification"
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		return "the registry speaks plain HTTP: pass --plain-http"
 	case strings.Contains(msg, "malformed HTTP response") || strings.Contains(msg, "first record does not look like a TLS handshake"):

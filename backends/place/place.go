@@ -85,8 +85,8 @@ type Options struct {
 	// Otherwise one is made that trusts the system pool (SSL_CERT_FILE,
 	// SSL_CERT_DIR) and CACertFile.
 	HTTPClient *http.Client
-	// CACertFile names a PEM file of certificates that network mirrors and
-	// origin registries may also be signed by (--ca-cert).
+	// CACertFile names a PEM file of certificates that network mirrors,
+	// origin registries and OCI registries may also be signed by (--ca-cert).
 	CACertFile string
 	// Credentials supply bearer tokens for network mirrors and origin
 	// registries; nil means the TF_TOKEN_* environment variables.
@@ -98,20 +98,31 @@ func (o Options) httpClient() (httpget.Client, error) {
 	if o.HTTPClient != nil {
 		return httpget.Client{HTTP: o.HTTPClient}, nil
 	}
-	var roots *x509.CertPool
-	if o.CACertFile != "" {
-		pemBytes, err := os.ReadFile(o.CACertFile)
-		if err != nil {
-			return httpget.Client{}, fmt.Errorf("--ca-cert: %w", err)
-		}
-		if roots, err = x509.SystemCertPool(); err != nil {
-			roots = x509.NewCertPool()
-		}
-		if !roots.AppendCertsFromPEM(pemBytes) {
-			return httpget.Client{}, fmt.Errorf("--ca-cert %s: no PEM certificate in it", o.CACertFile)
-		}
+	roots, err := o.roots()
+	if err != nil {
+		return httpget.Client{}, err
 	}
 	return httpget.Client{HTTP: &http.Client{Transport: httpget.NewTransport(roots)}}, nil
+}
+
+// roots is the system pool plus CACertFile, or nil (the system pool) when
+// no file is given.
+func (o Options) roots() (*x509.CertPool, error) {
+	if o.CACertFile == "" {
+		return nil, nil
+	}
+	pemBytes, err := os.ReadFile(o.CACertFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-cert: %w", err)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", o.CACertFile)
+	}
+	return roots, nil
 }
 
 func (o Options) credentials() backends.Credentials {
@@ -145,7 +156,11 @@ func Openers() map[Kind]Opener {
 			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.credentials()})
 		},
 		OCI: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
-			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, Hashing: o.Hashing})
+			roots, err := o.roots()
+			if err != nil {
+				return nil, err
+			}
+			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing})
 		},
 	}
 }

@@ -1,0 +1,307 @@
+package push_test
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// tfmirrorBin is the real command, built once for these tests.
+var tfmirrorBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tfmirror-push-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	tfmirrorBin = filepath.Join(dir, "tfmirror")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	if out, err := exec.Command(goTool, "build", "-o", tfmirrorBin, "github.com/tfmirror/tfmirror").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building tfmirror: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs tfmirror with a clean environment: no credentials but the test's,
+// and the registry's certificate as the only trusted one.
+func run(t *testing.T, reg *ocitest.Registry, args ...string) result {
+	t.Helper()
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "DOCKER_CONFIG=" + filepath.Join(home, ".docker"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_RUNTIME_DIR=" + filepath.Join(home, "run"), "NO_COLOR=1"}
+	if reg != nil && reg.CAFile() != "" {
+		certDir := t.TempDir()
+		pemBytes, err := os.ReadFile(reg.CAFile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(certDir, "ca.pem"), pemBytes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "SSL_CERT_FILE="+filepath.Join(certDir, "ca.pem"), "SSL_CERT_DIR="+certDir)
+	}
+	cmd := exec.Command(tfmirrorBin, args...)
+	cmd.Env = env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// releaseZip writes a zip as goreleaser names them.
+func releaseZip(t *testing.T, dir, typ, version, platform, salt string) string {
+	t.Helper()
+	p := filepath.Join(dir, fmt.Sprintf("terraform-provider-%s_%s_%s.zip", typ, version, platform))
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	h := &zip.FileHeader{Name: "terraform-provider-" + typ + "_v" + version, Method: zip.Deflate, Modified: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)}
+	h.SetMode(0o755)
+	w, err := zw.CreateHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(w, "#!/bin/sh\necho %s %s %s %s\n", typ, version, platform, salt)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return p
+}
+
+type lsRow struct {
+	Provider, Version, Platform string
+	Hashes                      []string
+	Size                        int64
+}
+
+func lsJSON(t *testing.T, reg *ocitest.Registry, args ...string) []lsRow {
+	t.Helper()
+	r := run(t, reg, append([]string{"ls", "--json"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("ls: %s", r)
+	}
+	var rows []lsRow
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("ls --json: %v\n%s", err, r)
+	}
+	return rows
+}
+
+func TestPushZipsThenList(t *testing.T) {
+	reg := ocitest.New(t)
+	dist := t.TempDir()
+	var zips []string
+	for _, plat := range []string{"linux_amd64", "darwin_arm64", "windows_amd64"} {
+		zips = append(zips, releaseZip(t, dist, "alpha", "1.2.3", plat, ""))
+	}
+	dst := "oci://" + reg.Host() + "/providers/${hostname}/${namespace}/${type}"
+
+	r := run(t, reg, append(append([]string{"push", "--provider", "acme/alpha"}, zips...), dst)...)
+	if r.code != 0 {
+		t.Fatalf("push: %s", r)
+	}
+	for _, zp := range zips {
+		sums, err := hashing.HashPath(zp, hashing.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A line per archive with its size, rate and hashes.
+		var line string
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if strings.HasPrefix(l, "pushed ") && strings.Contains(l, string(sums.ZH)) {
+				line = l
+			}
+		}
+		if line == "" || !strings.Contains(line, string(sums.H1)) || !strings.Contains(line, "/s)") || !strings.Contains(line, " B in ") {
+			t.Errorf("no progress line for %s with its hashes and rate:\n%s", zp, r)
+		}
+	}
+	for _, want := range []string{
+		`repository_template = "` + reg.Host() + `/providers/${hostname}/${namespace}/${type}"`,
+		`include             = ["registry.opentofu.org/acme/alpha"]`,
+		"tagged registry.opentofu.org/acme/alpha",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("push output lacks %q:\n%s", want, r)
+		}
+	}
+
+	// ls reads the registry's catalogue back through the template.
+	rows := lsJSON(t, reg, dst)
+	if len(rows) != 3 {
+		t.Fatalf("ls: %d rows, want 3: %+v", len(rows), rows)
+	}
+	for _, row := range rows {
+		zp := filepath.Join(dist, fmt.Sprintf("terraform-provider-alpha_1.2.3_%s.zip", row.Platform))
+		sums, _ := hashing.HashPath(zp, hashing.Options{})
+		fi, _ := os.Stat(zp)
+		if row.Provider != "registry.opentofu.org/acme/alpha" || row.Version != "1.2.3" || len(row.Hashes) != 1 || row.Hashes[0] != string(sums.ZH) || row.Size != fi.Size() {
+			t.Errorf("ls row %+v, want zh %s size %d", row, sums.ZH, fi.Size())
+		}
+	}
+	if r := run(t, reg, "verify", dst, "-p", "registry.opentofu.org/acme/alpha"); r.code != 0 || !strings.Contains(r.stderr, "3 ok") {
+		t.Errorf("verify: %s", r)
+	}
+
+	// The same zips again: nothing uploaded.
+	reg.ResetRequests()
+	r = run(t, reg, append(append([]string{"push", "-p", "acme/alpha"}, zips...), dst)...)
+	if r.code != 0 || strings.Count(r.stdout, "= registry.opentofu.org/acme/alpha 1.2.3") != 3 {
+		t.Fatalf("second push: %s", r)
+	}
+	if n := reg.BlobUploads(); n != 0 {
+		t.Errorf("second push started %d blob uploads", n)
+	}
+
+	// A rebuilt zip for one platform: refused, then replaced with --force.
+	rebuilt := releaseZip(t, t.TempDir(), "alpha", "1.2.3", "linux_amd64", "rebuilt")
+	r = run(t, reg, "push", "-p", "acme/alpha", rebuilt, dst)
+	if r.code != 1 || !strings.Contains(r.stderr, "conflict") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("conflicting push: %s", r)
+	}
+	r = run(t, reg, "push", "-p", "acme/alpha", "--force", rebuilt, dst)
+	if r.code != 0 {
+		t.Fatalf("forced push: %s", r)
+	}
+	rows = lsJSON(t, reg, dst, "--platform", "linux_amd64")
+	rebuiltSums, _ := hashing.HashPath(rebuilt, hashing.Options{})
+	if len(rows) != 1 || rows[0].Hashes[0] != string(rebuiltSums.ZH) {
+		t.Errorf("after --force: %+v", rows)
+	}
+	if rows = lsJSON(t, reg, dst); len(rows) != 3 {
+		t.Errorf("after --force: %d platforms, want 3", len(rows))
+	}
+}
+
+func TestPushJSONAndMirrorSource(t *testing.T) {
+	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true})
+	// A filesystem mirror in the packed layout.
+	mirror := t.TempDir()
+	provDir := filepath.Join(mirror, "example.com", "acme", "beta")
+	if err := os.MkdirAll(provDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	releaseZip(t, provDir, "beta", "2.0.0", "linux_amd64", "")
+	releaseZip(t, provDir, "beta", "2.0.0", "linux_arm64", "")
+	releaseZip(t, provDir, "beta", "1.0.0", "linux_amd64", "")
+	dst := "oci://" + reg.Host() + "/m/${namespace}/${type}"
+
+	r := run(t, reg, "push", "--plain-http", "--json", "-v", ">= 2.0", mirror, dst)
+	if r.code != 0 {
+		t.Fatalf("push: %s", r)
+	}
+	types := map[string]int{}
+	var config map[string]any
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
+		}
+		typ, _ := ev["type"].(string)
+		if typ == "" {
+			t.Errorf("event without a type: %s", sc.Text())
+		}
+		types[typ]++
+		if typ == "oci_mirror_config" {
+			config = ev
+		}
+	}
+	if types["done"] != 2 || types["index_written"] != 1 || config == nil {
+		t.Fatalf("events %v:\n%s", types, r)
+	}
+	if inc, _ := config["include"].([]any); len(inc) != 1 || inc[0] != "example.com/acme/beta" {
+		t.Errorf("config event %v", config)
+	}
+	if notes := fmt.Sprint(config["notes"]); !strings.Contains(notes, "HTTPS only") {
+		t.Errorf("no note that OpenTofu needs HTTPS: %v", notes)
+	}
+
+	// Without ${hostname} there is no catalogue: name the provider.
+	rows := lsJSON(t, reg, "--plain-http", dst, "-p", "example.com/acme/beta")
+	if len(rows) != 2 || rows[0].Version != "2.0.0" {
+		t.Errorf("ls: %+v", rows)
+	}
+	r = run(t, reg, "ls", "--plain-http", dst)
+	if r.code == 0 || !strings.Contains(r.stderr, "--provider") {
+		t.Errorf("ls without a catalogue: %s", r)
+	}
+}
+
+func TestPushUsageErrors(t *testing.T) {
+	dist := t.TempDir()
+	z := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
+	odd := filepath.Join(dist, "provider.zip")
+	data, _ := os.ReadFile(z)
+	os.WriteFile(odd, data, 0o644)
+	const dst = "oci://127.0.0.1:1/p/${namespace}/${type}"
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no destination", []string{"push", z}, 2, "takes SRC... and OCI_DST"},
+		{"not oci", []string{"push", z, "./elsewhere"}, 2, "must be oci://"},
+		{"no provider", []string{"push", z, dst}, 2, "needs --provider"},
+		{"odd name", []string{"push", "-p", "acme/alpha", odd, dst}, 2, "pass an exact --version and one --platform"},
+		{"bad template", []string{"push", "-p", "acme/alpha", z, "oci://127.0.0.1:1/P/${type}"}, 2, "not a valid OCI repository address"},
+		{"unknown symbol", []string{"push", "-p", "acme/alpha", z, "oci://127.0.0.1:1/p/${name}"}, 2, `the symbol "name" is not available`},
+		{"not a zip", []string{"push", "-p", "acme/alpha", filepath.Join(dist, "terraform-provider-alpha_1.0.0_linux_arm64.zip"), dst}, 1, "not a usable zip"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, nil, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("%s\nwant exit %d and %q", r, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func TestPushHelp(t *testing.T) {
+	r := run(t, nil, "push", "--help")
+	for _, want := range []string{"registry.opentofu.org", "--provider", "--force", "--plain-http", "oci://REGISTRY[:PORT]/TEMPLATE", "Example"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package push
+
+import (
+	"archive/zip"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+func filters(t *testing.T, ss ...string) []backends.ProviderFilter {
+	t.Helper()
+	var out []backends.ProviderFilter
+	for _, s := range ss {
+		f, err := backends.ParseProviderFilter(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestIdentify(t *testing.T) {
+	tests := []struct {
+		name   string
+		paths  []string
+		naming Naming
+		want   string // packages, or the error fragment after "error: "
+	}{
+		{"goreleaser names", []string{"dist/terraform-provider-alpha_1.2.3_linux_amd64.zip", "terraform-provider-alpha_1.2.3_darwin_arm64.zip"},
+			Naming{Providers: filters(t, "acme/alpha")},
+			"registry.opentofu.org/acme/alpha 1.2.3 linux_amd64; registry.opentofu.org/acme/alpha 1.2.3 darwin_arm64"},
+		{"full address", []string{"terraform-provider-alpha_1.2.3-rc.1_linux_amd64.zip"},
+			Naming{Providers: filters(t, "example.com/acme/alpha")}, "example.com/acme/alpha 1.2.3-rc.1 linux_amd64"},
+		{"several providers", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip", "terraform-provider-beta_2.0.0_linux_amd64.zip"},
+			Naming{Providers: filters(t, "acme/alpha", "acme/beta")},
+			"registry.opentofu.org/acme/alpha 1.0.0 linux_amd64; registry.opentofu.org/acme/beta 2.0.0 linux_amd64"},
+		{"upper case name", []string{"Terraform-Provider-Alpha_1.0.0_Linux_AMD64.zip"}, Naming{Providers: filters(t, "acme/alpha")},
+			"registry.opentofu.org/acme/alpha 1.0.0 linux_amd64"},
+		{"other name with flags", []string{"build/provider.zip"}, Naming{Providers: filters(t, "acme/alpha"), Version: "= 0.3.0", Platform: "linux_arm64"},
+			"registry.opentofu.org/acme/alpha 0.3.0 linux_arm64"},
+		{"standard name beats flags", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "acme/alpha"), Version: "2.0.0", Platform: "darwin_amd64"},
+			"registry.opentofu.org/acme/alpha 1.0.0 linux_amd64"},
+		{"no provider", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{}, "error: needs --provider"},
+		{"other name without flags", []string{"provider.zip"}, Naming{Providers: filters(t, "acme/alpha")}, "error: pass an exact --version and one --platform"},
+		{"other name with a constraint", []string{"provider.zip"}, Naming{Providers: filters(t, "acme/alpha"), Version: "~> 1.0", Platform: "linux_amd64"}, "error: pass an exact --version"},
+		{"type not given", []string{"terraform-provider-gamma_1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "acme/alpha", "acme/beta")}, "error: names none of the providers"},
+		{"same type twice", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "acme/alpha", "other/alpha")}, "error: several --provider values"},
+		{"bad version in name", []string{"terraform-provider-alpha_v1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "acme/alpha")}, "error: cannot tell the version"},
+		{"bad platform in name", []string{"terraform-provider-alpha_1.0.0_linux.zip"}, Naming{Providers: filters(t, "acme/alpha")}, "error: cannot tell the version"},
+		{"bad platform flag", []string{"provider.zip"}, Naming{Providers: filters(t, "acme/alpha"), Version: "1.0.0", Platform: "linux"}, "error: --platform"},
+		{"duplicate", []string{"a/terraform-provider-alpha_1.0.0_linux_amd64.zip", "b/terraform-provider-alpha_1.0.0_linux_amd64.zip"},
+			Naming{Providers: filters(t, "acme/alpha")}, "error: are both registry.opentofu.org/acme/alpha 1.0.0 linux_amd64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Identify(tt.paths, tt.naming)
+			if frag, isErr := strings.CutPrefix(tt.want, "error: "); isErr {
+				if err == nil || !strings.Contains(err.Error(), frag) {
+					t.Fatalf("err %v, want %q", err, frag)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pkgs []string
+			for _, zf := range got {
+				pkgs = append(pkgs, zf.Package.String())
+			}
+			if strings.Join(pkgs, "; ") != tt.want {
+				t.Errorf("got %s, want %s", strings.Join(pkgs, "; "), tt.want)
+			}
+		})
+	}
+}
+
+func writeZip(t *testing.T, path string, entries map[string]string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for name, body := range entries {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(body))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func TestNewZips(t *testing.T) {
+	dir := t.TempDir()
+	pkg := func(typ string) backends.Package {
+		p, _ := backends.NewProvider("example.com", "acme", typ)
+		v, _ := backends.ParseVersion("1.0.0")
+		return backends.Package{Provider: p, Version: v, Platform: backends.Platform{OS: "linux", Arch: "amd64"}}
+	}
+	good := filepath.Join(dir, "good.zip")
+	writeZip(t, good, map[string]string{"terraform-provider-alpha_v1.0.0": "#!/bin/sh\n", "README.md": "hi"})
+	exe := filepath.Join(dir, "exe.zip")
+	writeZip(t, exe, map[string]string{"terraform-provider-alpha.exe": "MZ"})
+	nested := filepath.Join(dir, "nested.zip")
+	writeZip(t, nested, map[string]string{"bin/terraform-provider-alpha": "#!/bin/sh\n"})
+	wrongType := filepath.Join(dir, "wrong.zip")
+	writeZip(t, wrongType, map[string]string{"terraform-provider-alphabet": "#!/bin/sh\n"})
+	notZip := filepath.Join(dir, "not.zip")
+	os.WriteFile(notZip, []byte("this is not a zip"), 0o644)
+
+	tests := []struct {
+		path, want string
+	}{
+		{good, ""},
+		{exe, ""},
+		{nested, "no terraform-provider-alpha executable at its root"},
+		{wrongType, "no terraform-provider-alpha executable"},
+		{notZip, "not a usable zip"},
+		{filepath.Join(dir, "missing.zip"), "not a usable zip"},
+	}
+	for _, tt := range tests {
+		z, err := NewZips(context.Background(), []ZipFile{{Path: tt.path, Package: pkg("alpha")}}, hashing.Options{})
+		if tt.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.path) {
+				t.Errorf("%s: %v, want %q", tt.path, err, tt.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.path, err)
+		}
+		as, err := z.Archives(context.Background(), pkg("alpha").Provider, pkg("alpha").Version)
+		if err != nil || len(as) != 1 {
+			t.Fatalf("%s: %v %v", tt.path, as, err)
+		}
+		want, _ := hashing.HashPath(tt.path, hashing.Options{})
+		if hs := as[0].Hashes(); len(hs) != 2 || hs[0] != want.H1 || hs[1] != want.ZH {
+			t.Errorf("%s: evidence %v, want %v", tt.path, hs, want)
+		}
+		if as[0].Evidence[0].Source.Kind != hashing.SourceArchive {
+			t.Errorf("%s: source %v", tt.path, as[0].Evidence[0].Source)
+		}
+	}
+}
+
+func TestConfigBlock(t *testing.T) {
+	prov := func(s string) backends.Provider {
+		p, err := backends.ParseProvider(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tmpl, err := oci.ParseTemplate("registry.example.com/providers/${namespace}/${type}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, notes := ConfigBlock(tmpl, []backends.Provider{prov("registry.opentofu.org/acme/alpha")}, false)
+	want := `provider_installation {
+  oci_mirror {
+    repository_template = "registry.example.com/providers/${namespace}/${type}"
+    include             = ["registry.opentofu.org/acme/alpha"]
+  }
+  direct {
+    exclude = ["registry.opentofu.org/acme/alpha"]
+  }
+}
+`
+	if block != want || len(notes) != 0 {
+		t.Errorf("block:\n%s\nnotes %v", block, notes)
+	}
+
+	block, notes = ConfigBlock(tmpl, []backends.Provider{prov("registry.opentofu.org/acme/alpha"), prov("example.com/acme/beta")}, true)
+	want = `provider_installation {
+  oci_mirror {
+    repository_template = "registry.example.com/providers/${namespace}/${type}"
+    include             = [
+      "registry.opentofu.org/acme/alpha",
+      "example.com/acme/beta",
+    ]
+  }
+  direct {
+    exclude = [
+      "registry.opentofu.org/acme/alpha",
+      "example.com/acme/beta",
+    ]
+  }
+}
+`
+	if block != want {
+		t.Errorf("block:\n%s", block)
+	}
+	joined := strings.Join(notes, "\n")
+	if len(notes) != 2 || !strings.Contains(joined, "does not use ${hostname}, but the providers have 2 hostnames") || !strings.Contains(joined, "HTTPS only") {
+		t.Errorf("notes %v", notes)
+	}
+}
