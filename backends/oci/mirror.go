@@ -287,6 +287,11 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 	tag := m.tagFor(addr, v)
 	desc, err := r.Resolve(ctx, tag)
 	if err != nil {
+		if isNotFound(err) {
+			// No such version (or repository) holds no packages, as a
+			// filesystem mirror's missing version directory holds none.
+			return nil, nil
+		}
 		return nil, classify(err, fmt.Sprintf("resolve tag %q", tag), m.name, addr, pkgLabel(verPkg))
 	}
 	if err := checkIndexDescriptor(desc); err != nil {
