@@ -114,7 +114,7 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 	root.PersistentFlags().Int64Var(&g.maxUnpacked, "max-unpacked", hashing.DefaultMaxUnpacked,
 		"the most bytes hashing one zip may unpack (a guard against zip bombs); -1 for no limit")
 	root.PersistentFlags().StringVar(&g.caCert, "ca-cert", "",
-		"PEM file of extra CA certificates to trust for https:// and registry:// places (e.g. the one `tfmirror serve` writes)")
+		"PEM `FILE` of extra CA certificates to trust for https:// and registry:// places, such as the one tfmirror serve writes")
 	root.PersistentFlags().BoolVar(&g.plainHTTP, "plain-http", false, "talk plain HTTP to oci:// registries (local test registries; OpenTofu itself needs HTTPS)")
 	root.PersistentFlags().BoolVar(&g.insecure, "insecure", false, "do not verify the TLS certificates of oci:// registries")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -62,4 +62,4 @@ func (s ociStore) Get(ctx context.Context, serverAddress string) (auth.Credentia
 }
 
 func (s ociStore) Put(context.Context, string, auth.Credential) error { return errReadOnly }
-func (s ociStore) Delete(context.Context, string) error                 { return errReadOnly }
+func (s ociStore) Delete(context.Context, string) error               { return errReadOnly }
