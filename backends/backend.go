@@ -79,15 +79,26 @@ type Lister interface {
 	AllArchives(ctx context.Context, p Provider) ([]Archive, error)
 }
 
+// VersionsLister is implemented by places that list several versions'
+// archives faster together than one after another (network places, which
+// fetch them concurrently). ListArchives prefers it to Lister, which would
+// read every version when only a few are wanted.
+type VersionsLister interface {
+	ArchivesAt(ctx context.Context, p Provider, versions []Version) ([]Archive, error)
+}
+
 // LocalPather is implemented by places whose archives are local files or
 // directories, which can be hashed in place instead of copied.
 type LocalPather interface {
 	LocalPath(a Archive) string
 }
 
-// ListArchives returns p's archives at the given versions, using Lister when
-// the place has it.
+// ListArchives returns p's archives at the given versions, using
+// VersionsLister or Lister when the place has them.
 func ListArchives(ctx context.Context, r Reader, p Provider, versions []Version) ([]Archive, error) {
+	if l, ok := r.(VersionsLister); ok {
+		return l.ArchivesAt(ctx, p, versions)
+	}
 	if l, ok := r.(Lister); ok {
 		all, err := l.AllArchives(ctx, p)
 		if err != nil {

@@ -54,9 +54,10 @@ type Mirror struct {
 }
 
 var (
-	_ backends.Reader = (*Mirror)(nil)
-	_ backends.Lister = (*Mirror)(nil)
-	_ backends.Warner = (*Mirror)(nil)
+	_ backends.Reader         = (*Mirror)(nil)
+	_ backends.Lister         = (*Mirror)(nil)
+	_ backends.VersionsLister = (*Mirror)(nil)
+	_ backends.Warner         = (*Mirror)(nil)
 )
 
 // Open parses a mirror URL. No request is made until the mirror is read.
@@ -245,14 +246,19 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 	return out, nil
 }
 
-// AllArchives reads index.json and then every version document, several at
-// a time: a mirror answers each quickly, but one after another they add up
-// to seconds for a provider with hundreds of releases.
+// AllArchives reads index.json and then every version document.
 func (m *Mirror) AllArchives(ctx context.Context, p backends.Provider) ([]backends.Archive, error) {
 	vs, err := m.Versions(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	return m.ArchivesAt(ctx, p, vs)
+}
+
+// ArchivesAt reads the version documents of vs several at a time: a mirror
+// answers each quickly, but one after another they add up to seconds for a
+// provider with hundreds of releases.
+func (m *Mirror) ArchivesAt(ctx context.Context, p backends.Provider, vs []backends.Version) ([]backends.Archive, error) {
 	per := make([][]backends.Archive, len(vs))
 	g, gctx := errgroup.WithContext(ctx)
 	n := m.opts.Concurrency

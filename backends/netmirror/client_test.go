@@ -462,3 +462,30 @@ func isTransient(err error) bool {
 	var t interface{ Transient() bool }
 	return errors.As(err, &t) && t.Transient()
 }
+
+// TestSelectedVersionsOnly: a version constraint reads only the documents of
+// the versions it selects.
+func TestSelectedVersionsOnly(t *testing.T) {
+	var docs atomic.Int32
+	srv := tlsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "index.json") {
+			io.WriteString(w, `{"versions":{"1.0.0":{},"1.1.0":{},"1.2.0":{},"2.0.0":{}}}`)
+			return
+		}
+		docs.Add(1)
+		io.WriteString(w, `{"archives":{"linux_amd64":{"url":"a.zip"}}}`)
+	})
+	m := openMirror(t, srv, srv.URL+"/", nil)
+	c, _ := backends.ParseVersionConstraint("~> 1.1")
+	as, err := sync.Selection{Versions: c}.ArchivesOf(bg, m, mustProvider(t, "example.com/acme/alpha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != 2 || as[0].Version.String() != "1.2.0" || as[1].Version.String() != "1.1.0" {
+		t.Fatalf("archives %v", as)
+	}
+	if n := docs.Load(); n != 2 {
+		t.Errorf("%d version documents read, want 2", n)
+	}
+}

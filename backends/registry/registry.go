@@ -65,8 +65,9 @@ type Registry struct {
 }
 
 var (
-	_ backends.Reader = (*Registry)(nil)
-	_ backends.Warner = (*Registry)(nil)
+	_ backends.Reader         = (*Registry)(nil)
+	_ backends.Warner         = (*Registry)(nil)
+	_ backends.VersionsLister = (*Registry)(nil)
 )
 
 // Open prepares a registry at host (HOST or HOST:PORT). No request is made
@@ -312,6 +313,42 @@ type download struct {
 // signature, fetched and checked once for the version. A bad signature is an
 // error for the whole version.
 func (r *Registry) Archives(ctx context.Context, p backends.Provider, v backends.Version) ([]backends.Archive, error) {
+	return r.archives(ctx, p, v, r.semaphore())
+}
+
+// ArchivesAt lists the packages of several versions, concurrently: their
+// download-metadata requests share one bound.
+func (r *Registry) ArchivesAt(ctx context.Context, p backends.Provider, versions []backends.Version) ([]backends.Archive, error) {
+	sem := r.semaphore()
+	per := make([][]backends.Archive, len(versions))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(cap(sem))
+	for i, v := range versions {
+		g.Go(func() error {
+			as, err := r.archives(gctx, p, v, sem)
+			per[i] = as
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []backends.Archive
+	for _, as := range per {
+		out = append(out, as...)
+	}
+	return out, nil
+}
+
+func (r *Registry) semaphore() chan struct{} {
+	n := r.opts.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	return make(chan struct{}, n)
+}
+
+func (r *Registry) archives(ctx context.Context, p backends.Provider, v backends.Version, sem chan struct{}) ([]backends.Archive, error) {
 	infos, err := r.versionInfos(ctx, p)
 	if err != nil {
 		return nil, err
@@ -322,13 +359,14 @@ func (r *Registry) Archives(ctx context.Context, p backends.Provider, v backends
 	}
 	metas := make([]*downloadMeta, len(vi.platforms))
 	g, gctx := errgroup.WithContext(ctx)
-	n := r.opts.Concurrency
-	if n <= 0 {
-		n = DefaultConcurrency
-	}
-	g.SetLimit(n)
 	for i, plat := range vi.platforms {
 		g.Go(func() error {
+			select {
+			case sem <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			defer func() { <-sem }()
 			m, err := r.downloadMeta(gctx, p, v, plat)
 			metas[i] = m
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -497,6 +498,31 @@ func TestOpenRejectsBadHosts(t *testing.T) {
 	for _, h := range []string{"", "https://example.com", "example.com:99999", "a..b", "xn--caf-dma.fr"} {
 		if _, err := registry.Open("registry://"+h, h, registry.Options{}); err == nil {
 			t.Errorf("Open(%q): no error", h)
+		}
+	}
+}
+
+func TestArchivesAtSeveralVersions(t *testing.T) {
+	for _, conc := range []int{1, 0} {
+		srv := registrytest.New(t, alpha())
+		r, err := registry.Open("registry://"+srv.Host(), srv.Host(), registry.Options{HTTP: httpget.Client{HTTP: srv.Client()}, Concurrency: conc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := provider(t, srv.Host(), "acme", "alpha")
+		as, err := backends.ListArchives(context.Background(), r, p, []backends.Version{version(t, "1.1.0"), version(t, "1.0.0")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, a := range as {
+			got = append(got, a.Version.String()+" "+a.Platform.String())
+		}
+		if want := "[1.1.0 linux_amd64 1.0.0 darwin_arm64 1.0.0 linux_amd64]"; fmt.Sprint(got) != want {
+			t.Errorf("concurrency %d: %v, want %s", conc, got, want)
+		}
+		if n := srv.Count(registrytest.KindSums); n != 2 {
+			t.Errorf("concurrency %d: SHA256SUMS fetched %d times, want once per version", conc, n)
 		}
 	}
 }
