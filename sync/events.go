@@ -14,9 +14,22 @@ type JobID int
 type JobInfo struct {
 	ID      JobID
 	Package backends.Package
-	Src     string
-	Dst     string
-	Size    int64 // -1 when the source does not say
+	// Name, when set, names a job that moves something other than a
+	// provider package (a module: "HOST/NAMESPACE/NAME/SYSTEM VERSION");
+	// Package is then the zero value.
+	Name string
+	Src  string
+	Dst  string
+	Size int64 // -1 when the source does not say
+}
+
+// Label names the job's package for front ends: Name, or the provider
+// package.
+func (i JobInfo) Label() string {
+	if i.Name != "" {
+		return i.Name
+	}
+	return i.Package.String()
 }
 
 // Event is something the engine reports. Front ends switch on the concrete
