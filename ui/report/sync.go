@@ -94,14 +94,14 @@ func (r *SyncReporter) finishedLine(ev sync.Event, j *sync.TrackedJob) string {
 		if ev.Verified {
 			verified = checksSummary(ev.Result.Checks)
 		}
-		return fmt.Sprintf("%s %s -> %s  %s  %s", r.style("✓", "2"), j.Info.Package, j.Info.Dst, HumanBytes(ev.Bytes), verified)
+		return fmt.Sprintf("%s %s -> %s  %s  %s", r.style("✓", "2"), j.Info.Label(), j.Info.Dst, HumanBytes(ev.Bytes), verified)
 	case sync.JobFailed:
 		if ev.Canceled {
-			return fmt.Sprintf("%s %s: cancelled", r.style("-", "3"), j.Info.Package)
+			return fmt.Sprintf("%s %s: cancelled", r.style("-", "3"), j.Info.Label())
 		}
-		return fmt.Sprintf("%s %s: %v", r.style("✗", "1"), j.Info.Package, ev.Err)
+		return fmt.Sprintf("%s %s: %v", r.style("✗", "1"), j.Info.Label(), ev.Err)
 	case sync.JobRetrying:
-		return fmt.Sprintf("%s %s: attempt %d failed, retrying in %s: %v", r.style("↻", "3"), j.Info.Package, ev.Attempt, ev.Delay, ev.Err)
+		return fmt.Sprintf("%s %s: attempt %d failed, retrying in %s: %v", r.style("↻", "3"), j.Info.Label(), ev.Attempt, ev.Delay, ev.Err)
 	case sync.IndexWritten:
 		if ev.Err != nil {
 			return fmt.Sprintf("%s %s: index documents for %s: %v", r.style("✗", "1"), ev.Dst, ev.Provider, ev.Err)
@@ -152,7 +152,7 @@ func (r *SyncReporter) redraw(force bool) {
 		if j.Info.Size > 0 {
 			pct = float64(j.Bytes) / float64(j.Info.Size)
 		}
-		line := fmt.Sprintf("  %s %5.1f%% %9s/s  %s", r.bar.ViewAs(min(pct, 1)), pct*100, HumanBytes(int64(j.Rate)), j.Info.Package)
+		line := fmt.Sprintf("  %s %5.1f%% %9s/s  %s", r.bar.ViewAs(min(pct, 1)), pct*100, HumanBytes(int64(j.Rate)), j.Info.Label())
 		lines = append(lines, truncate(line, r.width-1))
 	}
 	lines = append(lines, truncate(fmt.Sprintf("  %d running · %d queued · %d done · %d failed", c[sync.Running], c[sync.Queued], c[sync.Done], c[sync.Failed]+c[sync.Canceled]), r.width-1))
@@ -178,9 +178,14 @@ func EventJSON(ev sync.Event, j *sync.TrackedJob) map[string]any {
 	m := map[string]any{}
 	if j != nil {
 		m["id"] = j.Info.ID
-		m["provider"] = j.Info.Package.Provider.String()
-		m["version"] = j.Info.Package.Version.String()
-		m["platform"] = j.Info.Package.Platform.String()
+		if j.Info.Name != "" {
+			// Not a provider package (a module): no platform.
+			m["name"] = j.Info.Name
+		} else {
+			m["provider"] = j.Info.Package.Provider.String()
+			m["version"] = j.Info.Package.Version.String()
+			m["platform"] = j.Info.Package.Platform.String()
+		}
 	}
 	switch ev := ev.(type) {
 	case sync.JobQueued:
