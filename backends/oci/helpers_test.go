@@ -23,7 +23,7 @@ import (
 // registry catalogue can be read back.
 const testTemplate = "/providers/${hostname}/${namespace}/${type}"
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
@@ -31,7 +31,7 @@ func testCtx(t *testing.T) context.Context {
 
 // openTest opens a oci.Mirror on reg with the template (appended to the
 // registry's host) and no ambient credentials.
-func openTest(t *testing.T, reg *ocitest.Registry, tmpl string) *oci.Mirror {
+func openTest(t testing.TB, reg *ocitest.Registry, tmpl string) *oci.Mirror {
 	t.Helper()
 	m, err := oci.Open("oci://"+reg.Host()+tmpl, reg.Host()+tmpl, oci.Options{
 		PlainHTTP:   reg.PlainHTTP,
@@ -44,7 +44,7 @@ func openTest(t *testing.T, reg *ocitest.Registry, tmpl string) *oci.Mirror {
 	return m
 }
 
-func mustProvider(t *testing.T, s string) backends.Provider {
+func mustProvider(t testing.TB, s string) backends.Provider {
 	t.Helper()
 	p, err := backends.ParseProvider(s)
 	if err != nil {
@@ -53,7 +53,7 @@ func mustProvider(t *testing.T, s string) backends.Provider {
 	return p
 }
 
-func mustPkg(t *testing.T, provider, version, platform string) backends.Package {
+func mustPkg(t testing.TB, provider, version, platform string) backends.Package {
 	t.Helper()
 	v, err := backends.ParseVersion(version)
 	if err != nil {
@@ -69,7 +69,7 @@ func mustPkg(t *testing.T, provider, version, platform string) backends.Package 
 // providerZip builds a real release zip: a tiny executable named as the
 // clients expect, whose content names the package (so every package's zip
 // differs) plus salt.
-func providerZip(t *testing.T, pkg backends.Package, salt string) []byte {
+func providerZip(t testing.TB, pkg backends.Package, salt string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -88,7 +88,7 @@ func providerZip(t *testing.T, pkg backends.Package, salt string) []byte {
 }
 
 // sumsOf hashes zip bytes as the clients do.
-func sumsOf(t *testing.T, b []byte) hashing.Sums {
+func sumsOf(t testing.TB, b []byte) hashing.Sums {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "a.zip")
 	if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -103,7 +103,7 @@ func sumsOf(t *testing.T, b []byte) hashing.Sums {
 
 // put writes one archive through the Writer interface, as the sync engine
 // does: stage, hash the staged file, commit.
-func put(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package, zipBytes []byte, force bool) (oci.Outcome, error) {
+func put(ctx context.Context, t testing.TB, w backends.Writer, pkg backends.Package, zipBytes []byte, force bool) (oci.Outcome, error) {
 	t.Helper()
 	st, err := w.Stage(ctx, pkg)
 	if err != nil {
@@ -122,7 +122,7 @@ func put(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Pack
 	return st.(*oci.Staged).Outcome(), nil
 }
 
-func mustPut(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package, zipBytes []byte) oci.Outcome {
+func mustPut(ctx context.Context, t testing.TB, w backends.Writer, pkg backends.Package, zipBytes []byte) oci.Outcome {
 	t.Helper()
 	o, err := put(ctx, t, w, pkg, zipBytes, false)
 	if err != nil {
@@ -131,7 +131,7 @@ func mustPut(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.
 	return o
 }
 
-func readAll(t *testing.T, rc io.ReadCloser) ([]byte, error) {
+func readAll(t testing.TB, rc io.ReadCloser) ([]byte, error) {
 	t.Helper()
 	defer rc.Close()
 	return io.ReadAll(rc)
