@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -145,12 +146,10 @@ func Serve(ctx context.Context, m *fs.Mirror, opts ServeOptions) error {
 			return fmt.Errorf("serve: --tls-cert %s / --tls-key %s: %w", opts.CertFile, opts.KeyFile, err)
 		}
 	} else {
-		info.Hosts = []string{"127.0.0.1", "::1", "localhost"}
-		if !unspecified {
-			info.Hosts = append(info.Hosts, host)
-		}
-		if urlHost != "localhost" {
-			info.Hosts = append(info.Hosts, urlHost)
+		for _, h := range []string{"127.0.0.1", "::1", "localhost", host, urlHost} {
+			if h != "" && !slices.Contains(info.Hosts, h) && !(h == host && unspecified) {
+				info.Hosts = append(info.Hosts, h)
+			}
 		}
 		certPEM, keyPEM, err := SelfSigned(info.Hosts, time.Now())
 		if err != nil {

@@ -72,7 +72,7 @@ func TestServe(t *testing.T) {
 	case err := <-done:
 		t.Fatal(err)
 	}
-	if s.CertOut != certOut || !strings.HasPrefix(s.URL, "https://127.0.0.1:") || !strings.HasSuffix(s.URL, "/") {
+	if s.CertOut != certOut || !strings.HasPrefix(s.URL, "https://127.0.0.1:") || !strings.HasSuffix(s.URL, "/") || strings.Join(s.Hosts, " ") != "127.0.0.1 ::1 localhost" {
 		t.Fatalf("serving %+v", s)
 	}
 	pemBytes, err := os.ReadFile(certOut)
