@@ -193,7 +193,7 @@ func BenchmarkSync(b *testing.B) {
 	host := w.reg.Host()
 
 	dst := filepath.Join(b.TempDir(), "tfmirror")
-	args := []string{"sync", "registry://" + host, dst, "-p", "bench/alpha", "-p", "bench/beta"}
+	args := []string{"sync", "registry://" + host, dst, "-p", "bench/alpha", "-p", "bench/beta", "-v", ">= 1.0"}
 	for _, p := range w.platforms {
 		args = append(args, "--platform", p)
 	}
