@@ -1,0 +1,148 @@
+// Package modplace turns command-line place arguments into module places:
+// registry://HOST (a module registry), oci://REGISTRY/TEMPLATE (an OCI
+// mirror, see modules.Template) and a directory (a filesystem mirror). The
+// argument syntax is the providers' (backends/place); the kinds differ.
+package modplace
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/backends/modules/fetch"
+	"github.com/tfmirror/tfmirror/backends/modules/modfs"
+	"github.com/tfmirror/tfmirror/backends/modules/modoci"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Options carry what opening module places may need.
+type Options struct {
+	// HTTP is the client for registries and archive downloads; nil makes
+	// one trusting the system roots (SSL_CERT_FILE, SSL_CERT_DIR) and
+	// CACertFile.
+	HTTP       *http.Client
+	CACertFile string
+	// Credentials supplies registry tokens; nil means the TF_TOKEN_*
+	// environment variables.
+	Credentials modules.Credentials
+	// PlainHTTP and Insecure apply to OCI registries.
+	PlainHTTP bool
+	Insecure  bool
+	// OCI, when set, is the client under OCI authentication (tests).
+	OCI     *http.Client
+	Hashing hashing.Options
+}
+
+// roots is the system pool plus CACertFile; nil (the system pool) without
+// one.
+func (o Options) roots() (*x509.CertPool, error) {
+	if o.CACertFile == "" {
+		return nil, nil
+	}
+	pemBytes, err := os.ReadFile(o.CACertFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-cert: %w", err)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", o.CACertFile)
+	}
+	return roots, nil
+}
+
+func (o Options) httpClient() (*http.Client, error) {
+	if o.HTTP != nil {
+		return o.HTTP, nil
+	}
+	roots, err := o.roots()
+	if err != nil {
+		return nil, err
+	}
+	return modules.NewHTTPClient(roots), nil
+}
+
+func (o Options) credentials() modules.Credentials {
+	if o.Credentials != nil {
+		return o.Credentials
+	}
+	return backends.EnvCredentials(os.Environ())
+}
+
+// OpenRegistry opens registry://HOST.
+func OpenRegistry(arg string, o Options) (*modules.Registry, error) {
+	s, err := place.Parse(arg)
+	if err != nil {
+		return nil, err
+	}
+	if s.Kind != place.Registry {
+		return nil, fmt.Errorf("place %s: modules are read from a module registry: registry://HOST", arg)
+	}
+	hc, err := o.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	return modules.NewRegistry(arg, s.Target, modules.Options{HTTP: hc, Credentials: o.credentials()})
+}
+
+// Builder returns the package builder for sources a registry names.
+func Builder(o Options, tempDir string) (*fetch.Builder, error) {
+	hc, err := o.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	return fetch.New(fetch.Options{HTTP: hc, Credentials: o.credentials(), TempDir: tempDir, Hashing: o.Hashing}), nil
+}
+
+// Open opens any module place for listing.
+func Open(ctx context.Context, arg string, o Options) (modules.Lister, error) {
+	s, err := place.Parse(arg)
+	if err != nil {
+		return nil, err
+	}
+	if s.Kind == place.Registry {
+		return OpenRegistry(arg, o)
+	}
+	return OpenWriter(ctx, arg, o)
+}
+
+// OpenWriter opens a place modules can be written to: oci://REGISTRY/TEMPLATE
+// or a directory.
+func OpenWriter(ctx context.Context, arg string, o Options) (modules.Writer, error) {
+	s, err := place.Parse(arg)
+	if err != nil {
+		return nil, err
+	}
+	switch s.Kind {
+	case place.OCI:
+		return OpenOCI(arg, o)
+	case place.FS:
+		return modfs.Open(arg, s.Target, o.Hashing)
+	case place.Registry:
+		return nil, fmt.Errorf("place %s: a module registry is read-only; write modules to oci://REGISTRY/TEMPLATE or a directory", arg)
+	}
+	return nil, fmt.Errorf("place %s: not a module place (use registry://HOST, oci://REGISTRY/TEMPLATE or a directory)", arg)
+}
+
+// OpenOCI opens oci://REGISTRY/TEMPLATE.
+func OpenOCI(arg string, o Options) (*modoci.Store, error) {
+	s, err := place.Parse(arg)
+	if err != nil {
+		return nil, err
+	}
+	if s.Kind != place.OCI {
+		return nil, fmt.Errorf("%s: want oci://REGISTRY/TEMPLATE, e.g. %s", arg, modules.ExampleTemplate)
+	}
+	roots, err := o.roots()
+	if err != nil {
+		return nil, err
+	}
+	return modoci.Open(arg, s.Target, modoci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, HTTP: o.OCI})
+}
