@@ -352,9 +352,6 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 
 // archive reads one platform's image manifest and describes its zip layer.
 func (m *Mirror) archive(ctx context.Context, r *remote.Repository, addr Repository, pkg backends.Package, desc ocispec.Descriptor) (*backends.Archive, error) {
-	if err := checkManifestSize(desc); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", desc.Digest, err)
-	}
 	b, err := fetchManifest(ctx, r, desc)
 	if err != nil {
 		if isContentError(err) {

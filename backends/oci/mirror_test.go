@@ -386,3 +386,40 @@ func TestVerifyFindsCorruptBlob(t *testing.T) {
 		t.Errorf("detail %q", findings[0].Detail)
 	}
 }
+
+// Two writers (say, CI jobs each pushing the platform they built) read the
+// version's index before either pushes it: the second keeps the first's
+// platform.
+func TestParallelWritersKeepEachOthersPlatforms(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	reg := ocitest.New(t)
+	seed := mustPkg(t, "example.com/acme/alpha", "5.0.0", "freebsd_amd64")
+	w0 := openTest(t, reg, testTemplate)
+	mustPut(ctx, t, w0, seed, providerZip(t, seed, ""))
+	if err := w0.Flush(ctx, seed.Provider); err != nil {
+		t.Fatal(err)
+	}
+	a := mustPkg(t, "example.com/acme/alpha", "5.0.0", "linux_amd64")
+	b := mustPkg(t, "example.com/acme/alpha", "5.0.0", "darwin_arm64")
+	wa, wb := openTest(t, reg, testTemplate), openTest(t, reg, testTemplate)
+	mustPut(ctx, t, wa, a, providerZip(t, a, ""))
+	mustPut(ctx, t, wb, b, providerZip(t, b, ""))
+	if err := wa.Flush(ctx, a.Provider); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.Flush(ctx, b.Provider); err != nil {
+		t.Fatal(err)
+	}
+	as, err := openTest(t, reg, testTemplate).Archives(ctx, a.Provider, a.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range as {
+		got = append(got, x.Platform.String())
+	}
+	if strings.Join(got, " ") != "darwin_arm64 freebsd_amd64 linux_amd64" {
+		t.Fatalf("platforms after two writers: %v", got)
+	}
+}

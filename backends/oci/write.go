@@ -60,9 +60,11 @@ type pendingVersion struct {
 	tag    string
 	loaded bool
 	base   *ocispec.Index // nil: no usable index in the registry
-	layers map[backends.Platform]digest.Digest
-	added  map[backends.Platform]ocispec.Descriptor
-	dirty  bool
+	// baseDigest is the digest the tag named when base was read.
+	baseDigest digest.Digest
+	layers     map[backends.Platform]digest.Digest
+	added      map[backends.Platform]ocispec.Descriptor
+	dirty      bool
 }
 
 // Outcome says what a Commit did.
@@ -370,26 +372,10 @@ func (pv *pendingVersion) load(ctx context.Context, m *Mirror, r *remote.Reposit
 	case err != nil:
 		return classify(err, fmt.Sprintf("resolve tag %q", pv.tag), m.name, pv.addr, label)
 	}
-	idx, err := func() (*ocispec.Index, error) {
-		if err := checkIndexDescriptor(desc); err != nil {
-			return nil, err
-		}
-		b, err := fetchManifest(ctx, r, desc)
-		if err != nil {
-			return nil, err
-		}
-		idx, err := parseIndex(b)
-		if err != nil {
-			return nil, err
-		}
-		if _, _, err := providerTargets(idx); err != nil {
-			return nil, err
-		}
-		return idx, nil
-	}()
+	idx, err := readIndex(ctx, r, desc)
 	switch {
 	case err == nil:
-		pv.base = idx
+		pv.base, pv.baseDigest = idx, desc.Digest
 	case !isContentError(err):
 		return classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
 	case !force:
@@ -397,6 +383,25 @@ func (pv *pendingVersion) load(ctx context.Context, m *Mirror, r *remote.Reposit
 	}
 	pv.loaded = true
 	return nil
+}
+
+// readIndex fetches and checks a provider version's index.
+func readIndex(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor) (*ocispec.Index, error) {
+	if err := checkIndexDescriptor(desc); err != nil {
+		return nil, err
+	}
+	b, err := fetchManifest(ctx, r, desc)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := parseIndex(b)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := providerTargets(idx); err != nil {
+		return nil, err
+	}
+	return idx, nil
 }
 
 func (pv *pendingVersion) add(plat backends.Platform, desc ocispec.Descriptor, layer digest.Digest) {
@@ -446,6 +451,15 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 	if !pv.dirty {
 		return nil
 	}
+	// Another writer (a parallel CI job pushing its own platform) may have
+	// moved the tag since it was read: merge onto what it names now, so
+	// its platforms are kept. Registries offer no compare-and-swap on tags;
+	// this narrows the window to the moment between this check and the push.
+	if desc, err := r.Resolve(ctx, pv.tag); err == nil && desc.Digest != pv.baseDigest {
+		if idx, err := readIndex(ctx, r, desc); err == nil {
+			pv.base, pv.baseDigest = idx, desc.Digest
+		}
+	}
 	idx := mergeIndex(pv.base, pv.added)
 	b, err := json.Marshal(idx)
 	if err != nil {
@@ -455,7 +469,7 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 	if err := r.PushReference(ctx, desc, bytes.NewReader(b), pv.tag); err != nil {
 		return classify(err, fmt.Sprintf("push index %s as tag %q", desc.Digest, pv.tag), m.name, pv.addr, label)
 	}
-	pv.base, pv.added, pv.dirty = idx, map[backends.Platform]ocispec.Descriptor{}, false
+	pv.base, pv.baseDigest, pv.added, pv.dirty = idx, desc.Digest, map[backends.Platform]ocispec.Descriptor{}, false
 	return nil
 }
 
