@@ -300,4 +300,3 @@ func hashAll(files []string) error {
 	close(errs)
 	return <-errs
 }
-
