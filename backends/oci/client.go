@@ -73,12 +73,15 @@ func DefaultCredentials() (credentials.Store, error) {
 		}
 		stores = append(stores, s)
 	}
-	docker, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
-	if err != nil {
+	// Without a home directory there is no Docker config to read; that is
+	// no reason to refuse anonymous access.
+	if docker, err := credentials.NewStoreFromDocker(credentials.StoreOptions{}); err == nil && !seen[docker.ConfigPath()] {
+		stores = append(stores, docker)
+	} else if err != nil && (os.Getenv("DOCKER_CONFIG") != "" || os.Getenv("HOME") != "") {
 		return nil, fmt.Errorf("docker credentials: %w", err)
 	}
-	if !seen[docker.ConfigPath()] {
-		stores = append(stores, docker)
+	if len(stores) == 0 {
+		return credentials.NewMemoryStore(), nil
 	}
 	return credentials.NewStoreWithFallbacks(stores[0], stores[1:]...), nil
 }
