@@ -122,6 +122,7 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 	})
 	root.AddCommand(newLsCmd(g), newHashCmd(g), newVerifyCmd(g))
 	root.AddCommand(newDiffCmd(g), newSyncCmd(g))
+	root.AddCommand(newModulesCmd(g))
 	root.AddCommand(newPushCmd(g))
 	root.AddCommand(newUICmd(g), newDemoCmd(g))
 	// With no subcommand, tfmirror opens the UI (tfmirror [MIRROR...]).
@@ -210,6 +211,7 @@ func printWarnings(cmd *cobra.Command, r backends.Reader) {
 
 func newLsCmd(g *globalFlags) *cobra.Command {
 	var sel selectionFlags
+	var mods moduleFlags
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ls MIRROR [selection]",
@@ -225,14 +227,24 @@ registry, NAMESPACE/TYPE means that provider on the registry's host, and
 --version is required: a registry keeps every release ever made, and listing one
 costs a request per version and platform. A registry's packages carry the
 hashes of its signed SHA256SUMS; a network mirror's, those of its
-<version>.json. Sizes are shown where the place states them.`,
+<version>.json. Sizes are shown where the place states them.
+
+With --module, ls lists module packages instead: the versions of each module
+(--version filters them) and where each package lives: the location a module
+registry returns for it, or the oci://...?digest= address or zip path of a
+mirrored one (see tfmirror modules --help). NAMESPACE/NAME/SYSTEM means the
+module on the registry:// host, or on registry.opentofu.org for mirrors.`,
 		Example: `  tfmirror ls ./mirror
   tfmirror ls ./mirror --provider hashicorp/aws --version "~> 5.0" --platform linux_amd64
   tfmirror ls ./mirror --json | jq -r '.[].hashes[]'
   tfmirror ls https://mirror.corp/tf/ -p registry.terraform.io/hashicorp/aws -p registry.terraform.io/hashicorp/null
-  tfmirror ls registry://registry.terraform.io -p hashicorp/null -v latest`,
+  tfmirror ls registry://registry.terraform.io -p hashicorp/null -v latest
+  tfmirror ls registry://registry.opentofu.org --module terraform-aws-modules/vpc/aws -v ">= 5.0"`,
 		Args: exactArgs(1, "MIRROR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if mods.set() {
+				return runModulesLs(cmd, g, args[0], &sel, mods.modules, asJSON)
+			}
 			s, err := sel.selection()
 			if err != nil {
 				return err
@@ -253,6 +265,7 @@ hashes of its signed SHA256SUMS; a network mirror's, those of its
 		},
 	}
 	sel.add(cmd)
+	mods.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of packages")
 	return cmd
 }
@@ -416,6 +429,7 @@ CI check.`,
 
 func newSyncCmd(g *globalFlags) *cobra.Command {
 	var sel selectionFlags
+	var mods moduleFlags
 	var asJSON, dryRun, force, verifyExisting, unpacked bool
 	var jobs int
 	cmd := &cobra.Command{
@@ -432,12 +446,28 @@ Incremental: packages DST already holds with the same hashes are skipped
 without reading them (--verify-existing recomputes them). A package DST holds
 with different hashes is a conflict and is left alone unless --force.
 Transient errors (timeouts, resets, 5xx) are retried with backoff. Ctrl-C
-cancels cleanly. Exits 1 when any package could not be synced.`,
+cancels cleanly. Exits 1 when any package could not be synced.
+
+With --module, sync mirrors module packages from a module registry
+(registry://HOST; --version is required) into DST, an OCI registry or a
+directory (DIR/HOST/NAMESPACE/NAME/SYSTEM/VERSION.zip). Each package is fetched
+from the location the registry returns (an https archive, git:: with ?ref=
+using the system's git, //subdir kept) and packed as a zip exactly as OpenTofu
+extracts it; DST is left alone when it holds the same contents, and a version
+DST holds with other contents is a conflict unless --force. At the end the
+oci://...?digest= address of each version is printed, to use as a module
+source (or run tfmirror modules rewrite).
+
+` + moduleTemplateHelp,
 		Example: `  tfmirror sync registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64 --platform darwin_arm64
   tfmirror sync ./mirror oci://registry.corp/tf/'${namespace}/${type}' --jobs 8
-  tfmirror sync https://mirror.corp/tf/ ./mirror -p registry.terraform.io/hashicorp/null --dry-run`,
+  tfmirror sync https://mirror.corp/tf/ ./mirror -p registry.terraform.io/hashicorp/null --dry-run
+  tfmirror sync registry://registry.opentofu.org oci://registry.corp/modules/'${namespace}/${name}-${system}' --module terraform-aws-modules/vpc/aws -v "~> 5.0"`,
 		Args: exactArgs(2, "SRC and DST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if mods.set() {
+				return runModulesSync(cmd, g, args, &sel, mods.modules, moduleSyncFlags{jobs: jobs, force: force, dryRun: dryRun, asJSON: asJSON})
+			}
 			ctx := cmd.Context()
 			s, err := sel.selection()
 			if err != nil {
@@ -517,6 +547,7 @@ cancels cleanly. Exits 1 when any package could not be synced.`,
 	f.BoolVar(&verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
 	f.BoolVar(&unpacked, "unpacked", false, "write a filesystem DST in the unpacked layout (VERSION/OS_ARCH/ directories)")
 	f.IntVar(&jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	mods.add(cmd)
 	return cmd
 }
 

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+)
+
+// moduleCLIWorld is a module registry and an OCI registry, both over TLS,
+// and the environment that makes the binary trust them.
+type moduleCLIWorld struct {
+	reg  *modulestest.Server
+	oci  *ocitest.Registry
+	env  []string
+	repo string // the git repository behind version 1.2.0
+}
+
+func newModuleCLIWorld(t *testing.T) *moduleCLIWorld {
+	t.Helper()
+	reg := modulestest.New(t)
+	files := []modulestest.Entry{{Name: "main.tf", Body: "variable \"name\" {\n  default = \"x\"\n}\n"}, {Name: "modules/sub/main.tf", Body: "output \"ok\" {\n  value = true\n}\n"}}
+	reg.File("/archives/net-1.0.0.zip", modulestest.Zip(t, files))
+	reg.File("/archives/net-1.1.0.tar.gz", modulestest.TarGz(t, files))
+	repo := modulestest.GitRepo(t, []string{"v1.2.0"}, [][]modulestest.Entry{files})
+	reg.Add("acme/net/aws", "1.0.0", modulestest.Download{Location: "/archives/net-1.0.0.zip"})
+	reg.Add("acme/net/aws", "v1.1", modulestest.Download{Location: reg.URL() + "/archives/net-1.1.0.tar.gz", Style: modulestest.Header204})
+	reg.Add("acme/net/aws", "1.2.0", modulestest.Download{Location: "git::file://" + repo + "//modules/sub?ref=v1.2.0"})
+	o := ocitest.New(t)
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "ca.pem")
+	a, _ := os.ReadFile(reg.CAFile())
+	b, _ := os.ReadFile(o.CAFile())
+	os.WriteFile(bundle, append(a, b...), 0o644)
+	os.Mkdir(filepath.Join(dir, "certs"), 0o755)
+	os.Mkdir(filepath.Join(dir, "home"), 0o755)
+	env := []string{"SSL_CERT_FILE=" + bundle, "SSL_CERT_DIR=" + filepath.Join(dir, "certs"), "HOME=" + filepath.Join(dir, "home"),
+		"DOCKER_CONFIG=" + filepath.Join(dir, "home"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "home"), "XDG_RUNTIME_DIR=", "REGISTRY_AUTH_FILE=",
+		"TF_CLI_CONFIG_FILE=" + filepath.Join(dir, "none.tfrc"), "NO_COLOR=1"}
+	return &moduleCLIWorld{reg: reg, oci: o, env: env, repo: repo}
+}
+
+func (w *moduleCLIWorld) template() string {
+	return "oci://" + w.oci.Host() + "/modules/${namespace}/${name}-${system}"
+}
+
+func TestCLIModulesLs(t *testing.T) {
+	w := newModuleCLIWorld(t)
+	r := run(t, w.env, "ls", "registry://"+w.reg.Host(), "--module", "acme/net/aws")
+	if r.code != 0 {
+		t.Fatalf("ls: %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"MODULE", w.reg.Host() + "/acme/net/aws  1.2.0 ", "git::file://" + w.repo + "//modules/sub?ref=v1.2.0",
+		"1.1.0 (v1.1)", w.reg.URL() + "/archives/net-1.1.0.tar.gz", w.reg.URL() + "/archives/net-1.0.0.zip",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("ls output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = run(t, w.env, "ls", "registry://"+w.reg.Host(), "--module", "acme/net/aws", "-v", "~> 1.1.0", "--json")
+	var rows []map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 0 {
+		t.Fatalf("ls --json: %v %d\n%s%s", err, r.code, r.stdout, r.stderr)
+	}
+	if len(rows) != 1 || rows[0]["version"] != "1.1.0" || rows[0]["listed"] != "v1.1" || rows[0]["module"] != w.reg.Host()+"/acme/net/aws" {
+		t.Errorf("rows %v", rows)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"ls", "registry://" + w.reg.Host(), "--module", "acme/none/aws"}, 1, "not found"},
+		{[]string{"ls", "registry://" + w.reg.Host(), "--module", "acme/net/aws", "--platform", "linux_amd64"}, 2, "no --provider or --platform"},
+		{[]string{"ls", "registry://" + w.reg.Host(), "--module", "acme/net"}, 2, "--module"},
+		{[]string{"ls", "https://" + w.reg.Host() + "/", "--module", "acme/net/aws"}, 2, "not a module place"},
+	} {
+		r := run(t, w.env, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}
+
+var digestAddr = regexp.MustCompile(`oci://[^\s"]+\?digest=sha256:[0-9a-f]{64}`)
+
+func TestCLIModulesSyncToOCIAndRewrite(t *testing.T) {
+	w := newModuleCLIWorld(t)
+	args := []string{"sync", "registry://" + w.reg.Host(), w.template(), "--module", "acme/net/aws", "-v", ">= 1.0"}
+	r := run(t, w.env, args...)
+	if r.code != 0 {
+		t.Fatalf("sync: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	repo := "oci://" + w.oci.Host() + "/modules/acme/net-aws"
+	addrs := digestAddr.FindAllString(r.stdout, -1)
+	if len(addrs) != 3 || !strings.Contains(r.stdout, "Module sources") || !strings.Contains(r.stdout, repo+"//modules/sub?digest=sha256:") {
+		t.Fatalf("sync output:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "3 modules synced") || !strings.Contains(r.stderr, "0 already present") {
+		t.Errorf("summary: %s", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "✓ "+w.reg.Host()+"/acme/net/aws 1.0.0 -> ") {
+		t.Errorf("job lines:\n%s", r.stdout)
+	}
+	// Again: nothing is uploaded, the same addresses are printed.
+	w.oci.ResetRequests()
+	r = run(t, w.env, args...)
+	if r.code != 0 || !strings.Contains(r.stderr, "0 modules synced") || !strings.Contains(r.stderr, "3 already present") {
+		t.Fatalf("second sync: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if again := digestAddr.FindAllString(r.stdout, -1); strings.Join(again, " ") != strings.Join(addrs, " ") {
+		t.Errorf("addresses changed: %v -> %v", addrs, again)
+	}
+	if n := w.oci.BlobUploads() + w.oci.Count(http.MethodPut, "/manifests/"); n != 0 {
+		t.Errorf("second sync uploaded %d times", n)
+	}
+	// JSON: one event per line, module jobs named, sources at the end.
+	r = run(t, w.env, append(args, "--json", "-v", "= 1.0.0")...)
+	if r.code != 0 {
+		t.Fatalf("sync --json: %d %s", r.code, r.stderr)
+	}
+	var types []string
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not JSON: %s", sc.Text())
+		}
+		types = append(types, ev["type"].(string))
+		if ev["type"] == "done" && ev["name"] != w.reg.Host()+"/acme/net/aws 1.0.0" {
+			t.Errorf("done event %v", ev)
+		}
+		if ev["type"] == "module_source" && (ev["present"] != true || !strings.HasPrefix(ev["source"].(string), repo+"?digest=")) {
+			t.Errorf("module_source event %v", ev)
+		}
+	}
+	if got := strings.Join(types, ","); !strings.HasPrefix(got, "queued,started") || !strings.HasSuffix(got, "idle,module_source") {
+		t.Errorf("event types %s", got)
+	}
+	// A listing of the mirror names the same digests.
+	r = run(t, w.env, "ls", w.template(), "--module", w.reg.Host()+"/acme/net/aws")
+	if r.code != 0 || strings.Join(digestAddr.FindAllString(r.stdout, -1), " ") != strings.Join(addrs, " ") {
+		t.Errorf("ls of the mirror: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Rewrite a configuration to use the mirror.
+	dir := t.TempDir()
+	cfg := "module \"net\" {\n  source  = \"" + w.reg.Host() + "/acme/net/aws\"\n  version = \"~> 1.0.0\"\n}\n"
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644)
+	r = run(t, w.env, "modules", "rewrite", dir, "--oci", w.template())
+	if r.code != 0 || !strings.Contains(r.stdout, "-  version = \"~> 1.0.0\"") || !strings.Contains(r.stdout, "+  source = \""+repo+"?digest=sha256:") ||
+		!strings.Contains(r.stderr, "would be rewritten") {
+		t.Fatalf("rewrite: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "main.tf")); string(b) != cfg {
+		t.Fatal("rewrite without --write changed the file")
+	}
+	r = run(t, w.env, "modules", "rewrite", dir, "--oci", w.template(), "--write")
+	b, _ := os.ReadFile(filepath.Join(dir, "main.tf"))
+	if r.code != 0 || !strings.Contains(string(b), addrs[2]) || strings.Contains(string(b), "version") {
+		t.Fatalf("rewrite --write: %d %s\n%s", r.code, r.stderr, b)
+	}
+	// A module nothing was mirrored for is a problem (exit 1).
+	os.WriteFile(filepath.Join(dir, "other.tf"), []byte("module \"x\" {\n  source = \""+w.reg.Host()+"/acme/other/aws\"\n}\n"), 0o644)
+	r = run(t, w.env, "modules", "rewrite", dir, "--oci", w.template())
+	if r.code != 1 || !strings.Contains(r.stderr, `not rewritten: `) || !strings.Contains(r.stderr, `module "x"`) {
+		t.Errorf("unmirrored module: %d %s", r.code, r.stderr)
+	}
+}
+
+func TestCLIModulesSyncToDirAndErrors(t *testing.T) {
+	w := newModuleCLIWorld(t)
+	dst := t.TempDir()
+	r := run(t, w.env, "sync", "registry://"+w.reg.Host(), dst, "--module", "acme/net/aws", "-v", "latest")
+	zip := filepath.Join(dst, w.reg.Host(), "acme/net/aws/1.2.0.zip")
+	if r.code != 0 || !strings.Contains(r.stdout, zip+"//modules/sub") {
+		t.Fatalf("sync to a directory: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(zip); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, w.env, "sync", "registry://"+w.reg.Host(), dst, "--module", "acme/net/aws", "-v", "= 1.0.0", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, w.reg.URL()+"/archives/net-1.0.0.zip") {
+		t.Errorf("dry run: %d\n%s", r.code, r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dst, w.reg.Host(), "acme/net/aws/1.0.0.zip")); err == nil {
+		t.Error("the dry run wrote a package")
+	}
+	// A version whose archive is gone fails, and says which.
+	w.reg.Handle("/archives/net-1.0.0.zip", func(rw http.ResponseWriter, r *http.Request) { http.NotFound(rw, r) })
+	r = run(t, w.env, "sync", "registry://"+w.reg.Host(), dst, "--module", "acme/net/aws", "-v", "= 1.0.0")
+	if r.code != 1 || !strings.Contains(r.stderr, "failed: "+w.reg.Host()+"/acme/net/aws 1.0.0") || !strings.Contains(r.stderr, "404") {
+		t.Errorf("missing archive: %d\n%s", r.code, r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sync", "registry://" + w.reg.Host(), dst, "--module", "acme/net/aws"}, 2, "needs --version"},
+		{[]string{"sync", dst, dst, "--module", "acme/net/aws", "-v", "1.0.0"}, 2, "registry://HOST"},
+		{[]string{"sync", "registry://" + w.reg.Host(), "registry://" + w.reg.Host(), "--module", "acme/net/aws", "-v", "1.0.0"}, 2, "read-only"},
+		{[]string{"sync", "registry://" + w.reg.Host(), dst, "--module", "other.example.com/acme/net/aws", "-v", "1.0.0"}, 2, "name modules on it"},
+		{[]string{"sync", "registry://" + w.reg.Host(), "oci://" + w.oci.Host() + "/one/repo", "--module", "acme/net/aws", "--module", "acme/vpc/aws", "-v", "1.0.0"}, 2, "would share the repository"},
+		{[]string{"sync", "registry://" + w.reg.Host(), "oci://" + w.oci.Host() + "/${type}", "--module", "acme/net/aws", "-v", "1.0.0"}, 2, "unknown placeholder"},
+		{[]string{"sync", "registry://" + w.reg.Host(), dst, "--module", "acme/net/aws", "-v", "> 9"}, 1, "no version matches"},
+		{[]string{"modules", "rewrite", dst}, 2, "needs --oci"},
+	} {
+		r := run(t, w.env, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}
+
+// TestTofuInstallsMirroredModule runs tofu init against a configuration
+// whose module source is the address sync printed.
+func TestTofuInstallsMirroredModule(t *testing.T) {
+	tofu, err := exec.LookPath("tofu")
+	if err != nil {
+		t.Skip("tofu (OpenTofu 1.10 or later) is not installed: skipping the tofu init test of a mirrored oci:// module")
+	}
+	w := newModuleCLIWorld(t)
+	r := run(t, w.env, "sync", "registry://"+w.reg.Host(), w.template(), "--module", "acme/net/aws", "-v", "= 1.2.0")
+	addr := digestAddr.FindString(r.stdout)
+	if r.code != 0 || addr == "" {
+		t.Fatalf("sync: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte("module \"net\" {\n  source = \""+addr+"\"\n}\n\noutput \"ok\" {\n  value = module.net.ok\n}\n"), 0o644)
+	cliConfig := filepath.Join(dir, "tofu.tfrc")
+	os.WriteFile(cliConfig, []byte("oci_default_credentials {\n  discover_ambient_credentials = false\n}\n"), 0o644)
+	cmd := exec.Command(tofu, "init", "-input=false", "-no-color")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), w.env...)
+	cmd.Env = append(cmd.Env, "TF_CLI_CONFIG_FILE="+cliConfig, "TF_PLUGIN_CACHE_DIR=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("tofu init: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".terraform", "modules", "net", "modules", "sub", "main.tf"))
+	if err != nil || !strings.Contains(string(b), `output "ok"`) {
+		t.Fatalf("installed module: %v\n%s", err, out)
+	}
+}
