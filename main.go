@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,20 +13,24 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/push"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/hashing/lockfile"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui"
 	"github.com/tfmirror/tfmirror/ui/demo"
@@ -93,7 +98,18 @@ type globalFlags struct {
 func (g *globalFlags) hashing() hashing.Options { return hashing.Options{MaxUnpacked: g.maxUnpacked} }
 
 func (g *globalFlags) placeOptions() place.Options {
-	return place.Options{Hashing: g.hashing(), CACertFile: g.caCert, PlainHTTP: g.plainHTTP, Insecure: g.insecure}
+	return place.Options{Hashing: g.hashing(), CACertFile: g.caCert, PlainHTTP: g.plainHTTP, Insecure: g.insecure, Credentials: cliCredentials()}
+}
+
+// cliCredentials are the bearer tokens the clients would send: TF_TOKEN_*
+// variables, then the CLI configuration's credentials blocks. A malformed
+// configuration contributes what could be read (tfmirror config shows why).
+func cliCredentials() backends.Credentials {
+	c, _ := cliconfig.Load(os.Getenv, "")
+	if c == nil {
+		return backends.EnvCredentials(os.Environ())
+	}
+	return c.Credentials(os.Environ())
 }
 
 func newRootCmd() *cobra.Command {
@@ -131,6 +147,7 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, g, &rootUI, args) }
 	root.AddCommand(newServeCmd(g))
+	root.AddCommand(newLockCmd(g), newCheckCmd(g), newConfigCmd(g))
 	return root
 }
 
@@ -140,6 +157,7 @@ type selectionFlags struct {
 	providers []string
 	version   string
 	platforms []string
+	lock      string
 }
 
 func (s *selectionFlags) add(cmd *cobra.Command) {
@@ -147,9 +165,27 @@ func (s *selectionFlags) add(cmd *cobra.Command) {
 	f.StringSliceVarP(&s.providers, "provider", "p", nil, "provider HOST/NAMESPACE/TYPE, or NAMESPACE/TYPE on any host (repeatable)")
 	f.StringVarP(&s.version, "version", "v", "", `version constraint ("~> 5.0", ">= 1.2, < 2.0", "= 1.4.2") or "latest"; default every version`)
 	f.StringSliceVar(&s.platforms, "platform", nil, "platform OS_ARCH, e.g. linux_amd64 (repeatable); default every platform")
+	f.StringVar(&s.lock, "lock", "", "a .terraform.lock.hcl `FILE`: only its providers at their locked versions, and archives are also checked against its hashes")
 }
 
+// selection is the selection the flags describe, with --lock's providers,
+// versions and hashes.
 func (s *selectionFlags) selection() (sync.Selection, error) {
+	sel, err := s.baseSelection()
+	if err != nil || s.lock == "" {
+		return sel, err
+	}
+	f, err := loadLockFile(s.lock)
+	if err != nil {
+		return sel, err
+	}
+	sel.Locked = sync.LockedFromFile(f, s.lock)
+	return sel, nil
+}
+
+// baseSelection is the selection without --lock, for commands that give the
+// flag another meaning (lock writes the file).
+func (s *selectionFlags) baseSelection() (sync.Selection, error) {
 	var sel sync.Selection
 	for _, p := range s.providers {
 		f, err := backends.ParseProviderFilter(p)
@@ -1059,4 +1095,409 @@ func pushPlainReport(w io.Writer, events <-chan sync.Event) *sync.Tracker {
 		}
 	}
 	return t
+}
+
+// loadLockFile reads a lock file for --lock, as a usage error when it is
+// missing or malformed (the message has file:line).
+func loadLockFile(path string) (*lockfile.File, error) {
+	f, err := lockfile.Load(path)
+	if err != nil {
+		return nil, usageErr("--lock: %v", err)
+	}
+	return f, nil
+}
+
+func newCheckCmd(g *globalFlags) *cobra.Command {
+	var sel selectionFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check MIRROR --lock FILE [--platform P...] [--json]",
+		Short: "Would `init` work from this mirror with this lock file, on every platform?",
+		Long: `For every provider version a lock file (.terraform.lock.hcl) selects, and every
+platform, check that MIRROR holds the package and that it matches at least one
+locked hash of a scheme the clients can check for that kind of place:
+
+  filesystem mirror, zip     h1: of the zip, or its zh:
+  filesystem mirror, dir     h1: only; a lock with only zh: hashes lets anything
+                             through (reported as a warning)
+  network mirror, registry   h1: or zh:, and the archive must also match the
+                             hashes the place itself lists
+  OCI mirror (OpenTofu)      the layer's zh: (its sha256 digest) must be in the
+                             lock before OpenTofu downloads anything, so a lock
+                             with only h1: hashes fails
+
+Each row says what init would do and how to fix it (usually tfmirror sync to
+copy a package in, or tfmirror lock to record its hashes). Hashes are computed
+from the archives, not taken from the mirror's word.
+
+Platforms: --platform, or by default every platform MIRROR holds for any
+locked provider at its locked version, so a provider missing a platform its
+siblings have is reported. --provider limits the check to some providers.
+
+Exits 1 when init would fail for any row, 2 when the lock file or the command
+line is wrong.`,
+		Example: `  tfmirror check ./mirror --lock .terraform.lock.hcl
+  tfmirror check https://mirror.corp/tf/ --lock infra/.terraform.lock.hcl --platform linux_amd64 --platform darwin_arm64
+  tfmirror check oci://registry.corp/tf/'${namespace}/${type}' --lock .terraform.lock.hcl --json`,
+		Args: exactArgs(1, "MIRROR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if sel.lock == "" {
+				return usageErr("check needs --lock FILE: the .terraform.lock.hcl whose providers to look for")
+			}
+			if sel.version != "" {
+				return usageErr("check looks at the versions the lock file selects; --version does not apply")
+			}
+			s, err := sel.selection()
+			if err != nil {
+				return err
+			}
+			spec, err := place.Parse(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			matched := len(s.Providers) == 0 && len(s.Locked) > 0
+			for p := range s.Locked {
+				for _, f := range s.Providers {
+					matched = matched || f.Matches(p)
+				}
+			}
+			if !matched {
+				return usageErr("%s locks no provider matching the selection: nothing to check", sel.lock)
+			}
+			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			findings, err := sync.CheckLock(cmd.Context(), r, s.Locked, sync.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: g.hashing()})
+			printWarnings(cmd, r)
+			if err != nil {
+				return err
+			}
+			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
+				return err
+			}
+			if !asJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s with %s: %s\n", r, sel.lock, report.Summary(findings))
+			}
+			for _, f := range findings {
+				if f.Status != sync.StatusOK {
+					return errProblem
+				}
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
+	return cmd
+}
+
+func newLockCmd(g *globalFlags) *cobra.Command {
+	var sel selectionFlags
+	var header string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "lock MIRROR --platform P... [--lock FILE] [selection]",
+		Short: "Write lock file hashes for the given platforms from what a mirror holds",
+		Long: `Record in a lock file (.terraform.lock.hcl in the current directory, or
+--lock FILE) the hashes of each provider's package for every --platform, read
+from MIRROR, offline, as "terraform providers lock -platform=..." does: the h1:
+of the unpacked package and, from a zip, its zh:. They are merged with the
+hashes already locked (none is ever dropped), sorted, and written in the
+clients' exact format, replacing the file atomically.
+
+Which providers: every provider the file already locks, at its locked version
+(existing constraints are kept); --provider limits the update to some of them
+and adds providers the file does not lock yet, at the newest version MIRROR
+holds that matches --version (a --version the locked version does not match
+moves the lock, replacing its hashes).
+
+Like providers lock it is all or nothing: if MIRROR lacks a package or holds
+one that contradicts what it states, the problems are listed, the file is left
+alone and tfmirror exits 1.
+
+The file keeps its header comment ("terraform init" or "tofu init"); a new
+file gets Terraform's unless --header tofu.`,
+		Example: `  tfmirror lock ./mirror --platform linux_amd64 --platform darwin_arm64 --platform windows_amd64
+  tfmirror lock ./mirror --lock infra/.terraform.lock.hcl -p example.com/acme/alpha -v "~> 1.2" --platform linux_amd64
+  tfmirror lock oci://registry.corp/tf/'${namespace}/${type}' --platform linux_amd64 --platform linux_arm64`,
+		Args: exactArgs(1, "MIRROR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := sel.baseSelection()
+			if err != nil {
+				return err
+			}
+			if len(s.Platforms) == 0 {
+				return usageErr("lock needs --platform (repeatable): the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64")
+			}
+			path := sel.lock
+			if path == "" {
+				path = lockfile.DefaultName
+			}
+			f, err := lockfile.Load(path)
+			existed := err == nil
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				f = lockfile.New(lockfile.HeaderTerraform)
+			case err != nil:
+				return usageErr("%v", err)
+			}
+			for _, w := range f.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			if header != "" {
+				h, err := lockfile.ParseHeader(header)
+				if err != nil {
+					return usageErr("--header: %v", err)
+				}
+				f.Header = h
+			}
+			if len(f.Providers()) == 0 && len(s.Providers) == 0 {
+				return usageErr("nothing to lock: %s locks no providers yet; name them with --provider", path)
+			}
+			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			before := f.Bytes()
+			updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: g.hashing()})
+			printWarnings(cmd, r)
+			if err != nil {
+				return noCatalogue(err)
+			}
+			if len(problems) > 0 {
+				if err := report.Findings(cmd.OutOrStdout(), problems, false); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: not changed: %s\n", path, report.Summary(problems))
+				return errProblem
+			}
+			added := printLockUpdates(cmd.OutOrStdout(), updates)
+			after := f.Bytes()
+			switch {
+			case dryRun:
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes would be added (dry run, not written)\n", path, added)
+			case existed && bytes.Equal(before, after):
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: already has every hash (%d providers)\n", path, len(f.Providers()))
+			default:
+				if err := f.Save(path); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes added for %d providers\n", path, added, len(updates))
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().StringVar(&header, "header", "", `first comment line of the file: "terraform" or "tofu" (default: keep the file's; Terraform's for a new file)`)
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added and write nothing")
+	return cmd
+}
+
+// printLockUpdates lists what lock changed, one hash per line, and returns
+// how many hashes were added.
+func printLockUpdates(w io.Writer, updates []sync.LockUpdate) int {
+	n := 0
+	for _, u := range updates {
+		what := ""
+		switch {
+		case u.New:
+			what = " (new)"
+		case u.OldVersion != nil:
+			what = fmt.Sprintf(" (was %s; its hashes replaced)", u.OldVersion)
+		case len(u.Added) == 0:
+			what = ": nothing new"
+		}
+		fmt.Fprintf(w, "%s %s%s\n", u.Provider, u.Version, what)
+		for _, h := range u.Added {
+			fmt.Fprintf(w, "  + %s  %s\n", h.Hash, h.Platform)
+			n++
+		}
+	}
+	return n
+}
+
+func newConfigCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show the mirrors and credentials your Terraform/OpenTofu CLI configuration names",
+		Long: `Read the CLI configuration the clients read and show what tfmirror takes from
+it: which files (TF_CLI_CONFIG_FILE alone when set, else ~/.terraformrc,
+~/.tofurc and the *.tfrc files of ~/.terraform.d), the mirrors of their
+provider_installation block as place arguments for the other commands (with
+include/exclude patterns), the hosts that have a token (credentials blocks or
+TF_TOKEN_* variables; tokens are never printed), and the oci_credentials
+blocks. Bearer tokens found here are used for https:// and registry:// places.
+
+Exits 2 when a file is malformed (file:line:column), after showing what the
+other files hold.`,
+		Example: `  tfmirror config
+  tfmirror config --json | jq -r '.mirrors[].place'
+  TF_CLI_CONFIG_FILE=ci.tfrc tfmirror config`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cliconfig.Load(os.Getenv, "")
+			if c == nil {
+				return err
+			}
+			envTokens := backends.EnvCredentials(os.Environ())
+			if asJSON {
+				if jerr := printConfigJSON(cmd.OutOrStdout(), c, envTokens, err); jerr != nil {
+					return jerr
+				}
+			} else {
+				printConfig(cmd.OutOrStdout(), c, envTokens)
+			}
+			for _, w := range c.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"files","mirrors","credentials","oci_credentials","warnings","errors"}`)
+	return cmd
+}
+
+func patternList(ps []cliconfig.Pattern) []string {
+	out := []string{}
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+func ociCredentialKind(oc cliconfig.OCICredentials) string {
+	switch {
+	case oc.DockerCredentialHelper != "":
+		return "docker-credential-" + oc.DockerCredentialHelper
+	case oc.AccessToken != "":
+		return "access token"
+	}
+	return "username " + oc.Username
+}
+
+func printConfig(w io.Writer, c *cliconfig.Config, envTokens backends.TokenMap) {
+	if len(c.Files) == 0 {
+		fmt.Fprintln(w, "No CLI configuration file found (looked for TF_CLI_CONFIG_FILE, ~/.terraformrc, ~/.tofurc, ~/.terraform.d/*.tfrc).")
+	}
+	for _, f := range c.Files {
+		fmt.Fprintf(w, "file %s (read by %s)\n", f.Path, strings.Join(f.Clients, ", "))
+	}
+	fmt.Fprintln(w)
+	if len(c.Mirrors) == 0 {
+		fmt.Fprintln(w, "No mirrors: provider_installation names no filesystem_mirror, network_mirror or oci_mirror.")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "MIRROR\tKIND\tINCLUDE\tEXCLUDE\tFROM")
+		for _, m := range c.Mirrors {
+			inc, exc := strings.Join(patternList(m.Include), ","), strings.Join(patternList(m.Exclude), ",")
+			if inc == "" {
+				inc = "*"
+			}
+			if exc == "" {
+				exc = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s:%d\n", m.Place, m.Kind, inc, exc, m.File, m.Line)
+		}
+		tw.Flush()
+	}
+	for _, in := range c.Installations {
+		for _, m := range in.Methods {
+			if m.Kind == cliconfig.Direct {
+				fmt.Fprintf(w, "direct installation from origin registries is also allowed (%s:%d)\n", m.File, m.Line)
+			}
+		}
+		if len(in.DevOverrides) > 0 {
+			fmt.Fprintf(w, "dev_overrides for %d providers are ignored by tfmirror (%s:%d)\n", len(in.DevOverrides), in.File, in.Line)
+		}
+	}
+	fmt.Fprintln(w)
+	hosts := credentialHosts(c, envTokens)
+	if len(hosts) == 0 {
+		fmt.Fprintln(w, "No tokens for network mirrors or registries (credentials blocks, TF_TOKEN_* variables).")
+	}
+	for _, h := range hosts {
+		fmt.Fprintf(w, "token for %s from %s\n", h[0], h[1])
+	}
+	for _, oc := range c.OCICredentials {
+		fmt.Fprintf(w, "OCI credentials for %s: %s (%s:%d)\n", oc.RepositoryPrefix, ociCredentialKind(oc), oc.File, oc.Line)
+	}
+	if d := c.OCIDefault; d != nil && !d.DiscoverAmbientCredentials {
+		fmt.Fprintf(w, "OCI ambient credentials (docker/podman files) are turned off (%s:%d)\n", d.File, d.Line)
+	}
+}
+
+// credentialHosts lists [host, source] pairs, the environment winning.
+func credentialHosts(c *cliconfig.Config, envTokens backends.TokenMap) [][2]string {
+	var out [][2]string
+	for h := range envTokens {
+		out = append(out, [2]string{h, backends.TokenEnvName(h)})
+	}
+	for h := range c.Tokens {
+		if _, ok := envTokens[h]; !ok {
+			out = append(out, [2]string{h, c.TokenFiles[h]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+func printConfigJSON(w io.Writer, c *cliconfig.Config, envTokens backends.TokenMap, loadErr error) error {
+	type mirror struct {
+		Kind     string   `json:"kind"`
+		Place    string   `json:"place"`
+		Location string   `json:"location"`
+		Include  []string `json:"include"`
+		Exclude  []string `json:"exclude"`
+		File     string   `json:"file"`
+		Line     int      `json:"line"`
+	}
+	type cred struct {
+		Host   string `json:"host"`
+		Source string `json:"source"`
+	}
+	type ociCred struct {
+		Prefix string `json:"prefix"`
+		Kind   string `json:"kind"`
+		File   string `json:"file"`
+		Line   int    `json:"line"`
+	}
+	type file struct {
+		Path    string   `json:"path"`
+		Clients []string `json:"clients"`
+	}
+	out := struct {
+		Files          []file    `json:"files"`
+		Mirrors        []mirror  `json:"mirrors"`
+		Credentials    []cred    `json:"credentials"`
+		OCICredentials []ociCred `json:"oci_credentials"`
+		Warnings       []string  `json:"warnings"`
+		Errors         []string  `json:"errors"`
+	}{Files: []file{}, Mirrors: []mirror{}, Credentials: []cred{}, OCICredentials: []ociCred{}, Warnings: append([]string{}, c.Warnings...), Errors: []string{}}
+	for _, f := range c.Files {
+		out.Files = append(out.Files, file{f.Path, f.Clients})
+	}
+	for _, m := range c.Mirrors {
+		out.Mirrors = append(out.Mirrors, mirror{m.Kind, m.Place, m.Location, patternList(m.Include), patternList(m.Exclude), m.File, m.Line})
+	}
+	for _, h := range credentialHosts(c, envTokens) {
+		out.Credentials = append(out.Credentials, cred{h[0], h[1]})
+	}
+	for _, oc := range c.OCICredentials {
+		out.OCICredentials = append(out.OCICredentials, ociCred{oc.RepositoryPrefix, ociCredentialKind(oc), oc.File, oc.Line})
+	}
+	var ce *cliconfig.Error
+	if errors.As(loadErr, &ce) {
+		for _, d := range ce.Diags {
+			out.Errors = append(out.Errors, d.String())
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
 }

@@ -20,6 +20,9 @@ type CheckOptions struct {
 	// locked provider at its locked version, so a provider that lacks a
 	// platform its siblings have is reported missing.
 	Platforms []backends.Platform
+	// Providers, when set, limit the findings to matching providers; the
+	// default platforms still come from every locked provider.
+	Providers []backends.ProviderFilter
 	Hashing   hashing.Options
 }
 
@@ -52,6 +55,9 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 
 	var out []Finding
 	for _, p := range providers {
+		if !matchesAny(o.Providers, p) {
+			continue
+		}
 		l := locked[p]
 		if len(platforms) == 0 {
 			out = append(out, c.absent(backends.Package{Provider: p, Version: l.Version}, l))
@@ -269,6 +275,18 @@ func (c *checker) unpackedMatches(ctx context.Context, a backends.Archive, sums 
 		return false
 	}
 	return contains(h1s, ls.Unpacked)
+}
+
+func matchesAny(filters []backends.ProviderFilter, p backends.Provider) bool {
+	if len(filters) == 0 {
+		return true
+	}
+	for _, f := range filters {
+		if f.Matches(p) {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(hs []hashing.Hash, h hashing.Hash) bool {
