@@ -20,9 +20,12 @@ const (
 type listing struct {
 	state loadState
 	// gen is the latest load asked for; results of older loads are dropped.
-	gen      uint64
-	err      error
-	versions []backends.Version
+	gen uint64
+	// refreshing: a newer listing was asked for (after jobs landed); the
+	// one shown stays until it arrives.
+	refreshing bool
+	err        error
+	versions   []backends.Version
 	// archives by version string, then platform string.
 	archives map[string]map[string]backends.Archive
 }

@@ -123,10 +123,13 @@ type Model struct {
 	verified   map[verifyKey]*verification
 	verifying  map[verifyKey]bool
 	batch      verifyBatch
-	gen        uint64
-	loadToken  uint64
-	loadCancel context.CancelFunc
-	dirty      map[relistKey]bool
+	// queueActive is set from the first job queued until the engine says
+	// Idle, which comes after the last job's index documents are written.
+	queueActive bool
+	gen         uint64
+	loadToken   uint64
+	loadCancel  context.CancelFunc
+	dirty       map[relistKey]bool
 
 	engine       *sync.Engine
 	engineCancel context.CancelFunc
@@ -476,6 +479,14 @@ func (m *Model) selectProvider(p backends.Provider, now bool) tea.Cmd {
 	return loadTick(m.loadToken)
 }
 
+// listingOf returns mirror i's listing of p, nil when none was asked for.
+func (m *Model) listingOf(p backends.Provider, i int) *listing {
+	if ls := m.cache[p]; i < len(ls) {
+		return ls[i]
+	}
+	return nil
+}
+
 // loaded reports whether every mirror's listing of p is in or on its way.
 func (m *Model) loaded(p backends.Provider) bool {
 	ls := m.cache[p]
@@ -520,6 +531,7 @@ func (m Model) updateProviderLoaded(msg providerLoadedMsg) (tea.Model, tea.Cmd) 
 		return m, nil // overtaken by a newer load
 	}
 	l := ls[msg.mirror]
+	l.refreshing = false
 	switch {
 	case errors.Is(msg.err, context.Canceled):
 		if l.state == stateLoading {
@@ -595,6 +607,7 @@ func (m *Model) relistDirty() tea.Cmd {
 			ls[k.mirror] = &listing{state: stateLoading}
 		}
 		ls[k.mirror].gen = m.gen
+		ls[k.mirror].refreshing = true
 		cmds = append(cmds, loadProviderCmd(m.ctx, m.gen, k.mirror, m.mirrors[k.mirror].Reader, k.provider))
 	}
 	clear(m.dirty)
@@ -609,15 +622,11 @@ func (m *Model) rebuild() {
 		m.refreshDetails()
 		return
 	}
-	ls := m.cache[m.current]
 	cmp := m.comparedList()
 	byVersion := map[string]backends.Version{}
 	byPlatform := map[string]backends.Platform{}
 	for _, i := range cmp {
-		var l *listing
-		if ls != nil {
-			l = ls[i]
-		}
+		l := m.listingOf(m.current, i)
 		if l == nil || l.state != stateLoaded {
 			continue
 		}
@@ -664,13 +673,12 @@ func (m *Model) rebuild() {
 // cellInputs fills in with what each of the mirrors in idx has for one
 // package of the current provider.
 func (m *Model) cellInputs(in []cellInput, idx []int, version, platform string) {
-	ls := m.cache[m.current]
 	for k, i := range idx {
 		in[k] = cellInput{state: stateLoading}
-		if ls == nil || ls[i] == nil {
+		l := m.listingOf(m.current, i)
+		if l == nil {
 			continue
 		}
-		l := ls[i]
 		in[k].state = l.state
 		if a, ok := l.archive(version, platform); ok {
 			in[k].archive = &a
@@ -705,8 +713,11 @@ func (m *Model) refreshDetails() {
 	cell := &details.Cell{Mirrors: make([]details.Mirror, len(m.mirrors))}
 	for k, i := range order {
 		mi := m.mirrors[i]
+		if cell.Ref == 0 && marks[k] == theme.MarkOK {
+			cell.Ref = mi.num
+		}
 		dm := details.Mirror{Number: mi.num, Name: mi.Reader.String(), Compared: m.compared[i], Mark: marks[k], Archive: in[k].archive}
-		if l := m.cache[m.current][i]; l != nil && l.state == stateFailed {
+		if l := m.listingOf(m.current, i); l != nil && l.state == stateFailed {
 			dm.Err = l.err
 		}
 		if a := in[k].archive; a != nil {
@@ -763,6 +774,8 @@ func (m Model) updateEngine(ev sync.Event) (tea.Model, tea.Cmd) {
 	cmds := []tea.Cmd{waitForEvent(m.engine.Events())}
 	j := m.jobs.Apply(ev)
 	switch ev := ev.(type) {
+	case sync.JobQueued:
+		m.queueActive = true
 	case sync.JobDone:
 		if j != nil {
 			i := m.mirrorIndex(j.Info.Dst)
@@ -781,6 +794,7 @@ func (m Model) updateEngine(ev sync.Event) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, m.markDirty(m.mirrorIndex(ev.Dst), ev.Provider))
 	case sync.Idle:
+		m.queueActive = false
 		c := m.jobs.Tracker().Counts()
 		kind := statusInfo
 		if c[sync.Failed] > 0 {
@@ -821,13 +835,9 @@ func (m Model) retryJob() (tea.Model, tea.Cmd) {
 // under the cursor) in every compared mirror that holds them.
 func (m Model) verifyTargets() (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
-	ls := m.cache[m.current]
 	for _, c := range m.matrix.Targets() {
 		for _, i := range m.comparedList() {
-			if ls == nil || ls[i] == nil {
-				continue
-			}
-			a, ok := ls[i].archive(c.Version, c.Platform)
+			a, ok := m.listingOf(m.current, i).archive(c.Version, c.Platform)
 			if !ok {
 				continue
 			}
@@ -876,7 +886,7 @@ func (m Model) updateVerified(msg verifiedMsg) (tea.Model, tea.Cmd) {
 
 // busy reports whether anything is under way that the spinner should show.
 func (m Model) busy() bool {
-	if m.quitting || len(m.verifying) > 0 || m.jobs.Tracker().Unfinished() {
+	if m.quitting || m.queueActive || len(m.verifying) > 0 || len(m.dirty) > 0 || m.jobs.Tracker().Unfinished() {
 		return true
 	}
 	for _, mi := range m.mirrors {
@@ -886,7 +896,7 @@ func (m Model) busy() bool {
 	}
 	if m.hasCurrent {
 		for _, l := range m.cache[m.current] {
-			if l != nil && l.state == stateLoading {
+			if l != nil && (l.state == stateLoading || l.refreshing) {
 				return true
 			}
 		}

@@ -119,12 +119,8 @@ func (m Model) enqueue() (tea.Model, tea.Cmd) {
 // as a zip) and whether the destination needs it.
 func (m Model) planQueue(cells []matrix.Cell, dst int) queuePlan {
 	plan := queuePlan{dest: dst, from: map[int]int{}}
-	ls := m.cache[m.current]
 	get := func(i int, c matrix.Cell) (backends.Archive, bool) {
-		if ls == nil || ls[i] == nil {
-			return backends.Archive{}, false
-		}
-		return ls[i].archive(c.Version, c.Platform)
+		return m.listingOf(m.current, i).archive(c.Version, c.Platform)
 	}
 	for _, c := range cells {
 		src := -1

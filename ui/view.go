@@ -56,6 +56,10 @@ func (m Model) render() string {
 	if m.lay.tooTiny {
 		return fmt.Sprintf("tfmirror needs at least %dx%d (this terminal is %dx%d)", minW, minH, m.w, m.h)
 	}
+	if m.showHelp {
+		body := m.styles.Box("Help", m.fullHelpLines(), m.w, m.h-3, true)
+		return m.headerView() + "\n" + body + "\n" + m.statusView() + "\n" + m.styles.Dim.Render(" ? or esc closes help")
+	}
 	left := m.styles.Box(m.providers.Title(), m.providerLines(), m.lay.leftW, m.lay.provH, m.focus == paneProviders)
 	if m.lay.details {
 		left += "\n" + m.styles.Box("Details", strings.Split(m.details.View(), "\n"), m.lay.leftW, m.lay.detailsH, false)
@@ -112,9 +116,6 @@ func (m Model) matrixBox() string {
 		title, lines := m.dialogLines()
 		return m.styles.Box(title, lines, m.lay.rightW, m.lay.matrixH, true)
 	}
-	if m.showHelp {
-		return m.styles.Box("Help", m.fullHelpLines(), m.lay.rightW, m.lay.matrixH, true)
-	}
 	return m.styles.Box(m.matrixTitle(), m.matrixLines(), m.lay.rightW, m.lay.matrixH, focused)
 }
 
@@ -157,7 +158,7 @@ func (m Model) matrixLines() []string {
 	}
 	var lines []string
 	for _, i := range m.comparedList() {
-		if l := m.cache[m.current][i]; l != nil && l.state == stateFailed {
+		if l := m.listingOf(m.current, i); l != nil && l.state == stateFailed {
 			lines = append(lines, s.Bad.Render(fmt.Sprintf(" ✗ [%d] %v", m.mirrors[i].num, l.err)))
 		}
 	}
@@ -173,7 +174,7 @@ func (m Model) filterNote() string {
 
 func (m Model) loadingCurrent() bool {
 	for _, i := range m.comparedList() {
-		if l := m.cache[m.current][i]; l == nil || l.state == stateLoading {
+		if l := m.listingOf(m.current, i); l == nil || l.state == stateLoading {
 			return true
 		}
 	}
@@ -236,18 +237,51 @@ func (m Model) helpView() string {
 	return " " + m.help.ShortHelpView(mergedKeys{m.paneKeys(), m.keys}.ShortHelp())
 }
 
+// fullHelpLines is every key of the focused pane, then the global keys
+// beside the legend of the marks.
 func (m Model) fullHelpLines() []string {
 	h := m.help
 	h.ShowAll = true
-	lines := strings.Split(h.FullHelpView(mergedKeys{m.paneKeys(), m.keys}.FullHelp()), "\n")
-	legend := []string{"", " Marks, one per compared mirror:"}
+	indent := func(block string) []string {
+		lines := strings.Split(block, "\n")
+		for i, l := range lines {
+			lines[i] = " " + l
+		}
+		return lines
+	}
+	pane := indent(h.FullHelpView(m.paneKeys().FullHelp()))
+	global := indent(h.FullHelpView(m.keys.FullHelp()))
+	legend := []string{"   Marks, one per compared mirror:"}
 	for _, mk := range []theme.Mark{theme.MarkOK, theme.MarkUnverified, theme.MarkMissing, theme.MarkDiffers, theme.MarkLoading, theme.MarkError} {
-		legend = append(legend, "   "+m.styles.Glyphs[mk]+" "+mk.Label())
+		legend = append(legend, "     "+m.styles.Glyphs[mk]+" "+mk.Label())
 	}
-	out := make([]string, 0, len(lines)+len(legend)+1)
-	for _, l := range lines {
-		out = append(out, " "+l)
+	out := append([]string{m.styles.Bold.Render(" " + m.paneName())}, pane...)
+	out = append(out, "", m.styles.Bold.Render(" Everywhere"))
+	gw := 0
+	for _, l := range global {
+		gw = max(gw, theme.Width(l))
 	}
-	out = append(out, legend...)
-	return append(out, "", m.styles.Dim.Render(" ? or esc closes this help"))
+	for i := range max(len(global), len(legend)) {
+		g, l := "", ""
+		if i < len(global) {
+			g = global[i]
+		}
+		if i < len(legend) {
+			l = legend[i]
+		}
+		out = append(out, theme.Fit(g, gw)+l)
+	}
+	return out
+}
+
+func (m Model) paneName() string {
+	switch {
+	case m.dialog != nil:
+		return "Queue dialog"
+	case m.focus == paneProviders:
+		return "Providers"
+	case m.focus == paneMatrix:
+		return "Matrix"
+	}
+	return "Jobs"
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
-	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // Host is the hostname of the demo's providers. The clients' default
@@ -116,12 +115,12 @@ func Build(ctx context.Context, dir string) (*World, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := put(ctx, primary, pkg, Zip(pkg, "", r.Size)); err != nil {
+			if err := put(w.Primary, pkg, Zip(pkg, "", r.Size)); err != nil {
 				return nil, err
 			}
 			flush[primary][pkg.Provider] = true
 			if salt, ok := inSecondary(r, plat); ok {
-				if err := put(ctx, secondary, pkg, Zip(pkg, salt, r.Size)); err != nil {
+				if err := put(w.Secondary, pkg, Zip(pkg, salt, r.Size)); err != nil {
 					return nil, err
 				}
 				flush[secondary][pkg.Provider] = true
@@ -156,23 +155,15 @@ func pkgOf(provider, version, platform string) (backends.Package, error) {
 	return backends.Package{Provider: p, Version: v, Platform: plat}, nil
 }
 
-// put stores a zip in a mirror the way a sync does: staged, hashed, then
-// committed with its sums.
-func put(ctx context.Context, m *fs.Mirror, pkg backends.Package, zipBytes []byte) error {
-	st, err := m.Stage(ctx, pkg)
-	if err != nil {
+// put writes a zip where a filesystem mirror keeps it. Plain writes, not
+// the staged and synced commits of a sync: the world is scratch data, and
+// building it must take a moment, not seconds of fsync.
+func put(dir string, pkg backends.Package, zipBytes []byte) error {
+	p := filepath.Join(dir, pkg.Provider.HostnameForDisplay(), pkg.Provider.Namespace, pkg.Provider.Type, pkg.Filename())
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	defer st.Abort()
-	if _, err := st.Write(zipBytes); err != nil {
-		return err
-	}
-	h1, err := hashing.HashZip(st.Path(), hashing.Options{})
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(zipBytes)
-	return st.Commit(ctx, hashing.Sums{H1: h1, ZH: hashing.ZipHashFromSHA256(sum[:])}, false)
+	return os.WriteFile(p, zipBytes, 0o644)
 }
 
 // Zip is a release zip for pkg: an executable script named as the clients

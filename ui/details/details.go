@@ -37,6 +37,9 @@ type Mirror struct {
 type Cell struct {
 	Package backends.Package
 	Mirrors []Mirror
+	// Ref is the number of the mirror the others are compared with (0:
+	// none).
+	Ref int
 }
 
 // Model is the pane.
@@ -118,7 +121,11 @@ func (m Model) cellLines() []string {
 		name := theme.ShortPlace(mr.Name, max(6, m.w-6-theme.Width(size)))
 		lines = append(lines, head+name+s.Dim.Render(size))
 		if mr.Mark == theme.MarkDiffers && !failed(mr.Verify) {
-			lines = append(lines, "    "+s.Bad.Render("✗ hashes differ from the first mirror's"))
+			what := "✗ hashes differ"
+			if c.Ref > 0 {
+				what += " from [" + strconv.Itoa(c.Ref) + "]'s"
+			}
+			lines = append(lines, "    "+s.Bad.Render(what))
 		}
 		stated := 0
 		for _, ev := range a.Evidence {
@@ -173,7 +180,9 @@ func (m Model) verifyLines(mr Mirror) []string {
 	switch f.Status {
 	case sync.StatusMismatch, sync.StatusError:
 		out := []string{"    " + s.Bad.Render("✗ "+by+": "+string(f.Status))}
-		return append(out, m.wrapStyled(s.Bad.Render, f.Detail, 4)...)
+		// The pane already names the mirror and the package.
+		detail := strings.TrimPrefix(f.Detail, mr.Name+": "+f.Package.String()+": ")
+		return append(out, m.wrapStyled(s.Bad.Render, detail, 4)...)
 	}
 	var out []string
 	if f.Result != nil {

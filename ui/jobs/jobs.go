@@ -242,7 +242,10 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 		}
 	case sync.Done:
 		icon = s.OK.Render("✓")
-		rest = progress(1) + m.Checks(j.Checks, j.Verified)
+		if bar.Width() > 0 {
+			rest = progress(1)
+		}
+		rest += m.Checks(j.Checks, j.Verified)
 	case sync.Failed:
 		icon = s.Bad.Render("✗")
 		rest = s.Bad.Render(Reason(j.Err))

@@ -102,6 +102,7 @@ type Model struct {
 	sel    map[Cell]bool
 	filter textinput.Model
 	typing bool
+	moved  bool // the user has moved the cursor since Reset
 
 	w, h int
 	lay  layout
@@ -155,7 +156,12 @@ func (m *Model) SetData(d Data) {
 	at, ok := m.Cursor()
 	m.data = d
 	m.refilter()
-	if ok {
+	switch {
+	case !m.moved:
+		// Listings arrive one mirror at a time; until the user moves, the
+		// cursor stays on the newest version whichever arrived first.
+		m.cur, m.col, m.top = 0, 0, 0
+	case ok:
 		m.moveTo(at)
 	}
 	m.relayout()
@@ -170,6 +176,7 @@ func (m *Model) Reset() {
 	m.typing = false
 	m.filter.Blur()
 	m.cur, m.col, m.top, m.left = 0, 0, 0, 0
+	m.moved = false
 	m.refilter()
 }
 
@@ -234,6 +241,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	page := m.VisibleRows()
+	m.moved = true
 	switch {
 	case key.Matches(k, m.keys.Up):
 		m.cur--

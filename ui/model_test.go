@@ -1,0 +1,523 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/demo"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+const (
+	ok   = theme.MarkOK
+	miss = theme.MarkMissing
+	diff = theme.MarkDiffers
+	unv  = theme.MarkUnverified
+)
+
+func marksAt(t *testing.T, m Model, version, platform string) []theme.Mark {
+	t.Helper()
+	d := m.matrix.Data()
+	r, c := indexOf(d.Versions, version), indexOf(d.Platforms, platform)
+	if r < 0 || c < 0 {
+		t.Fatalf("no cell %s %s in the matrix (versions %v, platforms %v)", version, platform, d.Versions, d.Platforms)
+	}
+	return d.Marks[r][c]
+}
+
+func TestModelListsAndCompares(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("the first provider to load", loaded)
+
+	if got := h.m.current.String(); got != demo.Host+"/acme/cloud" {
+		t.Fatalf("current provider = %s, want the first one, acme/cloud", got)
+	}
+	if h.m.providers.Len() != 4 {
+		t.Errorf("providers = %d, want the union of both mirrors, 4", h.m.providers.Len())
+	}
+	d := h.m.matrix.Data()
+	if want := []string{"2.1.0", "2.0.0", "1.2.0", "1.1.0", "1.0.0"}; !slices.Equal(d.Versions, want) {
+		t.Errorf("versions = %v, want newest first %v", d.Versions, want)
+	}
+	if want := []string{"darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}; !slices.Equal(d.Platforms, want) {
+		t.Errorf("platforms = %v, want %v", d.Platforms, want)
+	}
+	for _, tc := range []struct {
+		version, platform string
+		want              []theme.Mark
+	}{
+		{"2.1.0", "linux_amd64", []theme.Mark{ok, miss}},   // a version the second lacks
+		{"2.0.0", "darwin_arm64", []theme.Mark{ok, miss}},  // a platform it lacks
+		{"2.0.0", "linux_amd64", []theme.Mark{ok, diff}},   // rebuilt with other content
+		{"2.0.0", "linux_arm64", []theme.Mark{ok, ok}},     // the same in both
+		{"1.0.0", "windows_amd64", []theme.Mark{ok, miss}}, // never in the second
+	} {
+		if got := marksAt(t, h.m, tc.version, tc.platform); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s: marks %v, want %v", tc.version, tc.platform, got, tc.want)
+		}
+	}
+	if !strings.Contains(h.screen(), "acme/cloud") || !strings.Contains(h.screen(), "2.1.0") {
+		t.Errorf("screen lacks the provider or its newest version:\n%s", h.screen())
+	}
+
+	// Another provider, chosen with the keyboard, loads after the cursor
+	// rests; the second mirror lacks acme/queue altogether.
+	h.press("down", "down", "down")
+	h.until("acme/queue to load", func(m Model) bool { return loaded(m) && m.current.Type == "queue" })
+	if got := marksAt(t, h.m, "0.9.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{ok, miss}) {
+		t.Errorf("acme/queue 0.9.0: marks %v, want present in the first only", got)
+	}
+
+	// Taking the second mirror out of the comparison leaves one mark per cell.
+	h.press("2")
+	if got := h.m.matrix.Data().PerCell; got != 1 {
+		t.Errorf("marks per cell after toggling mirror 2 = %d, want 1", got)
+	}
+	h.press("1") // the last compared mirror stays
+	if got := h.m.matrix.Data().PerCell; got != 1 || h.m.status.kind != statusWarn {
+		t.Errorf("toggling the last compared mirror: %d marks per cell, status %q", got, h.m.status.text)
+	}
+}
+
+func TestModelQueueMissingCell(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", loaded)
+	h.press("enter") // providers -> matrix
+	if h.m.focus != paneMatrix {
+		t.Fatalf("enter on a provider should focus the matrix")
+	}
+	h.gotoCell("2.1.0", "darwin_arm64")
+	h.press("enter")
+	if h.m.dialog == nil || h.m.dialog.confirm {
+		t.Fatalf("enter should ask for a destination first (two writable mirrors)")
+	}
+	if got := h.m.dialog.dests[h.m.dialog.cursor]; got != 1 {
+		t.Errorf("proposed destination = mirror %d, want the one lacking the package (2)", got+1)
+	}
+	h.press("enter")
+	if !h.m.dialog.confirm || len(h.m.dialog.plan.copy) != 1 {
+		t.Fatalf("confirm step: plan %+v", h.m.dialog.plan)
+	}
+	h.press("enter")
+	h.until("the job to end", jobsEnded(1))
+	if st := stateOf(h.m, 0); st != sync.Done {
+		t.Fatalf("job state %s; status %q", st, h.m.status.text)
+	}
+	j := h.m.jobs.Tracker().Jobs[h.m.jobs.Tracker().Order[0]]
+	var checks []string
+	for _, c := range j.Checks {
+		checks = append(checks, string(c.Scheme)+string(c.Status))
+	}
+	if !slices.Contains(checks, "h1:ok") || !slices.Contains(checks, "zh:ok") {
+		t.Errorf("hash checks %v, want h1: and zh: matched against the source's index", checks)
+	}
+	// The archive is on disk, byte for byte the source's.
+	want, err := os.ReadFile(archivePath(w.Primary, "acme/cloud", "2.1.0", "darwin_arm64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(archivePath(w.Secondary, "acme/cloud", "2.1.0", "darwin_arm64"))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("destination archive: err %v, equal %v", err, bytes.Equal(got, want))
+	}
+	// The cell turns present once the destination is listed again, and the
+	// screen says the hashes were verified.
+	h.until("the cell to update", func(m Model) bool {
+		return idle(m) && slices.Equal(marksAt(t, m, "2.1.0", "darwin_arm64"), []theme.Mark{ok, ok})
+	})
+	if s := h.screen(); !strings.Contains(s, "h1 ✓ zh ✓ mirror index") {
+		t.Errorf("jobs pane lacks the verification:\n%s", s)
+	}
+	// The destination's index now states the new archive's hashes.
+	l := h.m.cache[h.m.current][1]
+	a, okA := l.archive("2.1.0", "darwin_arm64")
+	if !okA || len(a.Hashes()) == 0 {
+		t.Errorf("destination re-listed without stated hashes: %+v", a)
+	}
+}
+
+func TestModelConflictNeedsForce(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("2.0.0", "linux_amd64")
+	h.press("enter", "down", "enter") // destination: the second mirror
+	p := h.m.dialog.plan
+	if len(p.differ) != 1 || len(p.copy) != 0 {
+		t.Fatalf("plan for the differing cell: %d differ, %d copy; want 1, 0", len(p.differ), len(p.copy))
+	}
+	h.press("enter") // without force: nothing to do
+	if h.m.dialog != nil || len(h.m.jobs.Tracker().Order) != 0 || !strings.Contains(h.m.status.text, "nothing to queue") {
+		t.Fatalf("confirming without force queued something: status %q", h.m.status.text)
+	}
+	h.press("enter", "down", "enter", "f")
+	if !h.m.dialog.force || !strings.Contains(h.screen(), "REPLACED") {
+		t.Fatalf("f should arm force and say what it replaces:\n%s", h.screen())
+	}
+	h.press("enter")
+	h.until("the forced job", jobsEnded(1))
+	if st := stateOf(h.m, 0); st != sync.Done {
+		t.Fatalf("forced job: %s (%q)", st, h.m.status.text)
+	}
+	want, _ := os.ReadFile(archivePath(w.Primary, "acme/cloud", "2.0.0", "linux_amd64"))
+	got, _ := os.ReadFile(archivePath(w.Secondary, "acme/cloud", "2.0.0", "linux_amd64"))
+	if !bytes.Equal(got, want) {
+		t.Errorf("the differing archive was not replaced by the source's")
+	}
+	h.until("the cell to agree", func(m Model) bool {
+		return idle(m) && slices.Equal(marksAt(t, m, "2.0.0", "linux_amd64"), []theme.Mark{ok, ok})
+	})
+}
+
+func TestModelSelection(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", loaded)
+	h.press("enter")
+	h.press("r") // the newest version, every platform
+	h.gotoCell("1.0.0", "windows_amd64")
+	h.press("c") // windows_amd64, every version
+	h.press("space")
+	sel := h.m.matrix.Selection()
+	if len(sel) != 5+5-1-1 { // row + column - the shared cell - the toggled-off cursor cell
+		t.Fatalf("selection = %d cells: %v", len(sel), sel)
+	}
+	h.press("enter", "down", "enter")
+	p := h.m.dialog.plan
+	// The row 2.1.0 (5, all missing) and windows_amd64 for 2.0.0..1.1.0 (3 more).
+	if len(p.copy) != 8 || p.present != 0 || len(p.differ) != 0 {
+		t.Errorf("plan: %d to copy, %d present, %d differ; want 8, 0, 0", len(p.copy), p.present, len(p.differ))
+	}
+	h.press("esc")
+	if h.m.dialog != nil || len(h.m.matrix.Selection()) != 8 {
+		t.Errorf("esc should close the dialog and keep the selection")
+	}
+	h.press("esc")
+	if len(h.m.matrix.Selection()) != 0 {
+		t.Errorf("esc in the matrix should clear the selection")
+	}
+}
+
+func TestModelVerify(t *testing.T) {
+	w := newWorld(t)
+	// Swap the zip behind the primary's index, as a tampered mirror would.
+	bad := archivePath(w.Primary, "acme/cloud", "1.0.0", "linux_amd64")
+	other, err := os.ReadFile(archivePath(w.Primary, "acme/cloud", "1.1.0", "linux_amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, w.config(), 160, 48)
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("1.0.0", "linux_amd64")
+	if got := marksAt(t, h.m, "1.0.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{ok, ok}) {
+		t.Fatalf("before verifying, the stated hashes agree: %v", got)
+	}
+	h.press("v")
+	if len(h.m.verifying) != 2 {
+		t.Fatalf("v should verify the cell in both mirrors, verifying %d", len(h.m.verifying))
+	}
+	h.until("verification", func(m Model) bool { return len(m.verifying) == 0 })
+	if got := marksAt(t, h.m, "1.0.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{diff, ok}) {
+		t.Errorf("after verifying, marks %v, want the tampered one ✗", got)
+	}
+	if h.m.status.kind != statusBad || !strings.Contains(h.m.status.text, "1 failed") {
+		t.Errorf("status %q, want the failure", h.m.status.text)
+	}
+	s := h.screen()
+	for _, want := range []string{"✗ verified: mismatch", "h1 mismatch"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Details lack %q:\n%s", want, s)
+		}
+	}
+	// A good cell verifies, and Details say against what.
+	h.gotoCell("1.1.0", "linux_amd64")
+	h.press("v")
+	h.until("verification", func(m Model) bool { return len(m.verifying) == 0 })
+	if s := h.screen(); !strings.Contains(s, "✓ h1 mirror index") || !strings.Contains(s, "✓ zh mirror index") {
+		t.Errorf("Details lack the matched checks:\n%s", s)
+	}
+}
+
+func TestModelCancelRetryAndQuit(t *testing.T) {
+	w := newWorld(t)
+	// A source slow enough that the job is still running when cancelled.
+	release := make(chan struct{})
+	net := serveNet(t, w.Primary, func(r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".zip") {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	})
+	defer close(release)
+	cfg := Config{Mirrors: []Mirror{{Reader: net, Kind: "net"}, {Reader: w.secondary, Kind: "fs"}}}
+	h := newHarness(t, cfg, 120, 40)
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("2.1.0", "linux_amd64")
+	h.press("enter", "enter") // one writable mirror: straight to confirm
+	h.until("the job to run", func(m Model) bool {
+		return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == sync.Running
+	})
+	h.press("tab") // matrix -> jobs
+	if h.m.focus != paneJobs {
+		t.Fatalf("tab should focus the jobs pane")
+	}
+	h.press("x")
+	h.until("the cancel", func(m Model) bool { return stateOf(m, 0) == sync.Canceled })
+	if _, err := os.Stat(archivePath(w.Secondary, "acme/cloud", "2.1.0", "linux_amd64")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a cancelled job left the archive: %v", err)
+	}
+	h.press("R")
+	h.until("the retry", func(m Model) bool { return stateOf(m, 0) == sync.Running })
+
+	h.press("q")
+	if !h.m.confirmQuit || !strings.Contains(h.m.status.text, "quit and cancel") {
+		t.Fatalf("q with a job running should ask first, status %q", h.m.status.text)
+	}
+	h.press("n")
+	if h.quit || h.m.confirmQuit {
+		t.Fatalf("n should keep the UI open")
+	}
+	h.press("q", "y")
+	h.until("the quit", func(Model) bool { return h.quit })
+	if stateOf(h.m, 0) != sync.Canceled {
+		t.Errorf("quitting should cancel the running job, state %s", stateOf(h.m, 0))
+	}
+	assertNoStaging(t, w.Secondary)
+}
+
+func assertNoStaging(t *testing.T, dir string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), ".tfmirror-tmp-") {
+			t.Errorf("staging file left behind: %s", p)
+		}
+		return nil
+	})
+}
+
+func TestModelQuitWithoutJobs(t *testing.T) {
+	w := newWorld(t)
+	for _, k := range []string{"q", "ctrl+c"} {
+		h := newHarness(t, w.config(), 100, 30)
+		h.until("load", loaded)
+		h.press(k)
+		h.until("quit", func(Model) bool { return h.quit })
+	}
+}
+
+func TestModelSlowNetworkMirrorKeepsInputLive(t *testing.T) {
+	w := newWorld(t)
+	release := make(chan struct{})
+	net := serveNet(t, w.Primary, func(r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "index.json") {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	})
+	cfg := Config{Mirrors: []Mirror{{Reader: w.secondary, Kind: "fs"}, {Reader: net, Kind: "net"}}}
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the fs mirror's listing", func(m Model) bool {
+		l := m.cache[m.current]
+		return l != nil && l[0] != nil && l[0].state == stateLoaded
+	})
+	if !h.m.busy() || !strings.Contains(h.screen(), "listing") {
+		t.Errorf("while the network mirror is listed, the screen should say so:\n%s", h.screen())
+	}
+	// Input is handled while the listing hangs.
+	before, _ := h.m.providers.Selected()
+	h.press("down")
+	after, _ := h.m.providers.Selected()
+	if before == after {
+		t.Errorf("the provider cursor did not move while a listing was pending")
+	}
+	h.press("up")
+	close(release)
+	h.until("both listings", func(m Model) bool { return loaded(m) && m.current == before })
+	if got := marksAt(t, h.m, "2.1.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{miss, ok}) {
+		t.Errorf("marks %v: the network mirror serves 2.1.0, the fs mirror lacks it", got)
+	}
+}
+
+func TestModelNamedProvidersForNetworkMirror(t *testing.T) {
+	w := newWorld(t)
+	net := serveNet(t, w.Primary, nil)
+	dns, _ := backends.ParseProviderFilter(demo.Host + "/acme/dns")
+	cfg := Config{Mirrors: []Mirror{{Reader: net, Kind: "net"}}}
+	cfg.Selection.Providers = []backends.ProviderFilter{dns}
+
+	h := newHarness(t, cfg, 120, 40)
+	h.until("load", loaded)
+	if got := h.m.current.String(); got != demo.Host+"/acme/dns" {
+		t.Fatalf("current = %s, want the named provider", got)
+	}
+	if got := marksAt(t, h.m, "3.2.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{ok}) {
+		t.Errorf("marks %v: the network mirror's index states the hashes", got)
+	}
+	if h.m.mirrors[0].noCatalogue != true {
+		t.Errorf("the network mirror should be known to have no catalogue")
+	}
+
+	// Without a named provider the UI says how to name one.
+	h2 := newHarness(t, Config{Mirrors: []Mirror{{Reader: net, Kind: "net"}}}, 120, 40)
+	h2.until("the catalogue answer", func(m Model) bool { return m.mirrors[0].listed })
+	if s := h2.screen(); !strings.Contains(s, "cannot list its providers") || !strings.Contains(s, "--provider") {
+		t.Errorf("screen should explain how to name providers:\n%s", s)
+	}
+}
+
+func TestModelBackendErrorsShowAndDoNotCrash(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	// The directory vanishes after it was opened.
+	if err := os.RemoveAll(w.Secondary); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, cfg, 120, 40)
+	h.until("load", loaded)
+	if h.m.status.kind != statusBad || !strings.Contains(h.m.status.text, "[2]") {
+		t.Errorf("status %q, want the failing mirror named", h.m.status.text)
+	}
+	if h.m.mirrors[1].err == nil {
+		t.Errorf("the mirror's error should be kept")
+	}
+	// The first mirror still works.
+	if got := marksAt(t, h.m, "2.1.0", "linux_amd64"); got[0] != ok {
+		t.Errorf("marks %v", got)
+	}
+	if !strings.Contains(h.screen(), "✗") {
+		t.Errorf("the status line should show the failure:\n%s", h.screen())
+	}
+}
+
+func TestModelDropsLateResults(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", loaded)
+	before := h.m.matrix.Data()
+	stale := providerLoadedMsg{gen: 0, mirror: 1, provider: h.m.current, err: errors.New("stale")}
+	h.send(stale)
+	after := h.m.matrix.Data()
+	if len(before.Versions) != len(after.Versions) || h.m.cache[h.m.current][1].state != stateLoaded || h.m.status.kind == statusBad {
+		t.Errorf("a result of an overtaken load changed the state")
+	}
+	// And a load tick for a cursor that has moved on does nothing.
+	_, cmd := h.m.Update(loadTickMsg{token: h.m.loadToken + 7})
+	if cmd != nil {
+		t.Errorf("a stale load tick started a load")
+	}
+}
+
+func TestModelFilterAndHelp(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", loaded)
+	h.press("/")
+	h.typeText("dns")
+	if p, _ := h.m.providers.Selected(); p.Type != "dns" {
+		t.Errorf("filtering for dns selected %s", p)
+	}
+	h.press("q") // typed into the filter, not quitting
+	if h.quit {
+		t.Fatal("q while filtering quit the UI")
+	}
+	h.press("backspace", "enter")
+	h.until("dns to load", func(m Model) bool { return loaded(m) && m.current.Type == "dns" })
+
+	h.press("?")
+	s := h.screen()
+	for _, want := range []string{"Help", "filter", "next pane", "not yet verified"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("help lacks %q:\n%s", want, s)
+		}
+	}
+	h.press("esc")
+	if h.m.showHelp {
+		t.Errorf("esc should close help")
+	}
+	// Matrix filter on versions.
+	h.press("/", "esc")      // clear the provider filter
+	h.press("down", "enter") // acme/legacy, then focus the matrix
+	h.until("legacy", func(m Model) bool { return loaded(m) && m.current.Type == "legacy" })
+	h.press("/")
+	h.typeText("0.2")
+	if n := len(h.m.matrix.Data().Versions); n != 30 {
+		t.Fatalf("the filter must not change the data: %d versions", n)
+	}
+	if c, _ := h.m.matrix.Cursor(); !strings.Contains(c.Version, "0.2") {
+		t.Errorf("cursor on %s after filtering for 0.2", c.Version)
+	}
+	if s := h.screen(); !strings.Contains(s, "11 of 30 versions") {
+		t.Errorf("filter status missing:\n%s", s)
+	}
+}
+
+func TestModelLayout(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 80, 24)
+	h.until("load", loaded)
+	if h.m.lay.details {
+		t.Errorf("at 80x24 Details fold away")
+	}
+	h.press("d")
+	if !h.m.lay.details || !strings.Contains(h.screen(), "Details") {
+		t.Errorf("d shows Details")
+	}
+	h.send(resize(160, 48))
+	if !h.m.lay.details {
+		t.Errorf("at 160x48 Details stay shown")
+	}
+	h.press("d")
+	if h.m.lay.details {
+		t.Errorf("d folds Details")
+	}
+	h.send(resize(40, 10))
+	if s := h.screen(); !strings.Contains(s, "needs at least") {
+		t.Errorf("a tiny terminal gets a message, not a broken layout: %q", s)
+	}
+	// Every line of every size fits the terminal.
+	for _, sz := range [][2]int{{80, 24}, {100, 30}, {160, 48}, {61, 17}} {
+		h.send(resize(sz[0], sz[1]))
+		lines := strings.Split(h.screen(), "\n")
+		if len(lines) != sz[1] {
+			t.Errorf("%dx%d: %d lines", sz[0], sz[1], len(lines))
+		}
+		for i, l := range lines {
+			if n := theme.Width(l); n > sz[0] {
+				t.Errorf("%dx%d: line %d is %d wide: %q", sz[0], sz[1], i, n, l)
+			}
+		}
+	}
+}
+
+func TestVerifyCmdHonoursCancellation(t *testing.T) {
+	slots := make(chan struct{}, 1)
+	slots <- struct{}{} // every slot taken
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	msg := verifyCmd(ctx, slots, verifyKey{}, nil, backends.Archive{}, hashing.Options{})().(verifiedMsg)
+	if msg.finding.Status != sync.StatusError {
+		t.Errorf("a cancelled wait for a slot should report an error, got %s", msg.finding.Status)
+	}
+}
