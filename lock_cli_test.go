@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -367,4 +368,49 @@ func runTerraformErr(tf string, env []string, args ...string) (string, error) {
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// check knows an oci:// place is installed from by OpenTofu's oci_mirror,
+// which needs the layers' zh: in the lock; lock adds them.
+func TestCLICheckOCI(t *testing.T) {
+	mirror := lockMirror(t)
+	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true})
+	dst := "oci://" + reg.Host() + "/tf/${hostname}/${namespace}/${type}"
+	if r := run(t, nil, "sync", mirror, dst, "--plain-http", "-p", "acme/alpha", "-v", "1.2.0", "--platform", "linux_amd64"); r.code != 0 {
+		t.Fatalf("sync: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	sums, err := hashing.HashPath(mirrorZip(mirror, "alpha", "1.2.0", "linux_amd64"), hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What Terraform's providers lock -fs-mirror writes: h1: only.
+	lockPath := writeFile(t, t.TempDir(), "l.hcl", fmt.Sprintf(`# This file is maintained automatically by "terraform init".
+# Manual edits may be lost in future updates.
+
+provider "example.com/acme/alpha" {
+  version = "1.2.0"
+  hashes = [
+    %q,
+  ]
+}
+`, sums.H1))
+	r := run(t, nil, "check", dst, "--plain-http", "--lock", lockPath, "--json")
+	var rows []struct{ Platform, Status, Detail string }
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("%v: %s%s", err, r.stdout, r.stderr)
+	}
+	if r.code != 1 || len(rows) != 1 || rows[0].Status != "mismatch" || !strings.Contains(rows[0].Detail, "only h1:") {
+		t.Fatalf("h1-only lock against OCI: %d %+v\n%s", r.code, rows, r.stderr)
+	}
+	// The same lock is fine against the filesystem mirror it came from.
+	if r := run(t, nil, "check", mirror, "--lock", lockPath, "--platform", "linux_amd64"); r.code != 0 {
+		t.Errorf("fs check: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, nil, "lock", dst, "--plain-http", "--lock", lockPath, "--platform", "linux_amd64")
+	if r.code != 0 || !strings.Contains(r.stdout, "+ "+string(sums.ZH)) {
+		t.Fatalf("lock: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, nil, "check", dst, "--plain-http", "--lock", lockPath); r.code != 0 {
+		t.Errorf("check after lock: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
