@@ -139,7 +139,7 @@ func TestLoadOverrideMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Files) != 0 || len(c.Mirrors) != 0 || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "nope.tfrc") {
+	if len(c.Files) != 0 || len(c.Mirrors) != 0 || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "TF_CLI_CONFIG_FILE names "+filepath.Join(home, "nope.tfrc")+", which does not exist") {
 		t.Errorf("files %v mirrors %v warnings %q", c.Files, c.Mirrors, c.Warnings)
 	}
 	// HOME comes from env when not given.

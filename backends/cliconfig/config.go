@@ -179,10 +179,15 @@ func Load(env func(string) string, home string) (*Config, error) {
 	var diags []Diag
 	for _, src := range locate(env, home) {
 		b, err := os.ReadFile(src.Path)
-		if err != nil {
-			if src.mustExist || !errors.Is(err, os.ErrNotExist) {
-				c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %v", src.Path, err))
-			}
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrNotExist) && src.envName != "":
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s names %s, which does not exist (the clients then read no configuration file either)", src.envName, src.Path))
+			continue
+		case errors.Is(err, os.ErrNotExist):
+			continue
+		default:
+			c.Warnings = append(c.Warnings, err.Error())
 			continue
 		}
 		c.Files = append(c.Files, src.File)
@@ -215,16 +220,14 @@ func (c *Config) Credentials(environ []string) backends.Credentials {
 
 type source struct {
 	File
-	mustExist bool
+	envName string // the variable that named the file, if one did
 }
 
 func locate(env func(string) string, home string) []source {
-	override := env("TF_CLI_CONFIG_FILE")
-	if override == "" {
-		override = env("TERRAFORM_CONFIG")
-	}
-	if override != "" {
-		return []source{{File: File{Path: override, Clients: []string{"terraform", "tofu"}}, mustExist: true}}
+	for _, name := range []string{"TF_CLI_CONFIG_FILE", "TERRAFORM_CONFIG"} {
+		if p := env(name); p != "" {
+			return []source{{File: File{Path: p, Clients: []string{"terraform", "tofu"}}, envName: name}}
+		}
 	}
 	var out []source
 	add := func(path, client string) {
