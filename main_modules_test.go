@@ -1,8 +1,10 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -251,4 +253,129 @@ func TestTofuInstallsMirroredModule(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `output "ok"`) {
 		t.Fatalf("installed module: %v\n%s", err, out)
 	}
+}
+
+// TestTerraformInstallsPackedModule checks the zips tfmirror packs with a
+// real client: terraform init installs a module from a mirrored zip (a
+// local go-getter source, extracted by the same zip code OpenTofu uses for
+// oci:// packages), //subdir included, with a relative call inside the
+// package.
+func TestTerraformInstallsPackedModule(t *testing.T) {
+	tf, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Skip("terraform is not installed: skipping the terraform init test of a packed module")
+	}
+	w := newModuleCLIWorld(t)
+	dst := t.TempDir()
+	r := run(t, w.env, "sync", "registry://"+w.reg.Host(), dst, "--module", "acme/net/aws", "-v", "= 1.2.0")
+	zip := filepath.Join(dst, w.reg.Host(), "acme/net/aws/1.2.0.zip")
+	if r.code != 0 || !strings.Contains(r.stdout, zip+"//modules/sub") {
+		t.Fatalf("sync: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := t.TempDir()
+	cfg := "module \"sub\" {\n  source = \"" + zip + "//modules/sub\"\n}\n\noutput \"ok\" {\n  value = module.sub.ok\n}\n"
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644)
+	cliConfig := filepath.Join(dir, "empty.tfrc")
+	os.WriteFile(cliConfig, nil, 0o644)
+	cmd := exec.Command(tf, "init", "-input=false", "-no-color", "-backend=false")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "TF_CLI_CONFIG_FILE="+cliConfig, "TF_PLUGIN_CACHE_DIR=", "CHECKPOINT_DISABLE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("terraform init: %v\n%s", err, out)
+	}
+	installed := filepath.Join(dir, ".terraform", "modules", "sub")
+	for name, want := range map[string]string{"main.tf": "variable \"name\"", "modules/sub/main.tf": "output \"ok\""} {
+		b, err := os.ReadFile(filepath.Join(installed, name))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v %q\n%s", name, err, b, out)
+		}
+		fi, err := os.Stat(filepath.Join(installed, name))
+		if err == nil && fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s extracted with mode %v, want 0644", name, fi.Mode().Perm())
+		}
+	}
+	cmd = exec.Command(tf, "plan", "-input=false", "-no-color")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "TF_CLI_CONFIG_FILE="+cliConfig, "CHECKPOINT_DISABLE=1")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ok = true") {
+		t.Errorf("terraform plan: %v\n%s", err, out)
+	}
+}
+
+// TestTerraformAgreesWithSync is a differential test against a real
+// client: for each kind of location (relative X-Terraform-Get paths, a
+// git source with a //subdir), the files terraform init installs from the
+// test registry are exactly the files of the package tfmirror mirrors
+// from it. (Terraform 1.11 reads only X-Terraform-Get; the JSON location
+// body is OpenTofu's.)
+func TestTerraformAgreesWithSync(t *testing.T) {
+	tf, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Skip("terraform is not installed: skipping the comparison with terraform init")
+	}
+	w := newModuleCLIWorld(t)
+	w.reg.Add("acme/net/aws", "2.0.0", modulestest.Download{Location: "/archives/net-1.1.0.tar.gz", Style: modulestest.Header204})
+	w.reg.Add("acme/net/aws", "2.1.0", modulestest.Download{Location: "../../../../../../archives/net-1.0.0.zip", Style: modulestest.Header204})
+	w.reg.Add("acme/net/aws", "2.2.0", modulestest.Download{Location: "git::file://" + w.repo + "//modules/sub?ref=v1.2.0", Style: modulestest.Header204})
+	dst := t.TempDir()
+	if r := run(t, w.env, "sync", "registry://"+w.reg.Host(), dst, "--module", "acme/net/aws", "-v", ">= 2.0"); r.code != 0 {
+		t.Fatalf("sync: %d\n%s", r.code, r.stderr)
+	}
+	for _, v := range []string{"2.0.0", "2.1.0", "2.2.0"} {
+		dir := t.TempDir()
+		cfg := "module \"net\" {\n  source  = \"" + w.reg.Host() + "/acme/net/aws\"\n  version = \"" + v + "\"\n}\n"
+		os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644)
+		cliConfig := filepath.Join(dir, "empty.tfrc")
+		os.WriteFile(cliConfig, nil, 0o644)
+		cmd := exec.Command(tf, "init", "-input=false", "-no-color", "-backend=false")
+		cmd.Dir = dir
+		cmd.Env = append(append(os.Environ(), w.env...), "HOME="+dir, "TF_CLI_CONFIG_FILE="+cliConfig, "TF_PLUGIN_CACHE_DIR=", "CHECKPOINT_DISABLE=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: terraform init: %v\n%s", v, err, out)
+		}
+		installed := map[string]string{}
+		root := filepath.Join(dir, ".terraform", "modules", "net")
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				if d != nil && d.Name() == ".git" {
+					return filepath.SkipDir
+				}
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			b, _ := os.ReadFile(p)
+			installed[filepath.ToSlash(rel)] = string(b)
+			return nil
+		})
+		packed := zipFiles(t, filepath.Join(dst, w.reg.Host(), "acme/net/aws", v+".zip"))
+		if len(installed) == 0 || len(installed) != len(packed) {
+			t.Errorf("%s: terraform installed %d files, the package has %d", v, len(installed), len(packed))
+		}
+		for name, body := range installed {
+			if packed[name] != body {
+				t.Errorf("%s: %s differs: terraform %q, package %q", v, name, body, packed[name])
+			}
+		}
+	}
+}
+
+func zipFiles(t *testing.T, path string) map[string]string {
+	t.Helper()
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	out := map[string]string{}
+	for _, f := range z.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		out[f.Name] = string(b)
+	}
+	return out
 }
