@@ -134,10 +134,11 @@ func (c *checker) representedPlatforms() []backends.Platform {
 // absent describes a locked package the place does not hold.
 func (c *checker) absent(pkg backends.Package, l Locked) Finding {
 	f := Finding{Package: pkg, Status: StatusMissing}
-	plat := pkg.Platform.String()
-	if pkg.Platform == (backends.Platform{}) {
+	plat, noPlatforms := pkg.Platform.String(), pkg.Platform == (backends.Platform{})
+	if noPlatforms {
 		plat = "PLATFORM"
 	}
+
 	fix := fmt.Sprintf("copy it in with `tfmirror sync SOURCE %s -p %s -v %s --platform %s`", c.r, pkg.Provider, pkg.Version, plat)
 	as := c.archives[pkg.Provider]
 	switch {
@@ -152,6 +153,9 @@ func (c *checker) absent(pkg backends.Package, l Locked) Finding {
 			c.r, pkg.Version, pkg.Provider, versionList(c.have[pkg.Provider]), fix)
 	default:
 		f.Detail = fmt.Sprintf("init would fail: %s holds no version of %s; %s", c.r, pkg.Provider, fix)
+	}
+	if noPlatforms {
+		f.Detail += " (the mirror holds none of the locked versions, so there are no platforms to check by default: name them with --platform)"
 	}
 	return f
 }
