@@ -33,6 +33,14 @@ const (
 	// Real ones are a few KiB; the largest, a registry's versions list for a
 	// provider with hundreds of releases, stays well under 1 MiB.
 	DefaultMaxDocument int64 = 4 << 20
+	// DefaultRetries is how many more times a metadata request is tried
+	// after a transient failure (5xx, 429, a timeout, a reset connection),
+	// as the clients' own HTTP clients retry; a brief outage of a mirror
+	// should not end a sync at its planning stage.
+	DefaultRetries = 2
+	// DefaultRetryBackoff is the wait before the first retry; it doubles
+	// for each one after.
+	DefaultRetryBackoff = 250 * time.Millisecond
 )
 
 // NewTransport returns a transport for HTTP places: http.DefaultTransport's
@@ -59,6 +67,14 @@ type Client struct {
 	MaxRedirects int
 	MaxDocument  int64
 	UserAgent    string
+	// Retries bounds the extra tries of a metadata request (JSON,
+	// Document) after a transient failure: 0 means DefaultRetries, negative
+	// none. Archive downloads (Open) are not retried here: the sync engine
+	// retries the whole job.
+	Retries int
+	// RetryBackoff is the first wait between tries; 0 means
+	// DefaultRetryBackoff.
+	RetryBackoff time.Duration
 }
 
 // Auth is a bearer token and the one host (comparison form: lowercase, port
@@ -81,6 +97,53 @@ func (c *Client) maxRedirects() int {
 	}
 	return DefaultMaxRedirects
 }
+
+func (c *Client) tries() int {
+	switch {
+	case c.Retries < 0:
+		return 1
+	case c.Retries == 0:
+		return 1 + DefaultRetries
+	}
+	return 1 + c.Retries
+}
+
+// retry runs one metadata request until it succeeds, fails permanently, or
+// has been tried c.tries() times, waiting longer before each try.
+func (c *Client) retry(ctx context.Context, do func() error) error {
+	delay := c.RetryBackoff
+	if delay <= 0 {
+		delay = DefaultRetryBackoff
+	}
+	tries := c.tries()
+	for n := 1; ; n++ {
+		err := do()
+		if err == nil || n >= tries || !backends.IsTransient(err) || ctx.Err() != nil {
+			if err != nil && n > 1 {
+				err = &triedError{err: err, tries: n}
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			if n > 1 {
+				err = &triedError{err: err, tries: n}
+			}
+			return err
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+// triedError is the last failure of a request tried several times.
+type triedError struct {
+	err   error
+	tries int
+}
+
+func (e *triedError) Error() string { return fmt.Sprintf("%v (%d attempts)", e.err, e.tries) }
+func (e *triedError) Unwrap() error { return e.err }
 
 // MaxDocumentSize is the largest document JSON and Document accept.
 func (c *Client) MaxDocumentSize() int64 {
@@ -256,6 +319,15 @@ func cleanExcerpt(b []byte) string {
 // JSON fetches a JSON document into v and returns the final URL after
 // redirects, against which relative URLs in the document resolve.
 func (c *Client) JSON(ctx context.Context, u *url.URL, auth *Auth, v any) (*url.URL, error) {
+	var final *url.URL
+	err := c.retry(ctx, func() (err error) {
+		final, err = c.json(ctx, u, auth, v)
+		return err
+	})
+	return final, err
+}
+
+func (c *Client) json(ctx context.Context, u *url.URL, auth *Auth, v any) (*url.URL, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout(), errTimeout)
 	defer cancel()
 	resp, err := c.do(ctx, u, auth, "application/json")
@@ -280,6 +352,16 @@ func (c *Client) JSON(ctx context.Context, u *url.URL, auth *Auth, v any) (*url.
 
 // Document fetches a small document of any type (SHA256SUMS, a signature).
 func (c *Client) Document(ctx context.Context, u *url.URL, auth *Auth) ([]byte, *url.URL, error) {
+	var body []byte
+	var final *url.URL
+	err := c.retry(ctx, func() (err error) {
+		body, final, err = c.document(ctx, u, auth)
+		return err
+	})
+	return body, final, err
+}
+
+func (c *Client) document(ctx context.Context, u *url.URL, auth *Auth) ([]byte, *url.URL, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout(), errTimeout)
 	defer cancel()
 	resp, err := c.do(ctx, u, auth, "")
@@ -331,7 +413,7 @@ func (c *Client) Open(ctx context.Context, u *url.URL) (*Download, error) {
 		return nil, err
 	}
 	timer.Reset(d)
-	body := &stallReader{rc: resp.Body, ctx: ctx, cancel: cancel, timer: timer, d: d, url: resp.Request.URL}
+	body := &stallReader{rc: resp.Body, ctx: ctx, cancel: cancel, timer: timer, d: d, url: resp.Request.URL, size: resp.ContentLength}
 	return &Download{ReadCloser: body, Size: resp.ContentLength, URL: resp.Request.URL}, nil
 }
 
@@ -343,10 +425,13 @@ type stallReader struct {
 	timer  *time.Timer
 	d      time.Duration
 	url    *url.URL
+	n      int64 // bytes read so far
+	size   int64 // Content-Length, or -1
 }
 
 func (s *stallReader) Read(p []byte) (int, error) {
 	n, err := s.rc.Read(p)
+	s.n += int64(n)
 	if n > 0 {
 		s.timer.Reset(s.d)
 	}
@@ -355,7 +440,13 @@ func (s *stallReader) Read(p []byte) (int, error) {
 			return n, transient{fmt.Errorf("GET %s: no data for %s", s.url.Redacted(), s.d)}
 		}
 		if s.ctx.Err() == nil {
-			err = transient{fmt.Errorf("GET %s: %w", s.url.Redacted(), err)}
+			// Say how far it got: "unexpected EOF" alone reads like a
+			// bug rather than a dropped connection.
+			of := ""
+			if s.size >= 0 {
+				of = fmt.Sprintf(" of %d", s.size)
+			}
+			err = transient{fmt.Errorf("GET %s: the connection broke after %d%s bytes: %w", s.url.Redacted(), s.n, of, err)}
 		}
 	}
 	return n, err
