@@ -236,6 +236,7 @@ func runModulesSync(cmd *cobra.Command, g *globalFlags, args []string, sel *sele
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	defer builder.Close()
 
 	var specs []sync.ModuleJobSpec
 	problems := 0

@@ -55,10 +55,12 @@ type Options struct {
 }
 
 // Builder fetches and packs module packages. It implements
-// modules.Builder and is safe for concurrent use.
+// modules.Builder and is safe for concurrent use. Close removes the git
+// mirrors it keeps.
 type Builder struct {
-	opts   Options
-	client *http.Client
+	opts    Options
+	client  *http.Client
+	mirrors gitMirrors
 }
 
 var _ modules.Builder = (*Builder)(nil)

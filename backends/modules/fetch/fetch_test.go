@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -355,6 +356,21 @@ func TestBuildGit(t *testing.T) {
 		t.Error("two builds of the same commit differ")
 	}
 
+	// The builder cloned the repository once: with the origin gone, other
+	// refs still build from its mirror, until Close.
+	moved := repo + ".moved"
+	if err := os.Rename(repo, moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := build(t, b, modules.Location{Source: "git::file://" + repo + "?ref=v1.1.0"}); err != nil {
+		t.Errorf("a second ref of the same repository was not built from the mirror: %v", err)
+	}
+	b.Close()
+	if _, err := build(t, b, modules.Location{Source: "git::file://" + repo + "?ref=v1.1.0"}); err == nil {
+		t.Error("after Close, a build did not clone again")
+	}
+	os.Rename(moved, repo)
+
 	_, err = build(t, b, modules.Location{Source: "git::file://" + repo + "?ref=v9.9.9"})
 	if err == nil || !strings.Contains(err.Error(), `ref "v9.9.9"`) {
 		t.Errorf("unknown ref: %v", err)
@@ -458,3 +474,22 @@ func TestPack(t *testing.T) {
 }
 
 var modTimeLater = time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+
+// BenchmarkPack packs a tree of 1000 files of 10 KiB (about the size of a
+// large module package), reporting bytes per second of file content.
+func BenchmarkPack(b *testing.B) {
+	dir := b.TempDir()
+	body := bytes.Repeat([]byte("resource \"null_resource\" \"x\" {}\n"), 10<<10/34)
+	for i := range 1000 {
+		p := filepath.Join(dir, "modules", strconv.Itoa(i%20), strconv.Itoa(i)+".tf")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, body, 0o644)
+	}
+	b.SetBytes(int64(1000 * len(body)))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := fetch.Pack(context.Background(), dir, io.Discard, fetch.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

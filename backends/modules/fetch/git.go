@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	gosync "sync"
+	"time"
 )
 
 // ErrNoGit is wrapped when a git source is met and no git binary is found.
@@ -119,20 +122,35 @@ func (f *fetcher) git(src string) (string, string, error) {
 		}
 		return strings.TrimSpace(out.String()), nil
 	}
-	clone := []string{"clone", "--quiet"}
 	if g.depth > 0 {
-		clone = append(clone, "--depth", strconv.Itoa(g.depth))
+		// A shallow clone of the ref, as go-getter makes it; no mirror,
+		// since a mirror would fetch the whole history depth is there to
+		// avoid.
+		clone := []string{"clone", "--quiet", "--depth", strconv.Itoa(g.depth)}
 		if g.ref != "" {
 			clone = append(clone, "--branch", g.ref)
 		}
-	}
-	clone = append(clone, "--", g.repo, tree)
-	if _, err := run(clone...); err != nil {
-		return "", "", fmt.Errorf("cloning %s: %w", g.repo, err)
-	}
-	if g.ref != "" && g.depth == 0 {
-		if _, err := run("-C", tree, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", g.ref, "--"); err != nil {
+		if _, err := run(append(clone, "--", g.repo, tree)...); err != nil {
+			return "", "", fmt.Errorf("cloning %s: %w", g.repo, err)
+		}
+	} else {
+		mirror, err := f.b.gitMirror(f.ctx, g, run)
+		if err != nil {
+			return "", "", err
+		}
+		if _, err := run("clone", "--quiet", "--shared", "--no-checkout", "--", mirror, tree); err != nil {
+			return "", "", fmt.Errorf("cloning %s: %w", g.repo, err)
+		}
+		ref := g.ref
+		if ref == "" {
+			ref = "HEAD"
+		}
+		if _, err := run("-C", tree, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach", ref, "--"); err != nil {
 			return "", "", fmt.Errorf("%s: ref %q: %w", g.repo, g.ref, err)
+		}
+		// Relative submodule URLs are relative to the real origin.
+		if _, err := run("-C", tree, "remote", "set-url", "origin", g.repo); err != nil {
+			return "", "", fmt.Errorf("%s: %w", g.repo, err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(tree, ".gitmodules")); err == nil {
@@ -145,4 +163,82 @@ func (f *fetcher) git(src string) (string, string, error) {
 		return "", "", fmt.Errorf("%s: %w", g.repo, err)
 	}
 	return tree, rev, nil
+}
+
+// mirrorMaxAge is how long a repository mirror is used before it is
+// fetched again, so a long-lived Builder (the UI's) sees tags that moved.
+const mirrorMaxAge = time.Minute
+
+// gitMirrors holds one bare mirror clone per repository for a Builder's
+// life: the versions of a module are usually tags of one repository, and
+// cloning it once instead of once per version is what makes a re-run
+// cheap.
+type gitMirrors struct {
+	mu    gosync.Mutex
+	dir   string
+	repos map[string]*gitMirror
+}
+
+type gitMirror struct {
+	mu      gosync.Mutex
+	path    string
+	fetched time.Time
+}
+
+// gitMirror returns an up-to-date mirror of g's repository, cloning or
+// fetching it first when needed. Jobs for the same repository wait for
+// one another here; others do not.
+func (b *Builder) gitMirror(ctx context.Context, g gitSource, run func(args ...string) (string, error)) (string, error) {
+	key := g.repo + "\x00" + string(g.sshKey)
+	b.mirrors.mu.Lock()
+	if b.mirrors.dir == "" {
+		d, err := os.MkdirTemp(b.opts.TempDir, "tfmirror-git-")
+		if err != nil {
+			b.mirrors.mu.Unlock()
+			return "", err
+		}
+		b.mirrors.dir = d
+		b.mirrors.repos = map[string]*gitMirror{}
+	}
+	m := b.mirrors.repos[key]
+	if m == nil {
+		m = &gitMirror{path: filepath.Join(b.mirrors.dir, strconv.Itoa(len(b.mirrors.repos))+".git")}
+		b.mirrors.repos[key] = m
+	}
+	b.mirrors.mu.Unlock()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.fetched.IsZero():
+		os.RemoveAll(m.path)
+		if _, err := run("clone", "--quiet", "--mirror", "--", g.repo, m.path); err != nil {
+			os.RemoveAll(m.path)
+			return "", fmt.Errorf("cloning %s: %w", g.repo, err)
+		}
+	case time.Since(m.fetched) > mirrorMaxAge:
+		if _, err := run("-C", m.path, "fetch", "--quiet", "--prune", "--force"); err != nil {
+			return "", fmt.Errorf("fetching %s: %w", g.repo, err)
+		}
+	default:
+		return m.path, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	m.fetched = time.Now()
+	return m.path, nil
+}
+
+// Close removes the repository mirrors the Builder made. Packages it built
+// are not affected.
+func (b *Builder) Close() error {
+	b.mirrors.mu.Lock()
+	defer b.mirrors.mu.Unlock()
+	if b.mirrors.dir == "" {
+		return nil
+	}
+	err := os.RemoveAll(b.mirrors.dir)
+	b.mirrors.dir, b.mirrors.repos = "", nil
+	return err
 }
