@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -71,6 +73,9 @@ func New(t testing.TB) *Server {
 	}
 	srv.Listener.Close()
 	srv.Listener = l
+	// Clients that give up mid-handshake (a test's binary exiting) are
+	// normal here, not worth a log line.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()
 	s.srv = srv
 	s.caFile = filepath.Join(t.TempDir(), "ca.pem")
