@@ -42,7 +42,7 @@ repository, for one module.`
 type moduleFlags struct{ modules []string }
 
 func (m *moduleFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringSliceVar(&m.modules, "module", nil, "module `[HOST/]NAMESPACE/NAME/SYSTEM`: list or sync module packages instead of providers (repeatable)")
+	cmd.Flags().StringSliceVar(&m.modules, "module", nil, "list or sync the packages of the module `[HOST/]NAMESPACE/NAME/SYSTEM` instead of providers (repeatable)")
 }
 
 func (m *moduleFlags) set() bool { return len(m.modules) > 0 }
