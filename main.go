@@ -98,18 +98,22 @@ type globalFlags struct {
 func (g *globalFlags) hashing() hashing.Options { return hashing.Options{MaxUnpacked: g.maxUnpacked} }
 
 func (g *globalFlags) placeOptions() place.Options {
-	return place.Options{Hashing: g.hashing(), CACertFile: g.caCert, PlainHTTP: g.plainHTTP, Insecure: g.insecure, Credentials: cliCredentials()}
-}
-
-// cliCredentials are the bearer tokens the clients would send: TF_TOKEN_*
-// variables, then the CLI configuration's credentials blocks. A malformed
-// configuration contributes what could be read (tfmirror config shows why).
-func cliCredentials() backends.Credentials {
+	o := place.Options{Hashing: g.hashing(), CACertFile: g.caCert, PlainHTTP: g.plainHTTP, Insecure: g.insecure}
+	// The CLI configuration's credentials blocks and oci_credentials, with
+	// TF_TOKEN_* and the container tools' files; a configuration that does
+	// not parse leaves only the environment (`tfmirror config` says why).
 	c, _ := cliconfig.Load(os.Getenv, "")
 	if c == nil {
-		return backends.EnvCredentials(os.Environ())
+		o.Credentials = backends.EnvCredentials(os.Environ())
+		return o
 	}
-	return c.Credentials(os.Environ())
+	o.Credentials = c.Credentials(os.Environ())
+	ambient, err := oci.DefaultCredentials()
+	if err != nil {
+		ambient = nil
+	}
+	o.OCICredentials = c.OCIStore(ambient)
+	return o
 }
 
 func newRootCmd() *cobra.Command {
@@ -760,7 +764,11 @@ func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error 
 		r, err := place.Open(ctx, a, g.placeOptions())
 		if err != nil {
 			if spec.Kind == place.FS {
-				if sugg := cmd.Root().SuggestionsFor(a); len(sugg) > 0 && len(mirrors) == 0 {
+				root := cmd.Root()
+				if root.SuggestionsMinimumDistance <= 0 {
+					root.SuggestionsMinimumDistance = 2 // cobra's default, set only when it suggests itself
+				}
+				if sugg := root.SuggestionsFor(a); len(sugg) > 0 && len(mirrors) == 0 {
 					return usageErr("%v\n(is %q a typo of the command %q? see tfmirror --help)", err, a, sugg[0])
 				}
 			}

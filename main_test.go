@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 )
 
 // tfmirrorBin is the real binary, built once for the CLI tests.
@@ -216,5 +218,32 @@ func TestCLIHelpHasExamples(t *testing.T) {
 		if c.Example == "" {
 			t.Errorf("%s --help has no example", c.Name())
 		}
+	}
+}
+
+// oci_credentials blocks of the user's CLI configuration open a registry that
+// requires a login; without them the registry's refusal is named.
+func TestCLIOCICredentialsFromCLIConfig(t *testing.T) {
+	reg := ocitest.NewWithOptions(t, ocitest.Options{Users: map[string]string{"ci": "s3cret"}})
+	src, _ := fsMirror(t)
+	home := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "cli.tfrc")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("oci_credentials %q {\n  username = \"ci\"\n  password = \"s3cret\"\n}\n", reg.Host())), 0o644)
+	dst := "oci://" + reg.Host() + "/tf/${namespace}/${type}"
+	withCfg := []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + cfg, "DOCKER_CONFIG=" + home, "REGISTRY_AUTH_FILE=" + filepath.Join(home, "none.json"), "XDG_RUNTIME_DIR=" + home}
+	r := run(t, withCfg, "sync", src, dst, "--ca-cert", reg.CAFile(), "-p", "example.com/acme/alpha")
+	if r.code != 0 {
+		t.Fatalf("sync with oci_credentials: %d\n%s", r.code, r.stderr)
+	}
+	noCfg := append([]string{"TF_CLI_CONFIG_FILE=" + filepath.Join(home, "absent.tfrc")}, withCfg[:1]...)
+	noCfg = append(noCfg, withCfg[2:]...)
+	r = run(t, noCfg, "ls", dst, "--ca-cert", reg.CAFile(), "-p", "example.com/acme/alpha")
+	if r.code == 0 || !strings.Contains(strings.ToLower(r.stderr), "unauthorized") && !strings.Contains(r.stderr, "401") {
+		t.Fatalf("ls without credentials: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("without credentials: %s", r.stderr)
+	r = run(t, withCfg, "ls", dst, "--ca-cert", reg.CAFile(), "-p", "example.com/acme/alpha", "--json")
+	if r.code != 0 || strings.Count(r.stdout, `"provider"`) != 4 {
+		t.Fatalf("ls with credentials: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -5,6 +5,8 @@
 package place
 
 import (
+	"oras.land/oras-go/v2/registry/remote/credentials"
+
 	"context"
 	"crypto/x509"
 	"errors"
@@ -91,6 +93,9 @@ type Options struct {
 	// Credentials supply bearer tokens for network mirrors and origin
 	// registries; nil means the TF_TOKEN_* environment variables.
 	Credentials backends.Credentials
+	// OCICredentials, when set, is where OCI registries' credentials come
+	// from; nil means those container tools use (oci.DefaultCredentials).
+	OCICredentials credentials.Store
 }
 
 // httpClient is the HTTP setup for network mirrors and origin registries.
@@ -160,7 +165,7 @@ func Openers() map[Kind]Opener {
 			if err != nil {
 				return nil, err
 			}
-			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing})
+			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing, Credentials: o.OCICredentials})
 		},
 	}
 }
