@@ -254,11 +254,14 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 	var mods moduleFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "ls MIRROR [selection]",
+		Use:   "ls [MIRROR] [selection]",
 		Short: "List the packages in a place: provider, version, platform, hashes",
 		Long: `List the packages a place holds, one per provider x version x platform, with
 the hashes the place states for each (its index documents, OCI digests or
 signed checksums) and their size where known.
+
+Without MIRROR, ls lists every mirror your Terraform/OpenTofu CLI configuration
+names in provider_installation (see tfmirror config).
 
 Network mirrors (https://HOST/PATH/) and origin registries (registry://HOST)
 cannot list their providers: the protocols have no catalogue, so name the
@@ -275,13 +278,29 @@ registry returns for it, or the oci://...?digest= address or zip path of a
 mirrored one (see tfmirror modules --help). NAMESPACE/NAME/SYSTEM means the
 module on the registry:// host, or on registry.opentofu.org for mirrors.`,
 		Example: `  tfmirror ls ./mirror
+  tfmirror ls                      # the mirrors of your CLI configuration
   tfmirror ls ./mirror --provider hashicorp/aws --version "~> 5.0" --platform linux_amd64
   tfmirror ls ./mirror --json | jq -r '.[].hashes[]'
   tfmirror ls https://mirror.corp/tf/ -p registry.terraform.io/hashicorp/aws -p registry.terraform.io/hashicorp/null
   tfmirror ls registry://registry.terraform.io -p hashicorp/null -v latest
   tfmirror ls registry://registry.opentofu.org --module terraform-aws-modules/vpc/aws -v ">= 5.0"`,
-		Args: exactArgs(1, "MIRROR"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr("ls takes one MIRROR, or none for the mirrors of your CLI configuration (got %d arguments); see tfmirror ls --help", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				configured, err := defaultMirrors()
+				if err != nil {
+					return usageErr("reading your CLI configuration: %v (see tfmirror config)", err)
+				}
+				if len(configured) == 0 {
+					return usageErr("ls: no MIRROR given, and your CLI configuration names no mirror in provider_installation (see tfmirror config)")
+				}
+				args = configured
+			}
 			if mods.set() {
 				return runModulesLs(cmd, g, args[0], &sel, mods.modules, asJSON)
 			}
@@ -289,19 +308,29 @@ module on the registry:// host, or on registry.opentofu.org for mirrors.`,
 			if err != nil {
 				return err
 			}
-			if err := needsVersion(args[0], s); err != nil {
-				return err
+			var all []backends.Archive
+			for _, arg := range args {
+				if err := needsVersion(arg, s); err != nil {
+					return err
+				}
+				r, err := openPlace(cmd.Context(), arg, g.placeOptions())
+				if err != nil {
+					return err
+				}
+				as, err := s.Resolve(cmd.Context(), r)
+				printWarnings(cmd, r)
+				if err != nil && len(args) > 1 {
+					// One configured mirror that cannot be listed (a network
+					// mirror with no --provider) does not hide the others.
+					fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", noCatalogue(err))
+					continue
+				}
+				if err != nil {
+					return noCatalogue(err)
+				}
+				all = append(all, as...)
 			}
-			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
-			if err != nil {
-				return err
-			}
-			as, err := s.Resolve(cmd.Context(), r)
-			printWarnings(cmd, r)
-			if err != nil {
-				return noCatalogue(err)
-			}
-			return report.Packages(cmd.OutOrStdout(), as, asJSON)
+			return report.Packages(cmd.OutOrStdout(), all, asJSON)
 		},
 	}
 	sel.add(cmd)
@@ -722,7 +751,18 @@ Network mirrors and registries cannot list their providers: name them with
 // configuration as place arguments, for the UI when it is given none.
 // SEAM: backends/cliconfig (being written) will supply them; until it lands
 // there are none and the UI explains how to name one.
-func defaultMirrors() ([]string, error) { return nil, nil }
+// defaultMirrors are the mirrors the user's CLI configuration names in
+// provider_installation, as place arguments, in order.
+func defaultMirrors() ([]string, error) {
+	ms, err := cliconfig.Mirrors(os.Getenv, "")
+	var out []string
+	for _, m := range ms {
+		if m.Place != "" {
+			out = append(out, m.Place)
+		}
+	}
+	return out, err
+}
 
 const noMirrorHelp = `no mirror given, and your Terraform/OpenTofu CLI configuration names none.
 

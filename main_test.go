@@ -247,3 +247,23 @@ func TestCLIOCICredentialsFromCLIConfig(t *testing.T) {
 		t.Fatalf("ls with credentials: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// Without MIRROR, ls lists the mirrors of the user's CLI configuration.
+func TestCLILsConfiguredMirrors(t *testing.T) {
+	a, seedsA := fsMirror(t)
+	b, _ := fsMirror(t)
+	cfg := filepath.Join(t.TempDir(), "cli.tfrc")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n  filesystem_mirror {\n    path = %q\n  }\n  direct {}\n}\n", a, b)), 0o644)
+	r := run(t, []string{"TF_CLI_CONFIG_FILE=" + cfg}, "ls", "--json", "-p", "acme/alpha")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rows); r.code != 0 || err != nil {
+		t.Fatalf("ls: %d %v\n%s", r.code, err, r.stderr)
+	}
+	if len(rows) != len(seedsA) { // alpha's half of each mirror
+		t.Fatalf("ls listed %d packages from the two configured mirrors, want %d", len(rows), len(seedsA))
+	}
+	r = run(t, []string{"TF_CLI_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none")}, "ls")
+	if r.code != 2 || !strings.Contains(r.stderr, "names no mirror") {
+		t.Fatalf("ls with nothing configured: %d %s", r.code, r.stderr)
+	}
+}
