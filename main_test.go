@@ -108,11 +108,12 @@ func TestCLILsAndHash(t *testing.T) {
 
 func TestCLIUsageErrors(t *testing.T) {
 	dir, _ := fsMirror(t)
+	noConfig := []string{"TF_CLI_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none.tfrc")}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"ls"}, "ls takes MIRROR"},
+		{[]string{"ls"}, "no MIRROR given"},
 		{[]string{"ls", dir, "--platform", "linux"}, "--platform"},
 		{[]string{"ls", dir, "-v", ">= banana"}, "--version"},
 		{[]string{"ls", dir, "-p", "aws"}, "--provider"},
@@ -121,7 +122,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"ls", "--bogus", dir}, "unknown flag"},
 		{[]string{"sync", dir}, "SRC and DST"},
 	} {
-		r := run(t, nil, c.args...)
+		r := run(t, noConfig, c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, r.code, r.stderr, c.want)
 		}
