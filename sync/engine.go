@@ -439,6 +439,10 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	j.started.Store(time.Now().UnixNano())
 	start := time.Now()
 
+	limit := maxArchive(e.opts.Hashing)
+	if limit >= 0 && a.Size > limit {
+		return opErr("open", "source", j.info.Src, fmt.Errorf("the source states %d bytes, more than any zip that unpacks within --max-unpacked (%d) can be; refusing to download it", a.Size, limit))
+	}
 	rc, err := spec.Src.Open(ctx, a)
 	if err != nil {
 		return opErr("open", "source", j.info.Src, err)
@@ -452,7 +456,7 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 
 	zh := hashing.NewZipHasher()
 	buf := make([]byte, 1<<20)
-	n, err := io.CopyBuffer(io.MultiWriter(st, zh), &countingReader{ctx: ctx, r: rc, n: &j.bytes}, buf)
+	n, err := io.CopyBuffer(io.MultiWriter(st, zh), &countingReader{ctx: ctx, r: rc, n: &j.bytes, limit: limit}, buf)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -484,10 +488,26 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	return nil
 }
 
+// maxArchive is the most bytes an archive may have: a zip is larger than
+// the contents it unpacks to only by its headers, so one beyond the hashing
+// cap (plus room for headers) could never be hashed, and a source that
+// states or sends more is lying or endless. -1 means no cap.
+func maxArchive(o hashing.Options) int64 {
+	switch {
+	case o.MaxUnpacked < 0:
+		return -1
+	case o.MaxUnpacked == 0:
+		return hashing.DefaultMaxUnpacked + 1<<20
+	}
+	return o.MaxUnpacked + 1<<20
+}
+
 type countingReader struct {
-	ctx context.Context
-	r   io.Reader
-	n   *atomic.Int64
+	ctx   context.Context
+	r     io.Reader
+	n     *atomic.Int64
+	read  int64
+	limit int64 // -1: none
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
@@ -496,5 +516,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
+	c.read += int64(n)
+	if c.limit >= 0 && c.read > c.limit {
+		return n, fmt.Errorf("the source sent more than %d bytes, more than any zip that unpacks within --max-unpacked can be; refusing the rest", c.limit)
+	}
 	return n, err
 }

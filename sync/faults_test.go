@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,57 +29,63 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
+	"github.com/tfmirror/tfmirror/backends/registry"
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 )
 
-// fault answers a request in place of the real server when it returns true.
-type fault func(w http.ResponseWriter, r *http.Request) bool
+// fault answers a request in place of the real handler, next, when it
+// returns true; it may use next to get the real answer and send it wrongly.
+type fault func(w http.ResponseWriter, r *http.Request, next http.Handler) bool
 
-// faultyHandler puts a switchable fault in front of a real handler.
-type faultyHandler struct {
-	next  http.Handler
+// faultSwitch puts a switchable fault in front of real handlers.
+type faultSwitch struct {
 	mu    gosync.Mutex
 	fault fault
-	hits  map[string]int // requests by kind: "archive", "document"
+	hits  map[string]int // requests by kind: "archive", "document", "other"
 }
 
-func newFaultyHandler(next http.Handler) *faultyHandler {
-	return &faultyHandler{next: next, hits: map[string]int{}}
-}
+func newFaultSwitch() *faultSwitch { return &faultSwitch{hits: map[string]int{}} }
 
 // set switches f on (nil: off) and starts counting requests afresh.
-func (h *faultyHandler) set(f fault) {
+func (h *faultSwitch) set(f fault) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.fault = f
 	h.hits = map[string]int{}
 }
 
-func (h *faultyHandler) count(kind string) int {
+func (h *faultSwitch) count(kind string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.hits[kind]
 }
 
-func (h *faultyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.mu.Lock()
-	h.hits[requestKind(r)]++
-	f := h.fault
-	h.mu.Unlock()
-	if f != nil && f(w, r) {
-		return
-	}
-	h.next.ServeHTTP(w, r)
+// handler puts the switch in front of next.
+func (h *faultSwitch) handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		h.hits[requestKind(r)]++
+		f := h.fault
+		h.mu.Unlock()
+		if f != nil && f(w, r, next) {
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // requestKind tells archive downloads from metadata documents, for every
-// protocol here: zips end in .zip, OCI blobs are under /blobs/.
+// protocol here: zips end in .zip, OCI blobs are under /blobs/; documents are
+// JSON, the registry API, SHA256SUMS, OCI manifests and tag lists.
 func requestKind(r *http.Request) string {
+	p := r.URL.Path
 	switch {
-	case strings.HasSuffix(r.URL.Path, ".zip"), strings.Contains(r.URL.Path, "/blobs/sha256:"):
+	case strings.HasSuffix(p, ".zip"), strings.Contains(p, "/blobs/sha256:"):
 		return "archive"
-	case strings.HasSuffix(r.URL.Path, ".json"), strings.Contains(r.URL.Path, "/v1/providers/"):
+	case strings.HasSuffix(p, ".json"), strings.Contains(p, "/v1/providers/"), strings.HasSuffix(p, "_SHA256SUMS"),
+		strings.Contains(p, "/manifests/"), strings.HasSuffix(p, "/tags/list"):
 		return "document"
 	}
 	return "other"
@@ -89,7 +96,19 @@ func isDocument(r *http.Request) bool { return requestKind(r) == "document" }
 
 // only applies f to the requests match accepts.
 func only(match func(*http.Request) bool, f fault) fault {
-	return func(w http.ResponseWriter, r *http.Request) bool { return match(r) && f(w, r) }
+	return func(w http.ResponseWriter, r *http.Request, next http.Handler) bool { return match(r) && f(w, r, next) }
+}
+
+// anyOf answers with the first fault that takes the request.
+func anyOf(fs ...fault) fault {
+	return func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		for _, f := range fs {
+			if f(w, r, next) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // firstN applies f to the first n requests that match, then lets the rest
@@ -97,7 +116,7 @@ func only(match func(*http.Request) bool, f fault) fault {
 func firstN(n int, match func(*http.Request) bool, f fault) fault {
 	var mu gosync.Mutex
 	left := n
-	return func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 		if !match(r) {
 			return false
 		}
@@ -105,12 +124,12 @@ func firstN(n int, match func(*http.Request) bool, f fault) fault {
 		hit := left > 0
 		left--
 		mu.Unlock()
-		return hit && f(w, r)
+		return hit && f(w, r, next)
 	}
 }
 
 func status(code int) fault {
-	return func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
 		http.Error(w, "injected fault", code)
 		return true
 	}
@@ -126,30 +145,32 @@ func serveReal(next http.Handler, r *http.Request) *httptest.ResponseRecorder {
 
 // resetMidBody sends the status, headers and half the real body, then
 // resets the TCP connection (RST, not a clean close).
-func resetMidBody(next http.Handler) fault {
-	return func(w http.ResponseWriter, r *http.Request) bool {
-		rec := serveReal(next, r)
-		body := rec.Body.Bytes()
-		conn, buf, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			panic(err)
-		}
-		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", rec.Header().Get("Content-Type"), len(body))
-		buf.Write(body[:len(body)/2])
-		buf.Flush()
-		if tc, ok := conn.(*tls.Conn); ok {
-			if tcp, ok := tc.NetConn().(*net.TCPConn); ok {
-				tcp.SetLinger(0) // close with RST
-			}
-		}
-		conn.Close()
-		return true
+func resetMidBody(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+	rec := serveReal(next, r)
+	body := rec.Body.Bytes()
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return false // the test then sees a success it did not expect
 	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return false
+	}
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", rec.Header().Get("Content-Type"), len(body))
+	buf.Write(body[:len(body)/2])
+	buf.Flush()
+	if tc, ok := conn.(*tls.Conn); ok {
+		if tcp, ok := tc.NetConn().(*net.TCPConn); ok {
+			tcp.SetLinger(0) // close with RST
+		}
+	}
+	conn.Close()
+	return true
 }
 
 // truncated states a Content-Length larger than the body it sends.
-func truncated(next http.Handler, extra int) fault {
-	return func(w http.ResponseWriter, r *http.Request) bool {
+func truncated(extra int) fault {
+	return func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 		rec := serveReal(next, r)
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
@@ -163,35 +184,50 @@ func truncated(next http.Handler, extra int) fault {
 
 // trickle sends the headers and then one byte a second, for as long as the
 // client listens (a slow loris).
-func trickle(next http.Handler) fault {
-	return func(w http.ResponseWriter, r *http.Request) bool {
-		rec := serveReal(next, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		w.(http.Flusher).Flush()
-		for _, b := range rec.Body.Bytes() {
-			select {
-			case <-r.Context().Done():
-				return true
-			case <-time.After(time.Second):
-			}
-			w.Write([]byte{b})
-			w.(http.Flusher).Flush()
-		}
-		return true
+func trickle(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+	rec := serveReal(next, r)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
 	}
+	w.WriteHeader(rec.Code)
+	flush := func() {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	flush()
+	for _, b := range rec.Body.Bytes() {
+		select {
+		case <-r.Context().Done():
+			return true
+		case <-time.After(time.Second):
+		}
+		w.Write([]byte{b})
+		flush()
+	}
+	return true
 }
 
 // silent never answers: no status line, no headers.
-func silent(w http.ResponseWriter, r *http.Request) bool {
+func silent(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
 	<-r.Context().Done()
 	return true
 }
 
+// endless streams zeros without a Content-Length until the client hangs up.
+func endless(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+	w.Header().Set("Content-Type", "application/zip")
+	chunk := make([]byte, 64<<10)
+	for r.Context().Err() == nil {
+		if _, err := w.Write(chunk); err != nil {
+			break
+		}
+	}
+	return true
+}
+
 // redirectLoop sends every request back to itself.
-func redirectLoop(w http.ResponseWriter, r *http.Request) bool {
+func redirectLoop(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
 	http.Redirect(w, r, r.URL.String(), http.StatusFound)
 	return true
 }
@@ -199,7 +235,7 @@ func redirectLoop(w http.ResponseWriter, r *http.Request) bool {
 // hugeJSON streams a syntactically endless JSON document of size bytes,
 // generated on the fly so the server holds none of it.
 func hugeJSON(size int64) fault {
-	return func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", fmt.Sprint(size))
 		chunk := bytes.Repeat([]byte(" "), 64<<10)
@@ -322,68 +358,88 @@ func seedPackages(seeds []backendtest.Seed) []backends.Package {
 // faultCase is one misbehaviour and how the sync must end.
 type faultCase struct {
 	name  string
-	fault func(next http.Handler) fault
-	// want is "" for success, else text the first failure must contain.
+	fault fault
+	// want is nil for success, else texts the first failure must contain.
 	want []string
 	// within bounds the whole sync (retries included).
 	within time.Duration
-	// check, when set, looks at the server afterwards.
-	check func(t *testing.T, h *faultyHandler)
+	// check, when set, looks at the requests afterwards.
+	check func(t *testing.T, h *faultSwitch)
+	// opts, when set, replaces faultOpts.
+	opts *sync.Options
 }
 
-// runFaultCase syncs src into a fresh destination with the fault on, and
-// checks the ending.
-func runFaultCase(t *testing.T, tc faultCase, w *faultWorld, h *faultyHandler, src backends.Reader, sel sync.Selection) {
+// runFaultCases syncs src into a fresh destination with each fault on in
+// turn, and checks how each sync ended.
+func runFaultCases(t *testing.T, cases []faultCase, seeds []backendtest.Seed, h *faultSwitch, open func() backends.Reader, sel sync.Selection) {
 	t.Helper()
-	h.set(tc.fault(h.next))
-	defer h.set(nil)
-	dstDir := filepath.Join(t.TempDir(), "dst")
-	dst, err := fs.Open(dstDir, dstDir, fs.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h.set(tc.fault)
+			defer h.set(nil)
+			dstDir := filepath.Join(t.TempDir(), "dst")
+			dst, err := fs.Open(dstDir, dstDir, fs.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A fresh source each time: registries cache what they read.
+			opts := faultOpts
+			if tc.opts != nil {
+				opts = *tc.opts
+			}
+			res := syncUnder(t, 30*time.Second, open(), dst, sel, opts)
+			msg := res.failure()
+			t.Logf("ended in %s: %q", res.elapsed.Round(time.Millisecond), msg)
+			if tc.within > 0 && res.elapsed > tc.within {
+				t.Errorf("took %s, want at most %s", res.elapsed, tc.within)
+			}
+			if tc.check != nil {
+				tc.check(t, h)
+			}
+			if len(tc.want) == 0 {
+				if msg != "" {
+					t.Fatalf("want success, got %s", msg)
+				}
+				if res.tr.Counts()[sync.Done] != len(seeds) {
+					t.Fatalf("done %v, want %d jobs done", res.tr.Counts(), len(seeds))
+				}
+				assertClean(t, dst)
+				assertNoTempFiles(t, dstDir)
+				return
+			}
+			if msg == "" {
+				t.Fatalf("want a failure containing %q, the sync succeeded", tc.want)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(msg, want) {
+					t.Errorf("failure %q lacks %q", msg, want)
+				}
+			}
+			assertNothingLanded(t, dst, dstDir, seedPackages(seeds)...)
+		})
 	}
-	res := syncUnder(t, 30*time.Second, src, dst, sel, faultOpts)
-	msg := res.failure()
-	t.Logf("%s: ended in %s: %q", tc.name, res.elapsed.Round(time.Millisecond), msg)
-	if tc.within > 0 && res.elapsed > tc.within {
-		t.Errorf("took %s, want at most %s", res.elapsed, tc.within)
-	}
-	if tc.check != nil {
-		tc.check(t, h)
-	}
-	if len(tc.want) == 0 {
-		if msg != "" {
-			t.Fatalf("want success, got %s", msg)
+}
+
+func requests(kind string, want int) func(t *testing.T, h *faultSwitch) {
+	return func(t *testing.T, h *faultSwitch) {
+		t.Helper()
+		if got := h.count(kind); got != want {
+			t.Errorf("%d %s requests, want %d", got, kind, want)
 		}
-		if res.tr.Counts()[sync.Done] != len(w.seeds) {
-			t.Fatalf("done %v, want %d jobs done", res.tr.Counts(), len(w.seeds))
-		}
-		assertClean(t, dst)
-		assertNoTempFiles(t, dstDir)
-		return
 	}
-	if msg == "" {
-		t.Fatalf("want a failure containing %q, the sync succeeded", tc.want)
-	}
-	for _, want := range tc.want {
-		if !strings.Contains(msg, want) {
-			t.Errorf("failure %q lacks %q", msg, want)
-		}
-	}
-	assertNothingLanded(t, dst, dstDir, seedPackages(w.seeds)...)
 }
 
 // netMirrorUnderFaults serves w.src as a network mirror behind a fault
 // switch, read with short timeouts.
-func netMirrorUnderFaults(t *testing.T, w *faultWorld, timeout time.Duration, maxDoc int64) (*faultyHandler, *netmirror.Mirror, string) {
+func netMirrorUnderFaults(t *testing.T, w *faultWorld, timeout time.Duration) (*faultSwitch, *netmirror.Mirror, string) {
 	t.Helper()
-	h := newFaultyHandler(netmirror.NewHandler(w.src, log.New(io.Discard, "", 0), hashing.Options{}))
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // hijacked and reset connections are the point
+	h := newFaultSwitch()
+	srv := httptest.NewUnstartedServer(h.handler(netmirror.NewHandler(w.src, log.New(io.Discard, "", 0), hashing.Options{})))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // reset connections are the point
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	m, err := netmirror.Open(srv.URL+"/", netmirror.Options{HTTP: httpget.Client{
-		HTTP: srv.Client(), Timeout: timeout, MaxDocument: maxDoc, RetryBackoff: 10 * time.Millisecond,
+		HTTP: srv.Client(), Timeout: timeout, RetryBackoff: 10 * time.Millisecond,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -391,68 +447,69 @@ func netMirrorUnderFaults(t *testing.T, w *faultWorld, timeout time.Duration, ma
 	return h, m, srv.URL
 }
 
+// shortBody sends the real body less cut bytes, with a Content-Length that
+// matches what it sends: a server that lies about the archive itself.
+func shortBody(cut int) fault {
+	return func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		rec := serveReal(next, r)
+		body := rec.Body.Bytes()
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)-cut))
+		w.Write(body[:len(body)-cut])
+		return true
+	}
+}
+
 func TestNetMirrorFaults(t *testing.T) {
 	t.Parallel()
 	w := newFaultWorld(t)
 	const timeout = 300 * time.Millisecond
-	h, src, url := netMirrorUnderFaults(t, w, timeout, 0)
-	sel := mustSelection(t, []string{"example.com/acme/alpha"}, "")
-	archiveHits := func(want int) func(t *testing.T, h *faultyHandler) {
-		return func(t *testing.T, h *faultyHandler) {
-			if got := h.count("archive"); got != want {
-				t.Errorf("%d archive requests, want %d", got, want)
-			}
-		}
-	}
+	h, src, url := netMirrorUnderFaults(t, w, timeout)
+	pkg := "example.com/acme/alpha 1.0.0"
 	cases := []faultCase{
-		{name: "archive 503 burst", fault: func(http.Handler) fault { return firstN(2, isArchive, status(503)) }},
-		{name: "metadata 503 burst", fault: func(http.Handler) fault { return firstN(2, isDocument, status(503)) }},
-		{name: "archive permanent 500", fault: func(http.Handler) fault { return only(isArchive, status(500)) },
-			want:  []string{"example.com/acme/alpha 1.0.0", url, "HTTP 500 Internal Server Error"},
-			check: archiveHits(2 * faultOpts.Attempts)},
-		{name: "metadata permanent 500", fault: func(http.Handler) fault { return only(isDocument, status(500)) },
-			want: []string{"mirror " + url + "/", "index.json", "HTTP 500 Internal Server Error", "3 attempts"}},
-		{name: "archive 404 is not retried", fault: func(http.Handler) fault { return only(isArchive, status(404)) },
-			want: []string{"HTTP 404 Not Found"}, check: archiveHits(2)},
-		{name: "connection reset mid-body once", fault: func(next http.Handler) fault { return firstN(1, isArchive, resetMidBody(next)) }},
-		{name: "connection reset mid-body always", fault: func(next http.Handler) fault { return only(isArchive, resetMidBody(next)) },
-			want: []string{"example.com/acme/alpha 1.0.0", "the connection broke after"}, check: archiveHits(2 * faultOpts.Attempts)},
-		{name: "truncated archive once", fault: func(next http.Handler) fault { return firstN(1, isArchive, truncated(next, 1000)) }},
-		{name: "truncated archive always", fault: func(next http.Handler) fault { return only(isArchive, truncated(next, 1000)) },
-			want: []string{"example.com/acme/alpha 1.0.0", "the connection broke after"}},
-		{name: "truncated document", fault: func(next http.Handler) fault { return only(isDocument, truncated(next, 1000)) },
-			want: []string{"index.json", "unexpected EOF"}},
-		{name: "slow loris archive", fault: func(next http.Handler) fault { return only(isArchive, trickle(next)) },
+		{name: "archive 503 burst", fault: firstN(2, isArchive, status(503))},
+		{name: "metadata 503 burst", fault: firstN(2, isDocument, status(503))},
+		{name: "archive permanent 500", fault: only(isArchive, status(500)),
+			want:  []string{pkg, url, "HTTP 500 Internal Server Error"},
+			check: requests("archive", 2*faultOpts.Attempts)},
+		{name: "metadata permanent 500", fault: only(isDocument, status(500)),
+			want:  []string{"mirror " + url + "/", "index.json", "HTTP 500 Internal Server Error", "(3 attempts)"},
+			check: requests("document", 1+httpget.DefaultRetries)},
+		{name: "archive 404 is not retried", fault: only(isArchive, status(404)),
+			want: []string{"HTTP 404 Not Found"}, check: requests("archive", 2)},
+		{name: "connection reset mid-body once", fault: firstN(1, isArchive, resetMidBody)},
+		{name: "connection reset mid-body always", fault: only(isArchive, resetMidBody),
+			want: []string{pkg, "the connection broke after"}, check: requests("archive", 2*faultOpts.Attempts)},
+		{name: "truncated archive once", fault: firstN(1, isArchive, truncated(1000))},
+		{name: "truncated archive always", fault: only(isArchive, truncated(1000)),
+			want: []string{pkg, "the connection broke after"}},
+		{name: "truncated document", fault: only(isDocument, truncated(1000)),
+			want: []string{"index.json", "unexpected EOF", "(3 attempts)"}},
+		{name: "archive shorter than stated", fault: only(isArchive, shortBody(10)),
+			want: []string{pkg, "not a usable zip"}},
+		{name: "slow loris archive", fault: only(isArchive, trickle),
 			want: []string{"no data for 300ms"}, within: 5 * time.Second},
-		{name: "slow loris document", fault: func(next http.Handler) fault { return only(isDocument, trickle(next)) },
-			want: []string{"index.json", "within 300ms"}, within: 5 * time.Second},
-		{name: "no headers for an archive", fault: func(http.Handler) fault { return only(isArchive, silent) },
-			want: []string{"no answer within 300ms"}, within: 5 * time.Second},
-		{name: "no headers for a document", fault: func(http.Handler) fault { return only(isDocument, silent) },
+		{name: "slow loris document", fault: only(isDocument, trickle),
+			want: []string{"index.json", "body not complete within 300ms"}, within: 5 * time.Second},
+		{name: "no headers for an archive", fault: only(isArchive, silent),
+			want: []string{pkg, "no answer within 300ms"}, within: 5 * time.Second},
+		{name: "no headers for a document", fault: only(isDocument, silent),
 			want: []string{"index.json", "no answer within 300ms"}, within: 5 * time.Second},
-		{name: "archive redirect loop", fault: func(http.Handler) fault { return only(isArchive, redirectLoop) },
-			want: []string{"more than 5 redirects"}, check: archiveHits(2 * (1 + httpget.DefaultMaxRedirects))},
-		{name: "document redirect loop", fault: func(http.Handler) fault { return only(isDocument, redirectLoop) },
+		{name: "archive redirect loop", fault: only(isArchive, redirectLoop),
+			want: []string{pkg, "more than 5 redirects"}, check: requests("archive", 2*(1+httpget.DefaultMaxRedirects))},
+		{name: "endless archive", fault: only(isArchive, endless),
+			opts: &sync.Options{Jobs: 2, Attempts: 3, Backoff: 10 * time.Millisecond, Hashing: hashing.Options{MaxUnpacked: 1 << 20}},
+			want: []string{pkg, "the source sent more than 2097152 bytes", "refusing the rest"}, check: requests("archive", 2)},
+		{name: "document redirect loop", fault: only(isDocument, redirectLoop),
 			want: []string{"index.json", "more than 5 redirects"}},
-		{name: "archive shorter than stated", fault: func(next http.Handler) fault {
-			return only(isArchive, func(w http.ResponseWriter, r *http.Request) bool {
-				rec := serveReal(next, r)
-				w.Header().Set("Content-Length", fmt.Sprint(rec.Body.Len()-10))
-				w.Write(rec.Body.Bytes()[:rec.Body.Len()-10])
-				return true
-			})
-		}, want: []string{"example.com/acme/alpha 1.0.0", "not a usable zip"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { runFaultCase(t, tc, w, h, src, sel) })
-	}
+	runFaultCases(t, cases, w.seeds, h, func() backends.Reader { return src }, mustSelection(t, []string{"example.com/acme/alpha"}, ""))
 }
 
 // A 100 MB index.json is refused at the document cap, reading no more than
 // the cap, and memory stays bounded.
 func TestNetMirrorHugeDocument(t *testing.T) {
 	w := newFaultWorld(t)
-	h, src, _ := netMirrorUnderFaults(t, w, 10*time.Second, 0)
+	h, src, _ := netMirrorUnderFaults(t, w, 10*time.Second)
 	h.set(only(isDocument, hugeJSON(100<<20)))
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -468,8 +525,117 @@ func TestNetMirrorHugeDocument(t *testing.T) {
 	if alloc > 40<<20 {
 		t.Errorf("%d MiB allocated reading a document capped at %d MiB", alloc>>20, httpget.DefaultMaxDocument>>20)
 	}
-	if h.count("document") != 1 {
-		t.Errorf("%d document requests: a refused document is not worth retrying", h.count("document"))
+	if n := h.count("document"); n != 1 {
+		t.Errorf("%d document requests: a refused document is not worth retrying", n)
 	}
 	assertNoTempFiles(t, w.dstDir)
+}
+
+// registryUnderFaults starts an origin registry (API and release files on
+// two TLS servers, releases signed) behind a fault switch. It returns a
+// function opening a client with short timeouts, and the seeds as the
+// registry's packages.
+func registryUnderFaults(t *testing.T, timeout time.Duration) (*faultSwitch, *registrytest.Server, func() backends.Reader, []backendtest.Seed) {
+	t.Helper()
+	plats := []string{"linux_amd64", "darwin_arm64"}
+	ver := registrytest.Version{Version: "1.0.0", Archives: map[string][]byte{}}
+	zips := map[string][]byte{}
+	for _, plat := range plats {
+		zips[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", plat), "")
+		ver.Archives[plat] = zips[plat]
+	}
+	reg := registrytest.New(t, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{ver}})
+	h := newFaultSwitch()
+	reg.Wrap(h.handler)
+	var seeds []backendtest.Seed
+	for _, plat := range plats {
+		seeds = append(seeds, backendtest.Seed{Package: backendtest.Pkg(t, reg.Address("acme", "alpha"), "1.0.0", plat), Zip: zips[plat]})
+	}
+	open := func() backends.Reader {
+		r, err := registry.Open("registry://"+reg.Host(), reg.Host(), registry.Options{HTTP: httpget.Client{
+			HTTP: reg.Client(), Timeout: timeout, RetryBackoff: 10 * time.Millisecond,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	return h, reg, open, seeds
+}
+
+func isDownloadMeta(r *http.Request) bool { return strings.Contains(r.URL.Path, "/download/") }
+
+// rewriteJSON serves the real JSON document after edit changed it.
+func rewriteJSON(edit func(doc map[string]any)) fault {
+	return func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		rec := serveReal(next, r)
+		var doc map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+			return false
+		}
+		edit(doc)
+		b, _ := json.Marshal(doc)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+		return true
+	}
+}
+
+// packageSize sets every packages.*.package_size of a download document.
+func packageSize(size func(real int64) int64) func(doc map[string]any) {
+	return func(doc map[string]any) {
+		pkgs, _ := doc["packages"].(map[string]any)
+		for _, p := range pkgs {
+			entry := p.(map[string]any)
+			entry["package_size"] = size(int64(entry["package_size"].(float64)))
+		}
+	}
+}
+
+func TestRegistryFaults(t *testing.T) {
+	t.Parallel()
+	h, reg, open, seeds := registryUnderFaults(t, 300*time.Millisecond)
+	pkg := "acme/alpha 1.0.0"
+	cases := []faultCase{
+		{name: "archive 503 burst", fault: firstN(2, isArchive, status(503))},
+		{name: "API 503 burst", fault: firstN(2, isDocument, status(503))},
+		{name: "SHA256SUMS 502 burst", fault: firstN(2, func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "_SHA256SUMS") }, status(502))},
+		{name: "archive permanent 500", fault: only(isArchive, status(500)),
+			want:  []string{"registry " + reg.Host(), pkg, "HTTP 500 Internal Server Error"},
+			check: requests("archive", 2*faultOpts.Attempts)},
+		{name: "download metadata permanent 503", fault: only(isDownloadMeta, status(503)),
+			want: []string{"registry " + reg.Host(), pkg, "download metadata", "HTTP 503", "(3 attempts)"}},
+		{name: "connection reset mid-body", fault: only(isArchive, resetMidBody),
+			want: []string{pkg, "the connection broke after"}, check: requests("archive", 2*faultOpts.Attempts)},
+		{name: "Content-Length larger than the stated size", fault: only(isArchive, truncated(1000)),
+			want: []string{pkg, "1271 bytes, but the registry's packages say 271"}},
+		{name: "Content-Length larger than the body, no size stated", fault: anyOf(
+			only(isDownloadMeta, rewriteJSON(func(doc map[string]any) { delete(doc, "packages") })),
+			only(isArchive, truncated(1000))),
+			want: []string{pkg, "the connection broke after 271 of 1271 bytes"}, check: requests("archive", 2*faultOpts.Attempts)},
+		{name: "archive swapped, no size stated", fault: anyOf(
+			only(isDownloadMeta, rewriteJSON(func(doc map[string]any) { delete(doc, "packages") })),
+			only(isArchive, func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+				w.Write(registrytest.Tamper(serveReal(next, r).Body.Bytes()))
+				return true
+			})),
+			want: []string{pkg, "but the signed SHA256SUMS says", "hash mismatch"}, check: requests("archive", 2)},
+		{name: "Content-Length and body short", fault: only(isArchive, shortBody(10)),
+			want: []string{pkg, "but the registry's packages say"}},
+		{name: "package_size too large", fault: only(isDownloadMeta, rewriteJSON(packageSize(func(n int64) int64 { return n + 10 }))),
+			want: []string{pkg, "but the registry's packages say"}},
+		{name: "package_size too small", fault: only(isDownloadMeta, rewriteJSON(packageSize(func(n int64) int64 { return n - 10 }))),
+			want: []string{pkg, "but the registry's packages say"}},
+		{name: "package_size absurd", fault: only(isDownloadMeta, rewriteJSON(packageSize(func(int64) int64 { return 1 << 50 }))),
+			want: []string{pkg, "the source states 1125899906842624 bytes", "refusing to download it"}, check: requests("archive", 0)},
+		{name: "slow loris archive", fault: only(isArchive, trickle),
+			want: []string{pkg, "no data for 300ms"}, within: 5 * time.Second},
+		{name: "no headers for the versions list", fault: only(isDocument, silent),
+			want: []string{"registry " + reg.Host(), "no answer within 300ms"}, within: 5 * time.Second},
+		{name: "archive redirect loop", fault: only(isArchive, redirectLoop),
+			want: []string{pkg, "more than 5 redirects"}},
+		{name: "versions list of 100 MB", fault: only(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/versions") }, hugeJSON(100<<20)),
+			want: []string{"registry " + reg.Host(), "document larger than"}},
+	}
+	runFaultCases(t, cases, seeds, h, open, mustSelection(t, []string{reg.Address("acme", "alpha")}, "1.0.0"))
 }

@@ -121,6 +121,7 @@ type Server struct {
 	faults   Faults
 	requests []Request
 	bytes    int64
+	wrap     func(next http.Handler) http.Handler
 }
 
 type release struct {
@@ -179,8 +180,8 @@ func NewWithOptions(t testing.TB, opts Options, providers ...Provider) *Server {
 			s.order = append(s.order, key)
 		}
 	}
-	s.api = httptest.NewTLSServer(http.HandlerFunc(s.serveAPI))
-	s.files = httptest.NewTLSServer(http.HandlerFunc(s.serveFiles))
+	s.api = httptest.NewTLSServer(s.wrapped(http.HandlerFunc(s.serveAPI)))
+	s.files = httptest.NewTLSServer(s.wrapped(http.HandlerFunc(s.serveFiles)))
 	t.Cleanup(s.api.Close)
 	t.Cleanup(s.files.Close)
 	return s
@@ -199,6 +200,28 @@ func (s *Server) SetFaults(f Faults) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = f
+}
+
+// Wrap puts a handler in front of both servers (the API and the release
+// files), for faults Faults does not offer: wrap gets the registry's own
+// handler and returns the one that answers instead. nil removes it.
+func (s *Server) Wrap(wrap func(next http.Handler) http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wrap = wrap
+}
+
+func (s *Server) wrapped(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		wrap := s.wrap
+		s.mu.Unlock()
+		if wrap != nil {
+			wrap(next).ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) currentFaults() Faults {
