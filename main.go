@@ -9,14 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -1028,7 +1025,7 @@ failed.`,
 			eng.Close()
 			var t *sync.Tracker
 			if mode == report.Plain {
-				t = pushPlainReport(out, eng.Events())
+				t = report.PushPlain(out, eng.Events())
 			} else {
 				t = report.NewSyncReporter(out, mode, color, width).Run(eng.Events())
 			}
@@ -1114,35 +1111,6 @@ func pushSources(cmd *cobra.Command, g *globalFlags, sel selectionFlags, s sync.
 		return nil, fmt.Errorf("push: %w", err)
 	}
 	return append([]backends.Reader{zips}, srcs...), nil
-}
-
-// pushPlainReport prints a line per archive pushed, with its size, time and
-// rate and the hashes checked, for logs and pipes.
-func pushPlainReport(w io.Writer, events <-chan sync.Event) *sync.Tracker {
-	t := sync.NewTracker()
-	for ev := range events {
-		j := t.Apply(ev)
-		switch ev := ev.(type) {
-		case sync.JobDone:
-			rate := int64(0)
-			if s := ev.Elapsed.Seconds(); s > 0 {
-				rate = int64(float64(ev.Bytes) / s)
-			}
-			fmt.Fprintf(w, "pushed %s  %s in %s (%s/s)  %s %s\n", j.Info.Package, report.HumanBytes(ev.Bytes),
-				ev.Elapsed.Round(time.Millisecond), report.HumanBytes(rate), ev.Sums.H1, ev.Sums.ZH)
-		case sync.JobFailed:
-			fmt.Fprintf(w, "failed %s: %v\n", j.Info.Package, ev.Err)
-		case sync.JobRetrying:
-			fmt.Fprintf(w, "retry  %s: attempt %d failed, retrying in %s: %v\n", j.Info.Package, ev.Attempt, ev.Delay, ev.Err)
-		case sync.IndexWritten:
-			if ev.Err != nil {
-				fmt.Fprintf(w, "failed %s: version indexes: %v\n", ev.Provider, ev.Err)
-			} else {
-				fmt.Fprintf(w, "tagged %s in %s\n", ev.Provider, ev.Dst)
-			}
-		}
-	}
-	return t
 }
 
 // loadLockFile reads a lock file for --lock, as a usage error when it is
@@ -1320,7 +1288,7 @@ file gets Terraform's unless --header tofu.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: not changed: %s\n", path, report.Summary(problems))
 				return errProblem
 			}
-			added := printLockUpdates(cmd.OutOrStdout(), updates)
+			added := report.LockUpdates(cmd.OutOrStdout(), updates)
 			after := f.Bytes()
 			switch {
 			case dryRun:
@@ -1340,29 +1308,6 @@ file gets Terraform's unless --header tofu.`,
 	cmd.Flags().StringVar(&header, "header", "", `first comment line of the file: "terraform" or "tofu" (default: keep the file's; Terraform's for a new file)`)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added and write nothing")
 	return cmd
-}
-
-// printLockUpdates lists what lock changed, one hash per line, and returns
-// how many hashes were added.
-func printLockUpdates(w io.Writer, updates []sync.LockUpdate) int {
-	n := 0
-	for _, u := range updates {
-		what := ""
-		switch {
-		case u.New:
-			what = " (new)"
-		case u.OldVersion != nil:
-			what = fmt.Sprintf(" (was %s; its hashes replaced)", u.OldVersion)
-		case len(u.Added) == 0:
-			what = ": nothing new"
-		}
-		fmt.Fprintf(w, "%s %s%s\n", u.Provider, u.Version, what)
-		for _, h := range u.Added {
-			fmt.Fprintf(w, "  + %s  %s\n", h.Hash, h.Platform)
-			n++
-		}
-	}
-	return n
 }
 
 func newConfigCmd(g *globalFlags) *cobra.Command {
@@ -1391,11 +1336,11 @@ other files hold.`,
 			}
 			envTokens := backends.EnvCredentials(os.Environ())
 			if asJSON {
-				if jerr := printConfigJSON(cmd.OutOrStdout(), c, envTokens, err); jerr != nil {
+				if jerr := report.ConfigJSON(cmd.OutOrStdout(), c, envTokens, err); jerr != nil {
 					return jerr
 				}
 			} else {
-				printConfig(cmd.OutOrStdout(), c, envTokens)
+				report.Config(cmd.OutOrStdout(), c, envTokens)
 			}
 			for _, w := range c.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
@@ -1408,144 +1353,4 @@ other files hold.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"files","mirrors","credentials","oci_credentials","warnings","errors"}`)
 	return cmd
-}
-
-func patternList(ps []cliconfig.Pattern) []string {
-	out := []string{}
-	for _, p := range ps {
-		out = append(out, p.String())
-	}
-	return out
-}
-
-func ociCredentialKind(oc cliconfig.OCICredentials) string {
-	switch {
-	case oc.DockerCredentialHelper != "":
-		return "docker-credential-" + oc.DockerCredentialHelper
-	case oc.AccessToken != "":
-		return "access token"
-	}
-	return "username " + oc.Username
-}
-
-func printConfig(w io.Writer, c *cliconfig.Config, envTokens backends.TokenMap) {
-	if len(c.Files) == 0 {
-		fmt.Fprintln(w, "No CLI configuration file found (looked for TF_CLI_CONFIG_FILE, ~/.terraformrc, ~/.tofurc, ~/.terraform.d/*.tfrc).")
-	}
-	for _, f := range c.Files {
-		fmt.Fprintf(w, "file %s (read by %s)\n", f.Path, strings.Join(f.Clients, ", "))
-	}
-	fmt.Fprintln(w)
-	if len(c.Mirrors) == 0 {
-		fmt.Fprintln(w, "No mirrors: provider_installation names no filesystem_mirror, network_mirror or oci_mirror.")
-	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "MIRROR\tKIND\tINCLUDE\tEXCLUDE\tFROM")
-		for _, m := range c.Mirrors {
-			inc, exc := strings.Join(patternList(m.Include), ","), strings.Join(patternList(m.Exclude), ",")
-			if inc == "" {
-				inc = "*"
-			}
-			if exc == "" {
-				exc = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s:%d\n", m.Place, m.Kind, inc, exc, m.File, m.Line)
-		}
-		tw.Flush()
-	}
-	for _, in := range c.Installations {
-		for _, m := range in.Methods {
-			if m.Kind == cliconfig.Direct {
-				fmt.Fprintf(w, "direct installation from origin registries is also allowed (%s:%d)\n", m.File, m.Line)
-			}
-		}
-		if len(in.DevOverrides) > 0 {
-			fmt.Fprintf(w, "dev_overrides for %d providers are ignored by tfmirror (%s:%d)\n", len(in.DevOverrides), in.File, in.Line)
-		}
-	}
-	fmt.Fprintln(w)
-	hosts := credentialHosts(c, envTokens)
-	if len(hosts) == 0 {
-		fmt.Fprintln(w, "No tokens for network mirrors or registries (credentials blocks, TF_TOKEN_* variables).")
-	}
-	for _, h := range hosts {
-		fmt.Fprintf(w, "token for %s from %s\n", h[0], h[1])
-	}
-	for _, oc := range c.OCICredentials {
-		fmt.Fprintf(w, "OCI credentials for %s: %s (%s:%d)\n", oc.RepositoryPrefix, ociCredentialKind(oc), oc.File, oc.Line)
-	}
-	if d := c.OCIDefault; d != nil && !d.DiscoverAmbientCredentials {
-		fmt.Fprintf(w, "OCI ambient credentials (docker/podman files) are turned off (%s:%d)\n", d.File, d.Line)
-	}
-}
-
-// credentialHosts lists [host, source] pairs, the environment winning.
-func credentialHosts(c *cliconfig.Config, envTokens backends.TokenMap) [][2]string {
-	var out [][2]string
-	for h := range envTokens {
-		out = append(out, [2]string{h, backends.TokenEnvName(h)})
-	}
-	for h := range c.Tokens {
-		if _, ok := envTokens[h]; !ok {
-			out = append(out, [2]string{h, c.TokenFiles[h]})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
-	return out
-}
-
-func printConfigJSON(w io.Writer, c *cliconfig.Config, envTokens backends.TokenMap, loadErr error) error {
-	type mirror struct {
-		Kind     string   `json:"kind"`
-		Place    string   `json:"place"`
-		Location string   `json:"location"`
-		Include  []string `json:"include"`
-		Exclude  []string `json:"exclude"`
-		File     string   `json:"file"`
-		Line     int      `json:"line"`
-	}
-	type cred struct {
-		Host   string `json:"host"`
-		Source string `json:"source"`
-	}
-	type ociCred struct {
-		Prefix string `json:"prefix"`
-		Kind   string `json:"kind"`
-		File   string `json:"file"`
-		Line   int    `json:"line"`
-	}
-	type file struct {
-		Path    string   `json:"path"`
-		Clients []string `json:"clients"`
-	}
-	out := struct {
-		Files          []file    `json:"files"`
-		Mirrors        []mirror  `json:"mirrors"`
-		Credentials    []cred    `json:"credentials"`
-		OCICredentials []ociCred `json:"oci_credentials"`
-		Warnings       []string  `json:"warnings"`
-		Errors         []string  `json:"errors"`
-	}{Files: []file{}, Mirrors: []mirror{}, Credentials: []cred{}, OCICredentials: []ociCred{}, Warnings: append([]string{}, c.Warnings...), Errors: []string{}}
-	for _, f := range c.Files {
-		out.Files = append(out.Files, file{f.Path, f.Clients})
-	}
-	for _, m := range c.Mirrors {
-		out.Mirrors = append(out.Mirrors, mirror{m.Kind, m.Place, m.Location, patternList(m.Include), patternList(m.Exclude), m.File, m.Line})
-	}
-	for _, h := range credentialHosts(c, envTokens) {
-		out.Credentials = append(out.Credentials, cred{h[0], h[1]})
-	}
-	for _, oc := range c.OCICredentials {
-		out.OCICredentials = append(out.OCICredentials, ociCred{oc.RepositoryPrefix, ociCredentialKind(oc), oc.File, oc.Line})
-	}
-	var ce *cliconfig.Error
-	if errors.As(loadErr, &ce) {
-		for _, d := range ce.Diags {
-			out.Errors = append(out.Errors, d.String())
-		}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
 }

@@ -199,7 +199,7 @@ func (m Model) dialogLines() (string, []string) {
 				if from != "" {
 					from += ", "
 				}
-				from += fmt.Sprintf("%d from [%d] %s", c, mi.num, theme.ShortPlace(mi.Reader.String(), max(12, room/2-20)))
+				from += fmt.Sprintf("%d from [%d] %s", c, mi.num, theme.ShortPlace(mi.Reader.String(), max(12, (room-20)/len(p.from)-10)))
 			}
 		}
 		lines = append(lines, " "+s.OK.Render("●")+fmt.Sprintf(" %d to copy: %s", len(p.copy), from))

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -76,12 +77,17 @@ func (m Model) headerView() string {
 	s := m.styles
 	head := " " + s.Accent.Render("tfmirror") + s.Dim.Render(" ─ mirrors: ")
 	room := m.w - theme.Width(head) - 1
-	per := room / max(1, len(m.mirrors))
+	names := make([]string, len(m.mirrors))
+	for i, mi := range m.mirrors {
+		names[i] = mi.Reader.String()
+		room -= len(fmt.Sprintf("[%d]  (%s)  ", mi.num, mi.Kind))
+	}
+	widths := share(names, room)
 	parts := make([]string, 0, len(m.mirrors))
 	for i, mi := range m.mirrors {
 		num := fmt.Sprintf("[%d]", mi.num)
 		kind := " (" + mi.Kind + ")"
-		name := theme.ShortPlace(mi.Reader.String(), max(8, per-len(num)-len(kind)-2))
+		name := theme.ShortPlace(names[i], max(8, widths[i]))
 		if m.compared[i] {
 			parts = append(parts, s.Compared.Render(num)+" "+name+s.Dim.Render(kind))
 		} else {
@@ -89,6 +95,23 @@ func (m Model) headerView() string {
 		}
 	}
 	return theme.Fit(head+strings.Join(parts, "  "), m.w)
+}
+
+// share divides room among names: short names get what they need, and
+// what they leave goes to the long ones, equally.
+func share(names []string, room int) []int {
+	out := make([]int, len(names))
+	order := make([]int, len(names))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return theme.Width(names[order[a]]) < theme.Width(names[order[b]]) })
+	for k, i := range order {
+		fair := room / (len(order) - k)
+		out[i] = min(theme.Width(names[i]), fair)
+		room -= out[i]
+	}
+	return out
 }
 
 func (m Model) providerLines() []string {

@@ -231,7 +231,8 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 			rest = progress(pct)
 		} else {
 			// The source does not state the size: show what has arrived.
-			rest = theme.Fit(report.HumanBytes(j.Bytes), bar.Width()+5) + " "
+			got := report.HumanBytes(j.Bytes)
+			rest = theme.Fit(got, max(bar.Width()+5, len(got))) + " "
 		}
 		rest += report.HumanBytes(int64(j.Rate)) + "/s"
 		if j.Attempt > 1 {

@@ -13,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
@@ -457,7 +458,7 @@ func (m Model) View() string {
 		return ""
 	}
 	// Columns on screen, from m.left.
-	last := m.left
+	last := min(m.left, len(m.data.Platforms)-1)
 	for last+1 < len(m.data.Platforms) && m.fits(m.left, last+1) {
 		last++
 	}
@@ -503,6 +504,10 @@ func (m Model) View() string {
 		lines = append(lines, "")
 	}
 	lines = append(lines, m.footer())
+	// A column wider than the whole area (a very narrow terminal) is cut.
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, m.w, "")
+	}
 	return strings.Join(lines, "\n")
 }
 
@@ -517,7 +522,10 @@ func (m Model) rowView(i, last int) string {
 		b.WriteString(theme.Fit(" "+v, m.lay.verW))
 	}
 	for c := m.left; c <= last; c++ {
-		marks := m.data.Marks[r][c]
+		var marks []theme.Mark
+		if r < len(m.data.Marks) && c < len(m.data.Marks[r]) {
+			marks = m.data.Marks[r][c]
+		}
 		sel := m.sel[Cell{v, m.data.Platforms[c]}]
 		b.WriteByte(' ')
 		if sel {

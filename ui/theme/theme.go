@@ -181,13 +181,16 @@ func TruncateLeft(s string, w int) string {
 }
 
 // ShortPlace shortens a place's name to w cells, keeping what tells places
-// apart: the last path segment of a directory, the host of a URL.
+// apart: the last path segment of a directory, the end of a URL.
 func ShortPlace(name string, w int) string {
 	if Width(name) <= w {
 		return name
 	}
+	if strings.Contains(name, "://") {
+		return TruncateLeft(name, w) // a URL: its host and path tell it apart
+	}
 	trimmed := strings.TrimRight(name, "/")
-	if i := strings.LastIndex(trimmed, "/"); i >= 0 && !strings.HasSuffix(trimmed[:i+1], "//") {
+	if i := strings.LastIndex(trimmed, "/"); i >= 0 {
 		if base := "…/" + trimmed[i+1:]; Width(base) <= w {
 			return base
 		}

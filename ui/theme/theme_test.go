@@ -1,0 +1,108 @@
+package theme
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+func TestFitAndTruncate(t *testing.T) {
+	s := New()
+	for _, tc := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"abc", 5, "abc  "},
+		{"abcdef", 4, "abc…"},
+		{"", 3, "   "},
+		{"abc", 0, ""},
+		{"abc", -2, ""},
+		{"●○✗", 2, "●…"},
+		{s.Bad.Render("failed"), 4, "fai…"}, // styling does not count
+	} {
+		got := Fit(tc.in, tc.w)
+		if ansi.Strip(got) != tc.want {
+			t.Errorf("Fit(%q, %d) = %q, want %q", tc.in, tc.w, ansi.Strip(got), tc.want)
+		}
+	}
+	if got := TruncateLeft("/very/long/path/to/mirror", 10); got != "…to/mirror" {
+		t.Errorf("TruncateLeft = %q", got)
+	}
+	if got := TruncateLeft("short", 10); got != "short" {
+		t.Errorf("TruncateLeft = %q", got)
+	}
+}
+
+func TestShortPlace(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"./mirror", 20, "./mirror"},
+		{"/tmp/tfmirror-demo-123/primary", 12, "…/primary"},
+		{"/tmp/tfmirror-demo-123/primary/", 12, "…/primary"},
+		{"/tmp/tfmirror-demo-123/a-very-long-basename", 12, "…ng-basename"},
+		{"https://mirror.corp.example/terraform/", 20, "….example/terraform/"},
+		{"https://127.0.0.1:8443/", 12, "…0.0.1:8443/"},
+		{"oci://reg.corp/tf/${namespace}_${type}", 16, "…espace}_${type}"},
+	} {
+		if got := ShortPlace(tc.in, tc.w); got != tc.want || Width(got) > tc.w {
+			t.Errorf("ShortPlace(%q, %d) = %q (width %d), want %q", tc.in, tc.w, got, Width(got), tc.want)
+		}
+	}
+}
+
+func TestBox(t *testing.T) {
+	s := New()
+	for _, tc := range []struct {
+		title     string
+		lines     []string
+		w, h      int
+		focused   bool
+		wantTop   string
+		wantLines int
+		wantEmpty bool
+	}{
+		{"Jobs", []string{"one", "two"}, 12, 4, false, "┌─ Jobs ───┐", 4, false},
+		{"Jobs", nil, 12, 3, true, "┏━ Jobs ━━━┓", 3, false},
+		{"A title far too long", []string{strings.Repeat("x", 40)}, 12, 3, false, "┌─ A titl… ┐", 3, false},
+		{"", nil, 4, 2, false, "┌──┐", 2, false},
+		{"T", nil, 1, 5, false, "", 0, true},
+		{"T", []string{"a", "b", "c", "d"}, 6, 3, false, "┌────┐", 3, false}, // no room for a title
+		{"T", []string{"a", "b", "c", "d"}, 7, 3, false, "┌─ T ─┐", 3, false},
+	} {
+		got := ansi.Strip(s.Box(tc.title, tc.lines, tc.w, tc.h, tc.focused))
+		if tc.wantEmpty {
+			if got != "" {
+				t.Errorf("Box(%dx%d) = %q, want nothing", tc.w, tc.h, got)
+			}
+			continue
+		}
+		lines := strings.Split(got, "\n")
+		if len(lines) != tc.wantLines || lines[0] != tc.wantTop {
+			t.Errorf("Box(%q, %dx%d): top %q, %d lines; want %q, %d", tc.title, tc.w, tc.h, lines[0], len(lines), tc.wantTop, tc.wantLines)
+		}
+		for i, l := range lines {
+			if Width(l) != tc.w {
+				t.Errorf("Box(%q, %dx%d): line %d is %d wide: %q", tc.title, tc.w, tc.h, i, Width(l), l)
+			}
+		}
+	}
+}
+
+func TestMarksAreDistinctWithoutColour(t *testing.T) {
+	seen := map[string]Mark{}
+	for m := range numMarks {
+		g := m.Glyph()
+		if prev, dup := seen[g]; dup {
+			t.Errorf("marks %s and %s share the glyph %q", prev.Label(), m.Label(), g)
+		}
+		seen[g] = m
+		if Width(g) != 1 {
+			t.Errorf("mark %s is %d cells wide", m.Label(), Width(g))
+		}
+	}
+}
