@@ -49,6 +49,23 @@ type providerLoadedMsg struct {
 func loadProviderCmd(ctx context.Context, gen uint64, i int, r backends.Reader, p backends.Provider) tea.Cmd {
 	return func() tea.Msg {
 		msg := providerLoadedMsg{gen: gen, mirror: i, provider: p}
+		if l, ok := r.(backends.Lister); ok {
+			// One pass lists every archive; the versions are theirs.
+			as, err := l.AllArchives(ctx, p)
+			if errors.Is(err, backends.ErrNotFound) {
+				return msg
+			}
+			msg.archives, msg.err = as, err
+			seen := map[string]bool{}
+			for _, a := range as {
+				if v := a.Version.String(); !seen[v] {
+					seen[v] = true
+					msg.versions = append(msg.versions, a.Version)
+				}
+			}
+			backends.SortVersionsNewestFirst(msg.versions)
+			return msg
+		}
 		vs, err := r.Versions(ctx, p)
 		if errors.Is(err, backends.ErrNotFound) {
 			return msg // the mirror holds nothing of p
@@ -58,7 +75,6 @@ func loadProviderCmd(ctx context.Context, gen uint64, i int, r backends.Reader, 
 			return msg
 		}
 		msg.versions = vs
-		// One call for every version where the place can list them at once.
 		msg.archives, msg.err = backends.ListArchives(ctx, r, p, vs)
 		return msg
 	}
