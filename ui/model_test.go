@@ -521,3 +521,71 @@ func TestVerifyCmdHonoursCancellation(t *testing.T) {
 		t.Errorf("a cancelled wait for a slot should report an error, got %s", msg.finding.Status)
 	}
 }
+
+// TestModelTransferFailsVerification queues an archive whose bytes the
+// source's own index contradicts: the job fails with the reason in red, and
+// the destination is left alone.
+func TestModelTransferFailsVerification(t *testing.T) {
+	w := newWorld(t)
+	src := archivePath(w.Primary, "acme/cloud", "2.1.0", "darwin_arm64")
+	swapped, err := os.ReadFile(archivePath(w.Primary, "acme/cloud", "2.1.0", "linux_arm64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, swapped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, w.config(), 160, 48)
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("2.1.0", "darwin_arm64")
+	h.press("enter", "enter", "enter")
+	h.until("the job to fail", jobsEnded(1))
+	if st := stateOf(h.m, 0); st != sync.Failed {
+		t.Fatalf("job state %s, want failed", st)
+	}
+	if h.m.status.kind != statusBad || !strings.Contains(h.m.status.text, "h1 mismatch against mirror index") {
+		t.Errorf("status %q, want the mismatch", h.m.status.text)
+	}
+	if s := h.screen(); !strings.Contains(s, "✗ cloud 2.1.0 darwin_arm64") || !strings.Contains(s, "h1 mismatch against") {
+		t.Errorf("the jobs pane should show the failure and why:\n%s", s)
+	}
+	h.press("tab") // the jobs pane: Details show the whole error
+	if s := h.screen(); !strings.Contains(s, "✗ zh mismatch against") {
+		t.Errorf("Details should show the failed checks:\n%s", s)
+	}
+	if _, err := os.Stat(archivePath(w.Secondary, "acme/cloud", "2.1.0", "darwin_arm64")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed job changed the destination: %v", err)
+	}
+	assertNoStaging(t, w.Secondary)
+}
+
+// TestModelCtrlCCancelsRunningJobs: ctrl+c does not ask; it cancels what
+// runs and quits once the engine has stopped.
+func TestModelCtrlCCancelsRunningJobs(t *testing.T) {
+	w := newWorld(t)
+	release := make(chan struct{})
+	defer close(release)
+	net := serveNet(t, w.Primary, func(r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".zip") {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	})
+	cfg := Config{Mirrors: []Mirror{{Reader: net, Kind: "net"}, {Reader: w.secondary, Kind: "fs"}}}
+	h := newHarness(t, cfg, 120, 40)
+	h.until("load", loaded)
+	h.press("enter", "r", "enter", "enter")
+	h.until("jobs to run", func(m Model) bool { return m.jobs.Tracker().Counts()[sync.Running] > 0 })
+	h.press("ctrl+c")
+	if h.m.confirmQuit {
+		t.Fatal("ctrl+c should not ask")
+	}
+	h.until("the quit", func(Model) bool { return h.quit })
+	if c := h.m.jobs.Tracker().Counts(); c[sync.Running]+c[sync.Queued] > 0 {
+		t.Errorf("jobs still unfinished at exit: %v", c)
+	}
+	assertNoStaging(t, w.Secondary)
+}

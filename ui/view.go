@@ -78,15 +78,25 @@ func (m Model) headerView() string {
 	head := " " + s.Accent.Render("tfmirror") + s.Dim.Render(" ─ mirrors: ")
 	room := m.w - theme.Width(head) - 1
 	names := make([]string, len(m.mirrors))
+	kinds := 0
 	for i, mi := range m.mirrors {
 		names[i] = mi.Reader.String()
-		room -= len(fmt.Sprintf("[%d]  (%s)  ", mi.num, mi.Kind))
+		room -= len(fmt.Sprintf("[%d]   ", mi.num))
+		kinds += len(" (" + mi.Kind + ")")
+	}
+	// Kinds go first when names would be cut short.
+	withKinds := room-kinds >= 12*len(m.mirrors)
+	if withKinds {
+		room -= kinds
 	}
 	widths := share(names, room)
 	parts := make([]string, 0, len(m.mirrors))
 	for i, mi := range m.mirrors {
 		num := fmt.Sprintf("[%d]", mi.num)
-		kind := " (" + mi.Kind + ")"
+		kind := ""
+		if withKinds {
+			kind = " (" + mi.Kind + ")"
+		}
 		name := theme.ShortPlace(names[i], max(8, widths[i]))
 		if m.compared[i] {
 			parts = append(parts, s.Compared.Render(num)+" "+name+s.Dim.Render(kind))

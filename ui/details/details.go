@@ -211,15 +211,22 @@ func (m Model) jobLines() []string {
 	if j.Attempt > 1 {
 		state += ", attempt " + strconv.Itoa(j.Attempt)
 	}
-	if j.State == sync.Done {
+	switch j.State {
+	case sync.Done:
 		state += " · " + report.HumanBytes(j.Bytes) + " in " + j.Elapsed.Round(1e6).String()
+	case sync.Running:
+		state += " · " + report.HumanBytes(j.Bytes)
+		if j.Info.Size > 0 {
+			state += " of " + report.HumanBytes(j.Info.Size)
+		}
+		state += " · " + report.HumanBytes(int64(j.Rate)) + "/s"
 	}
 	lines = append(lines, state)
 	for _, c := range j.Checks {
 		scheme := strings.TrimSuffix(string(c.Scheme), ":")
 		switch c.Status {
 		case hashing.Match:
-			lines = append(lines, s.OK.Render("✓ "+scheme+" ")+s.Dim.Render(c.Source.String()))
+			lines = append(lines, s.OK.Render("✓ "+scheme+" ")+s.Dim.Render(sourceLabel(c.Source, m.w-len(scheme)-3)))
 		case hashing.Mismatch:
 			lines = append(lines, m.wrapStyled(s.Bad.Render, "✗ "+c.String(), 0)...)
 		default:
