@@ -1,9 +1,12 @@
 package oci
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,7 +35,26 @@ type Options struct {
 	Hashing hashing.Options
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Timeout bounds the wait for each response's headers and then, while
+	// its body is read, each wait for more bytes: a registry that never
+	// answers, or stops sending, ends in a timeout error. Zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// Retries bounds how many more times a request is tried after a
+	// transient failure (5xx, 429, a timeout, a reset connection): zero
+	// means DefaultRetries, negative none. The sync engine retries whole
+	// jobs on top of this.
+	Retries int
+	// RetryBackoff is the wait before the first retry, doubled for each
+	// one after up to 3s; zero means 250ms.
+	RetryBackoff time.Duration
 }
+
+// Defaults for Options' zero fields.
+const (
+	DefaultTimeout = 2 * time.Minute
+	DefaultRetries = 5
+)
 
 // DefaultCredentials returns the credentials container tools would use,
 // searched in the order podman and OpenTofu search them: $REGISTRY_AUTH_FILE,
@@ -108,9 +130,14 @@ func newClient(o Options) (*auth.Client, error) {
 		RootCAs:            o.RootCAs,
 		InsecureSkipVerify: o.Insecure, // opt-in, for registries with self-signed certificates
 	}
-	base.ResponseHeaderTimeout = 2 * time.Minute
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	client := &auth.Client{
-		Client:     &http.Client{Transport: retry.NewTransport(base)},
+		// oras's auth client drops credentials on any redirect that
+		// leaves the registry's origin (TestCredentialsStayOnTheirRegistry).
+		Client:     &http.Client{Transport: &retry.Transport{Base: &timeoutTransport{base: base, d: timeout}, Policy: retryPolicy(o)}},
 		Cache:      auth.NewCache(),
 		Credential: credentials.Credential(store),
 	}
@@ -120,4 +147,89 @@ func newClient(o Options) (*auth.Client, error) {
 	}
 	client.SetUserAgent(ua)
 	return client, nil
+}
+
+func retryPolicy(o Options) func() retry.Policy {
+	n, first := o.Retries, o.RetryBackoff
+	switch {
+	case n < 0:
+		n = 0
+	case n == 0:
+		n = DefaultRetries
+	}
+	if first <= 0 {
+		first = 250 * time.Millisecond
+	}
+	p := &retry.GenericPolicy{
+		Retryable: retry.DefaultPredicate,
+		Backoff:   retry.ExponentialBackoff(first, 2, 0.1),
+		MinWait:   first,
+		MaxWait:   max(3*time.Second, first),
+		MaxRetry:  n,
+	}
+	return func() retry.Policy { return p }
+}
+
+// errStalled is the cause of a request cancelled by timeoutTransport.
+var errStalled = errors.New("stalled")
+
+// timeoutError is a request that timed out; it is a net.Error with
+// Timeout() true, so oras's retry policy and backends.IsTransient both
+// take it for one.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string   { return e.msg }
+func (e *timeoutError) Timeout() bool   { return true }
+func (e *timeoutError) Temporary() bool { return true }
+
+// timeoutTransport gives each request d to start answering, and then d
+// for each next bytes of its body: a large blob on a slow link is fine, a
+// stalled one is not.
+type timeoutTransport struct {
+	base http.RoundTripper
+	d    time.Duration
+}
+
+func (t *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(req.Context())
+	timer := time.AfterFunc(t.d, func() { cancel(errStalled) })
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		timer.Stop()
+		stalled := errors.Is(context.Cause(ctx), errStalled)
+		cancel(nil)
+		if stalled {
+			return nil, &timeoutError{fmt.Sprintf("no answer within %s", t.d)}
+		}
+		return nil, err
+	}
+	timer.Reset(t.d)
+	resp.Body = &stallBody{rc: resp.Body, ctx: ctx, cancel: cancel, timer: timer, d: t.d}
+	return resp, nil
+}
+
+type stallBody struct {
+	rc     io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	d      time.Duration
+}
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.d)
+	}
+	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errStalled) {
+		err = &timeoutError{fmt.Sprintf("no data for %s", b.d)}
+	}
+	return n, err
+}
+
+func (b *stallBody) Close() error {
+	b.timer.Stop()
+	err := b.rc.Close()
+	b.cancel(nil)
+	return err
 }

@@ -185,6 +185,10 @@ func transportHint(err error) string {
 		return "the registry speaks plain HTTP: pass --plain-http"
 	case strings.Contains(msg, "malformed HTTP response") || strings.Contains(msg, "first record does not look like a TLS handshake"):
 		return "the registry may speak HTTPS, or a different protocol: check --plain-http"
+	case strings.Contains(msg, "failed to decode response"):
+		// oras reads at most 4 MiB of a listing, so a larger one fails
+		// to decode rather than being read without end.
+		return "the registry's answer is not valid JSON, or is larger than the 4 MiB tfmirror reads of it"
 	}
 	return ""
 }

@@ -432,7 +432,7 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 		}
 		return nil, classify(err, "fetch blob "+desc.Digest.String(), m.name, addr, a.Package.String())
 	}
-	return &verifiedBlob{rc: rc, vr: content.NewVerifyReader(rc, desc), what: fmt.Sprintf("oci mirror %s: repository %s: %s: blob %s", m.name, addr, a.Package, desc.Digest)}, nil
+	return &verifiedBlob{rc: rc, vr: content.NewVerifyReader(rc, desc), size: desc.Size, what: fmt.Sprintf("oci mirror %s: repository %s: %s: blob %s", m.name, addr, a.Package, desc.Digest)}, nil
 }
 
 // verifiedBlob reads a blob through oras's VerifyReader and turns a digest or
@@ -440,11 +440,14 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 type verifiedBlob struct {
 	rc   io.ReadCloser
 	vr   *content.VerifyReader
+	n    int64
+	size int64
 	what string
 }
 
 func (b *verifiedBlob) Read(p []byte) (int, error) {
 	n, err := b.vr.Read(p)
+	b.n += int64(n)
 	if err == io.EOF {
 		if verr := b.vr.Verify(); verr != nil {
 			return n, fmt.Errorf("%s: %w: %v", b.what, ErrDigestMismatch, verr)
@@ -452,9 +455,15 @@ func (b *verifiedBlob) Read(p []byte) (int, error) {
 		return n, io.EOF
 	}
 	if err == io.ErrUnexpectedEOF {
-		return n, fmt.Errorf("%s: %w: the registry sent fewer bytes than the layer's size", b.what, ErrDigestMismatch)
+		// The stream ended before the layer's size: almost always a
+		// dropped connection, worth another try (the job's retries bound
+		// it; what arrived is never taken for the blob).
+		return n, backends.Transient(fmt.Errorf("%s: the stream ended after %d of the layer's %d bytes: %w", b.what, b.n, b.size, err))
 	}
-	return n, err
+	if err != nil {
+		return n, fmt.Errorf("%s: %w", b.what, err)
+	}
+	return n, nil
 }
 
 func (b *verifiedBlob) Close() error { return b.rc.Close() }
