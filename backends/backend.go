@@ -127,6 +127,16 @@ func ListArchives(ctx context.Context, r Reader, p Provider, versions []Version)
 	return out, nil
 }
 
+// HashingReader is implemented by archive streams that compute the zip's
+// SHA-256 as they are read (to authenticate it against a signature), so
+// that callers need not hash the same bytes a second time.
+type HashingReader interface {
+	io.Reader
+	// ZipHash returns the zh: hash of the bytes read, once the stream has
+	// been read to its end; ok is false before that.
+	ZipHash() (h hashing.Hash, ok bool)
+}
+
 // Problem is something wrong with a place's own records, found by Audit.
 type Problem struct {
 	Package Package // Version is nil when the problem is not about one package

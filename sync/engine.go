@@ -28,9 +28,9 @@ type Options struct {
 	Hashing          hashing.Options
 }
 
-// DefaultJobs is enough workers to keep every core hashing while others
-// wait on the network.
-func DefaultJobs() int { return max(4, 2*runtime.NumCPU()) }
+// DefaultJobs is enough transfers to keep every core hashing while others
+// wait on the network; hashing itself is limited to one archive per core.
+func DefaultJobs() int { return max(8, 4*runtime.NumCPU()) }
 
 func (o Options) withDefaults() Options {
 	if o.Jobs <= 0 {
@@ -110,6 +110,10 @@ type Engine struct {
 
 	workers gosync.WaitGroup
 	stop    chan struct{}
+	// hashSlots bounds how many archives are inflated for h1: at once, to
+	// the cores there are: more would only slow each other down, while the
+	// other workers keep downloading.
+	hashSlots chan struct{}
 
 	// Events wait in an unbounded list until the front end takes them, so
 	// the engine never blocks on a slow (or not yet started) reader.
@@ -129,6 +133,8 @@ func NewEngine(ctx context.Context, opts Options) *Engine {
 		flushes: map[flushKey]*flushState{},
 		stop:    make(chan struct{}),
 		evWake:  make(chan struct{}, 1),
+
+		hashSlots: make(chan struct{}, runtime.NumCPU()),
 	}
 	e.wake = gosync.NewCond(&e.mu)
 	for range e.opts.Jobs {

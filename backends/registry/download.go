@@ -3,11 +3,9 @@ package registry
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/url"
 	"strings"
@@ -293,14 +291,14 @@ func (r *Registry) Open(ctx context.Context, a backends.Archive) (io.ReadCloser,
 		dl.Close()
 		return nil, r.errorf("%s: GET %s: %d bytes, but the registry's packages say %d", short(a.Package), dl.URL.Redacted(), dl.Size, d.size)
 	}
-	return &verifyingReader{rc: dl, h: sha256.New(), want: d.shasum, size: d.size, r: r, pkg: short(a.Package), url: dl.URL.Redacted()}, nil
+	return &verifyingReader{rc: dl, h: hashing.NewZipHasher(), want: d.shasum, size: d.size, r: r, pkg: short(a.Package), url: dl.URL.Redacted()}, nil
 }
 
 // verifyingReader hashes an archive as it is read and fails the final read
 // if the bytes are not the ones the registry signed.
 type verifyingReader struct {
 	rc   io.ReadCloser
-	h    hash.Hash
+	h    *hashing.ZipHasher
 	n    int64
 	want string
 	size int64
@@ -308,6 +306,7 @@ type verifyingReader struct {
 	pkg  string
 	url  string
 	err  error
+	eof  bool
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
@@ -322,7 +321,8 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 		return n, v.err
 	}
 	if err == io.EOF {
-		got := hex.EncodeToString(v.h.Sum(nil))
+		got := v.h.Sum().Value()
+		v.eof = true
 		switch {
 		case got != v.want:
 			v.err = v.r.errorf("%s: GET %s: the archive's sha256 is %s, but the signed SHA256SUMS says %s: %w", v.pkg, v.url, got, v.want, hashing.ErrHashMismatch)
@@ -336,3 +336,14 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 }
 
 func (v *verifyingReader) Close() error { return v.rc.Close() }
+
+// ZipHash returns the zh: hash of the archive once it has been read whole
+// and matched the signed SHA256SUMS.
+func (v *verifyingReader) ZipHash() (hashing.Hash, bool) {
+	if !v.eof || v.err != nil {
+		return "", false
+	}
+	return v.h.Sum(), true
+}
+
+var _ backends.HashingReader = (*verifyingReader)(nil)

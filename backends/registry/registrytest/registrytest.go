@@ -128,7 +128,8 @@ type release struct {
 	ns, typ   string
 	version   string
 	protocols []string
-	zips      map[string][]byte // by platform
+	zips      map[string][]byte   // by platform
+	digests   map[string][32]byte // SHA-256 of each zip, computed once
 	sums      []byte
 	sig, sigO []byte // by the registry's key and by the unknown key
 }
@@ -166,6 +167,10 @@ func NewWithOptions(t testing.TB, opts Options, providers ...Provider) *Server {
 			var sums bytes.Buffer
 			for _, plat := range plats {
 				sum := sha256.Sum256(r.zips[plat])
+				if r.digests == nil {
+					r.digests = map[string][32]byte{}
+				}
+				r.digests[plat] = sum
 				fmt.Fprintf(&sums, "%x  %s\n", sum, r.filename(plat))
 			}
 			r.sums = sums.Bytes()
@@ -280,7 +285,7 @@ func (s *Server) SHA256(ns, typ, version, platform string) string {
 	if r == nil || r.zips[platform] == nil {
 		return ""
 	}
-	sum := sha256.Sum256(r.zips[platform])
+	sum := r.digests[platform]
 	return hex.EncodeToString(sum[:])
 }
 
@@ -438,7 +443,7 @@ func (s *Server) serveDownload(w http.ResponseWriter, ct string, f Faults, ns, t
 	if !f.NoPackages {
 		pkgs := map[string]any{}
 		for _, p := range sortedKeys(r.zips) {
-			sum := sha256.Sum256(r.zips[p])
+			sum := r.digests[p]
 			pkgs[p] = map[string]any{"hashes": []string{fmt.Sprintf("zh:%x", sum)}, "package_size": len(r.zips[p])}
 		}
 		doc["packages"] = pkgs
