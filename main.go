@@ -803,6 +803,9 @@ func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error 
 		if err != nil {
 			return usageErr("%v", err)
 		}
+		if err := needsVersion(a, s); err != nil {
+			return err
+		}
 		r, err := place.Open(ctx, a, g.placeOptions())
 		if err != nil {
 			if spec.Kind == place.FS {

@@ -25,6 +25,7 @@ func TestCLIUIUsageErrors(t *testing.T) {
 		{"missing directory, default command", []string{filepath.Join(empty, "nope")}, []string{"no such directory"}},
 		{"a typo of a command", []string{"lss"}, []string{`typo of the command "ls"`}},
 		{"bad scheme", []string{"ui", "ftp://x/"}, []string{"unknown scheme"}},
+		{"a registry without --version", []string{"ui", "registry://registry.example.com", "-p", "acme/x"}, []string{"needs --version"}},
 		{"bad provider flag", []string{"ui", dir, "-p", "not a provider"}, []string{"--provider"}},
 		{"bad version flag", []string{"ui", dir, "-v", "~> banana"}, []string{"--version"}},
 		{"no terminal", []string{"ui", dir}, []string{"needs a terminal"}},

@@ -80,8 +80,11 @@ func (m Model) Tracker() *sync.Tracker { return m.tracker }
 // about, if any.
 func (m *Model) Apply(ev sync.Event) *sync.TrackedJob {
 	j := m.tracker.Apply(ev)
-	if _, ok := ev.(sync.JobQueued); ok && !m.focused {
-		m.follow()
+	switch ev.(type) {
+	case sync.JobQueued, sync.JobDone, sync.JobFailed:
+		if !m.focused {
+			m.follow()
+		}
 	}
 	return j
 }
@@ -136,6 +139,9 @@ func (m *Model) follow() {
 	for i, id := range m.tracker.Order {
 		if st := m.tracker.Jobs[id].State; st == sync.Queued || st == sync.Running {
 			m.cur = i
+			// The work in progress and what waits behind it, with the last
+			// job to end just above.
+			m.top = max(0, i-1)
 			break
 		}
 	}
