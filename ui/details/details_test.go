@@ -1,0 +1,95 @@
+package details
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+func pane(w, h int) Model {
+	s := theme.New()
+	m := New(&s)
+	m.SetSize(w, h)
+	return m
+}
+
+func pkg() backends.Package {
+	p, _ := backends.ParseProvider("registry.terraform.io/acme/cloud")
+	v, _ := backends.ParseVersion("2.0.0")
+	return backends.Package{Provider: p, Version: v, Platform: backends.Platform{OS: "linux", Arch: "amd64"}}
+}
+
+func TestCell(t *testing.T) {
+	index := hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: "registry.terraform.io/acme/cloud/2.0.0.json"}
+	h1 := hashing.Hash("h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+	packed := &backends.Archive{Package: pkg(), Size: 1234, Evidence: []hashing.Evidence{{Source: index, Hashes: []hashing.Hash{h1}}}}
+	unpacked := &backends.Archive{Package: pkg(), Size: -1, Layout: backends.Unpacked}
+	mismatch := &sync.Finding{Package: pkg(), Status: sync.StatusMismatch,
+		Detail: "./a: " + pkg().String() + ": h1 mismatch against mirror index: want h1:AAA, got h1:BBB"}
+	ok := &sync.Finding{Package: pkg(), Status: sync.StatusOK, Result: &hashing.Result{
+		Sums:   hashing.Sums{H1: h1},
+		Checks: []hashing.Check{{Source: index, Scheme: hashing.SchemeH1, Status: hashing.Match}},
+	}}
+	cell := &Cell{Package: pkg(), Ref: 1, Mirrors: []Mirror{
+		{Number: 1, Name: "./a", Compared: true, Mark: theme.MarkDiffers, Archive: packed, Verify: mismatch, Origin: "verify"},
+		{Number: 2, Name: "/srv/mirrors/b", Compared: true, Mark: theme.MarkUnverified, Archive: unpacked, Verifying: true},
+		{Number: 3, Name: "https://m.example/", Mark: theme.MarkError, Err: errors.New("GET https://m.example/acme/cloud/index.json: HTTP 503")},
+		{Number: 4, Name: "./d", Mark: theme.MarkMissing},
+		{Number: 5, Name: "./e", Mark: theme.MarkOK, Archive: packed, Verify: ok, Origin: "transfer"},
+	}}
+	m := pane(60, 40)
+	m.ShowCell(cell)
+	view := ansi.Strip(m.View())
+	for _, want := range []string{
+		"2.0.0 linux_amd64",
+		"[1] ✗ ./a 1.2 kB", "h1:AAAAAAAA…  mirror index …/2.0.0.json",
+		"✗ verified: mismatch", "\n    h1 mismatch against mirror index: want h1:AAA, got", // the prefix naming mirror and package is dropped
+		"[2] ◐ /srv/mirrors/b unpacked", "◐ no hashes stated", "verifying…",
+		"[3] ! https://m.example/", "cannot list: GET https://m.example/acme/cloud/\n    index.json: HTTP 503",
+		"[4] ○ ./d missing",
+		"[5] ● ./e 1.2 kB", "checked on arrival", "✓ h1 mirror index",
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("Details lack %q:\n%s", want, view)
+		}
+	}
+	// A short pane shows what fits, every line within its width.
+	m.SetSize(24, 6)
+	lines := strings.Split(m.View(), "\n")
+	if len(lines) != 6 {
+		t.Errorf("%d lines in a 6-line pane", len(lines))
+	}
+}
+
+func TestJob(t *testing.T) {
+	conflict := &backends.OpError{Op: "commit", Side: "destination", Place: "./b", Pkg: ptr(pkg()),
+		Err: fmt.Errorf("mirror ./b: %s: %w (has zh:1, incoming zh:2)", pkg(), backends.ErrConflict)}
+	m := pane(50, 30)
+	m.ShowJob(&sync.TrackedJob{Info: sync.JobInfo{Package: pkg(), Size: 2000}, State: sync.Failed, Attempt: 2, Err: conflict}, "[1] ./a", "[2] ./b")
+	view := ansi.Strip(m.View())
+	for _, want := range []string{"from [1] ./a", "to [2] ./b", "failed, attempt 2", "✗ conflict: destination holds a different archive", "incoming zh:2"} {
+		if !strings.Contains(strings.ReplaceAll(view, "\n", " "), want) {
+			t.Errorf("job Details lack %q:\n%s", want, view)
+		}
+	}
+	m.ShowJob(&sync.TrackedJob{Info: sync.JobInfo{Package: pkg(), Size: 2000}, State: sync.Done, Bytes: 2000, Elapsed: 1500 * time.Millisecond,
+		Checks: []hashing.Check{{Source: hashing.Source{Kind: hashing.SourceRegistrySigned}, Scheme: hashing.SchemeZip, Status: hashing.Match}}}, "[1] a", "[2] b")
+	if view := ansi.Strip(m.View()); !strings.Contains(view, "done · 2.0 kB in 1.5s") || !strings.Contains(view, "✓ zh signed SHA256SUMS") {
+		t.Errorf("done job:\n%s", view)
+	}
+	m.ShowCell(nil)
+	if m.View() != "" {
+		t.Errorf("nothing to show, yet %q", m.View())
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
