@@ -1,17 +1,28 @@
 package sync_test
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
+	"encoding/json"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/sync"
@@ -125,4 +136,144 @@ func TestOCIFaults(t *testing.T) {
 			want: []string{repo, "list tags", "larger than the 4 MiB tfmirror reads"}},
 	}
 	runFaultCases(t, cases, w.seeds, h, open, mustSelection(t, []string{"example.com/acme/alpha"}, ""))
+}
+
+// rawOCI pushes hand-made content with oras directly, bypassing tfmirror's
+// writer, so a test can make a registry lie in its descriptors.
+type rawOCI struct {
+	t    *testing.T
+	ctx  context.Context
+	repo *remote.Repository
+}
+
+func newRawOCI(t *testing.T, reg *ocitest.Registry, name string) *rawOCI {
+	t.Helper()
+	repo, err := remote.NewRepository(reg.Host() + "/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.Client = &auth.Client{Client: reg.Client()}
+	return &rawOCI{t: t, ctx: context.Background(), repo: repo}
+}
+
+func (r *rawOCI) blob(mediaType string, b []byte) ocispec.Descriptor {
+	r.t.Helper()
+	d := content.NewDescriptorFromBytes(mediaType, b)
+	if err := r.repo.Push(r.ctx, d, bytes.NewReader(b)); err != nil && !strings.Contains(err.Error(), "already exists") {
+		r.t.Fatal(err)
+	}
+	return d
+}
+
+func (r *rawOCI) manifest(v any, tag string) ocispec.Descriptor {
+	r.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var head struct{ MediaType string }
+	json.Unmarshal(b, &head)
+	d := content.NewDescriptorFromBytes(head.MediaType, b)
+	if tag != "" {
+		err = r.repo.PushReference(r.ctx, d, bytes.NewReader(b), tag)
+	} else {
+		err = r.repo.Manifests().Push(r.ctx, d, bytes.NewReader(b))
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return d
+}
+
+// version pushes a provider version with one platform whose zip layer's
+// descriptor is edited by layer and whose index entry is edited by entry.
+func (r *rawOCI) version(tag string, z []byte, layer, entry func(*ocispec.Descriptor)) {
+	r.t.Helper()
+	cfg := r.blob(ocispec.MediaTypeEmptyJSON, []byte("{}"))
+	l := r.blob(oci.MediaTypeZip, z)
+	if layer != nil {
+		layer(&l)
+	}
+	m := r.manifest(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
+		ArtifactType: oci.ArtifactTypeTarget, Config: cfg, Layers: []ocispec.Descriptor{l}}, "")
+	m.ArtifactType = oci.ArtifactTypeTarget
+	m.Platform = &ocispec.Platform{OS: "linux", Architecture: "amd64"}
+	if entry != nil {
+		entry(&m)
+	}
+	r.manifest(ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageIndex,
+		ArtifactType: oci.ArtifactTypeProvider, Manifests: []ocispec.Descriptor{m}}, tag)
+}
+
+// A registry whose descriptors lie about sizes: a layer of an absurd size
+// is refused before any byte is downloaded; a layer size that disagrees with
+// the blob, or an index entry whose size disagrees with its manifest, is
+// refused with a clear error; nothing lands.
+func TestOCILyingDescriptors(t *testing.T) {
+	t.Parallel()
+	reg := ocitest.New(t)
+	raw := newRawOCI(t, reg, "providers/example.com/acme/alpha")
+	zipFor := func(v string) []byte {
+		return backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", v, "linux_amd64"), "")
+	}
+	raw.version("1.0.0", zipFor("1.0.0"), func(d *ocispec.Descriptor) { d.Size = 1 << 50 }, nil)
+	raw.version("2.0.0", zipFor("2.0.0"), func(d *ocispec.Descriptor) { d.Size += 10 }, nil)
+	raw.version("3.0.0", zipFor("3.0.0"), func(d *ocispec.Descriptor) { d.Size -= 10 }, nil)
+	raw.version("4.0.0", zipFor("4.0.0"), nil, func(d *ocispec.Descriptor) { d.Size += 5 })
+	raw.version("5.0.0", zipFor("5.0.0"), nil, func(d *ocispec.Descriptor) { d.Size = 1 << 50 })
+	raw.version("6.0.0", zipFor("6.0.0"), nil, nil) // the honest one
+
+	cases := []struct {
+		version string
+		want    []string // nil: listed and synced; "-": not listed
+		blobs   int      // blob GETs the sync may make
+	}{
+		{"1.0.0", []string{"the source states 1125899906842624 bytes", "refusing to download it"}, 0},
+		{"2.0.0", []string{"content does not match its digest", "mismatch Content-Length"}, 1},
+		{"3.0.0", []string{"content does not match its digest", "mismatch Content-Length"}, 1},
+		{"4.0.0", []string{"-"}, 0},
+		{"5.0.0", []string{"-"}, 0},
+		{"6.0.0", nil, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.version, func(t *testing.T) {
+			src := openOCI(t, reg, oci.Options{})
+			dstDir := filepath.Join(t.TempDir(), "dst")
+			dst, err := fs.Open(dstDir, dstDir, fs.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.ResetRequests()
+			res := syncUnder(t, 30*time.Second, src, dst, mustSelection(t, []string{"example.com/acme/alpha"}, "= "+tc.version), faultOpts)
+			msg := res.failure()
+			t.Logf("failure %q, warnings %q", msg, src.Warnings())
+			if got := reg.Count(http.MethodGet, "/blobs/sha256:"); got > tc.blobs {
+				t.Errorf("%d blob GETs, want at most %d", got, tc.blobs)
+			}
+			pkg := backendtest.Pkg(t, "example.com/acme/alpha", tc.version, "linux_amd64")
+			switch {
+			case tc.want == nil:
+				if msg != "" || res.tr.Counts()[sync.Done] != 1 {
+					t.Fatalf("honest version: %v %s", res.tr.Counts(), msg)
+				}
+				assertClean(t, dst)
+			case tc.want[0] == "-":
+				if len(res.plan.Items) != 0 {
+					t.Errorf("listed: %v", res.plan.Findings())
+				}
+				w := strings.Join(src.Warnings(), "\n")
+				if !strings.Contains(w, tc.version) || !strings.Contains(w, "skipped") {
+					t.Errorf("no warning names %s: %s", tc.version, w)
+				}
+				assertNothingLanded(t, dst, dstDir, pkg)
+			default:
+				for _, want := range tc.want {
+					if !strings.Contains(msg, want) {
+						t.Errorf("failure %q lacks %q", msg, want)
+					}
+				}
+				assertNothingLanded(t, dst, dstDir, pkg)
+			}
+		})
+	}
 }

@@ -244,3 +244,33 @@ func TestRetriesAndShortBlobs(t *testing.T) {
 		})
 	}
 }
+
+// An index entry whose size disagrees with its manifest skips that platform
+// (OpenTofu could not install it), with a warning and an audit problem; the
+// rest of the version is still listed.
+func TestIndexEntryWithWrongSizeIsSkipped(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	reg := ocitest.New(t)
+	b := &badLayout{t: t, ctx: ctx, reg: reg, repo: "providers/example.com/acme/alpha"}
+	b.cfg = pushRawConfig(ctx, t, reg, b.repo)
+	lying := entry(b.manifest(b.zipLayer("linux_amd64")), "linux", "amd64")
+	lying.Size += 5
+	b.index("1.0.0", oci.ArtifactTypeProvider, lying, entry(b.manifest(b.zipLayer("darwin_amd64")), "darwin", "amd64"))
+	r := openTest(t, reg, testTemplate)
+	p := mustProvider(t, "example.com/acme/alpha")
+	as, err := r.Archives(ctx, p, mustPkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64").Version)
+	if err != nil {
+		t.Fatalf("one lying entry failed the whole version: %v", err)
+	}
+	if len(as) != 1 || as[0].Platform.String() != "darwin_amd64" {
+		t.Fatalf("listed %v, want darwin_amd64 only", as)
+	}
+	w := strings.Join(r.Warnings(), "\n")
+	if !strings.Contains(w, "linux_amd64: skipped: manifest "+lying.Digest.String()+": content does not match its digest") {
+		t.Errorf("warnings: %s", w)
+	}
+	if probs := r.Audit(ctx, p); len(probs) != 1 || !strings.Contains(probs[0].Detail, "mismatch Content-Length") || probs[0].Package.Platform.String() != "linux_amd64" {
+		t.Errorf("audit: %+v", probs)
+	}
+}

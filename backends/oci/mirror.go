@@ -393,6 +393,12 @@ func fetchManifest(ctx context.Context, r *remote.Repository, desc ocispec.Descr
 	}
 	rc, err := r.Manifests().Fetch(ctx, desc)
 	if err != nil {
+		if strings.Contains(err.Error(), "mismatch Content-Length") {
+			// The registry's manifest is not the size the index says:
+			// like a digest mismatch, a fault of the content (that
+			// platform is skipped), not of the connection.
+			return nil, fmt.Errorf("%w: %v", ErrDigestMismatch, err)
+		}
 		return nil, err
 	}
 	defer rc.Close()
