@@ -78,6 +78,10 @@ func (r *SyncReporter) Show(ev sync.Event) {
 	case Live:
 		if line := r.finishedLine(ev, j); line != "" {
 			r.clearLive()
+			// Successes fit one line; a failure keeps its whole reason.
+			if _, done := ev.(sync.JobDone); done {
+				line = truncate(line, r.width-1)
+			}
 			fmt.Fprintln(r.w, line)
 			r.redraw(true)
 			return
@@ -90,11 +94,11 @@ func (r *SyncReporter) Show(ev sync.Event) {
 func (r *SyncReporter) finishedLine(ev sync.Event, j *sync.TrackedJob) string {
 	switch ev := ev.(type) {
 	case sync.JobDone:
-		verified := "unverified: the source states no hash"
+		verified := "not verified: the source states no hash"
 		if ev.Verified {
 			verified = checksSummary(ev.Result.Checks)
 		}
-		return fmt.Sprintf("%s %s -> %s  %s  %s", r.style("✓", "2"), j.Info.Label(), j.Info.Dst, HumanBytes(ev.Bytes), verified)
+		return fmt.Sprintf("%s %s  %s  %s", r.style("✓", "2"), j.Info.Label(), HumanBytes(ev.Bytes), verified)
 	case sync.JobFailed:
 		if ev.Canceled {
 			return fmt.Sprintf("%s %s: cancelled", r.style("-", "3"), j.Info.Label())
