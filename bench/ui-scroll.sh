@@ -5,7 +5,8 @@
 # few milliseconds (so each figure includes tmux's own latency, and esc the
 # terminal's wait to tell a lone escape from the start of a sequence). A
 # provider is listed 120 ms after the cursor rests on it, so that holding an
-# arrow key does not list every provider passed.
+# arrow key does not list every provider passed. Expects the default 160x48
+# (some of what it waits for is cut at 80 columns).
 source "$(dirname "$0")/ui-lib.sh"
 RUNS=${RUNS:-5}
 measure() { # NAME EXPECT KEYS...: send keys, wait for EXPECT on screen
@@ -18,7 +19,7 @@ measure() { # NAME EXPECT KEYS...: send keys, wait for EXPECT on screen
 results=$(
   for _ in $(seq "$RUNS"); do
     start_ui
-    wait_for "bench/p000" "1000 versions" "●"
+    wait_for "bench/p000" "▸10.0.0" "●"
     tmux -S "$SOCK" send-keys Enter # focus the matrix
     measure "end-(oldest-version)" "▸0.1.0" G
     measure "home-(newest-version)" "▸10.0.0" g
