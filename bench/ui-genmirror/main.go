@@ -20,9 +20,8 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 )
 
-var allPlatforms = []string{"darwin_amd64", "darwin_arm64", "freebsd_amd64", "linux_386", "linux_amd64", "linux_arm", "linux_arm64", "openbsd_amd64", "solaris_amd64", "windows_386", "windows_amd64", "windows_arm64"}
-
 func main() {
+	allPlatforms := []string{"darwin_amd64", "darwin_arm64", "freebsd_amd64", "linux_386", "linux_amd64", "linux_arm", "linux_arm64", "openbsd_amd64", "solaris_amd64", "windows_386", "windows_amd64", "windows_arm64"}
 	dir := flag.String("dir", "", "the mirror directory to write (must not exist)")
 	nProviders := flag.Int("providers", 20, "providers (bench/p000 … )")
 	nVersions := flag.Int("versions", 1000, "versions of each provider")

@@ -43,15 +43,12 @@ type Release struct {
 	Size int
 }
 
-var (
-	allPlatforms = []string{"darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}
-	dnsPlatforms = []string{"darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}
-	qPlatforms   = []string{"darwin_arm64", "linux_amd64", "linux_arm64"}
-	oldPlatforms = []string{"linux_amd64", "windows_amd64"}
-)
-
 // Releases is everything the primary mirror holds.
 func Releases() []Release {
+	allPlatforms := []string{"darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}
+	dnsPlatforms := []string{"darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}
+	qPlatforms := []string{"darwin_arm64", "linux_amd64", "linux_arm64"}
+	oldPlatforms := []string{"linux_amd64", "windows_amd64"}
 	var rs []Release
 	for _, v := range []string{"2.1.0", "2.0.0", "1.2.0", "1.1.0", "1.0.0"} {
 		size := 0
@@ -110,6 +107,9 @@ func Build(ctx context.Context, dir string) (*World, error) {
 	}
 	flush := map[*fs.Mirror]map[backends.Provider]bool{primary: {}, secondary: {}}
 	for _, r := range Releases() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		for _, plat := range r.Platforms {
 			pkg, err := pkgOf(r.Provider, r.Version, plat)
 			if err != nil {

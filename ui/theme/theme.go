@@ -49,16 +49,6 @@ func (m Mark) Short() string {
 	return [...]string{"loading", "missing", "ok", "unverified", "differs", "error"}[m]
 }
 
-// Palette colours, as ANSI basic colours so they follow the terminal's theme.
-var (
-	colGreen  = lipgloss.Color("2")
-	colRed    = lipgloss.Color("1")
-	colYellow = lipgloss.Color("3")
-	colBlue   = lipgloss.Color("4")
-	colCyan   = lipgloss.Color("6")
-	colGray   = lipgloss.Color("8")
-)
-
 // Styles is every style the UI uses, built once and passed down; nothing
 // builds a style while rendering.
 type Styles struct {
@@ -94,6 +84,9 @@ type Styles struct {
 // shows is also shown by a glyph or an attribute, so nothing is lost without
 // it.
 func New() Styles {
+	// ANSI basic colours, so they follow the terminal's own theme.
+	colGreen, colRed, colYellow := lipgloss.Color("2"), lipgloss.Color("1"), lipgloss.Color("3")
+	colBlue, colCyan, colGray := lipgloss.Color("4"), lipgloss.Color("6"), lipgloss.Color("8")
 	s := Styles{
 		Border:        lipgloss.NewStyle().Foreground(colGray),
 		BorderFocused: lipgloss.NewStyle().Foreground(colCyan),
