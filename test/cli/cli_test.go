@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -25,7 +25,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	tfmirrorBin = filepath.Join(dir, "tfmirror")
-	out, err := exec.Command("go", "build", "-o", tfmirrorBin, ".").CombinedOutput()
+	// The module root is two levels up.
+	build := exec.Command("go", "build", "-o", tfmirrorBin, ".")
+	build.Dir = filepath.Join("..", "..")
+	out, err := build.CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
 		panic("go build: " + string(out))
@@ -211,14 +214,25 @@ func TestCLIVerifyDiffSync(t *testing.T) {
 }
 
 func TestCLIHelpHasExamples(t *testing.T) {
-	root := newRootCmd()
-	for _, c := range root.Commands() {
-		if c.Name() == "help" || c.Name() == "completion" {
+	top := run(t, nil, "--help")
+	_, list, ok := strings.Cut(top.stdout, "Available Commands:")
+	if !ok {
+		t.Fatalf("tfmirror --help lists no commands:\n%s", top.stdout)
+	}
+	list, _, _ = strings.Cut(list, "\n\n")
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		name := strings.Fields(line)[0]
+		if name == "help" || name == "completion" {
 			continue
 		}
-		if c.Example == "" {
-			t.Errorf("%s --help has no example", c.Name())
+		n++
+		if r := run(t, nil, name, "--help"); r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("tfmirror %s --help has no example (exit %d)", name, r.code)
 		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d commands listed:\n%s", n, list)
 	}
 }
 
