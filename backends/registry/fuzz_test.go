@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -83,8 +84,9 @@ func FuzzCheckSignature(f *testing.F) {
 // discovery, the versions list, one platform's download metadata, and a
 // SHA256SUMS signed with a real key.
 type fakeRelease struct {
-	srv  *httptest.Server
-	host string
+	srv    *httptest.Server
+	client *http.Client
+	host   string
 
 	mu                        gosync.Mutex
 	disco, versions, download []byte
@@ -134,6 +136,7 @@ func newFakeRelease(f *testing.F) *fakeRelease {
 		}
 	}))
 	f.Cleanup(r.srv.Close)
+	r.client = loopbackOnly(r.srv)
 	u, _ := url.Parse(r.srv.URL)
 	r.host = u.Host
 	r.disco, r.versions, r.download = r.goodDisco(), r.goodVersions(), r.goodDownload()
@@ -162,9 +165,28 @@ func (r *fakeRelease) set(disco, versions, download []byte) {
 	r.disco, r.versions, r.download = disco, versions, download
 }
 
+// loopbackOnly returns a client for srv that refuses to dial anything else
+// at once: fuzzed URLs name any host, and no test reaches beyond its own
+// server (nor waits on a DNS lookup).
+func loopbackOnly(srv *httptest.Server) *http.Client {
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	addr := srv.Listener.Addr().String()
+	dial := tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	tr.DialContext = func(ctx context.Context, network, a string) (net.Conn, error) {
+		if a != addr {
+			return nil, fmt.Errorf("fuzz: dial %s refused: only %s is reachable", a, addr)
+		}
+		return dial(ctx, network, a)
+	}
+	return &http.Client{Transport: tr}
+}
+
 func (r *fakeRelease) open(t testing.TB) (*Registry, backends.Provider) {
 	reg, err := Open("registry://"+r.host, r.host, Options{HTTP: httpget.Client{
-		HTTP: r.srv.Client(), Timeout: 10 * time.Second, Retries: -1, MaxDocument: 1 << 20,
+		HTTP: r.client, Timeout: 10 * time.Second, Retries: -1, MaxDocument: 1 << 20,
 	}})
 	if err != nil {
 		t.Fatal(err)
