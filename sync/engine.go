@@ -445,9 +445,9 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	j.started.Store(time.Now().UnixNano())
 	start := time.Now()
 
-	limit := maxArchive(e.opts.Hashing)
+	unpacked, limit := maxArchive(e.opts.Hashing)
 	if limit >= 0 && a.Size > limit {
-		return opErr("open", "source", j.info.Src, fmt.Errorf("the source states %d bytes, more than any zip that unpacks within --max-unpacked (%d) can be; refusing to download it", a.Size, limit))
+		return opErr("open", "source", j.info.Src, fmt.Errorf("the source states %d bytes, more than a zip that unpacks within --max-unpacked (%d bytes) can be; refusing to download it", a.Size, unpacked))
 	}
 	rc, err := spec.Src.Open(ctx, a)
 	if err != nil {
@@ -462,7 +462,7 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 
 	zh := hashing.NewZipHasher()
 	buf := make([]byte, 1<<20)
-	n, err := io.CopyBuffer(io.MultiWriter(st, zh), &countingReader{ctx: ctx, r: rc, n: &j.bytes, limit: limit}, buf)
+	n, err := io.CopyBuffer(io.MultiWriter(st, zh), &countingReader{ctx: ctx, r: rc, n: &j.bytes, limit: limit, unpacked: unpacked}, buf)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -494,26 +494,30 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	return nil
 }
 
-// maxArchive is the most bytes an archive may have: a zip is larger than
-// the contents it unpacks to only by its headers, so one beyond the hashing
-// cap (plus room for headers) could never be hashed, and a source that
-// states or sends more is lying or endless. -1 means no cap.
-func maxArchive(o hashing.Options) int64 {
+// maxArchive returns the hashing cap on unpacked bytes and the most bytes
+// an archive may have: a zip is larger than the contents it unpacks to only
+// by its headers, so one beyond the cap (plus room for headers) could never
+// be hashed, and a source that states or sends more is lying or endless.
+// -1 means no cap.
+func maxArchive(o hashing.Options) (unpacked, limit int64) {
 	switch {
 	case o.MaxUnpacked < 0:
-		return -1
+		return -1, -1
 	case o.MaxUnpacked == 0:
-		return hashing.DefaultMaxUnpacked + 1<<20
+		unpacked = hashing.DefaultMaxUnpacked
+	default:
+		unpacked = o.MaxUnpacked
 	}
-	return o.MaxUnpacked + 1<<20
+	return unpacked, unpacked + 1<<20
 }
 
 type countingReader struct {
-	ctx   context.Context
-	r     io.Reader
-	n     *atomic.Int64
-	read  int64
-	limit int64 // -1: none
+	ctx      context.Context
+	r        io.Reader
+	n        *atomic.Int64
+	read     int64
+	limit    int64 // -1: none
+	unpacked int64 // the cap limit derives from, for the message
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
@@ -524,7 +528,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n.Add(int64(n))
 	c.read += int64(n)
 	if c.limit >= 0 && c.read > c.limit {
-		return n, fmt.Errorf("the source sent more than %d bytes, more than any zip that unpacks within --max-unpacked can be; refusing the rest", c.limit)
+		return n, fmt.Errorf("the source sent more than %d bytes, more than a zip that unpacks within --max-unpacked (%d bytes) can be; refusing the rest", c.limit, c.unpacked)
 	}
 	return n, err
 }
