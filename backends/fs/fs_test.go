@@ -314,3 +314,24 @@ func TestStaleStagingSwept(t *testing.T) {
 		t.Fatalf("a live staging file was swept: %v", err)
 	}
 }
+
+// A package built by hand with traversal in its names cannot make Stage
+// write outside the mirror.
+func TestStageRefusesEscapes(t *testing.T) {
+	dir := t.TempDir()
+	m, _ := fs.Open(dir, dir, fs.Options{})
+	good := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	for _, bad := range []backends.Package{
+		{Provider: backends.Provider{Hostname: "example.com", Namespace: "..", Type: "alpha"}, Version: good.Version, Platform: good.Platform},
+		{Provider: backends.Provider{Hostname: "example.com", Namespace: "acme", Type: "../../x"}, Version: good.Version, Platform: good.Platform},
+		{Provider: good.Provider, Version: good.Version, Platform: backends.Platform{OS: "linux/../../../x", Arch: "amd64"}},
+	} {
+		if st, err := m.Stage(context.Background(), bad); err == nil {
+			st.Abort()
+			t.Errorf("Stage(%+v) accepted", bad.Provider)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Errorf("something was created beside the mirror: %v", entries)
+	}
+}

@@ -30,6 +30,11 @@ func (m *Mirror) providerDir(p backends.Provider) string {
 // rename is atomic.
 func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Staged, error) {
 	dir := m.providerDir(pkg.Provider)
+	// Sources only produce parsed packages, but a package built by hand must
+	// not write outside the mirror either.
+	if rel, err := filepath.Rel(m.dir, filepath.Join(dir, pkg.Filename())); err != nil || !filepath.IsLocal(rel) || strings.Count(filepath.ToSlash(rel), "/") != 3 {
+		return nil, fmt.Errorf("mirror %s: %s: refusing a package whose path would leave the mirror", m.name, pkg)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
