@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -460,9 +461,22 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	}
 	defer st.Abort()
 
+	// zh: is computed on the way, unless the source's stream already
+	// computes it to authenticate the archive. Network reads come in TLS
+	// records of at most 16 KiB: they are gathered into large writes, or the
+	// staging file would cost a syscall per record.
+	bw := bufio.NewWriterSize(st, 1<<20)
+	var w io.Writer = bw
 	zh := hashing.NewZipHasher()
+	hr, sourceHashes := rc.(backends.HashingReader)
+	if !sourceHashes {
+		w = io.MultiWriter(bw, zh)
+	}
 	buf := make([]byte, 1<<20)
-	n, err := io.CopyBuffer(io.MultiWriter(st, zh), &countingReader{ctx: ctx, r: rc, n: &j.bytes, limit: limit, unpacked: unpacked}, buf)
+	n, err := io.CopyBuffer(w, &countingReader{ctx: ctx, r: rc, n: &j.bytes, limit: limit, unpacked: unpacked}, buf)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -472,11 +486,28 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	if a.Size >= 0 && n != a.Size {
 		return opErr("transfer", "source", j.info.Src, backends.Transient(fmt.Errorf("received %d bytes, but the source states the archive has %d", n, a.Size)))
 	}
+	zipHash := zh.Sum()
+	if sourceHashes {
+		var ok bool
+		if zipHash, ok = hr.ZipHash(); !ok {
+			if zipHash, err = hashing.HashZipFile(st.Path()); err != nil {
+				return opErr("hash", "destination", j.info.Dst, err)
+			}
+		}
+	}
+	// Inflating for h1: is the CPU-bound part: one archive per core, while
+	// the other workers keep downloading.
+	select {
+	case e.hashSlots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	h1, err := hashing.HashZip(st.Path(), e.opts.Hashing)
+	<-e.hashSlots
 	if err != nil {
 		return opErr("hash", "source", j.info.Src, fmt.Errorf("the archive is not a usable zip: %w", err))
 	}
-	sums := hashing.Sums{H1: h1, ZH: zh.Sum()}
+	sums := hashing.Sums{H1: h1, ZH: zipHash}
 	res := hashing.Verify(sums, a.Evidence...)
 	for _, c := range res.Checks {
 		e.emit(HashChecked{ID: j.info.ID, Check: c})
