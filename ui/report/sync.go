@@ -78,8 +78,9 @@ func (r *SyncReporter) Show(ev sync.Event) {
 	case Live:
 		if line := r.finishedLine(ev, j); line != "" {
 			r.clearLive()
-			// Successes fit one line; a failure keeps its whole reason.
-			if _, done := ev.(sync.JobDone); done {
+			// Everything fits one line but a failure, which keeps its whole
+			// reason.
+			if _, failed := ev.(sync.JobFailed); !failed {
 				line = truncate(line, r.width-1)
 			}
 			fmt.Fprintln(r.w, line)

@@ -1,0 +1,119 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+func pkg(t *testing.T) backends.Package {
+	t.Helper()
+	p, _ := backends.ParseProvider("example.com/acme/alpha")
+	v, _ := backends.ParseVersion("1.2.3")
+	plat, _ := backends.ParsePlatform("linux_amd64")
+	return backends.Package{Provider: p, Version: v, Platform: plat}
+}
+
+func events(t *testing.T) []sync.Event {
+	info := sync.JobInfo{ID: 1, Package: pkg(t), Src: "registry://example.com", Dst: "./m", Size: 100}
+	check := hashing.Check{Source: hashing.Source{Kind: hashing.SourceRegistrySigned, Detail: "key ABC"}, Scheme: hashing.SchemeZip, Status: hashing.Match}
+	return []sync.Event{
+		sync.JobQueued{Job: info},
+		sync.JobStarted{ID: 1, Attempt: 1},
+		sync.JobProgress{ID: 1, Bytes: 50, Total: 100, Rate: 1000},
+		sync.JobRetrying{ID: 1, Attempt: 1, Err: errors.New("reset"), Delay: time.Second},
+		sync.HashChecked{ID: 1, Check: check},
+		sync.JobDone{ID: 1, Bytes: 100, Verified: true, Result: hashing.Result{Checks: []hashing.Check{check}}},
+		sync.IndexWritten{Dst: "./m", Provider: pkg(t).Provider},
+		sync.Idle{},
+	}
+}
+
+// Every event is one JSON object on its own line with a "type".
+func TestJSONLines(t *testing.T) {
+	var out bytes.Buffer
+	r := report.NewSyncReporter(&out, report.JSONLines, false, 80)
+	for _, ev := range events(t) {
+		r.Show(ev)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{"queued", "started", "progress", "retrying", "hash_checked", "done", "index_written", "idle"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines for %d events:\n%s", len(lines), len(want), out.String())
+	}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d is not JSON: %v: %s", i, err, l)
+		}
+		if m["type"] != want[i] {
+			t.Errorf("line %d: type %v, want %s", i, m["type"], want[i])
+		}
+		if want[i] != "idle" && want[i] != "index_written" && m["provider"] != "example.com/acme/alpha" {
+			t.Errorf("line %d lacks the provider: %s", i, l)
+		}
+	}
+}
+
+// Plain mode prints one line per ending, naming the package and the checks.
+func TestPlainLines(t *testing.T) {
+	var out bytes.Buffer
+	r := report.NewSyncReporter(&out, report.Plain, false, 80)
+	for _, ev := range events(t) {
+		r.Show(ev)
+	}
+	r.Show(sync.JobFailed{ID: 1, Err: errors.New("h1 mismatch against mirror index")})
+	got := out.String()
+	for _, want := range []string{
+		"↻ example.com/acme/alpha 1.2.3 linux_amd64: attempt 1 failed, retrying in 1s: reset",
+		"✓ example.com/acme/alpha 1.2.3 linux_amd64  100 B  zh ✓ signed SHA256SUMS (key key ABC)",
+		"✗ example.com/acme/alpha 1.2.3 linux_amd64: h1 mismatch against mirror index",
+	} {
+		if !strings.Contains(got, strings.Replace(want, "key key", "key", 1)) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b[") {
+		t.Error("plain output has escape sequences")
+	}
+}
+
+// Live mode keeps success lines within the terminal's width.
+func TestLiveFitsWidth(t *testing.T) {
+	var out bytes.Buffer
+	r := report.NewSyncReporter(&out, report.Live, false, 40)
+	for _, ev := range events(t) {
+		r.Show(ev)
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		clean := l // the part after the last clear-screen sequence
+		if i := strings.LastIndex(l, "\x1b[J"); i >= 0 {
+			clean = l[i+3:]
+		}
+		if w := lipgloss.Width(clean); w > 40 {
+			t.Errorf("line of width %d > 40: %q", w, clean)
+		}
+	}
+}
+
+func TestHumanBytesAndSummary(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 18_900_000: "18.9 MB", 3_000_000_000: "3.0 GB"} {
+		if got := report.HumanBytes(n); got != want {
+			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+	fs := []sync.Finding{{Status: sync.StatusOK}, {Status: sync.StatusOK}, {Status: sync.StatusMismatch}}
+	if got := report.Summary(fs); got != "2 ok, 1 mismatch" {
+		t.Errorf("Summary = %q", got)
+	}
+}
