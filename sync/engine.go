@@ -49,12 +49,28 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// JobSpec is one package to move.
+// JobSpec is one package to move, or, with Task set, other work that runs
+// on the same workers with the same queue, retries and events.
 type JobSpec struct {
 	Src     backends.Reader
 	Dst     backends.Writer
 	Archive backends.Archive // as the source lists it, with its evidence
 	Force   bool             // replace a different archive in the destination
+
+	// Task, when set, replaces the package transfer (Src, Dst, Archive and
+	// Force are then unused): module packages run this way.
+	Task Task
+}
+
+// Task is work other than a provider package transfer.
+type Task interface {
+	// Info describes the job; the engine sets its ID.
+	Info() JobInfo
+	// Attempt makes one try. It reports bytes moved through progress and
+	// each hash checked through check, and returns what JobDone says (the
+	// engine sets its ID). Errors for which backends.IsTransient holds are
+	// retried.
+	Attempt(ctx context.Context, progress func(int64), check func(hashing.Check)) (JobDone, error)
 }
 
 // JobState is where a job is in its life.
@@ -213,7 +229,13 @@ func (e *Engine) Enqueue(specs ...JobSpec) []JobID {
 			break
 		}
 		e.nextID++
-		j := &job{spec: s, info: JobInfo{ID: e.nextID, Package: s.Archive.Package, Src: s.Src.String(), Dst: s.Dst.String(), Size: s.Archive.Size}}
+		j := &job{spec: s}
+		if s.Task != nil {
+			j.info = s.Task.Info()
+		} else {
+			j.info = JobInfo{Package: s.Archive.Package, Src: s.Src.String(), Dst: s.Dst.String(), Size: s.Archive.Size}
+		}
+		j.info.ID = e.nextID
 		e.jobs[j.info.ID] = j
 		e.enqueueLocked(j)
 		ids = append(ids, j.info.ID)
@@ -227,11 +249,13 @@ func (e *Engine) enqueueLocked(j *job) {
 	j.sent = 0
 	e.queue = append(e.queue, j)
 	e.active++
-	k := flushKey{j.spec.Dst, j.info.Package.Provider}
-	if e.flushes[k] == nil {
-		e.flushes[k] = &flushState{}
+	if j.spec.Task == nil {
+		k := flushKey{j.spec.Dst, j.info.Package.Provider}
+		if e.flushes[k] == nil {
+			e.flushes[k] = &flushState{}
+		}
+		e.flushes[k].pending++
 	}
-	e.flushes[k].pending++
 	e.emit(JobQueued{Job: j.info})
 	e.wake.Signal()
 }
@@ -329,7 +353,9 @@ func (e *Engine) worker() {
 		switch {
 		case err == nil:
 			j.state = Done
-			e.flushes[flushKey{j.spec.Dst, j.info.Package.Provider}].landed = true
+			if j.spec.Task == nil {
+				e.flushes[flushKey{j.spec.Dst, j.info.Package.Provider}].landed = true
+			}
 		case errors.Is(err, context.Canceled):
 			j.state = Canceled
 			ev = JobFailed{ID: j.info.ID, Err: err, Canceled: true}
@@ -350,6 +376,21 @@ func (e *Engine) endJob(j *job, ev Event) {
 	if ev != nil {
 		e.emit(ev)
 	}
+	if j.spec.Task == nil {
+		e.flushIfLast(j)
+	}
+	e.mu.Lock()
+	e.active--
+	idle := e.active == 0
+	e.mu.Unlock()
+	if idle {
+		e.emit(Idle{})
+	}
+}
+
+// flushIfLast writes a provider's index documents once its last pending job
+// in that destination has ended, if any of its archives landed.
+func (e *Engine) flushIfLast(j *job) {
 	k := flushKey{j.spec.Dst, j.info.Package.Provider}
 	e.mu.Lock()
 	fs := e.flushes[k]
@@ -367,13 +408,6 @@ func (e *Engine) endJob(j *job, ev Event) {
 			err = &backends.OpError{Op: "write index", Place: j.info.Dst, Side: "destination", Err: err}
 		}
 		e.emit(IndexWritten{Dst: j.info.Dst, Provider: k.provider, Err: err})
-	}
-	e.mu.Lock()
-	e.active--
-	idle := e.active == 0
-	e.mu.Unlock()
-	if idle {
-		e.emit(Idle{})
 	}
 }
 
@@ -438,6 +472,9 @@ func (e *Engine) run(ctx context.Context, j *job) error {
 // computing zh: on the way, then h1:, checks every source of truth, and only
 // then commits.
 func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
+	if j.spec.Task != nil {
+		return e.attemptTask(ctx, j)
+	}
 	a, spec := j.spec.Archive, j.spec
 	opErr := func(op, side, place string, err error) error {
 		return &backends.OpError{Op: op, Side: side, Place: place, Pkg: &a.Package, Err: err}
@@ -540,6 +577,21 @@ func maxArchive(o hashing.Options) (unpacked, limit int64) {
 		unpacked = o.MaxUnpacked
 	}
 	return unpacked, unpacked + 1<<20
+}
+
+// attemptTask makes one try of a task job.
+func (e *Engine) attemptTask(ctx context.Context, j *job) error {
+	j.bytes.Store(0)
+	j.started.Store(time.Now().UnixNano())
+	done, err := j.spec.Task.Attempt(ctx,
+		func(n int64) { j.bytes.Add(n) },
+		func(c hashing.Check) { e.emit(HashChecked{ID: j.info.ID, Check: c}) })
+	if err != nil {
+		return err
+	}
+	done.ID = j.info.ID
+	e.emit(done)
+	return nil
 }
 
 type countingReader struct {
