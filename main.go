@@ -565,17 +565,15 @@ source (or run tfmirror modules rewrite).
 			if dryRun {
 				return report.Findings(cmd.OutOrStdout(), plan.Findings(), asJSON)
 			}
-			var specs []sync.JobSpec
+			specs, left := plan.Jobs(dst, force)
 			problems := 0
-			for _, it := range plan.Items {
-				switch {
-				case it.Status == sync.StatusMissing, it.Status == sync.StatusConflict && force:
-					specs = append(specs, sync.JobSpec{Src: src, Dst: dst, Archive: it.Archive, Force: force})
-				case it.Status == sync.StatusConflict, it.Status == sync.StatusUnavailable:
-					problems++
-					if !asJSON {
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s %s: %s: %s\n", it.Status, it.Archive.Package, "skipped", it.Detail)
-					}
+			for _, it := range left {
+				if it.Status == sync.StatusPresent {
+					continue
+				}
+				problems++
+				if !asJSON {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s %s: skipped: %s\n", it.Status, it.Archive.Package, it.Detail)
 				}
 			}
 			mode, color, width := outputMode(cmd, asJSON)
@@ -1003,12 +1001,11 @@ failed.`,
 				if err != nil {
 					return err
 				}
-				for _, it := range plan.Items {
+				jobs, left := plan.Jobs(dst, force)
+				specs = append(specs, jobs...)
+				for _, it := range left {
 					pkg := it.Archive.Package
 					switch {
-					case it.Status == sync.StatusMissing, it.Status == sync.StatusConflict && force:
-						specs = append(specs, sync.JobSpec{Src: src, Dst: dst, Archive: it.Archive, Force: force})
-						continue
 					case it.Status == sync.StatusPresent:
 						present++
 						landed[pkg.Provider] = true

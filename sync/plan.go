@@ -42,6 +42,20 @@ func (p *Plan) Count(s Status) int {
 	return n
 }
 
+// Jobs returns the transfers that carry out the plan into dst: every
+// missing package, and with force every conflicting one. The other items
+// (present, and conflicts without force, and unavailable ones) are left.
+func (p *Plan) Jobs(dst backends.Writer, force bool) (jobs []JobSpec, left []Item) {
+	for _, it := range p.Items {
+		if it.Status == StatusMissing || it.Status == StatusConflict && force {
+			jobs = append(jobs, JobSpec{Src: p.Src, Dst: dst, Archive: it.Archive, Force: force})
+		} else {
+			left = append(left, it)
+		}
+	}
+	return jobs, left
+}
+
 // StaleIndexes lists the providers some of whose archives the destination
 // holds without stating their hashes: a filesystem mirror whose index
 // documents an interrupted sync did not get to write. Flushing them after
