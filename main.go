@@ -710,13 +710,15 @@ not work through network mirrors in either client.`,
 
 // uiFlags are the flags of tfmirror [ui].
 type uiFlags struct {
-	sel  selectionFlags
-	jobs int
+	sel     selectionFlags
+	jobs    int
+	modules []string
 }
 
 func (u *uiFlags) add(cmd *cobra.Command) {
 	u.sel.add(cmd)
 	cmd.Flags().IntVar(&u.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
 }
 
 func newUICmd(g *globalFlags) *cobra.Command {
@@ -737,10 +739,20 @@ and each archive's hashes are checked before it lands. v verifies, ? shows
 every key.
 
 Network mirrors and registries cannot list their providers: name them with
---provider. --version and --platform narrow the matrix.`,
+--provider. --version and --platform narrow the matrix.
+
+With --module, the UI opens on the Modules view (m switches between it and
+providers): the modules named, and for the chosen one its versions against
+every place that holds modules (registry://HOST, oci://REGISTRY/TEMPLATE, a
+directory) with ● present, ○ missing, ✗ digest differs (OCI places), ! no
+location. Details shows where each package lives. Select versions (space),
+press enter to fetch and pack them into an OCI place or a directory.
+NAMESPACE/NAME/SYSTEM means the module on the one registry:// place given, or
+on registry.opentofu.org; --version narrows the versions.`,
 		Example: `  tfmirror ui ./mirror /srv/terraform/providers
   tfmirror ./mirror https://mirror.corp/terraform/providers/ -p registry.terraform.io/hashicorp/aws
-  tfmirror ui ./mirror --version "~> 5.0" --platform linux_amd64 --platform darwin_arm64`,
+  tfmirror ui ./mirror --version "~> 5.0" --platform linux_amd64 --platform darwin_arm64
+  tfmirror ui registry://registry.opentofu.org ./modules --module terraform-aws-modules/vpc/aws -v ">= 5.0"`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd, g, &u, args) },
 	}
 	u.add(cmd)
@@ -795,16 +807,22 @@ func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error 
 			return usageErr("%s", noMirrorHelp)
 		}
 	}
+	withModules := len(u.modules) > 0
 	mirrors := make([]ui.Mirror, 0, len(args))
-	for _, a := range args {
+	for i, a := range args {
 		spec, err := place.Parse(a)
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		if err := needsVersion(a, s); err != nil {
+		// A registry named beside --module and no --provider is there for
+		// its modules: it lists no providers, so none are fetched.
+		if err := needsVersion(a, s); err != nil && (!withModules || len(s.Providers) > 0) {
 			return err
 		}
 		r, err := place.Open(ctx, a, g.placeOptions())
+		if err != nil && withModules && isModulePlace(ctx, a, g) {
+			continue // a module place only (an OCI template of modules, a directory to create)
+		}
 		if err != nil {
 			if spec.Kind == place.FS {
 				root := cmd.Root()
@@ -817,12 +835,70 @@ func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error 
 			}
 			return usageErr("%v", err)
 		}
-		mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(spec.Kind)})
+		mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(spec.Kind), Number: i + 1})
 	}
+	mods, cleanup, err := uiModules(ctx, g, u.modules, args)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	if !isTerminal(cmd) {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
 	}
-	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.Options{Jobs: u.jobs, Hashing: g.hashing()}})
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.Options{Jobs: u.jobs, Hashing: g.hashing()}, Modules: mods})
+}
+
+// isModulePlace reports whether arg opens as a module place.
+func isModulePlace(ctx context.Context, arg string, g *globalFlags) bool {
+	_, err := modplace.Open(ctx, arg, g.modplaceOptions())
+	return err == nil
+}
+
+// uiModules opens the UI's places as module places for --module, numbered
+// as the header numbers the mirrors; places that hold no modules (network
+// mirrors, OCI templates of providers) are left out of the Modules view.
+// NAMESPACE/NAME/SYSTEM means the module on the one registry:// place, or
+// on OpenTofu's default registry. cleanup removes the builder's temp dir.
+func uiModules(ctx context.Context, g *globalFlags, raw, args []string) (ui.ModulesConfig, func(), error) {
+	var cfg ui.ModulesConfig
+	if len(raw) == 0 {
+		return cfg, func() {}, nil
+	}
+	host, registries := modules.DefaultHost, 0
+	o := g.modplaceOptions()
+	for i, a := range args {
+		l, err := modplace.Open(ctx, a, o)
+		if err != nil {
+			continue
+		}
+		spec, _ := place.Parse(a)
+		if spec.Kind == place.Registry {
+			registries++
+			host = defaultModuleHost(a)
+		}
+		cfg.Places = append(cfg.Places, ui.ModulePlace{Lister: l, Kind: string(spec.Kind), Number: i + 1})
+	}
+	if registries > 1 {
+		host = modules.DefaultHost
+	}
+	mods, err := moduleArgs(raw, host)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if len(cfg.Places) == 0 {
+		return cfg, nil, usageErr("--module: none of the places holds modules: give registry://HOST, oci://REGISTRY/TEMPLATE or a directory")
+	}
+	tmp, err := os.MkdirTemp("", "tfmirror-modules-")
+	if err != nil {
+		return cfg, nil, err
+	}
+	builder, err := modplace.Builder(o, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return cfg, nil, usageErr("%v", err)
+	}
+	cfg.Modules, cfg.Builder, cfg.ShowFirst = mods, builder, true
+	return cfg, func() { builder.Close(); os.RemoveAll(tmp) }, nil
 }
 
 // isTerminal reports whether the command talks to a terminal both ways.

@@ -10,6 +10,7 @@ type KeyMap struct {
 	NextPane, PrevPane key.Binding
 	Details            key.Binding
 	Compare            key.Binding
+	Modules            key.Binding
 	Help               key.Binding
 	Quit, ForceQuit    key.Binding
 }
@@ -21,6 +22,7 @@ func DefaultKeyMap() KeyMap {
 		PrevPane:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Details:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "details")),
 		Compare:   key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "compare mirror")),
+		Modules:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "modules")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now")),
@@ -28,11 +30,13 @@ func DefaultKeyMap() KeyMap {
 }
 
 // ShortHelp implements help.KeyMap.
-func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.NextPane, k.Help, k.Quit} }
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.NextPane, k.Modules, k.Help, k.Quit}
+}
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare}, {k.Help, k.Quit, k.ForceQuit}}
+	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.Help, k.Quit, k.ForceQuit}}
 }
 
 // mergedKeys is the help shown at the bottom: the focused pane's keys, then
@@ -74,3 +78,17 @@ func (k dialogKeys) ShortHelp() []key.Binding {
 }
 
 func (k dialogKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// globalKeys is the global keys as help shows them: m names the view it
+// switches to, and is left out where there is no Modules view (it still
+// answers, with a hint).
+func (m Model) globalKeys() KeyMap {
+	k := m.keys
+	switch {
+	case !m.mod.enabled():
+		k.Modules.SetEnabled(false)
+	case m.view == viewModules:
+		k.Modules.SetHelp("m", "providers")
+	}
+	return k
+}

@@ -34,6 +34,10 @@ type Mirror struct {
 	Reader backends.Reader
 	// Kind labels it in the header: fs, net, oci, registry.
 	Kind string
+	// Number is how the header numbers it; 0 numbers mirrors by position,
+	// from 1. Give the same number to a Mirror and a ModulePlace opened
+	// from one argument.
+	Number int
 }
 
 // Config is what the UI opens on.
@@ -45,6 +49,9 @@ type Config struct {
 	Engine    sync.Options
 	// NoAnimation keeps the spinner still, for tests and recordings.
 	NoAnimation bool
+	// Modules is the Modules view (m); Selection.Versions narrows its
+	// versions too.
+	Modules ModulesConfig
 }
 
 type pane int
@@ -134,6 +141,10 @@ type Model struct {
 	engine       *sync.Engine
 	engineCancel context.CancelFunc
 	slots        chan struct{}
+
+	// view is what the left and centre panes show: providers or modules.
+	view viewKind
+	mod  moduleState
 }
 
 // New builds the UI over cfg's mirrors and starts its sync engine, which
@@ -158,14 +169,28 @@ func New(ctx context.Context, cfg Config) Model {
 	}
 	dest := map[string]int{}
 	for i, mr := range cfg.Mirrors {
-		mi := &mirrorInfo{Mirror: mr, num: i + 1}
+		mi := &mirrorInfo{Mirror: mr, num: mr.Number}
+		if mi.num == 0 {
+			mi.num = i + 1
+		}
 		mi.writer, _ = mr.Reader.(backends.Writer)
 		m.mirrors = append(m.mirrors, mi)
 		m.compared = append(m.compared, i < 4)
 		if _, dup := dest[mr.Reader.String()]; !dup {
-			dest[mr.Reader.String()] = i + 1
+			dest[mr.Reader.String()] = mi.num
 		}
 	}
+	m.mod = newModuleState(engCtx, cfg.Modules, cfg.Engine, m.styles)
+	if m.mod.enabled() && cfg.Modules.ShowFirst {
+		m.view = viewModules
+		m.jobs.Empty = moduleJobsEmpty
+	}
+	for _, p := range m.mod.places {
+		if _, dup := dest[p.Lister.String()]; !dup {
+			dest[p.Lister.String()] = p.num
+		}
+	}
+
 	m.providers = providers.New(m.styles)
 	m.matrix = matrix.New(m.styles)
 	m.jobs = jobs.New(m.styles, dest)
@@ -186,6 +211,7 @@ func (m Model) Shutdown() {
 	m.engine.Close()
 	for range m.engine.Events() {
 	}
+	m.mod.shutdown()
 }
 
 // Init lists every mirror's providers and starts listening to the engine.
@@ -194,6 +220,7 @@ func (m Model) Init() tea.Cmd {
 	for i, mi := range m.mirrors {
 		cmds = append(cmds, listProvidersCmd(m.ctx, i, mi.Reader))
 	}
+	cmds = append(cmds, m.initModules())
 	return tea.Batch(append(cmds, m.startSpinner())...)
 }
 
@@ -216,7 +243,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.startLoad(m.current)
 	case relistTickMsg:
-		return m, m.relistDirty()
+		return m, tea.Batch(m.relistDirty(), m.relistModules())
 	case verifiedMsg:
 		return m.updateVerified(msg)
 	case engineEventMsg:
@@ -226,6 +253,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case enqueuedMsg:
 		m.setStatus(statusInfo, fmt.Sprintf("queued %d job(s) to %s", len(msg.ids), msg.dest))
 		return m, nil
+	case moduleMsg:
+		return m.updateModules(msg)
 	case quitTimeoutMsg:
 		return m, tea.Quit
 	case spinner.TickMsg:
@@ -259,6 +288,8 @@ func (m Model) updateKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case m.dialog != nil:
 		return m.updateDialog(k)
+	case m.mod.dialog != nil:
+		return m.updateModuleDialog(k)
 	case m.showHelp:
 		if key.Matches(k, m.keys.Help) || k.String() == "esc" || key.Matches(k, m.keys.Quit) {
 			m.showHelp = false
@@ -294,8 +325,18 @@ func (m Model) updateKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.relayout()
 		return m, nil
 	case key.Matches(k, m.keys.Compare):
-		m.toggleCompared(int(k.String()[0] - '1'))
+		num := int(k.String()[0] - '0')
+		if m.view == viewModules {
+			m.toggleModuleCompared(num)
+		} else {
+			m.toggleCompared(num)
+		}
 		return m, nil
+	case key.Matches(k, m.keys.Modules):
+		return m.toggleView()
+	}
+	if m.view == viewModules && m.focus != paneJobs {
+		return m.updateModuleKey(k)
 	}
 	switch m.focus {
 	case paneProviders:
@@ -322,6 +363,9 @@ func (m Model) updateKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 }
 
 func (m Model) typing() bool {
+	if m.view == viewModules {
+		return false
+	}
 	return m.focus == paneProviders && m.providers.Typing() || m.focus == paneMatrix && m.matrix.Typing()
 }
 
@@ -349,8 +393,15 @@ func (m *Model) setFocus(p pane) {
 	m.refreshDetails()
 }
 
-func (m *Model) toggleCompared(i int) {
-	if i < 0 || i >= len(m.mirrors) {
+// toggleCompared takes mirror number num in or out of the comparison.
+func (m *Model) toggleCompared(num int) {
+	i := -1
+	for k, mi := range m.mirrors {
+		if mi.num == num {
+			i = k
+		}
+	}
+	if i < 0 {
 		return
 	}
 	n := 0
@@ -585,7 +636,7 @@ func (m *Model) markDirty(i int, p backends.Provider) tea.Cmd {
 	if i < 0 {
 		return nil
 	}
-	first := len(m.dirty) == 0
+	first := len(m.dirty) == 0 && len(m.mod.dirty) == 0 // one tick serves both views
 	m.dirty[relistKey{i, p}] = true
 	if first {
 		return relistTick()
@@ -695,6 +746,10 @@ func (m *Model) refreshDetails() {
 			return
 		}
 	}
+	if m.view == viewModules {
+		m.refreshModuleDetails()
+		return
+	}
 	c, ok := m.matrix.Cursor()
 	if !ok {
 		m.details.ShowCell(nil)
@@ -755,6 +810,11 @@ func (m *Model) placeLabel(name string) string {
 			return fmt.Sprintf("[%d] %s", mi.num, name)
 		}
 	}
+	for _, p := range m.mod.places {
+		if p.Lister.String() == name {
+			return fmt.Sprintf("[%d] %s", p.num, name)
+		}
+	}
 	return name
 }
 
@@ -795,13 +855,8 @@ func (m Model) updateEngine(ev sync.Event) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.markDirty(m.mirrorIndex(ev.Dst), ev.Provider))
 	case sync.Idle:
 		m.queueActive = false
-		c := m.jobs.Tracker().Counts()
-		kind := statusInfo
-		if c[sync.Failed] > 0 {
-			kind = statusBad
-		}
-		if !m.quitting {
-			m.setStatus(kind, fmt.Sprintf("queue idle: %d done, %d failed, %d canceled", c[sync.Done], c[sync.Failed], c[sync.Canceled]))
+		if !m.mod.queueActive {
+			m.idleStatus()
 		}
 	}
 	if m.focus == paneJobs {
@@ -810,10 +865,25 @@ func (m Model) updateEngine(ev sync.Event) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(append(cmds, m.startSpinner())...)
 }
 
+// idleStatus sums up the jobs once both engines are idle.
+func (m *Model) idleStatus() {
+	c := m.jobs.Tracker().Counts()
+	kind := statusInfo
+	if c[sync.Failed] > 0 {
+		kind = statusBad
+	}
+	if !m.quitting {
+		m.setStatus(kind, fmt.Sprintf("queue idle: %d done, %d failed, %d canceled", c[sync.Done], c[sync.Failed], c[sync.Canceled]))
+	}
+}
+
 func (m Model) cancelJob() (tea.Model, tea.Cmd) {
 	j, ok := m.jobs.Selected()
 	if !ok || (j.State != sync.Queued && j.State != sync.Running) {
 		return m, nil
+	}
+	if isModuleJob(j.Info.ID) {
+		return m.cancelModuleJob(j.Info.ID)
 	}
 	id, eng := j.Info.ID, m.engine
 	return m, jobCmd(func() { eng.Cancel(id) })
@@ -824,6 +894,9 @@ func (m Model) retryJob() (tea.Model, tea.Cmd) {
 	if !ok || (j.State != sync.Failed && j.State != sync.Canceled) {
 		m.setStatus(statusInfo, "R retries a failed or canceled job")
 		return m, nil
+	}
+	if isModuleJob(j.Info.ID) {
+		return m.retryModuleJob(j)
 	}
 	id, eng := j.Info.ID, m.engine
 	return m, jobCmd(func() { eng.Retry(id) })
@@ -886,7 +959,10 @@ func (m Model) updateVerified(msg verifiedMsg) (tea.Model, tea.Cmd) {
 
 // busy reports whether anything is under way that the spinner should show.
 func (m Model) busy() bool {
-	if m.quitting || m.queueActive || len(m.verifying) > 0 || len(m.dirty) > 0 || m.jobs.Tracker().Unfinished() {
+	if m.quitting || m.queueActive || m.mod.queueActive || len(m.verifying) > 0 || len(m.dirty) > 0 || len(m.mod.dirty) > 0 || m.jobs.Tracker().Unfinished() {
+		return true
+	}
+	if m.mod.hasCurrent && m.loadingModule() {
 		return true
 	}
 	for _, mi := range m.mirrors {

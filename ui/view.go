@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/lipgloss/v2"
 
+	"github.com/tfmirror/tfmirror/ui/modtable"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -47,6 +48,8 @@ func (m *Model) relayout() {
 	m.details.SetSize(l.leftW-2, l.detailsH-2)
 	m.matrix.SetSize(l.rightW-2, l.matrixH-2)
 	m.jobs.SetSize(l.rightW-2, l.jobsH-2)
+	m.mod.list.SetSize(l.leftW-2, l.provH-2)
+	m.mod.table.SetSize(l.rightW-2, l.matrixH-2)
 	m.help.SetWidth(w - 1)
 }
 
@@ -61,7 +64,12 @@ func (m Model) render() string {
 		body := m.styles.Box("Help", m.fullHelpLines(), m.w, m.h-3, true)
 		return m.headerView() + "\n" + body + "\n" + m.statusView() + "\n" + m.styles.Dim.Render(" ? or esc closes help")
 	}
-	left := m.styles.Box(m.providers.Title(), m.providerLines(), m.lay.leftW, m.lay.provH, m.focus == paneProviders)
+	var left string
+	if m.view == viewModules {
+		left = m.styles.Box(m.mod.list.Title(), strings.Split(m.mod.list.View(), "\n"), m.lay.leftW, m.lay.provH, m.focus == paneProviders)
+	} else {
+		left = m.styles.Box(m.providers.Title(), m.providerLines(), m.lay.leftW, m.lay.provH, m.focus == paneProviders)
+	}
 	if m.lay.details {
 		left += "\n" + m.styles.Box("Details", strings.Split(m.details.View(), "\n"), m.lay.leftW, m.lay.detailsH, false)
 	}
@@ -71,34 +79,58 @@ func (m Model) render() string {
 	return m.headerView() + "\n" + body + "\n" + m.statusView() + "\n" + m.helpView()
 }
 
-// headerView names the mirrors with their numbers; the compared ones stand
+// headerPlace is one place as the header names it.
+type headerPlace struct {
+	num        int
+	name, kind string
+	compared   bool
+}
+
+// headerPlaces is the places of the view shown: the mirrors, or the module
+// places.
+func (m Model) headerPlaces() (string, []headerPlace) {
+	var out []headerPlace
+	if m.view == viewModules {
+		for i, p := range m.mod.places {
+			out = append(out, headerPlace{p.num, p.Lister.String(), p.Kind, m.mod.compared[i]})
+		}
+		return " ─ module places: ", out
+	}
+	for i, mi := range m.mirrors {
+		out = append(out, headerPlace{mi.num, mi.Reader.String(), mi.Kind, m.compared[i]})
+	}
+	return " ─ mirrors: ", out
+}
+
+// headerView names the places with their numbers; the compared ones stand
 // out.
 func (m Model) headerView() string {
 	s := m.styles
-	head := " " + s.Accent.Render("tfmirror") + s.Dim.Render(" ─ mirrors: ")
+	label, places := m.headerPlaces()
+	head := " " + s.Accent.Render("tfmirror") + s.Dim.Render(label)
 	room := m.w - theme.Width(head) - 1
-	names := make([]string, len(m.mirrors))
+	names := make([]string, len(places))
 	kinds := 0
-	for i, mi := range m.mirrors {
-		names[i] = mi.Reader.String()
+	for i, mi := range places {
+		names[i] = mi.name
 		room -= len(fmt.Sprintf("[%d]   ", mi.num))
-		kinds += len(" (" + mi.Kind + ")")
+		kinds += len(" (" + mi.kind + ")")
 	}
 	// Kinds go first when names would be cut short.
-	withKinds := room-kinds >= 12*len(m.mirrors)
+	withKinds := room-kinds >= 12*len(places)
 	if withKinds {
 		room -= kinds
 	}
 	widths := share(names, room)
-	parts := make([]string, 0, len(m.mirrors))
-	for i, mi := range m.mirrors {
+	parts := make([]string, 0, len(places))
+	for i, mi := range places {
 		num := fmt.Sprintf("[%d]", mi.num)
 		kind := ""
 		if withKinds {
-			kind = " (" + mi.Kind + ")"
+			kind = " (" + mi.kind + ")"
 		}
 		name := theme.ShortPlace(names[i], max(8, widths[i]))
-		if m.compared[i] {
+		if mi.compared {
 			parts = append(parts, s.Compared.Render(num)+" "+name+s.Dim.Render(kind))
 		} else {
 			parts = append(parts, s.Dim.Render(num+" "+name+kind))
@@ -148,6 +180,13 @@ func (m Model) matrixBox() string {
 	if m.dialog != nil {
 		title, lines := m.dialogLines()
 		return m.styles.Box(title, lines, m.lay.rightW, m.lay.matrixH, true)
+	}
+	if m.mod.dialog != nil {
+		title, lines := m.moduleDialogLines()
+		return m.styles.Box(title, lines, m.lay.rightW, m.lay.matrixH, true)
+	}
+	if m.view == viewModules {
+		return m.styles.Box(m.moduleTableTitle(), m.moduleTableLines(), m.lay.rightW, m.lay.matrixH, focused)
 	}
 	return m.styles.Box(m.matrixTitle(), m.matrixLines(), m.lay.rightW, m.lay.matrixH, focused)
 }
@@ -249,10 +288,16 @@ func (m Model) statusView() string {
 
 // paneKeys is the focused pane's help, or the dialog's.
 func (m Model) paneKeys() help.KeyMap {
-	if m.dialog != nil {
+	if m.dialog != nil || m.mod.dialog != nil {
 		k := m.dkeys
-		k.force = m.dialog.confirm
+		k.force = m.dialog != nil && m.dialog.confirm || m.mod.dialog != nil && m.mod.dialog.confirm
 		return k
+	}
+	switch {
+	case m.view == viewModules && m.focus == paneProviders:
+		return m.mod.list.Keys()
+	case m.view == viewModules && m.focus == paneMatrix:
+		return m.mod.table.Keys()
 	}
 	switch m.focus {
 	case paneProviders:
@@ -264,10 +309,10 @@ func (m Model) paneKeys() help.KeyMap {
 }
 
 func (m Model) helpView() string {
-	if m.dialog != nil {
+	if m.dialog != nil || m.mod.dialog != nil {
 		return " " + m.help.ShortHelpView(m.paneKeys().ShortHelp())
 	}
-	return " " + m.help.ShortHelpView(mergedKeys{m.paneKeys(), m.keys}.ShortHelp())
+	return " " + m.help.ShortHelpView(mergedKeys{m.paneKeys(), m.globalKeys()}.ShortHelp())
 }
 
 // fullHelpLines is every key of the focused pane, then the global keys
@@ -283,10 +328,18 @@ func (m Model) fullHelpLines() []string {
 		return lines
 	}
 	pane := indent(h.FullHelpView(m.paneKeys().FullHelp()))
-	global := indent(h.FullHelpView(m.keys.FullHelp()))
-	legend := []string{"   Marks, one per compared mirror:"}
-	for _, mk := range []theme.Mark{theme.MarkOK, theme.MarkUnverified, theme.MarkMissing, theme.MarkDiffers, theme.MarkLoading, theme.MarkError} {
-		legend = append(legend, "     "+m.styles.Glyphs[mk]+" "+mk.Label())
+	global := indent(h.FullHelpView(m.globalKeys().FullHelp()))
+	var legend []string
+	if m.view == viewModules {
+		legend = []string{"   Marks, one per compared place:"}
+		for _, mk := range modtable.LegendMarks() {
+			legend = append(legend, "     "+m.styles.Glyphs[mk]+" "+modtable.MarkLabel(mk))
+		}
+	} else {
+		legend = []string{"   Marks, one per compared mirror:"}
+		for _, mk := range []theme.Mark{theme.MarkOK, theme.MarkUnverified, theme.MarkMissing, theme.MarkDiffers, theme.MarkLoading, theme.MarkError} {
+			legend = append(legend, "     "+m.styles.Glyphs[mk]+" "+mk.Label())
+		}
 	}
 	out := append([]string{m.styles.Bold.Render(" " + m.paneName())}, pane...)
 	out = append(out, "", m.styles.Bold.Render(" Everywhere"))
@@ -309,8 +362,12 @@ func (m Model) fullHelpLines() []string {
 
 func (m Model) paneName() string {
 	switch {
-	case m.dialog != nil:
+	case m.dialog != nil || m.mod.dialog != nil:
 		return "Queue dialog"
+	case m.view == viewModules && m.focus == paneProviders:
+		return "Modules"
+	case m.view == viewModules && m.focus == paneMatrix:
+		return "Module versions"
 	case m.focus == paneProviders:
 		return "Providers"
 	case m.focus == paneMatrix:

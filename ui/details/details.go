@@ -47,6 +47,7 @@ type Model struct {
 	styles *theme.Styles
 	cell   *Cell
 	job    *sync.TrackedJob
+	mod    *ModuleVersion
 	src    string // the job's source, numbered
 	dst    string
 	w, h   int
@@ -59,20 +60,23 @@ func New(styles *theme.Styles) Model { return Model{styles: styles} }
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
 // ShowCell shows a matrix cell.
-func (m *Model) ShowCell(c *Cell) { m.cell, m.job = c, nil }
+func (m *Model) ShowCell(c *Cell) { m.cell, m.job, m.mod = c, nil, nil }
 
 // ShowJob shows a job; src and dst name its places as the header numbers
 // them.
 func (m *Model) ShowJob(j *sync.TrackedJob, src, dst string) {
-	m.job, m.src, m.dst = j, src, dst
+	m.job, m.mod, m.src, m.dst = j, nil, src, dst
 }
 
 // View renders the pane.
 func (m Model) View() string {
 	var lines []string
-	if m.job != nil {
+	switch {
+	case m.job != nil:
 		lines = m.jobLines()
-	} else if m.cell != nil {
+	case m.mod != nil:
+		lines = m.moduleLines()
+	case m.cell != nil:
 		lines = m.cellLines()
 	}
 	if len(lines) > m.h {
@@ -203,8 +207,14 @@ func (m Model) verifyLines(mr Mirror) []string {
 func (m Model) jobLines() []string {
 	s := m.styles
 	j := m.job
-	lines := []string{s.Bold.Render(j.Info.Package.Version.String() + " " + j.Info.Package.Platform.String())}
-	lines = append(lines, m.wrap(j.Info.Package.Provider.String(), 0)...)
+	var lines []string
+	if j.Info.Name != "" {
+		// A module job: no platform, and Name is the whole address.
+		lines = m.wrap(s.Bold.Render(j.Info.Name), 0)
+	} else {
+		lines = []string{s.Bold.Render(j.Info.Package.Version.String() + " " + j.Info.Package.Platform.String())}
+		lines = append(lines, m.wrap(j.Info.Package.Provider.String(), 0)...)
+	}
 	lines = append(lines, m.wrap("from "+m.src, 0)...)
 	lines = append(lines, m.wrap("to "+m.dst, 0)...)
 	state := j.State.String()

@@ -45,6 +45,9 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Cancel, k.Retry}}
 }
 
+// DefaultEmpty is what an empty pane says beside the provider matrix.
+const DefaultEmpty = " No jobs: select cells in the matrix (space, r, c), then enter."
+
 // Model is the pane. It folds engine events into a sync.Tracker; the root
 // model owns the engine and carries out cancel and retry.
 type Model struct {
@@ -59,7 +62,10 @@ type Model struct {
 	focused bool
 	// Spin is the running-job glyph, set by the root as its spinner turns.
 	Spin string
-	w, h int
+	// Empty is what the pane says when there are no jobs: how to make
+	// some in the view shown.
+	Empty string
+	w, h  int
 }
 
 // New returns an empty pane. dest numbers the destinations as the header
@@ -67,7 +73,7 @@ type Model struct {
 func New(styles *theme.Styles, dest map[string]int) Model {
 	bar := progress.New(progress.WithFillCharacters('█', '░'), progress.WithoutPercentage(),
 		progress.WithColors(lipgloss.Color("2")))
-	return Model{keys: DefaultKeyMap(), styles: styles, tracker: sync.NewTracker(), bar: bar, dest: dest, Spin: "↻"}
+	return Model{keys: DefaultKeyMap(), styles: styles, tracker: sync.NewTracker(), bar: bar, dest: dest, Spin: "↻", Empty: DefaultEmpty}
 }
 
 // Keys returns the pane's key bindings.
@@ -181,7 +187,7 @@ func (m Model) Title() string {
 func (m Model) View() string {
 	s := m.styles
 	if len(m.tracker.Order) == 0 {
-		return s.Dim.Render(" No jobs: select cells in the matrix (space, r, c), then enter.")
+		return s.Dim.Render(m.Empty)
 	}
 	nameW := 10
 	for i := m.top; i < len(m.tracker.Order) && i < m.top+m.h; i++ {
@@ -263,6 +269,9 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 }
 
 func jobName(j *sync.TrackedJob) string {
+	if j.Info.Name != "" {
+		return j.Info.Label() // a module: no provider package to shorten
+	}
 	pkg := j.Info.Package
 	return pkg.Provider.Type + " " + pkg.Version.String() + " " + pkg.Platform.String()
 }

@@ -1,0 +1,80 @@
+package details
+
+import (
+	"strconv"
+
+	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+// ModulePlace is what one place holds of a module version.
+type ModulePlace struct {
+	Number   int
+	Name     string
+	Compared bool
+	Mark     theme.Mark
+	// Label names Mark as the modules view means it.
+	Label string
+	// Listing is the place's entry for the version; nil when it lacks it.
+	Listing *modules.Listing
+	// Err is why the place could not be listed.
+	Err error
+	// Note says why a place holds nothing of the module when that is not
+	// obvious (a registry serving another host's modules).
+	Note string
+}
+
+// ModuleVersion is the version under the modules table's cursor.
+type ModuleVersion struct {
+	Module  modules.Module
+	Version string
+	Places  []ModulePlace
+	// Ref is the number of the place whose digest the others are compared
+	// with (0: none states one).
+	Ref int
+}
+
+// ShowModule shows a module version.
+func (m *Model) ShowModule(v *ModuleVersion) { m.cell, m.job, m.mod = nil, nil, v }
+
+// moduleLines says, per place, where the package lives: the registry's
+// location, the oci://...?digest= address or the file, so it can be
+// pasted into a configuration or checked by hand.
+func (m Model) moduleLines() []string {
+	s := m.styles
+	v := m.mod
+	lines := []string{s.Bold.Render(v.Version) + " " + s.Dim.Render(theme.Truncate(v.Module.Short(), max(1, m.w-len(v.Version)-1)))}
+	for _, p := range v.Places {
+		num := "[" + strconv.Itoa(p.Number) + "]"
+		if p.Compared {
+			num = s.Compared.Render(num)
+		}
+		head := num + " " + s.Glyphs[p.Mark] + " "
+		switch {
+		case p.Err != nil:
+			lines = append(lines, head+theme.ShortPlace(p.Name, m.w-6))
+			lines = append(lines, m.wrapStyled(s.Bad.Render, "cannot list: "+p.Err.Error(), 4)...)
+			continue
+		case p.Listing == nil:
+			lines = append(lines, head+theme.ShortPlace(p.Name, m.w-8-len(p.Label))+s.Dim.Render(" "+p.Label))
+			if p.Note != "" {
+				lines = append(lines, m.wrapStyled(s.Dim.Render, p.Note, 4)...)
+			}
+			continue
+		}
+		lines = append(lines, head+theme.ShortPlace(p.Name, m.w-6))
+		it := p.Listing
+		if it.Listed != "" && it.Listed != v.Version && it.Listed != modules.Tag(it.Version) {
+			lines = append(lines, "    "+s.Dim.Render("listed as "+it.Listed))
+		}
+		if it.Err != nil {
+			lines = append(lines, m.wrapStyled(s.Bad.Render, "✗ no location: "+it.Err.Error(), 4)...)
+			continue
+		}
+		if p.Mark == theme.MarkDiffers && v.Ref > 0 {
+			lines = append(lines, "    "+s.Bad.Render("✗ digest differs from ["+strconv.Itoa(v.Ref)+"]'s"))
+		}
+		lines = append(lines, m.wrap(it.Location, 4)...)
+	}
+	return lines
+}
