@@ -181,10 +181,6 @@ func New(ctx context.Context, cfg Config) Model {
 		}
 	}
 	m.mod = newModuleState(engCtx, cfg.Modules, cfg.Engine, m.styles)
-	if m.mod.enabled() && cfg.Modules.ShowFirst {
-		m.view = viewModules
-		m.jobs.Empty = moduleJobsEmpty
-	}
 	for _, p := range m.mod.places {
 		if _, dup := dest[p.Lister.String()]; !dup {
 			dest[p.Lister.String()] = p.num
@@ -194,6 +190,10 @@ func New(ctx context.Context, cfg Config) Model {
 	m.providers = providers.New(m.styles)
 	m.matrix = matrix.New(m.styles)
 	m.jobs = jobs.New(m.styles, dest)
+	if m.mod.enabled() && cfg.Modules.ShowFirst {
+		m.view = viewModules
+		m.jobs.Empty = moduleJobsEmpty
+	}
 	m.details = details.New(m.styles)
 	m.help = help.New()
 	m.help.Styles = styles.Help

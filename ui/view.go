@@ -312,7 +312,9 @@ func (m Model) helpView() string {
 	if m.dialog != nil || m.mod.dialog != nil {
 		return " " + m.help.ShortHelpView(m.paneKeys().ShortHelp())
 	}
-	return " " + m.help.ShortHelpView(mergedKeys{m.paneKeys(), m.globalKeys()}.ShortHelp())
+	// Cut to the screen: help adds an item past its width when the
+	// ellipsis does not fit, and a wrapped last line breaks the layout.
+	return theme.Truncate(" "+m.help.ShortHelpView(mergedKeys{m.paneKeys(), m.globalKeys()}.ShortHelp()), m.w)
 }
 
 // fullHelpLines is every key of the focused pane, then the global keys

@@ -218,6 +218,11 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 	if n, ok := m.dest[j.Info.Dst]; ok {
 		dest = "→ " + strconv.Itoa(n)
 	}
+	if j.Info.Name != "" {
+		// A module's address is long and its version, at the end, tells
+		// the rows apart: cut from the left.
+		name = theme.TruncateLeft(name, nameW)
+	}
 	head := theme.Fit(name, nameW) + " " + dest + " "
 	if cursor {
 		head = s.Cursor.Render(head)

@@ -141,3 +141,28 @@ func TestUnknownSizeAndNarrow(t *testing.T) {
 }
 
 func keyDown() tea.KeyPressMsg { return tea.KeyPressMsg{Code: tea.KeyDown} }
+
+// TestModuleJobRow: a module job has no provider package; its row names it
+// by its address, cut from the left so the version stays.
+func TestModuleJobRow(t *testing.T) {
+	m := newPane(60, 4)
+	for i, v := range []string{"1.0.0", "2.0.0"} {
+		m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: sync.JobID(-1 - i), Name: "registry.example.com/acme/network/aws " + v, Src: "registry://registry.example.com", Dst: "./dst", Size: -1}})
+	}
+	m.Apply(sync.JobStarted{ID: -1, Attempt: 1})
+	m.Apply(sync.JobDone{ID: -1, Bytes: 300})
+	v := ansi.Strip(m.View())
+	for _, want := range []string{"network/aws 1.0.0 → 2", "network/aws 2.0.0 → 2", "queued"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("pane lacks %q:\n%s", want, v)
+		}
+	}
+	empty := newPane(60, 4)
+	if v := ansi.Strip(empty.View()); !strings.Contains(v, "select cells") {
+		t.Errorf("default empty text: %q", v)
+	}
+	empty.Empty = " No jobs: select versions"
+	if v := ansi.Strip(empty.View()); v != " No jobs: select versions" {
+		t.Errorf("empty text %q", v)
+	}
+}
