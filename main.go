@@ -926,10 +926,16 @@ with no setup:
       stating hashes;
   [3] a second filesystem mirror, "secondary", that lacks some platforms and
       versions, and holds one archive (acme/cloud 2.0.0 linux_amd64) with
-      different content.
+      different content;
+  [4] a module registry on 127.0.0.1 (self-signed certificate) offering
+      acme/network/aws and acme/cluster/aws, a few versions each;
+  [5] a directory of module packages, "modules", holding acme/network/aws
+      1.0.0 only.
 
 Queue what [3] lacks from [1] (select cells, enter), watch the hashes checked
-as each archive lands, and try v (verify) on the archive that differs.
+as each archive lands, and try v (verify) on the archive that differs. Press m
+for the Modules view: select versions [5] lacks (space), enter, and they are
+fetched from [4], packed and stored.
 
 Everything is removed on exit unless --keep DIR is given.`,
 		Example: `  tfmirror demo
@@ -982,7 +988,12 @@ Everything is removed on exit unless --keep DIR is given.`,
 				}
 				mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(place.FS)})
 			}
-			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: sync.Options{Jobs: jobs, Hashing: g.hashing()}})
+			mods, closeModules, err := demoModules(ctx, g, world, len(mirrors)+1)
+			if err != nil {
+				return err
+			}
+			defer closeModules()
+			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: sync.Options{Jobs: jobs, Hashing: g.hashing()}, Modules: mods})
 			if keep != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "the demo world is kept in %s\n", keep)
 			}
@@ -995,6 +1006,36 @@ Everything is removed on exit unless --keep DIR is given.`,
 	f.IntVar(&jobs, "jobs", 4, "how many archives to transfer at once")
 	f.BoolVar(&noUI, "no-ui", false, "with --keep: build the world, print the two mirror directories, and exit")
 	return cmd
+}
+
+// demoModules serves the demo's module registry and opens it and the
+// world's module directory as module places numbered from num.
+func demoModules(ctx context.Context, g *globalFlags, world *demo.World, num int) (ui.ModulesConfig, func(), error) {
+	var cfg ui.ModulesConfig
+	srv, err := world.ServeModules(ctx)
+	if err != nil {
+		return cfg, nil, err
+	}
+	reg, err := srv.Open()
+	if err == nil {
+		cfg.Modules, err = srv.Modules()
+	}
+	var dir modules.Writer
+	if err == nil {
+		dir, err = modplace.OpenWriter(ctx, world.Modules, g.modplaceOptions())
+	}
+	tmp := ""
+	if err == nil {
+		tmp, err = os.MkdirTemp("", "tfmirror-demo-modules-")
+	}
+	if err != nil {
+		srv.Close()
+		return cfg, nil, err
+	}
+	builder := srv.Builder(tmp)
+	cfg.Places = []ui.ModulePlace{{Lister: reg, Kind: string(place.Registry), Number: num}, {Lister: dir, Kind: string(place.FS), Number: num + 1}}
+	cfg.Builder = builder
+	return cfg, func() { builder.Close(); os.RemoveAll(tmp); srv.Close() }, nil
 }
 
 func newPushCmd(g *globalFlags) *cobra.Command {

@@ -2,7 +2,9 @@
 // feature of the UI can be tried with no setup: a complete filesystem
 // mirror, a second one that lacks some platforms and holds one archive with
 // different content, and (Serve) the first one served as a network mirror on
-// loopback. Tests and benchmarks build the same world.
+// loopback; and (ServeModules) a module registry on loopback with a
+// directory of module packages that lacks most of its releases. Tests and
+// benchmarks build the same world.
 package demo
 
 import (
@@ -31,6 +33,9 @@ type World struct {
 	// Primary is a complete filesystem mirror; Secondary lacks some
 	// platforms and versions and holds one different archive.
 	Primary, Secondary string
+	// Modules is a directory of module packages, filled by ServeModules
+	// (DIR/HOST/NAMESPACE/NAME/SYSTEM/VERSION.zip).
+	Modules string
 }
 
 // Release is one provider version and the platforms it is built for.
@@ -96,7 +101,7 @@ func inSecondary(r Release, platform string) (salt string, ok bool) {
 // Build writes the world into dir (which must exist and be empty or not
 // exist yet).
 func Build(ctx context.Context, dir string) (*World, error) {
-	w := &World{Dir: dir, Primary: filepath.Join(dir, "primary"), Secondary: filepath.Join(dir, "secondary")}
+	w := &World{Dir: dir, Primary: filepath.Join(dir, "primary"), Secondary: filepath.Join(dir, "secondary"), Modules: filepath.Join(dir, "modules")}
 	primary, err := fs.Open(w.Primary, w.Primary, fs.Options{Create: true})
 	if err != nil {
 		return nil, err

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/modules/modfs"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 )
@@ -119,5 +121,80 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := os.Stat(srv.CertFile); err != nil {
 		t.Errorf("the certificate is not where Served says: %v", err)
+	}
+}
+
+// TestServeModules: the demo registry speaks the Module Registry Protocol
+// to tfmirror's own client, its packages build, and the module directory
+// starts with exactly the releases it should.
+func TestServeModules(t *testing.T) {
+	ctx := t.Context()
+	w, err := Build(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.ServeModules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	reg, err := r.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods, err := r.Modules()
+	if err != nil || len(mods) != 2 {
+		t.Fatalf("modules %v, %v", mods, err)
+	}
+	dir, err := modfs.Open(w.Modules, w.Modules, hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.Builder(t.TempDir())
+	defer b.Close()
+	for _, m := range mods {
+		ls, err := reg.ListModule(ctx, m, backends.VersionConstraint{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got, inDir []string
+		for _, rel := range ModuleReleases() {
+			if m.Short() == rel.Module {
+				want = append(want, rel.Version)
+				if inModuleDir(rel) {
+					inDir = append(inDir, rel.Version)
+				}
+			}
+		}
+		for _, it := range ls.Items {
+			if it.Err != nil || it.Source == nil || !strings.HasPrefix(it.Location, "https://"+r.Host+"/archives/") {
+				t.Errorf("%s %s: location %q, %v", m, it.Version, it.Location, it.Err)
+				continue
+			}
+			got = append(got, it.Version.String())
+			pkg, err := b.Build(ctx, m, it.Version, *it.Source, nil)
+			if err != nil {
+				t.Errorf("%s %s: %v", m, it.Version, err)
+				continue
+			}
+			if pkg.Files != 3 {
+				t.Errorf("%s %s: %d files, want 3", m, it.Version, pkg.Files)
+			}
+			pkg.Remove()
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: versions %v, want %v", m, got, want)
+		}
+		var have []string
+		if ls, err := dir.ListModule(ctx, m, backends.VersionConstraint{}); err == nil {
+			for _, it := range ls.Items {
+				have = append(have, it.Version.String())
+			}
+		} else if !errors.Is(err, backends.ErrNotFound) {
+			t.Fatal(err)
+		}
+		if !slices.Equal(have, inDir) {
+			t.Errorf("%s: the module directory holds %v, want %v", m, have, inDir)
+		}
 	}
 }

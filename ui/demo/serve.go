@@ -47,6 +47,33 @@ func (w *World) Serve(ctx context.Context, opts ServeOptions) (*Served, error) {
 	if err != nil {
 		return nil, err
 	}
+	var h http.Handler = netmirror.NewHandler(m, nil, hashing.Options{})
+	if opts.BytesPerSecond > 0 {
+		h = throttle(h, opts.BytesPerSecond)
+	}
+	ts, err := serveTLS(ctx, h)
+	if err != nil {
+		return nil, fmt.Errorf("demo: serving the network mirror: %w", err)
+	}
+	certFile := filepath.Join(w.Dir, "server.pem")
+	if err := os.WriteFile(certFile, ts.certPEM, 0o644); err != nil {
+		ts.close()
+		return nil, err
+	}
+	return &Served{URL: "https://" + ts.addr + "/", CertFile: certFile, Client: ts.client, done: ts.done, cancel: ts.cancel}, nil
+}
+
+// tlsServer is an HTTPS server on 127.0.0.1 with a self-signed certificate
+// and a client that trusts it.
+type tlsServer struct {
+	addr    string
+	certPEM []byte
+	client  *http.Client
+	done    chan error
+	cancel  context.CancelFunc
+}
+
+func serveTLS(ctx context.Context, h http.Handler) (*tlsServer, error) {
 	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
 	if err != nil {
 		return nil, err
@@ -57,18 +84,10 @@ func (w *World) Serve(ctx context.Context, opts ServeOptions) (*Served, error) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)
-	certFile := filepath.Join(w.Dir, "server.pem")
-	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
-		return nil, err
-	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("demo: serving the network mirror: %w", err)
-	}
-	var h http.Handler = netmirror.NewHandler(m, nil, hashing.Options{})
-	if opts.BytesPerSecond > 0 {
-		h = throttle(h, opts.BytesPerSecond)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	srv := &http.Server{
@@ -77,21 +96,29 @@ func (w *World) Serve(ctx context.Context, opts ServeOptions) (*Served, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	s := &Served{
-		URL:      "https://" + ln.Addr().String() + "/",
-		CertFile: certFile,
-		Client: &http.Client{Transport: &http.Transport{
+	ts := &tlsServer{
+		addr:    ln.Addr().String(),
+		certPEM: certPEM,
+		client: &http.Client{Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 		}},
 		done:   make(chan error, 1),
 		cancel: cancel,
 	}
-	go func() { s.done <- srv.ServeTLS(ln, "", "") }()
+	go func() { ts.done <- srv.ServeTLS(ln, "", "") }()
 	go func() {
 		<-ctx.Done()
 		srv.Close()
 	}()
-	return s, nil
+	return ts, nil
+}
+
+func (ts *tlsServer) close() error {
+	ts.cancel()
+	if err := <-ts.done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // Close stops the server.
