@@ -64,7 +64,10 @@ func (m Model) moduleLines() []string {
 		}
 		lines = append(lines, head+theme.ShortPlace(p.Name, m.w-6))
 		it := p.Listing
-		if it.Listed != "" && it.Listed != v.Version && it.Listed != modules.Tag(it.Version) {
+		// A registry's own spelling ("v1.2") is worth knowing: it is what a
+		// configuration's version constraint met. Tags and file names
+		// follow from the version.
+		if it.Source != nil && it.Listed != "" && it.Listed != v.Version {
 			lines = append(lines, "    "+s.Dim.Render("listed as "+it.Listed))
 		}
 		if it.Err != nil {
