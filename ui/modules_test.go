@@ -102,6 +102,11 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 	if h.m.view != viewModules {
 		t.Fatalf("ShowFirst should open the Modules view")
 	}
+	h.press("m")
+	if s := h.screen(); !strings.Contains(s, "None of the places given holds providers") {
+		t.Errorf("providers with no provider mirror:\n%s", s)
+	}
+	h.press("m")
 	h.press("enter") // module list -> versions
 	h.gotoVersion("2.0.0")
 	h.press("space", "down", "r") // 2.0.0 and 1.1.0
@@ -238,6 +243,36 @@ func TestModulesLateAndForeignResults(t *testing.T) {
 	if s := h.screen(); !strings.Contains(s, "[1] registry://example.com serves example.com's modules, not registry.opentofu.org's") ||
 		!strings.Contains(s, "hold no version of this module") {
 		t.Errorf("screen for another host's module:\n%s", s)
+	}
+}
+
+// TestModulesQuitCancelsJobs quits while a module job is still fetching
+// (the archive never comes): the UI asks, cancels, and the directory is
+// left as it was.
+func TestModulesQuitCancelsJobs(t *testing.T) {
+	mw := newModWorld(t)
+	started := make(chan struct{}, 1)
+	mw.srv.Handle("/archives/network-3.0.0.zip", func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done() // hangs until the client gives up
+	})
+	mw.srv.Add("acme/network/aws", "3.0.0", modulestest.Download{Location: "/archives/network-3.0.0.zip"})
+	cfg := Config{Modules: mw.config()}
+	cfg.Modules.ShowFirst = true
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the module to load", modulesLoaded)
+	h.press("enter", "enter", "enter") // versions; queue 3.0.0; confirm
+	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == sync.Running })
+	<-started
+	h.press("q")
+	if !h.m.confirmQuit || !strings.Contains(h.m.status.text, "1 job(s) running") {
+		t.Fatalf("q with a module job running should ask; status %q", h.m.status.text)
+	}
+	h.press("y")
+	h.until("quit", func(Model) bool { return h.quit })
+	h.m.Shutdown() // waits for the module engine to end the job
+	if _, err := os.Stat(mw.zipPath("3.0.0")); !os.IsNotExist(err) {
+		t.Errorf("the cancelled package is in the directory: %v", err)
 	}
 }
 

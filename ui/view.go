@@ -258,6 +258,9 @@ func (m Model) loadingCurrent() bool {
 func (m Model) emptyLines() []string {
 	s := m.styles
 	var lines []string
+	if len(m.mirrors) == 0 {
+		return []string{s.Dim.Render(" None of the places given holds providers; m shows the modules.")}
+	}
 	for _, mi := range m.mirrors {
 		switch {
 		case !mi.listed:
