@@ -11,14 +11,62 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // tempMarker is in every staging name tfmirror creates. The names start
-// with "." so the clients' and tfmirror's scanners never see them.
+// with "." so the clients' and tfmirror's scanners never see them. A file
+// or directory bearing it is locked (flock) for as long as its writer
+// lives, so one that can be locked is a dead run's and may be removed.
 const tempMarker = ".tfmirror-tmp-"
+
+// newMarker is in a staging name for the instant between its creation and
+// its lock, after which it is renamed to bear tempMarker: no sweeper can
+// take a file in that instant for a dead run's.
+const newMarker = ".tfmirror-new-"
+
+// createLocked creates a hidden staging file in dir, named prefix +
+// tempMarker + random, already locked when it takes that name. It returns
+// the open file and its path (f.Name() is the creation name).
+func createLocked(dir, prefix string) (*os.File, string, error) {
+	f, err := os.CreateTemp(dir, prefix+newMarker+"*")
+	if err != nil {
+		return nil, "", err
+	}
+	lockFile(f)
+	final := filepath.Join(dir, strings.Replace(filepath.Base(f.Name()), newMarker, tempMarker, 1))
+	if err := os.Rename(f.Name(), final); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, "", err
+	}
+	return f, final, nil
+}
+
+// mkdirLocked is createLocked for a directory; close the returned handle
+// to release the lock.
+func mkdirLocked(dir, prefix string) (*os.File, string, error) {
+	tmp, err := os.MkdirTemp(dir, prefix+newMarker+"*")
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := os.Open(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, "", err
+	}
+	lockFile(d)
+	final := filepath.Join(dir, strings.Replace(filepath.Base(tmp), newMarker, tempMarker, 1))
+	if err := os.Rename(tmp, final); err != nil {
+		d.Close()
+		os.RemoveAll(tmp)
+		return nil, "", err
+	}
+	return d, final, nil
+}
 
 // providerDir is where the mirror writes p: the display form of the
 // hostname, as the clients write it.
@@ -39,14 +87,11 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
 	m.sweepOnce(dir)
-	f, err := os.CreateTemp(dir, "."+pkg.Filename()+tempMarker+"*")
+	f, path, err := createLocked(dir, "."+pkg.Filename())
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
-	// The lock says "someone is writing this"; a later run that can take
-	// it knows the writer died and removes the file.
-	lockFile(f)
-	return &staged{m: m, pkg: pkg, f: f, target: filepath.Join(dir, pkg.Filename())}, nil
+	return &staged{m: m, pkg: pkg, f: f, path: path, target: filepath.Join(dir, pkg.Filename())}, nil
 }
 
 // sweepOnce removes, once per directory and process, the staging files of
@@ -78,10 +123,21 @@ func sweepStale(dir string) {
 		return
 	}
 	for _, it := range items {
-		if !strings.HasPrefix(it.Name(), ".") || !strings.Contains(it.Name(), tempMarker) {
+		if !strings.HasPrefix(it.Name(), ".") {
 			continue
 		}
 		p := filepath.Join(dir, it.Name())
+		if strings.Contains(it.Name(), newMarker) {
+			// Left by a run killed between creating and locking a staging
+			// name, which takes microseconds: stale once it is old.
+			if info, err := it.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+				os.RemoveAll(p)
+			}
+			continue
+		}
+		if !strings.Contains(it.Name(), tempMarker) {
+			continue
+		}
 		if it.IsDir() {
 			// Unpacked staging directories and replaced ones: only this
 			// process's own are live, and those are removed by their
@@ -110,12 +166,13 @@ type staged struct {
 	m      *Mirror
 	pkg    backends.Package
 	f      *os.File
+	path   string // the staging file (f.Name() is its creation name)
 	target string
 	done   bool
 }
 
 func (s *staged) Write(p []byte) (int, error) { return s.f.Write(p) }
-func (s *staged) Path() string                { return s.f.Name() }
+func (s *staged) Path() string                { return s.path }
 
 func (s *staged) Abort() error {
 	if s.done {
@@ -123,7 +180,7 @@ func (s *staged) Abort() error {
 	}
 	s.done = true
 	s.f.Close()
-	return os.Remove(s.f.Name())
+	return os.Remove(s.path)
 }
 
 func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err error) {
@@ -161,7 +218,7 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 			return s.fail(err)
 		}
 	}
-	if err := os.Rename(s.f.Name(), s.target); err != nil {
+	if err := os.Rename(s.path, s.target); err != nil {
 		return s.fail(err)
 	}
 	s.done = true
@@ -182,16 +239,13 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	if err := os.MkdirAll(verDir, 0o755); err != nil {
 		return s.fail(err)
 	}
-	tmp, err := os.MkdirTemp(verDir, "."+s.pkg.Platform.String()+tempMarker+"*")
+	d, tmp, err := mkdirLocked(verDir, "."+s.pkg.Platform.String())
 	if err != nil {
 		return s.fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	if d, err := os.Open(tmp); err == nil {
-		lockFile(d) // held until extraction ends, so no sweeper takes it
-		defer d.Close()
-	}
-	if err := Extract(s.f.Name(), tmp, s.m.opts.Hashing); err != nil {
+	defer d.Close() // the lock is held until the directory is in place
+	if err := Extract(s.path, tmp, s.m.opts.Hashing); err != nil {
 		return s.fail(err)
 	}
 	if _, err := os.Stat(target); err == nil {
@@ -350,12 +404,10 @@ func writeJSON(path string, v any) error {
 // WriteFileAtomic writes data to a hidden temp file beside path and renames
 // it into place, so readers see the old content or the new, never a part.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMarker+"*")
+	f, tmp, err := createLocked(filepath.Dir(path), "."+filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	lockFile(f)
-	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
