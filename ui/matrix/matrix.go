@@ -11,10 +11,11 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tfmirror/tfmirror/ui/filterline"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -101,8 +102,7 @@ type Model struct {
 	top    int   // first row on screen
 	left   int   // first column on screen
 	sel    map[Cell]bool
-	filter textinput.Model
-	typing bool
+	filter filterline.Model
 	moved  bool // the user has moved the cursor since Reset
 
 	w, h int
@@ -117,11 +117,7 @@ type layout struct {
 
 // New returns an empty matrix.
 func New(styles *theme.Styles) Model {
-	fi := textinput.New()
-	fi.Prompt = "/"
-	fi.Placeholder = "version"
-	fi.SetStyles(styles.TextInput)
-	return Model{keys: DefaultKeyMap(), styles: styles, sel: map[Cell]bool{}, filter: fi}
+	return Model{keys: DefaultKeyMap(), styles: styles, sel: map[Cell]bool{}, filter: filterline.New(styles, "version")}
 }
 
 // KeyMap returns the keys in effect, for help.
@@ -129,7 +125,7 @@ func (m Model) KeyMap() interface {
 	ShortHelp() []key.Binding
 	FullHelp() [][]key.Binding
 } {
-	if m.typing {
+	if m.filter.Typing() {
 		return filterKeys{m.keys}
 	}
 	return m.keys
@@ -140,7 +136,7 @@ func (m Model) Keys() KeyMap { return m.keys }
 
 // Typing reports whether the filter is being edited, so the root sends every
 // key here.
-func (m Model) Typing() bool { return m.typing }
+func (m Model) Typing() bool { return m.filter.Typing() }
 
 // SetSize sets the area the matrix draws in.
 func (m *Model) SetSize(w, h int) {
@@ -173,9 +169,7 @@ func (m *Model) SetData(d Data) {
 // newest version, for a newly chosen provider.
 func (m *Model) Reset() {
 	m.sel = map[Cell]bool{}
-	m.filter.SetValue("")
-	m.typing = false
-	m.filter.Blur()
+	m.filter.Clear()
 	m.cur, m.col, m.top, m.left = 0, 0, 0, 0
 	m.moved = false
 	m.refilter()
@@ -234,7 +228,7 @@ func (m Model) VisibleRows() int {
 
 // Update handles the matrix's keys.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	if m.typing {
+	if m.filter.Typing() {
 		return m.updateFilter(msg)
 	}
 	k, ok := msg.(tea.KeyPressMsg)
@@ -272,37 +266,22 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.toggleColumn()
 	case key.Matches(k, m.keys.Clear):
 		if len(m.sel) == 0 && m.filter.Value() != "" {
-			m.filter.SetValue("")
+			m.filter.Clear()
 			m.reapplyFilter()
 		}
 		m.sel = map[Cell]bool{}
 	case key.Matches(k, m.keys.Filter):
-		m.typing = true
-		return m, m.filter.Focus()
+		return m, m.filter.Start()
 	}
 	m.clamp()
 	return m, nil
 }
 
 func (m Model) updateFilter(msg tea.Msg) (Model, tea.Cmd) {
-	if k, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(k, m.keys.FilterDone):
-			m.typing = false
-			m.filter.Blur()
-			return m, nil
-		case key.Matches(k, m.keys.FilterClear):
-			m.typing = false
-			m.filter.Blur()
-			m.filter.SetValue("")
-			m.reapplyFilter()
-			return m, nil
-		}
-	}
-	before := m.filter.Value()
+	var changed bool
 	var cmd tea.Cmd
-	m.filter, cmd = m.filter.Update(msg)
-	if m.filter.Value() != before {
+	m.filter, changed, cmd = m.filter.Update(msg, m.keys.FilterDone, m.keys.FilterClear)
+	if changed {
 		m.reapplyFilter()
 	}
 	return m, cmd
@@ -557,12 +536,8 @@ func (m Model) footer() string {
 	if k := len(m.sel); k > 0 {
 		n = s.Selected.Render(strconv.Itoa(k)+" selected") + "  "
 	}
-	if m.typing || m.filter.Value() != "" {
-		f := m.filter.View()
-		if !m.typing {
-			f = "/" + m.filter.Value()
-		}
-		return n + f + s.Dim.Render("  "+strconv.Itoa(len(m.rows))+" of "+strconv.Itoa(len(m.data.Versions))+" versions")
+	if m.filter.Shown() {
+		return n + m.filter.View(lipgloss.Style{}) + s.Dim.Render("  "+strconv.Itoa(len(m.rows))+" of "+strconv.Itoa(len(m.data.Versions))+" versions")
 	}
 	marks := []theme.Mark{theme.MarkOK, theme.MarkUnverified, theme.MarkMissing, theme.MarkDiffers}
 	long, short := "", ""

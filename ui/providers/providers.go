@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/ui/filterline"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -68,18 +68,13 @@ type Model struct {
 	shown  []int // indices into items that pass the filter
 	cur    int   // index into shown
 	top    int
-	filter textinput.Model
-	typing bool
+	filter filterline.Model
 	w, h   int
 }
 
 // New returns an empty list.
 func New(styles *theme.Styles) Model {
-	fi := textinput.New()
-	fi.Prompt = "/"
-	fi.Placeholder = "filter"
-	fi.SetStyles(styles.TextInput)
-	return Model{keys: DefaultKeyMap(), styles: styles, filter: fi}
+	return Model{keys: DefaultKeyMap(), styles: styles, filter: filterline.New(styles, "filter")}
 }
 
 // Keys returns the list's key bindings.
@@ -90,14 +85,14 @@ func (m Model) KeyMap() interface {
 	ShortHelp() []key.Binding
 	FullHelp() [][]key.Binding
 } {
-	if m.typing {
+	if m.filter.Typing() {
 		return filterKeys{m.keys}
 	}
 	return m.keys
 }
 
 // Typing reports whether the filter is being edited.
-func (m Model) Typing() bool { return m.typing }
+func (m Model) Typing() bool { return m.filter.Typing() }
 
 // SetSize sets the area the list draws in.
 func (m *Model) SetSize(w, h int) {
@@ -156,7 +151,7 @@ func (m Model) Selected() (backends.Provider, bool) {
 
 // Update handles the list's keys.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	if m.typing {
+	if m.filter.Typing() {
 		return m.updateFilter(msg)
 	}
 	k, ok := msg.(tea.KeyPressMsg)
@@ -178,32 +173,17 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case key.Matches(k, m.keys.Bottom):
 		m.cur = len(m.shown) - 1
 	case key.Matches(k, m.keys.Filter):
-		m.typing = true
-		return m, m.filter.Focus()
+		return m, m.filter.Start()
 	}
 	m.clamp()
 	return m, nil
 }
 
 func (m Model) updateFilter(msg tea.Msg) (Model, tea.Cmd) {
-	if k, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(k, m.keys.FilterDone):
-			m.typing = false
-			m.filter.Blur()
-			return m, nil
-		case key.Matches(k, m.keys.FilterClear):
-			m.typing = false
-			m.filter.Blur()
-			m.filter.SetValue("")
-			m.reapplyFilter()
-			return m, nil
-		}
-	}
-	before := m.filter.Value()
+	var changed bool
 	var cmd tea.Cmd
-	m.filter, cmd = m.filter.Update(msg)
-	if m.filter.Value() != before {
+	m.filter, changed, cmd = m.filter.Update(msg, m.keys.FilterDone, m.keys.FilterClear)
+	if changed {
 		m.reapplyFilter()
 	}
 	return m, cmd
@@ -238,7 +218,7 @@ func (m *Model) moveTo(p backends.Provider) {
 	}
 }
 
-func (m Model) filterShown() bool { return m.typing || m.filter.Value() != "" }
+func (m Model) filterShown() bool { return m.filter.Shown() }
 
 func (m Model) rowsOnScreen() int {
 	if m.filterShown() {
@@ -281,11 +261,7 @@ func (m Model) View() string {
 	s := m.styles
 	lines := make([]string, 0, m.h)
 	if m.filterShown() {
-		if m.typing {
-			lines = append(lines, m.filter.View())
-		} else {
-			lines = append(lines, s.Dim.Render("/"+m.filter.Value()))
-		}
+		lines = append(lines, m.filter.View(s.Dim))
 	}
 	vis := max(0, m.rowsOnScreen())
 	for i := m.top; i < len(m.shown) && i < m.top+vis; i++ {
