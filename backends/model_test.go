@@ -171,3 +171,13 @@ func TestPackageFilename(t *testing.T) {
 		t.Fatal(pkg.String())
 	}
 }
+
+func TestWarningLog(t *testing.T) {
+	var w backends.WarningLog
+	for _, m := range []string{"a", "b", "a", "c", "b"} {
+		w.Warn(m)
+	}
+	if got := strings.Join(w.Warnings(), ","); got != "a,b,c" {
+		t.Fatalf("Warnings = %q, want each once in order", got)
+	}
+}

@@ -29,13 +29,13 @@ type Options struct {
 
 // Mirror is a filesystem mirror directory.
 type Mirror struct {
+	backends.WarningLog
+
 	name string // as the user wrote it
 	dir  string
 	opts Options
 
 	mu        sync.Mutex
-	warnings  []string
-	warned    map[string]bool
 	committed map[string]hashing.Sums // by archive path, this process's commits
 	swept     map[string]bool         // directories cleared of stale staging files
 }
@@ -66,7 +66,7 @@ func Open(name, dir string, opts Options) (*Mirror, error) {
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = resolved
 	}
-	return &Mirror{name: name, dir: dir, opts: opts, warned: map[string]bool{}, committed: map[string]hashing.Sums{}}, nil
+	return &Mirror{name: name, dir: dir, opts: opts, committed: map[string]hashing.Sums{}}, nil
 }
 
 func (m *Mirror) String() string { return m.name }
@@ -74,21 +74,8 @@ func (m *Mirror) String() string { return m.name }
 // Dir is the mirror's resolved directory.
 func (m *Mirror) Dir() string { return m.dir }
 
-// Warnings returns the junk found so far, each once.
-func (m *Mirror) Warnings() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.warnings...)
-}
-
 func (m *Mirror) warnf(format string, args ...any) {
-	msg := fmt.Sprintf("mirror %s: ", m.name) + fmt.Sprintf(format, args...)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.warned[msg] {
-		m.warned[msg] = true
-		m.warnings = append(m.warnings, msg)
-	}
+	m.Warn(fmt.Sprintf("mirror %s: ", m.name) + fmt.Sprintf(format, args...))
 }
 
 func (m *Mirror) rel(p string) string {

@@ -43,14 +43,14 @@ type Options struct {
 
 // Mirror is a network mirror.
 type Mirror struct {
+	backends.WarningLog
+
 	name string
 	base *url.URL
 	opts Options
 	auth *httpget.Auth
 
-	mu       sync.Mutex
-	warnings []string
-	warned   map[string]bool
+	mu sync.Mutex
 }
 
 var (
@@ -82,7 +82,7 @@ func Open(raw string, opts Options) (*Mirror, error) {
 	case u.RawQuery != "" || u.Fragment != "":
 		return nil, fmt.Errorf("mirror %s: a mirror URL has no query or fragment", raw)
 	}
-	m := &Mirror{name: raw, base: u, opts: opts, warned: map[string]bool{}}
+	m := &Mirror{name: raw, base: u, opts: opts}
 	if !strings.HasSuffix(u.Path, "/") {
 		fixed := *u
 		fixed.Path += "/"
@@ -107,21 +107,8 @@ func (m *Mirror) String() string { return m.name }
 // BaseURL is the URL the protocol's paths are resolved against.
 func (m *Mirror) BaseURL() string { return m.base.String() }
 
-// Warnings returns what the mirror tolerated, each once.
-func (m *Mirror) Warnings() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.warnings...)
-}
-
 func (m *Mirror) warnf(format string, args ...any) {
-	msg := fmt.Sprintf("mirror %s: ", m.name) + fmt.Sprintf(format, args...)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.warned[msg] {
-		m.warned[msg] = true
-		m.warnings = append(m.warnings, msg)
-	}
+	m.Warn(fmt.Sprintf("mirror %s: ", m.name) + fmt.Sprintf(format, args...))
 }
 
 // Providers reports that the protocol has no catalogue.

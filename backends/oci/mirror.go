@@ -45,6 +45,8 @@ const fetchParallelism = 8
 
 // Mirror is a provider mirror in OCI registries, addressed by a template.
 type Mirror struct {
+	backends.WarningLog
+
 	name   string
 	tmpl   *Template
 	opts   Options
@@ -53,8 +55,6 @@ type Mirror struct {
 	mu       sync.Mutex
 	repos    map[Repository]*remote.Repository
 	tags     map[Repository]map[string]string // canonical version -> tag as listed
-	warnings []string
-	warned   map[string]bool
 	problems map[backends.Provider][]backends.Problem
 
 	w writeState
@@ -83,7 +83,6 @@ func Open(name, template string, o Options) (*Mirror, error) {
 		name: name, tmpl: t, opts: o, client: client,
 		repos:    map[Repository]*remote.Repository{},
 		tags:     map[Repository]map[string]string{},
-		warned:   map[string]bool{},
 		problems: map[backends.Provider][]backends.Problem{},
 		w:        newWriteState(),
 	}, nil
@@ -104,13 +103,6 @@ func (m *Mirror) DefaultHost() string {
 	return DefaultHostname
 }
 
-// Warnings returns what was skipped while reading, each once.
-func (m *Mirror) Warnings() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.warnings...)
-}
-
 // Audit returns the problems found while reading p: tags and manifests
 // OpenTofu would refuse. It reports what earlier calls read; it does not
 // read the registry again.
@@ -121,13 +113,7 @@ func (m *Mirror) Audit(ctx context.Context, p backends.Provider) []backends.Prob
 }
 
 func (m *Mirror) warnf(format string, args ...any) {
-	msg := fmt.Sprintf("oci mirror %s: ", m.name) + fmt.Sprintf(format, args...)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.warned[msg] {
-		m.warned[msg] = true
-		m.warnings = append(m.warnings, msg)
-	}
+	m.Warn(fmt.Sprintf("oci mirror %s: ", m.name) + fmt.Sprintf(format, args...))
 }
 
 // problem records something OpenTofu would refuse, as a warning for `ls` and

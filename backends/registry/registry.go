@@ -48,6 +48,8 @@ type Options struct {
 
 // Registry is an origin registry.
 type Registry struct {
+	backends.WarningLog
+
 	name string // as the user wrote it
 	host string // comparison form
 	opts Options
@@ -60,8 +62,6 @@ type Registry struct {
 	versions  map[backends.Provider]map[string]versionInfo
 	downloads map[backends.PackageKey]download
 	signed    map[string]*signedSums // by sumsKey
-	warnings  []string
-	warned    map[string]bool
 }
 
 var (
@@ -82,7 +82,6 @@ func Open(name, host string, opts Options) (*Registry, error) {
 		versions:  map[backends.Provider]map[string]versionInfo{},
 		downloads: map[backends.PackageKey]download{},
 		signed:    map[string]*signedSums{},
-		warned:    map[string]bool{},
 	}, nil
 }
 
@@ -92,21 +91,8 @@ func (r *Registry) String() string { return r.name }
 // NAMESPACE/TYPE names a provider on this registry.
 func (r *Registry) DefaultHost() string { return r.host }
 
-// Warnings returns the registry's warnings and what was tolerated, each once.
-func (r *Registry) Warnings() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.warnings...)
-}
-
 func (r *Registry) warnf(format string, args ...any) {
-	msg := fmt.Sprintf("registry %s: ", r.host) + fmt.Sprintf(format, args...)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.warned[msg] {
-		r.warned[msg] = true
-		r.warnings = append(r.warnings, msg)
-	}
+	r.Warn(fmt.Sprintf("registry %s: ", r.host) + fmt.Sprintf(format, args...))
 }
 
 func (r *Registry) errorf(format string, args ...any) error {

@@ -1,0 +1,32 @@
+package backends
+
+import gosync "sync"
+
+// WarningLog collects a place's warnings, each once, in order; it is safe
+// for concurrent use. Places embed it to implement Warner.
+type WarningLog struct {
+	mu   gosync.Mutex
+	list []string
+	seen map[string]bool
+}
+
+// Warn records msg unless it was recorded before.
+func (w *WarningLog) Warn(msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen[msg] {
+		return
+	}
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	w.seen[msg] = true
+	w.list = append(w.list, msg)
+}
+
+// Warnings returns the warnings recorded so far.
+func (w *WarningLog) Warnings() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.list...)
+}
