@@ -352,7 +352,7 @@ the zip file; zips only). The values are those the clients write in
 .terraform.lock.hcl and in a mirror's <version>.json.`,
 		Example: `  tfmirror hash terraform-provider-null_3.2.1_linux_amd64.zip
   tfmirror hash ./mirror/registry.terraform.io/hashicorp/null/3.2.1/linux_amd64 --json`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1, "PATH..."),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rows []report.HashRow
 			failed := false
@@ -428,6 +428,16 @@ an index lists but that are missing. Exits 1 when anything is wrong.`,
 	sel.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
 	return cmd
+}
+
+// minArgs is cobra.MinimumNArgs as a usage error that names the arguments.
+func minArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageErr("%s takes %s (got %d arguments); see %s --help", cmd.Name(), names, len(args), cmd.CommandPath())
+		}
+		return nil
+	}
 }
 
 // exactArgs is cobra.ExactArgs with a message that names the arguments.
@@ -1752,7 +1762,12 @@ and configurations are pointed at the mirror with tfmirror modules rewrite.
 ` + moduleTemplateHelp,
 		Example: `  tfmirror sync registry://registry.opentofu.org oci://registry.corp/modules/'${namespace}/${name}-${system}' --module terraform-aws-modules/vpc/aws -v "~> 5.0"
   tfmirror modules rewrite ./infra --oci oci://registry.corp/modules/'${namespace}/${name}-${system}'`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErr("unknown command %q for %q; see %s --help", args[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newModulesRewriteCmd(g))

@@ -124,6 +124,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"ls", "http://example.com/"}, "https"},
 		{[]string{"ls", "--bogus", dir}, "unknown flag"},
 		{[]string{"sync", dir}, "SRC and DST"},
+		{[]string{"hash"}, "hash takes PATH..."},
+		{[]string{"modules", "frobnicate"}, `unknown command "frobnicate"`},
 	} {
 		r := run(t, noConfig, c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
