@@ -9,15 +9,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/signal"
 	"strings"
+	gosync "sync"
 	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
@@ -36,7 +39,6 @@ import (
 	"github.com/tfmirror/tfmirror/ui"
 	"github.com/tfmirror/tfmirror/ui/demo"
 	"github.com/tfmirror/tfmirror/ui/report"
-	"io"
 )
 
 // Exit codes, as the command-line contract fixes them.
@@ -95,27 +97,37 @@ type globalFlags struct {
 	caCert      string
 	plainHTTP   bool
 	insecure    bool
+
+	// creds are the credentials every place of one command uses, read once.
+	credsOnce gosync.Once
+	httpCreds backends.Credentials
+	ociCreds  credentials.Store
 }
 
 func (g *globalFlags) hashing() hashing.Options { return hashing.Options{MaxUnpacked: g.maxUnpacked} }
 
 func (g *globalFlags) placeOptions() place.Options {
-	o := place.Options{Hashing: g.hashing(), CACertFile: g.caCert, PlainHTTP: g.plainHTTP, Insecure: g.insecure}
-	// The CLI configuration's credentials blocks and oci_credentials, with
-	// TF_TOKEN_* and the container tools' files; a configuration that does
-	// not parse leaves only the environment (`tfmirror config` says why).
+	g.credsOnce.Do(g.loadCredentials)
+	return place.Options{Hashing: g.hashing(), CACertFile: g.caCert, PlainHTTP: g.plainHTTP, Insecure: g.insecure,
+		Credentials: g.httpCreds, OCICredentials: g.ociCreds}
+}
+
+// loadCredentials reads the CLI configuration's credentials blocks and
+// oci_credentials, with TF_TOKEN_* and the container tools' files; a
+// configuration that does not parse leaves only the environment (`tfmirror
+// config` says why).
+func (g *globalFlags) loadCredentials() {
 	c, _ := cliconfig.Load(os.Getenv, "")
 	if c == nil {
-		o.Credentials = backends.EnvCredentials(os.Environ())
-		return o
+		g.httpCreds = backends.EnvCredentials(os.Environ())
+		return
 	}
-	o.Credentials = c.Credentials(os.Environ())
+	g.httpCreds = c.Credentials(os.Environ())
 	ambient, err := oci.DefaultCredentials()
 	if err != nil {
 		ambient = nil
 	}
-	o.OCICredentials = c.OCIStore(ambient)
-	return o
+	g.ociCreds = c.OCIStore(ambient)
 }
 
 func newRootCmd() *cobra.Command {
