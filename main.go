@@ -85,6 +85,9 @@ func exitCode(cmd *cobra.Command, err error) int {
 		return ee.code
 	}
 	fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", err)
+	if errors.Is(err, backends.ErrUsage) {
+		return exitUsage
+	}
 	if errors.Is(err, context.Canceled) {
 		return 130
 	}

@@ -22,6 +22,9 @@ var (
 	// ErrUnpackedOnly: the place holds only an unpacked directory, so the
 	// original zip cannot be reproduced byte for byte.
 	ErrUnpackedOnly = errors.New("only an unpacked directory is present; the original release zip is needed")
+	// ErrUsage: what the user asked for cannot be done as written (a place,
+	// a template, a selection); the command line exits 2 for it.
+	ErrUsage = errors.New("usage")
 )
 
 // Reader is what every place offers: listing and opening packages.
