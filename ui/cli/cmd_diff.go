@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+func newDiffCmd(g *globalFlags) *cobra.Command {
+	var sel selectionFlags
+	var asJSON, verifyExisting bool
+	cmd := &cobra.Command{
+		Use:   "diff SRC DST [selection]",
+		Short: "Show the sync plan: what DST lacks, has, or has with different hashes",
+		Long: `Compare the selected packages of SRC with DST and print the plan a sync would
+carry out, one row per package: missing (DST lacks it), present (same hashes),
+conflict (DST has a different archive), unavailable (SRC does not offer it).
+Only listings and stated hashes are read, so it is fast; --verify-existing
+recomputes the hashes of the archives already in DST.
+
+Exits 1 when DST lacks something or holds a different archive, so it works as a
+CI check.`,
+		Example: `  tfmirror diff registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
+  tfmirror diff ./mirror oci://registry.corp/tf/'${namespace}/${type}' --json`,
+		Args: exactArgs(2, "SRC and DST"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := sel.selection()
+			if err != nil {
+				return err
+			}
+			if err := needsVersion(args[0], s); err != nil {
+				return err
+			}
+			src, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			dst, err := openPlace(cmd.Context(), args[1], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			plan, err := sync.MakePlan(cmd.Context(), src, dst, s, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: g.hashing()})
+			printWarnings(cmd, src)
+			printWarnings(cmd, dst)
+			if err != nil {
+				return err
+			}
+			findings := plan.Findings()
+			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
+				return err
+			}
+			if !asJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s -> %s: %s\n", src, dst, report.Summary(findings))
+			}
+			if plan.Count(sync.StatusMissing)+plan.Count(sync.StatusConflict) > 0 {
+				return errProblem
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
+	cmd.Flags().BoolVar(&verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
+	return cmd
+}

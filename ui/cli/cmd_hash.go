@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+func newHashCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "hash PATH...",
+		Short: "Print the h1: and zh: hashes of provider zips and unpacked directories",
+		Long: `Print the hashes Terraform and OpenTofu use for provider packages: h1: (Go's
+dirhash over the files in a zip or an unpacked directory) and zh: (SHA-256 of
+the zip file; zips only). The values are those the clients write in
+.terraform.lock.hcl and in a mirror's <version>.json.`,
+		Example: `  tfmirror hash terraform-provider-null_3.2.1_linux_amd64.zip
+  tfmirror hash ./mirror/registry.terraform.io/hashicorp/null/3.2.1/linux_amd64 --json`,
+		Args: minArgs(1, "PATH..."),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rows []report.HashRow
+			failed := false
+			for _, p := range args {
+				if err := cmd.Context().Err(); err != nil {
+					return err
+				}
+				sums, err := hashing.HashPath(p, g.hashing())
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: hash %s: %v\n", p, err)
+					failed = true
+					continue
+				}
+				rows = append(rows, report.HashRow{Path: p, H1: sums.H1, ZH: sums.ZH})
+			}
+			if err := report.Hashes(cmd.OutOrStdout(), rows, asJSON); err != nil {
+				return err
+			}
+			if failed {
+				return errProblem
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"path","h1","zh"}`)
+	return cmd
+}

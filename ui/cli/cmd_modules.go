@@ -1,0 +1,393 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/backends/modules/modoci"
+	"github.com/tfmirror/tfmirror/backends/modules/modplace"
+	"github.com/tfmirror/tfmirror/backends/modules/rewrite"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+// moduleTemplateHelp explains the OCI repository template for modules; the
+// help texts of sync and modules rewrite include it.
+const moduleTemplateHelp = `An OCI destination for modules is oci://REGISTRY[:PORT]/PATH, where PATH may
+use ${hostname}, ${namespace}, ${name} and ${system} (the parts of the module
+address HOST/NAMESPACE/NAME/SYSTEM), e.g.
+oci://registry.corp/modules/${namespace}/${name}-${system} (quote it in
+shells). Values are lowercased and characters OCI repository names do not
+allow become "-". Each version is one image manifest (artifactType
+application/vnd.opentofu.modulepkg, one archive/zip layer) tagged with the
+version, "+" written "_". A template without placeholders names one
+repository, for one module.`
+
+// moduleFlags is --module, which turns ls and sync to modules.
+type moduleFlags struct{ modules []string }
+
+func (m *moduleFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVar(&m.modules, "module", nil, "list or sync the packages of the module `[HOST/]NAMESPACE/NAME/SYSTEM` instead of providers (repeatable)")
+}
+
+func (m *moduleFlags) set() bool { return len(m.modules) > 0 }
+
+// moduleArgs parses --module values; NAMESPACE/NAME/SYSTEM means that module
+// on defaultHost.
+func moduleArgs(raw []string, defaultHost string) ([]modules.Module, error) {
+	var out []modules.Module
+	seen := map[modules.Module]bool{}
+	for _, s := range raw {
+		m, err := modules.ParseModule(s, defaultHost)
+		if err != nil {
+			return nil, usageErr("--module: %v", err)
+		}
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// onlyModuleSelection refuses provider selection flags next to --module.
+func onlyModuleSelection(sel *selectionFlags) (backends.VersionConstraint, error) {
+	if len(sel.providers) > 0 || len(sel.platforms) > 0 {
+		return backends.VersionConstraint{}, usageErr("--module lists modules, which have no --provider or --platform")
+	}
+	c, err := backends.ParseVersionConstraint(sel.version)
+	if err != nil {
+		return c, usageErr("--version: %v", err)
+	}
+	return c, nil
+}
+
+// defaultModuleHost is the host NAMESPACE/NAME/SYSTEM means at a place: the
+// registry's own, or OpenTofu's default registry for mirrors.
+func defaultModuleHost(arg string) string {
+	if s, err := place.Parse(arg); err == nil && s.Kind == place.Registry {
+		if h, err := backends.NormalizeHostname(s.Target); err == nil {
+			return h
+		}
+	}
+	return modules.DefaultHost
+}
+
+// runModulesLs is ls --module.
+func runModulesLs(cmd *cobra.Command, g *globalFlags, arg string, sel *selectionFlags, raw []string, asJSON bool) error {
+	ctx := cmd.Context()
+	c, err := onlyModuleSelection(sel)
+	if err != nil {
+		return err
+	}
+	mods, err := moduleArgs(raw, defaultModuleHost(arg))
+	if err != nil {
+		return err
+	}
+	l, err := modplace.Open(ctx, arg, g.modplaceOptions())
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	rows := []report.ModuleRow{}
+	failed := false
+	for _, m := range mods {
+		ls, err := l.ListModule(ctx, m, c)
+		for _, w := range ls.Warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		}
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", err)
+			failed = true
+			continue
+		}
+		if len(ls.Items) == 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %s: %s: no version matches %q\n", l, m, c)
+			failed = true
+		}
+		for _, it := range ls.Items {
+			row := report.ModuleRow{Module: m.String(), Version: it.Version.String(), Listed: it.Listed, Location: it.Location, Digest: it.Digest}
+			if row.Listed == row.Version {
+				row.Listed = ""
+			}
+			if it.Err != nil {
+				row.Error = it.Err.Error()
+				failed = true
+			}
+			rows = append(rows, row)
+		}
+	}
+	if err := report.ModuleRows(cmd.OutOrStdout(), rows, asJSON); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if failed {
+		return errProblem
+	}
+	return nil
+}
+
+type moduleSyncFlags struct {
+	jobs                  int
+	force, dryRun, asJSON bool
+}
+
+// runModulesSync is sync --module: the registry's packages of the selected
+// versions are fetched, packed and stored in DST; each version's source
+// address is printed at the end.
+func runModulesSync(cmd *cobra.Command, g *globalFlags, args []string, sel *selectionFlags, raw []string, f moduleSyncFlags) error {
+	ctx := cmd.Context()
+	c, err := onlyModuleSelection(sel)
+	if err != nil {
+		return err
+	}
+	if c.IsZero() {
+		return usageErr("%s: syncing modules needs --version (e.g. \"~> 5.0\", \">= 1.2, < 2.0\" or latest): a registry keeps every release ever made", args[0])
+	}
+	o := g.modplaceOptions()
+	reg, err := modplace.OpenRegistry(args[0], o)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	mods, err := moduleArgs(raw, reg.Host())
+	if err != nil {
+		return err
+	}
+	for _, m := range mods {
+		if m.Host != reg.Host() {
+			return usageErr("--module %s: the source is the registry %s; name modules on it (NAMESPACE/NAME/SYSTEM)", m, reg.Host())
+		}
+	}
+	dst, err := modplace.OpenWriter(ctx, args[1], o)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if store, ok := dst.(*modoci.Store); ok {
+		repos := map[string]modules.Module{}
+		for _, m := range mods {
+			r, err := store.Repository(m)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if prev, dup := repos[r]; dup {
+				return usageErr("%s: %s and %s would share the repository %s; use ${namespace}, ${name} and ${system} in the template", args[1], prev, m, r)
+			}
+			repos[r] = m
+		}
+	}
+	errw := cmd.ErrOrStderr()
+	tmp, err := os.MkdirTemp("", "tfmirror-modules-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	builder, err := modplace.Builder(o, tmp)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	defer builder.Close()
+
+	var specs []sync.ModuleJobSpec
+	problems := 0
+	for _, m := range mods {
+		ls, err := reg.ListModule(ctx, m, c)
+		for _, w := range ls.Warnings {
+			fmt.Fprintln(errw, "warning:", w)
+		}
+		if err != nil {
+			fmt.Fprintf(errw, "tfmirror: %v\n", err)
+			problems++
+			continue
+		}
+		if len(ls.Items) == 0 {
+			fmt.Fprintf(errw, "tfmirror: %s: %s: no version matches %q\n", reg, m.Short(), c)
+			problems++
+			continue
+		}
+		ss, unavailable := sync.ModuleJobs(ls, reg.String(), builder, dst, f.force)
+		for _, it := range unavailable {
+			fmt.Fprintf(errw, "unavailable %s %s: skipped: %v\n", m, it.Version, it.Err)
+			problems++
+		}
+		specs = append(specs, ss...)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if f.dryRun {
+		var rows []report.ModuleRow
+		for _, s := range specs {
+			rows = append(rows, report.ModuleRow{Module: s.Module.String(), Version: s.Version.String(), Location: s.Location.String()})
+		}
+		if err := report.ModuleRows(cmd.OutOrStdout(), rows, f.asJSON); err != nil {
+			return err
+		}
+		if problems > 0 {
+			return errProblem
+		}
+		return nil
+	}
+
+	mode, color, width := outputMode(cmd, f.asJSON)
+	rep := report.NewSyncReporter(cmd.OutOrStdout(), mode, color, width)
+	start := time.Now()
+	eng := sync.NewModuleEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: g.hashing()})
+	eng.Enqueue(specs...)
+	eng.Close()
+	t := rep.Run(eng.Events())
+	results := eng.Results()
+	report.ModuleSources(cmd.OutOrStdout(), results, f.asJSON)
+	present, synced := 0, 0
+	for _, r := range results {
+		switch {
+		case r.Err != nil:
+		case r.Stored.Present:
+			present++
+		default:
+			synced++
+		}
+	}
+	failed := t.Failures()
+	if !f.asJSON {
+		fmt.Fprintf(errw, "%s -> %s: %d modules synced (%s) in %s, %d already present, %d failed, %d skipped\n",
+			reg, dst, synced, report.HumanBytes(t.BytesMoved()), time.Since(start).Round(time.Millisecond), present, len(failed), problems)
+		for _, j := range failed {
+			fmt.Fprintf(errw, "  failed: %s: %v\n", j.Info.Label(), j.Err)
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if len(failed)+problems > 0 {
+		return errProblem
+	}
+	return nil
+}
+
+func newModulesCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "modules",
+		Short: "Work with mirrored module packages (rewrite configurations to use them)",
+		Long: `Module packages are mirrored with the provider commands and --module:
+
+  tfmirror ls registry://HOST --module NAMESPACE/NAME/SYSTEM [-v CONSTRAINT]
+  tfmirror sync registry://HOST DST --module NAMESPACE/NAME/SYSTEM -v CONSTRAINT
+
+and configurations are pointed at the mirror with tfmirror modules rewrite.
+
+` + moduleTemplateHelp,
+		Example: `  tfmirror sync registry://registry.opentofu.org oci://registry.corp/modules/'${namespace}/${name}-${system}' --module terraform-aws-modules/vpc/aws -v "~> 5.0"
+  tfmirror modules rewrite ./infra --oci oci://registry.corp/modules/'${namespace}/${name}-${system}'`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErr("unknown command %q for %q; see %s --help", args[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newModulesRewriteCmd(g))
+	return cmd
+}
+
+func newModulesRewriteCmd(g *globalFlags) *cobra.Command {
+	var tmpl, defaultHost string
+	var write, byTag bool
+	cmd := &cobra.Command{
+		Use:   "rewrite DIR --oci TEMPLATE [--write] [--tag]",
+		Short: "Point a configuration's registry modules at their mirrored oci:// packages",
+		Long: `Rewrite the module blocks of the configuration in DIR (its .tf and .tofu files,
+not subdirectories) whose source is a registry address,
+[HOST/]NAMESPACE/NAME/SYSTEM[//SUBDIR], to the oci:// address of the newest
+mirrored version their version argument allows (no version argument: the newest
+that is not a prerelease), pinned by digest (--tag: by tag). The version
+argument is removed: OpenTofu installs oci:// sources (OpenTofu 1.10 and later)
+and refuses version constraints on them. Other sources, comments and
+formatting are left as they are.
+
+The unified diff is printed; files are changed only with --write (atomically).
+Blocks that cannot be rewritten (nothing mirrored, no version matches, a
+computed source or version) are listed on stderr and make the exit status 1.
+
+NAMESPACE/NAME/SYSTEM sources mean the module on --default-host
+(registry.opentofu.org, OpenTofu's default); it matters only to templates that
+use ${hostname}.
+
+` + moduleTemplateHelp,
+		Example: `  tfmirror modules rewrite ./infra --oci oci://registry.corp/modules/'${namespace}/${name}-${system}'
+  tfmirror modules rewrite ./infra --oci oci://registry.corp/modules/'${namespace}/${name}-${system}' --write
+  tfmirror modules rewrite . --oci oci://registry.corp/m/'${hostname}/${namespace}/${name}/${system}' --default-host registry.terraform.io --tag`,
+		Args: exactArgs(1, "DIR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if tmpl == "" {
+				return usageErr("modules rewrite needs --oci TEMPLATE, e.g. %s", modules.ExampleTemplate)
+			}
+			if !strings.HasPrefix(tmpl, "oci://") {
+				tmpl = "oci://" + tmpl
+			}
+			store, err := modplace.OpenOCI(tmpl, g.modplaceOptions())
+			if err != nil {
+				return usageErr("--oci: %v", err)
+			}
+			if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
+				return usageErr("%s: not a directory", args[0])
+			}
+			files, problems, err := rewrite.Rewrite(cmd.Context(), args[0], rewrite.Options{Resolver: store, DefaultHost: defaultHost, ByTag: byTag})
+			if err != nil {
+				return err
+			}
+			return reportRewrite(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), files, problems, write)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&tmpl, "oci", "", "the OCI mirror's `TEMPLATE`, as given to sync: oci://REGISTRY/PATH with ${hostname}, ${namespace}, ${name}, ${system}")
+	f.BoolVar(&write, "write", false, "change the files (default: only print the diff)")
+	f.BoolVar(&byTag, "tag", false, "pin by tag (?tag=VERSION) instead of by digest")
+	f.StringVar(&defaultHost, "default-host", modules.DefaultHost, "the registry host NAMESPACE/NAME/SYSTEM sources mean")
+	return cmd
+}
+
+func reportRewrite(ctx context.Context, out, errw io.Writer, files []rewrite.File, problems []rewrite.Problem, write bool) error {
+	changed, blocks := 0, 0
+	for _, f := range files {
+		d := f.Diff()
+		if d == "" {
+			continue
+		}
+		fmt.Fprint(out, d)
+		changed++
+		blocks += len(f.Changes)
+		if write {
+			if err := f.Write(); err != nil {
+				return fmt.Errorf("write %s: %w", f.Path, err)
+			}
+		}
+	}
+	for _, p := range problems {
+		fmt.Fprintf(errw, "not rewritten: %s\n", p)
+	}
+	switch {
+	case blocks == 0:
+		fmt.Fprintln(errw, "no module block to rewrite")
+	case write:
+		fmt.Fprintf(errw, "%d module blocks rewritten in %d files\n", blocks, changed)
+	default:
+		fmt.Fprintf(errw, "%d module blocks would be rewritten in %d files (run again with --write to change them)\n", blocks, changed)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if len(problems) > 0 {
+		return errProblem
+	}
+	return nil
+}

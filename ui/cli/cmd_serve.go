@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/place"
+)
+
+func newServeCmd(g *globalFlags) *cobra.Command {
+	var addr, certFile, keyFile, certOut string
+	cmd := &cobra.Command{
+		Use:   "serve DIR [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE]",
+		Short: "Serve a filesystem mirror as a network mirror over HTTPS",
+		Long: `Serve a filesystem mirror directory over HTTPS with the Provider Network Mirror
+Protocol, so Terraform and OpenTofu can install from it with a network_mirror
+block. index.json and <version>.json are built from the zips on disk (a
+directory without them is fine); hashes are computed on first request and
+cached. Where the directory's own <version>.json states hashes that the zip
+does not match, only those are served, so clients refuse the zip. Unpacked
+packages are not served. Nothing outside DIR is served, symlinks included.
+
+Without --tls-cert/--tls-key a self-signed certificate is made for 127.0.0.1,
+::1, localhost and the --addr host, and written to --cert-out (default: a file
+in the temp directory; the path is printed). Clients trust it with
+SSL_CERT_FILE (set SSL_CERT_DIR to it as well), tfmirror with --ca-cert.
+
+One line per request goes to stderr. Ctrl-C or SIGTERM stops it gracefully.
+Mirrors must be served at an https URL, and provider hostnames with a port do
+not work through network mirrors in either client.`,
+		Example: `  tfmirror serve ./mirror
+  tfmirror serve ./mirror --addr 0.0.0.0:8443 --tls-cert mirror.crt --tls-key mirror.key
+  tfmirror serve ./mirror --addr 127.0.0.1:9443 --cert-out ./mirror-ca.pem &
+  SSL_CERT_FILE=./mirror-ca.pem SSL_CERT_DIR=./mirror-ca.pem terraform init`,
+		Args: exactArgs(1, "DIR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (certFile == "") != (keyFile == "") {
+				return usageErr("serve: give both --tls-cert and --tls-key, or neither for a self-signed certificate")
+			}
+			if certFile != "" && certOut != "" {
+				return usageErr("serve: --cert-out is where a generated certificate goes; with --tls-cert there is none")
+			}
+			sp, err := place.Parse(args[0])
+			if err != nil || sp.Kind != place.FS {
+				return usageErr("serve: %s: give a filesystem mirror directory", args[0])
+			}
+			m, err := fs.Open(args[0], sp.Target, fs.Options{Hashing: g.hashing()})
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			out := cmd.OutOrStdout()
+			err = netmirror.Serve(cmd.Context(), m, netmirror.ServeOptions{
+				Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut,
+				Logger:  log.New(cmd.ErrOrStderr(), "", log.LstdFlags),
+				Hashing: g.hashing(),
+				Ready: func(s netmirror.Serving) {
+					fmt.Fprintf(out, "Serving %s as a network mirror at %s\n", args[0], s.URL)
+					if s.CertOut != "" {
+						fmt.Fprintf(out, "Self-signed certificate (for %s) written to %s\n", strings.Join(s.Hosts, ", "), s.CertOut)
+						fmt.Fprintf(out, "Clients trust it with: SSL_CERT_FILE=%s SSL_CERT_DIR=%s\n", s.CertOut, s.CertOut)
+						fmt.Fprintf(out, "tfmirror trusts it with: --ca-cert %s\n", s.CertOut)
+					}
+					fmt.Fprintf(out, "\nAdd to the CLI configuration (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):\n\n")
+					fmt.Fprintf(out, "provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n\n", s.URL)
+					fmt.Fprintln(out, "Requests are logged to stderr; Ctrl-C stops.")
+				},
+			})
+			printWarnings(cmd, m)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", netmirror.DefaultAddr, "HOST:PORT to listen on (port 0 picks a free one)")
+	f.StringVar(&certFile, "tls-cert", "", "PEM certificate to serve (with --tls-key)")
+	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&certOut, "cert-out", "", "where to write the generated self-signed certificate (default: tfmirror-serve-PORT.pem in the temp directory)")
+	return cmd
+}

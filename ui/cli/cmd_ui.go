@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends/cliconfig"
+	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/backends/modules/modplace"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui"
+)
+
+// uiFlags are the flags of tfmirror [ui].
+type uiFlags struct {
+	sel     selectionFlags
+	jobs    int
+	modules []string
+}
+
+func (u *uiFlags) add(cmd *cobra.Command) {
+	u.sel.add(cmd)
+	cmd.Flags().IntVar(&u.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
+}
+
+func newUICmd(g *globalFlags) *cobra.Command {
+	var u uiFlags
+	cmd := &cobra.Command{
+		Use:   "ui [MIRROR...]",
+		Short: "Browse, compare and sync mirrors in the terminal UI (the default command)",
+		Long: `Open the terminal UI over the places given (directories, https://HOST/PATH/,
+oci://REGISTRY/TEMPLATE, registry://HOST), or, with none, over the mirrors of
+your Terraform/OpenTofu CLI configuration.
+
+Pick a provider on the left; the matrix shows its versions (rows) and
+platforms (columns), with one mark per compared mirror: ● present (hashes
+stated and agreeing), ◐ present but not yet verified, ○ missing, ✗ hashes
+differ. Select cells (space, r for a row, c for a column), press enter to
+queue them to a writable mirror; jobs run in the background while you browse,
+and each archive's hashes are checked before it lands. v verifies, ? shows
+every key.
+
+Network mirrors and registries cannot list their providers: name them with
+--provider. --version and --platform narrow the matrix.
+
+With --module, the UI opens on the Modules view (m switches between it and
+providers): the modules named, and for the chosen one its versions against
+every place that holds modules (registry://HOST, oci://REGISTRY/TEMPLATE, a
+directory) with ● present, ○ missing, ✗ digest differs (OCI places), ! no
+location. Details shows where each package lives. Select versions (space),
+press enter to fetch and pack them into an OCI place or a directory.
+NAMESPACE/NAME/SYSTEM means the module on the one registry:// place given, or
+on registry.opentofu.org; --version narrows the versions.`,
+		Example: `  tfmirror ui ./mirror /srv/terraform/providers
+  tfmirror ./mirror https://mirror.corp/terraform/providers/ -p registry.terraform.io/hashicorp/aws
+  tfmirror ui ./mirror --version "~> 5.0" --platform linux_amd64 --platform darwin_arm64
+  tfmirror ui registry://registry.opentofu.org ./modules --module terraform-aws-modules/vpc/aws -v ">= 5.0"`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd, g, &u, args) },
+	}
+	u.add(cmd)
+	return cmd
+}
+
+// defaultMirrors returns the mirrors of the user's Terraform/OpenTofu CLI
+// configuration as place arguments, for the UI when it is given none.
+// SEAM: backends/cliconfig (being written) will supply them; until it lands
+// there are none and the UI explains how to name one.
+// defaultMirrors are the mirrors the user's CLI configuration names in
+// provider_installation, as place arguments, in order.
+func defaultMirrors() ([]string, error) {
+	ms, err := cliconfig.Mirrors(os.Getenv, "")
+	var out []string
+	for _, m := range ms {
+		if m.Place != "" {
+			out = append(out, m.Place)
+		}
+	}
+	return out, err
+}
+
+const noMirrorHelp = `no mirror given, and your Terraform/OpenTofu CLI configuration names none.
+
+Open the UI on one or more places:
+  tfmirror ui ./mirror https://mirror.corp/terraform/providers/
+
+or add a mirror to ~/.terraformrc (or ~/.tofurc):
+  provider_installation {
+    filesystem_mirror {
+      path = "/srv/terraform/providers"
+    }
+    direct {}
+  }
+
+or try the UI on a sample world:
+  tfmirror demo`
+
+// runUI opens the places and runs the UI over them.
+func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error {
+	ctx := cmd.Context()
+	s, err := u.sel.selection()
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		if args, err = defaultMirrors(); err != nil {
+			return usageErr("reading your CLI configuration: %v", err)
+		}
+		if len(args) == 0 {
+			return usageErr("%s", noMirrorHelp)
+		}
+	}
+	withModules := len(u.modules) > 0
+	mirrors := make([]ui.Mirror, 0, len(args))
+	for i, a := range args {
+		spec, err := place.Parse(a)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		// A registry named beside --module and no --provider is there for
+		// its modules: it lists no providers, so none are fetched.
+		if err := needsVersion(a, s); err != nil && (!withModules || len(s.Providers) > 0) {
+			return err
+		}
+		r, err := place.Open(ctx, a, g.placeOptions())
+		if err != nil && withModules && isModulePlace(ctx, a, g) {
+			continue // a module place only (an OCI template of modules, a directory to create)
+		}
+		if err != nil {
+			if spec.Kind == place.FS {
+				root := cmd.Root()
+				if root.SuggestionsMinimumDistance <= 0 {
+					root.SuggestionsMinimumDistance = 2 // cobra's default, set only when it suggests itself
+				}
+				if sugg := root.SuggestionsFor(a); len(sugg) > 0 && len(mirrors) == 0 {
+					return usageErr("%v\n(is %q a typo of the command %q? see tfmirror --help)", err, a, sugg[0])
+				}
+			}
+			return usageErr("%v", err)
+		}
+		mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(spec.Kind), Number: i + 1})
+	}
+	mods, cleanup, err := uiModules(ctx, g, u.modules, args)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if !isTerminal(cmd) {
+		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
+	}
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.Options{Jobs: u.jobs, Hashing: g.hashing()}, Modules: mods})
+}
+
+// isModulePlace reports whether arg opens as a module place.
+func isModulePlace(ctx context.Context, arg string, g *globalFlags) bool {
+	_, err := modplace.Open(ctx, arg, g.modplaceOptions())
+	return err == nil
+}
+
+// uiModules opens the UI's places as module places for --module, numbered
+// as the header numbers the mirrors; places that hold no modules (network
+// mirrors, OCI templates of providers) are left out of the Modules view.
+// NAMESPACE/NAME/SYSTEM means the module on the one registry:// place, or
+// on OpenTofu's default registry. cleanup removes the builder's temp dir.
+func uiModules(ctx context.Context, g *globalFlags, raw, args []string) (ui.ModulesConfig, func(), error) {
+	var cfg ui.ModulesConfig
+	if len(raw) == 0 {
+		return cfg, func() {}, nil
+	}
+	host, registries := modules.DefaultHost, 0
+	o := g.modplaceOptions()
+	for i, a := range args {
+		l, err := modplace.Open(ctx, a, o)
+		if err != nil {
+			continue
+		}
+		spec, _ := place.Parse(a)
+		if spec.Kind == place.Registry {
+			registries++
+			host = defaultModuleHost(a)
+		}
+		cfg.Places = append(cfg.Places, ui.ModulePlace{Lister: l, Kind: string(spec.Kind), Number: i + 1})
+	}
+	if registries > 1 {
+		host = modules.DefaultHost
+	}
+	mods, err := moduleArgs(raw, host)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if len(cfg.Places) == 0 {
+		return cfg, nil, usageErr("--module: none of the places holds modules: give registry://HOST, oci://REGISTRY/TEMPLATE or a directory")
+	}
+	tmp, err := os.MkdirTemp("", "tfmirror-modules-")
+	if err != nil {
+		return cfg, nil, err
+	}
+	builder, err := modplace.Builder(o, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return cfg, nil, usageErr("%v", err)
+	}
+	cfg.Modules, cfg.Builder, cfg.ShowFirst = mods, builder, true
+	return cfg, func() { builder.Close(); os.RemoveAll(tmp) }, nil
+}

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+func newVerifyCmd(g *globalFlags) *cobra.Command {
+	var sel selectionFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify MIRROR [selection]",
+		Short: "Recompute every archive's hashes and compare them with what the place states",
+		Long: `Recompute the h1: and zh: hashes of every selected archive and compare them with
+every source of truth at hand: the mirror's <version>.json, OCI layer digests,
+an origin registry's signed SHA256SUMS, and a lock file. Also reports archives
+an index lists but that are missing. Exits 1 when anything is wrong.`,
+		Example: `  tfmirror verify ./mirror
+  tfmirror verify ./mirror --provider hashicorp/aws --json`,
+		Args: exactArgs(1, "MIRROR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := sel.selection()
+			if err != nil {
+				return err
+			}
+			if err := needsVersion(args[0], s); err != nil {
+				return err
+			}
+			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			if err != nil {
+				return err
+			}
+			findings, err := sync.VerifyPlace(cmd.Context(), r, s, g.hashing())
+			printWarnings(cmd, r)
+			if err != nil {
+				return noCatalogue(err)
+			}
+			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
+				return err
+			}
+			if !asJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", r, report.Summary(findings))
+			}
+			for _, f := range findings {
+				if f.Status != sync.StatusOK {
+					return errProblem
+				}
+			}
+			return nil
+		},
+	}
+	sel.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
+	return cmd
+}

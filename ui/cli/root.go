@@ -1,0 +1,109 @@
+// Package cli is tfmirror's command line: one file per command (cmd_*.go),
+// each parsing its flags into a selection, opening places, making one call
+// into sync and handing the result to a reporter. Advice about which flag to
+// pass lives here, not in the layers below.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Exit codes, as the command-line contract fixes them.
+const (
+	exitOK      = 0
+	exitProblem = 1
+	exitUsage   = 2
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// problem is returned when the command ran and found something wrong; the
+// report has already said what.
+var errProblem = &exitError{code: exitProblem, err: errors.New("problems found (see above)")}
+
+// Execute runs the command line with args and returns the exit code: 0
+// success, 1 the command ran and found a problem, 2 usage or configuration.
+func Execute(ctx context.Context, args []string) int {
+	cmd := newRootCmd()
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	return exitCode(cmd, err)
+}
+
+func exitCode(cmd *cobra.Command, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee != errProblem {
+			fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", err)
+	if errors.Is(err, backends.ErrUsage) {
+		return exitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		return 130
+	}
+	return exitProblem
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "tfmirror",
+		Short: "Browse, compare, sync and verify private Terraform/OpenTofu provider mirrors",
+		Long: `tfmirror browses, compares, syncs and verifies private Terraform/OpenTofu
+provider mirrors: filesystem mirrors (a directory), network mirrors
+(https://HOST/PATH/), origin registries (registry://HOST) and OCI registries in
+OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
+		Example: `  tfmirror ls ./mirror
+  tfmirror hash ./mirror/registry.terraform.io/hashicorp/null/*.zip
+  tfmirror verify ./mirror --provider hashicorp/aws`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().Int64Var(&g.maxUnpacked, "max-unpacked", hashing.DefaultMaxUnpacked,
+		"the most bytes hashing one zip may unpack (a guard against zip bombs); -1 for no limit")
+	root.PersistentFlags().StringVar(&g.caCert, "ca-cert", "",
+		"PEM `FILE` of extra CA certificates to trust for https:// and registry:// places, such as the one tfmirror serve writes")
+	root.PersistentFlags().BoolVar(&g.plainHTTP, "plain-http", false, "talk plain HTTP to oci:// registries (local test registries; OpenTofu itself needs HTTPS)")
+	root.PersistentFlags().BoolVar(&g.insecure, "insecure", false, "do not verify the TLS certificates of oci:// registries")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(newLsCmd(g), newHashCmd(g), newVerifyCmd(g))
+	root.AddCommand(newDiffCmd(g), newSyncCmd(g))
+	root.AddCommand(newModulesCmd(g))
+	root.AddCommand(newPushCmd(g))
+	root.AddCommand(newUICmd(g), newDemoCmd(g))
+	// With no subcommand, tfmirror opens the UI (tfmirror [MIRROR...]).
+	var rootUI uiFlags
+	rootUI.add(root)
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, g, &rootUI, args) }
+	root.AddCommand(newServeCmd(g))
+	root.AddCommand(newLockCmd(g), newCheckCmd(g), newConfigCmd(g))
+	return root
+}
