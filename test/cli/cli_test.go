@@ -182,6 +182,16 @@ func TestCLIVerifyDiffSync(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "0 synced (0 B)") || !strings.Contains(r.stderr, "8 already present") {
 		t.Fatalf("second sync: %d %s", r.code, r.stderr)
 	}
+	// With nothing to do, --json still ends with the summary.
+	r = run(t, nil, "sync", src, dst, "--json")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || r.code != 0 {
+		t.Fatalf("no-op sync --json: %d %v\n%s", r.code, err, r.stdout)
+	}
+	if last["type"] != "summary" || last["present"] != float64(8) || last["done"] != float64(0) || last["ok"] != true {
+		t.Fatalf("no-op sync --json summary: %v", last)
+	}
 
 	// Tamper with an archive in the destination: verify names it and exits 1.
 	victim := filepath.Join(dst, "example.com/acme/alpha/terraform-provider-alpha_1.0.0_linux_amd64.zip")

@@ -9,7 +9,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newCheckCmd(g *globalFlags) *cobra.Command {
+func newCheckCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -66,11 +66,11 @@ line is wrong.`,
 			if !matched {
 				return usageErr("%s locks no provider matching the selection: nothing to check", sel.lock)
 			}
-			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
 			if err != nil {
 				return err
 			}
-			findings, err := sync.CheckLock(cmd.Context(), r, s.Locked, sync.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: g.hashing()})
+			findings, err := sync.CheckLock(cmd.Context(), r, s.Locked, sync.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing()})
 			printWarnings(cmd, r)
 			if err != nil {
 				return err

@@ -10,7 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newConfigCmd(g *globalFlags) *cobra.Command {
+func newConfigCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "config",

@@ -14,7 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/demo"
 )
 
-func newDemoCmd(g *globalFlags) *cobra.Command {
+func newDemoCmd(env *Env) *cobra.Command {
 	var keep string
 	var rate, jobs int
 	var noUI bool
@@ -88,18 +88,18 @@ Everything is removed on exit unless --keep DIR is given.`,
 			}
 			mirrors := []ui.Mirror{{Reader: net, Kind: string(place.NetMirror)}}
 			for _, d := range []string{world.Primary, world.Secondary} {
-				r, err := place.Open(ctx, d, g.placeOptions())
+				r, err := place.Open(ctx, d, env.placeOptions())
 				if err != nil {
 					return err
 				}
 				mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(place.FS)})
 			}
-			mods, closeModules, err := demoModules(ctx, g, world, len(mirrors)+1)
+			mods, closeModules, err := demoModules(ctx, env, world, len(mirrors)+1)
 			if err != nil {
 				return err
 			}
 			defer closeModules()
-			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: sync.Options{Jobs: jobs, Hashing: g.hashing()}, Modules: mods})
+			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: sync.Options{Jobs: jobs, Hashing: env.hashing()}, Modules: mods})
 			if keep != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "the demo world is kept in %s\n", keep)
 			}
@@ -116,7 +116,7 @@ Everything is removed on exit unless --keep DIR is given.`,
 
 // demoModules serves the demo's module registry and opens it and the
 // world's module directory as module places numbered from num.
-func demoModules(ctx context.Context, g *globalFlags, world *demo.World, num int) (ui.ModulesConfig, func(), error) {
+func demoModules(ctx context.Context, env *Env, world *demo.World, num int) (ui.ModulesConfig, func(), error) {
 	var cfg ui.ModulesConfig
 	srv, err := world.ServeModules(ctx)
 	if err != nil {
@@ -128,7 +128,7 @@ func demoModules(ctx context.Context, g *globalFlags, world *demo.World, num int
 	}
 	var dir modules.Writer
 	if err == nil {
-		dir, err = modplace.OpenWriter(ctx, world.Modules, g.modplaceOptions())
+		dir, err = modplace.OpenWriter(ctx, world.Modules, env.modplaceOptions())
 	}
 	tmp := ""
 	if err == nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newDiffCmd(g *globalFlags) *cobra.Command {
+func newDiffCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var asJSON, verifyExisting bool
 	cmd := &cobra.Command{
@@ -33,15 +33,15 @@ CI check.`,
 			if err := needsVersion(args[0], s); err != nil {
 				return err
 			}
-			src, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			src, err := openPlace(cmd.Context(), args[0], env.placeOptions())
 			if err != nil {
 				return err
 			}
-			dst, err := openPlace(cmd.Context(), args[1], g.placeOptions())
+			dst, err := openPlace(cmd.Context(), args[1], env.placeOptions())
 			if err != nil {
 				return err
 			}
-			plan, err := sync.MakePlan(cmd.Context(), src, dst, s, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: g.hashing()})
+			plan, err := sync.MakePlan(cmd.Context(), src, dst, s, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: env.hashing()})
 			printWarnings(cmd, src)
 			printWarnings(cmd, dst)
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newHashCmd(g *globalFlags) *cobra.Command {
+func newHashCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "hash PATH...",
@@ -27,7 +27,7 @@ the zip file; zips only). The values are those the clients write in
 				if err := cmd.Context().Err(); err != nil {
 					return err
 				}
-				sums, err := hashing.HashPath(p, g.hashing())
+				sums, err := hashing.HashPath(p, env.hashing())
 				if err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: hash %s: %v\n", p, err)
 					failed = true

@@ -12,7 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newLockCmd(g *globalFlags) *cobra.Command {
+func newLockCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var header string
 	var dryRun bool
@@ -75,12 +75,12 @@ file gets Terraform's unless --header tofu.`,
 			if len(f.Providers()) == 0 && len(s.Providers) == 0 {
 				return usageErr("nothing to lock: %s locks no providers yet; name them with --provider", path)
 			}
-			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
 			if err != nil {
 				return err
 			}
 			before := f.Bytes()
-			updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: g.hashing()})
+			updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing()})
 			printWarnings(cmd, r)
 			if err != nil {
 				return noCatalogue(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newLsCmd(g *globalFlags) *cobra.Command {
+func newLsCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var mods moduleFlags
 	var asJSON bool
@@ -61,7 +61,7 @@ module on the registry:// host, or on registry.opentofu.org for mirrors.`,
 				args = configured
 			}
 			if mods.set() {
-				return runModulesLs(cmd, g, args[0], &sel, mods.modules, asJSON)
+				return runModulesLs(cmd, env, args[0], &sel, mods.modules, asJSON)
 			}
 			s, err := sel.selection()
 			if err != nil {
@@ -72,7 +72,7 @@ module on the registry:// host, or on registry.opentofu.org for mirrors.`,
 				if err := needsVersion(arg, s); err != nil {
 					return err
 				}
-				r, err := openPlace(cmd.Context(), arg, g.placeOptions())
+				r, err := openPlace(cmd.Context(), arg, env.placeOptions())
 				if err != nil {
 					return err
 				}

@@ -82,7 +82,7 @@ func defaultModuleHost(arg string) string {
 }
 
 // runModulesLs is ls --module.
-func runModulesLs(cmd *cobra.Command, g *globalFlags, arg string, sel *selectionFlags, raw []string, asJSON bool) error {
+func runModulesLs(cmd *cobra.Command, env *Env, arg string, sel *selectionFlags, raw []string, asJSON bool) error {
 	ctx := cmd.Context()
 	c, err := onlyModuleSelection(sel)
 	if err != nil {
@@ -92,7 +92,7 @@ func runModulesLs(cmd *cobra.Command, g *globalFlags, arg string, sel *selection
 	if err != nil {
 		return err
 	}
-	l, err := modplace.Open(ctx, arg, g.modplaceOptions())
+	l, err := modplace.Open(ctx, arg, env.modplaceOptions())
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -144,7 +144,7 @@ type moduleSyncFlags struct {
 // runModulesSync is sync --module: the registry's packages of the selected
 // versions are fetched, packed and stored in DST; each version's source
 // address is printed at the end.
-func runModulesSync(cmd *cobra.Command, g *globalFlags, args []string, sel *selectionFlags, raw []string, f moduleSyncFlags) error {
+func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, raw []string, f moduleSyncFlags) error {
 	ctx := cmd.Context()
 	c, err := onlyModuleSelection(sel)
 	if err != nil {
@@ -153,7 +153,7 @@ func runModulesSync(cmd *cobra.Command, g *globalFlags, args []string, sel *sele
 	if c.IsZero() {
 		return usageErr("%s: syncing modules needs --version (e.g. \"~> 5.0\", \">= 1.2, < 2.0\" or latest): a registry keeps every release ever made", args[0])
 	}
-	o := g.modplaceOptions()
+	o := env.modplaceOptions()
 	reg, err := modplace.OpenRegistry(args[0], o)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -237,13 +237,15 @@ func runModulesSync(cmd *cobra.Command, g *globalFlags, args []string, sel *sele
 		return nil
 	}
 
-	mode, color, width := outputMode(cmd, f.asJSON)
-	rep := report.NewSyncReporter(cmd.OutOrStdout(), mode, color, width)
+	rep := reporter(cmd, f.asJSON, false)
 	start := time.Now()
-	eng := sync.NewModuleEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: g.hashing()})
+	eng := sync.NewModuleEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
 	eng.Enqueue(specs...)
 	eng.Close()
-	t := rep.Run(eng.Events())
+	for ev := range eng.Events() {
+		rep.Show(ev)
+	}
+	t := rep.Tracker()
 	results := eng.Results()
 	report.ModuleSources(cmd.OutOrStdout(), results, f.asJSON)
 	present, synced := 0, 0
@@ -273,7 +275,7 @@ func runModulesSync(cmd *cobra.Command, g *globalFlags, args []string, sel *sele
 	return nil
 }
 
-func newModulesCmd(g *globalFlags) *cobra.Command {
+func newModulesCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "modules",
 		Short: "Work with mirrored module packages (rewrite configurations to use them)",
@@ -295,11 +297,11 @@ and configurations are pointed at the mirror with tfmirror modules rewrite.
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newModulesRewriteCmd(g))
+	cmd.AddCommand(newModulesRewriteCmd(env))
 	return cmd
 }
 
-func newModulesRewriteCmd(g *globalFlags) *cobra.Command {
+func newModulesRewriteCmd(env *Env) *cobra.Command {
 	var tmpl, defaultHost string
 	var write, byTag bool
 	cmd := &cobra.Command{
@@ -334,7 +336,7 @@ use ${hostname}.
 			if !strings.HasPrefix(tmpl, "oci://") {
 				tmpl = "oci://" + tmpl
 			}
-			store, err := modplace.OpenOCI(tmpl, g.modplaceOptions())
+			store, err := modplace.OpenOCI(tmpl, env.modplaceOptions())
 			if err != nil {
 				return usageErr("--oci: %v", err)
 			}

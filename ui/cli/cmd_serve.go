@@ -11,7 +11,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/place"
 )
 
-func newServeCmd(g *globalFlags) *cobra.Command {
+func newServeCmd(env *Env) *cobra.Command {
 	var addr, certFile, keyFile, certOut string
 	cmd := &cobra.Command{
 		Use:   "serve DIR [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE]",
@@ -48,7 +48,7 @@ not work through network mirrors in either client.`,
 			if err != nil || sp.Kind != place.FS {
 				return usageErr("serve: %s: give a filesystem mirror directory", args[0])
 			}
-			m, err := fs.Open(args[0], sp.Target, fs.Options{Hashing: g.hashing()})
+			m, err := fs.Open(args[0], sp.Target, fs.Options{Hashing: env.hashing()})
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
@@ -56,7 +56,7 @@ not work through network mirrors in either client.`,
 			err = netmirror.Serve(cmd.Context(), m, netmirror.ServeOptions{
 				Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut,
 				Logger:  log.New(cmd.ErrOrStderr(), "", log.LstdFlags),
-				Hashing: g.hashing(),
+				Hashing: env.hashing(),
 				Ready: func(s netmirror.Serving) {
 					fmt.Fprintf(out, "Serving %s as a network mirror at %s\n", args[0], s.URL)
 					if s.CertOut != "" {

@@ -26,7 +26,7 @@ func (u *uiFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
 }
 
-func newUICmd(g *globalFlags) *cobra.Command {
+func newUICmd(env *Env) *cobra.Command {
 	var u uiFlags
 	cmd := &cobra.Command{
 		Use:   "ui [MIRROR...]",
@@ -58,7 +58,7 @@ on registry.opentofu.org; --version narrows the versions.`,
   tfmirror ./mirror https://mirror.corp/terraform/providers/ -p registry.terraform.io/hashicorp/aws
   tfmirror ui ./mirror --version "~> 5.0" --platform linux_amd64 --platform darwin_arm64
   tfmirror ui registry://registry.opentofu.org ./modules --module terraform-aws-modules/vpc/aws -v ">= 5.0"`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd, g, &u, args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &u, args) },
 	}
 	u.add(cmd)
 	return cmd
@@ -98,7 +98,7 @@ or try the UI on a sample world:
   tfmirror demo`
 
 // runUI opens the places and runs the UI over them.
-func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error {
+func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	ctx := cmd.Context()
 	s, err := u.sel.selection()
 	if err != nil {
@@ -124,8 +124,8 @@ func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error 
 		if err := needsVersion(a, s); err != nil && (!withModules || len(s.Providers) > 0) {
 			return err
 		}
-		r, err := place.Open(ctx, a, g.placeOptions())
-		if err != nil && withModules && isModulePlace(ctx, a, g) {
+		r, err := place.Open(ctx, a, env.placeOptions())
+		if err != nil && withModules && isModulePlace(ctx, a, env) {
 			continue // a module place only (an OCI template of modules, a directory to create)
 		}
 		if err != nil {
@@ -142,7 +142,7 @@ func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error 
 		}
 		mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(spec.Kind), Number: i + 1})
 	}
-	mods, cleanup, err := uiModules(ctx, g, u.modules, args)
+	mods, cleanup, err := uiModules(ctx, env, u.modules, args)
 	if err != nil {
 		return err
 	}
@@ -150,12 +150,12 @@ func runUI(cmd *cobra.Command, g *globalFlags, u *uiFlags, args []string) error 
 	if !isTerminal(cmd) {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
 	}
-	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.Options{Jobs: u.jobs, Hashing: g.hashing()}, Modules: mods})
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.Options{Jobs: u.jobs, Hashing: env.hashing()}, Modules: mods})
 }
 
 // isModulePlace reports whether arg opens as a module place.
-func isModulePlace(ctx context.Context, arg string, g *globalFlags) bool {
-	_, err := modplace.Open(ctx, arg, g.modplaceOptions())
+func isModulePlace(ctx context.Context, arg string, env *Env) bool {
+	_, err := modplace.Open(ctx, arg, env.modplaceOptions())
 	return err == nil
 }
 
@@ -164,13 +164,13 @@ func isModulePlace(ctx context.Context, arg string, g *globalFlags) bool {
 // mirrors, OCI templates of providers) are left out of the Modules view.
 // NAMESPACE/NAME/SYSTEM means the module on the one registry:// place, or
 // on OpenTofu's default registry. cleanup removes the builder's temp dir.
-func uiModules(ctx context.Context, g *globalFlags, raw, args []string) (ui.ModulesConfig, func(), error) {
+func uiModules(ctx context.Context, env *Env, raw, args []string) (ui.ModulesConfig, func(), error) {
 	var cfg ui.ModulesConfig
 	if len(raw) == 0 {
 		return cfg, func() {}, nil
 	}
 	host, registries := modules.DefaultHost, 0
-	o := g.modplaceOptions()
+	o := env.modplaceOptions()
 	for i, a := range args {
 		l, err := modplace.Open(ctx, a, o)
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newVerifyCmd(g *globalFlags) *cobra.Command {
+func newVerifyCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -29,11 +29,11 @@ an index lists but that are missing. Exits 1 when anything is wrong.`,
 			if err := needsVersion(args[0], s); err != nil {
 				return err
 			}
-			r, err := openPlace(cmd.Context(), args[0], g.placeOptions())
+			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
 			if err != nil {
 				return err
 			}
-			findings, err := sync.VerifyPlace(cmd.Context(), r, s, g.hashing())
+			findings, err := sync.VerifyPlace(cmd.Context(), r, s, env.hashing())
 			printWarnings(cmd, r)
 			if err != nil {
 				return noCatalogue(err)

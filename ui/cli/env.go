@@ -18,11 +18,14 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-// globalFlags are shared by every command.
-type globalFlags struct {
+// Env is what every command runs with, built once from the global flags:
+// the options places are opened with (the CLI configuration's credentials
+// read once, however many places a command opens), and hashing's limits.
+type Env struct {
 	maxUnpacked int64
 	caCert      string
 	plainHTTP   bool
@@ -34,34 +37,34 @@ type globalFlags struct {
 	ociCreds  credentials.Store
 }
 
-func (g *globalFlags) hashing() hashing.Options { return hashing.Options{MaxUnpacked: g.maxUnpacked} }
+func (env *Env) hashing() hashing.Options { return hashing.Options{MaxUnpacked: env.maxUnpacked} }
 
-func (g *globalFlags) placeOptions() place.Options {
-	g.credsOnce.Do(g.loadCredentials)
-	return place.Options{Hashing: g.hashing(), CACertFile: g.caCert, PlainHTTP: g.plainHTTP, Insecure: g.insecure,
-		Credentials: g.httpCreds, OCICredentials: g.ociCreds}
+func (env *Env) placeOptions() place.Options {
+	env.credsOnce.Do(env.loadCredentials)
+	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
+		Credentials: env.httpCreds, OCICredentials: env.ociCreds}
 }
 
 // loadCredentials reads the CLI configuration's credentials blocks and
 // oci_credentials, with TF_TOKEN_* and the container tools' files; a
 // configuration that does not parse leaves only the environment (`tfmirror
 // config` says why).
-func (g *globalFlags) loadCredentials() {
+func (env *Env) loadCredentials() {
 	c, _ := cliconfig.Load(os.Getenv, "")
 	if c == nil {
-		g.httpCreds = backends.EnvCredentials(os.Environ())
+		env.httpCreds = backends.EnvCredentials(os.Environ())
 		return
 	}
-	g.httpCreds = c.Credentials(os.Environ())
+	env.httpCreds = c.Credentials(os.Environ())
 	ambient, err := oci.DefaultCredentials()
 	if err != nil {
 		ambient = nil
 	}
-	g.ociCreds = c.OCIStore(ambient)
+	env.ociCreds = c.OCIStore(ambient)
 }
 
-func (g *globalFlags) modplaceOptions() modplace.Options {
-	return modplace.Options{CACertFile: g.caCert, PlainHTTP: g.plainHTTP, Insecure: g.insecure, Hashing: g.hashing()}
+func (env *Env) modplaceOptions() modplace.Options {
+	return modplace.Options{CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure, Hashing: env.hashing()}
 }
 
 // noCatalogue makes "name the providers" a usage error: the place cannot
@@ -90,22 +93,22 @@ func printWarnings(cmd *cobra.Command, r backends.Reader) {
 	}
 }
 
-// outputMode picks live progress on a terminal, plain lines otherwise, and
-// colour only on a terminal without NO_COLOR.
-func outputMode(cmd *cobra.Command, asJSON bool) (report.SyncMode, bool, int) {
-	if asJSON {
-		return report.JSONLines, false, 0
-	}
+// reporter is the sink of a run's events: live progress on a terminal,
+// plain lines otherwise, JSON lines with --json; colour only on a terminal
+// without NO_COLOR. Job lines go to stdout, the rest to stderr.
+func reporter(cmd *cobra.Command, asJSON, push bool) *report.SyncReporter {
+	o := report.SyncOptions{Mode: report.Plain, Err: cmd.ErrOrStderr(), Push: push}
 	f, ok := cmd.OutOrStdout().(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
-		return report.Plain, false, 0
+	switch {
+	case asJSON:
+		o.Mode = report.JSONLines
+	case ok && term.IsTerminal(f.Fd()):
+		o.Mode = report.Live
+		o.Width, _, _ = term.GetSize(f.Fd())
+		_, noColor := os.LookupEnv("NO_COLOR")
+		o.Color = !noColor
 	}
-	width, _, err := term.GetSize(f.Fd())
-	if err != nil {
-		width = 80
-	}
-	_, noColor := os.LookupEnv("NO_COLOR")
-	return report.Live, !noColor, width
+	return report.NewSyncReporter(cmd.OutOrStdout(), o)
 }
 
 // isTerminal reports whether the command talks to a terminal both ways.
@@ -113,4 +116,16 @@ func isTerminal(cmd *cobra.Command) bool {
 	out, ok := cmd.OutOrStdout().(*os.File)
 	in, ok2 := cmd.InOrStdin().(*os.File)
 	return ok && ok2 && term.IsTerminal(out.Fd()) && term.IsTerminal(in.Fd())
+}
+
+// summaryErr is a run's exit: interrupted, a problem (the reporter has said
+// which), or success.
+func summaryErr(ctx context.Context, sum sync.Summary) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if !sum.OK() {
+		return errProblem
+	}
+	return nil
 }

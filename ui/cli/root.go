@@ -70,7 +70,7 @@ func exitCode(cmd *cobra.Command, err error) int {
 }
 
 func newRootCmd() *cobra.Command {
-	g := &globalFlags{}
+	env := &Env{}
 	root := &cobra.Command{
 		Use:   "tfmirror",
 		Short: "Browse, compare, sync and verify private Terraform/OpenTofu provider mirrors",
@@ -84,26 +84,26 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().Int64Var(&g.maxUnpacked, "max-unpacked", hashing.DefaultMaxUnpacked,
+	root.PersistentFlags().Int64Var(&env.maxUnpacked, "max-unpacked", hashing.DefaultMaxUnpacked,
 		"the most bytes hashing one zip may unpack (a guard against zip bombs); -1 for no limit")
-	root.PersistentFlags().StringVar(&g.caCert, "ca-cert", "",
+	root.PersistentFlags().StringVar(&env.caCert, "ca-cert", "",
 		"PEM `FILE` of extra CA certificates to trust for https:// and registry:// places, such as the one tfmirror serve writes")
-	root.PersistentFlags().BoolVar(&g.plainHTTP, "plain-http", false, "talk plain HTTP to oci:// registries (local test registries; OpenTofu itself needs HTTPS)")
-	root.PersistentFlags().BoolVar(&g.insecure, "insecure", false, "do not verify the TLS certificates of oci:// registries")
+	root.PersistentFlags().BoolVar(&env.plainHTTP, "plain-http", false, "talk plain HTTP to oci:// registries (local test registries; OpenTofu itself needs HTTPS)")
+	root.PersistentFlags().BoolVar(&env.insecure, "insecure", false, "do not verify the TLS certificates of oci:// registries")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newLsCmd(g), newHashCmd(g), newVerifyCmd(g))
-	root.AddCommand(newDiffCmd(g), newSyncCmd(g))
-	root.AddCommand(newModulesCmd(g))
-	root.AddCommand(newPushCmd(g))
-	root.AddCommand(newUICmd(g), newDemoCmd(g))
+	root.AddCommand(newLsCmd(env), newHashCmd(env), newVerifyCmd(env))
+	root.AddCommand(newDiffCmd(env), newSyncCmd(env))
+	root.AddCommand(newModulesCmd(env))
+	root.AddCommand(newPushCmd(env))
+	root.AddCommand(newUICmd(env), newDemoCmd(env))
 	// With no subcommand, tfmirror opens the UI (tfmirror [MIRROR...]).
 	var rootUI uiFlags
 	rootUI.add(root)
 	root.Args = cobra.ArbitraryArgs
-	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, g, &rootUI, args) }
-	root.AddCommand(newServeCmd(g))
-	root.AddCommand(newLockCmd(g), newCheckCmd(g), newConfigCmd(g))
+	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &rootUI, args) }
+	root.AddCommand(newServeCmd(env))
+	root.AddCommand(newLockCmd(env), newCheckCmd(env), newConfigCmd(env))
 	return root
 }

@@ -42,7 +42,7 @@ func events(t *testing.T) []sync.Event {
 // Every event is one JSON object on its own line with a "type".
 func TestJSONLines(t *testing.T) {
 	var out bytes.Buffer
-	r := report.NewSyncReporter(&out, report.JSONLines, false, 80)
+	r := report.NewSyncReporter(&out, report.SyncOptions{Mode: report.JSONLines, Width: 80})
 	for _, ev := range events(t) {
 		r.Show(ev)
 	}
@@ -68,7 +68,7 @@ func TestJSONLines(t *testing.T) {
 // Plain mode prints one line per ending, naming the package and the checks.
 func TestPlainLines(t *testing.T) {
 	var out bytes.Buffer
-	r := report.NewSyncReporter(&out, report.Plain, false, 80)
+	r := report.NewSyncReporter(&out, report.SyncOptions{Mode: report.Plain, Width: 80})
 	for _, ev := range events(t) {
 		r.Show(ev)
 	}
@@ -91,7 +91,7 @@ func TestPlainLines(t *testing.T) {
 // Live mode keeps success lines within the terminal's width.
 func TestLiveFitsWidth(t *testing.T) {
 	var out bytes.Buffer
-	r := report.NewSyncReporter(&out, report.Live, false, 40)
+	r := report.NewSyncReporter(&out, report.SyncOptions{Mode: report.Live, Width: 40})
 	for _, ev := range events(t) {
 		r.Show(ev)
 	}

@@ -26,68 +26,123 @@ const (
 	JSONLines
 )
 
-// SyncReporter shows engine events on a writer.
+// SyncOptions configure a SyncReporter.
+type SyncOptions struct {
+	Mode  SyncMode
+	Color bool // colour marks (Live and Plain on a terminal without NO_COLOR)
+	Width int  // the terminal's width, for Live; 80 when unknown
+	// Err receives what is not a job's line: packages left out of the run
+	// and the closing summary (stderr; the output writer when nil).
+	Err io.Writer
+	// Push words the lines for tfmirror push: "pushed" and "already there",
+	// and in Plain mode a line per archive with its hashes and rate.
+	Push bool
+}
+
+// SyncReporter shows a run's events on a writer: it is the command line's
+// sync.Sink.
 type SyncReporter struct {
-	w       io.Writer
-	mode    SyncMode
-	color   bool
-	width   int
+	w, errw io.Writer
+	o       SyncOptions
 	tracker *sync.Tracker
 	bar     progress.Model
 	live    int // lines of the live block on screen
 	drawn   time.Time
 }
 
-// NewSyncReporter returns a reporter. width is the terminal width (Live).
-func NewSyncReporter(w io.Writer, mode SyncMode, color bool, width int) *SyncReporter {
-	if width <= 0 {
-		width = 80
+var _ sync.Sink = (*SyncReporter)(nil)
+
+// NewSyncReporter returns a reporter writing job lines to w.
+func NewSyncReporter(w io.Writer, o SyncOptions) *SyncReporter {
+	if o.Width <= 0 {
+		o.Width = 80
+	}
+	errw := o.Err
+	if errw == nil {
+		errw = w
 	}
 	opts := []progress.Option{progress.WithWidth(20), progress.WithoutPercentage()}
-	if !color {
+	if !o.Color {
 		opts = append(opts, progress.WithColors(lipgloss.NoColor{}))
 	}
-	return &SyncReporter{w: w, mode: mode, color: color, width: width, tracker: sync.NewTracker(), bar: progress.New(opts...)}
+	return &SyncReporter{w: w, errw: errw, o: o, tracker: sync.NewTracker(), bar: progress.New(opts...)}
 }
 
 // Tracker returns the state built from the events seen so far.
 func (r *SyncReporter) Tracker() *sync.Tracker { return r.tracker }
 
-// Run shows events until the channel closes, then returns the tracker.
-func (r *SyncReporter) Run(events <-chan sync.Event) *sync.Tracker {
-	for ev := range events {
-		r.Show(ev)
-	}
-	if r.mode == Live {
-		r.redraw(true)
-	}
-	return r.tracker
-}
-
-// Show handles one event.
+// Show shows one event.
 func (r *SyncReporter) Show(ev sync.Event) {
 	j := r.tracker.Apply(ev)
-	switch r.mode {
-	case JSONLines:
+	if r.o.Mode == JSONLines {
 		b, _ := json.Marshal(EventJSON(ev, j))
 		fmt.Fprintf(r.w, "%s\n", b)
-	case Plain:
-		if line := r.finishedLine(ev, j); line != "" {
-			fmt.Fprintln(r.w, line)
+		return
+	}
+	switch ev := ev.(type) {
+	case sync.PlanItemLeft:
+		r.leftLine(ev)
+		return
+	}
+	line := r.finishedLine(ev, j)
+	if r.o.Push && r.o.Mode == Plain {
+		line = pushLine(ev, j)
+	}
+	switch {
+	case r.o.Mode == Plain && line != "":
+		fmt.Fprintln(r.w, line)
+	case r.o.Mode == Live && line != "":
+		r.clearLive()
+		if _, failed := ev.(sync.JobFailed); !failed {
+			line = truncate(line, r.o.Width-1)
 		}
-	case Live:
-		if line := r.finishedLine(ev, j); line != "" {
-			r.clearLive()
-			// Everything fits one line but a failure, which keeps its whole
-			// reason.
-			if _, failed := ev.(sync.JobFailed); !failed {
-				line = truncate(line, r.width-1)
-			}
-			fmt.Fprintln(r.w, line)
-			r.redraw(true)
-			return
-		}
+		fmt.Fprintln(r.w, line)
+		r.redraw(true)
+	case r.o.Mode == Live:
 		r.redraw(false)
+	}
+}
+
+// Finish ends the run's output with its summary: the closing line (and one
+// line per failure) on stderr, or the {"type":"summary"} JSON line, which is
+// always the last line of --json output.
+func (r *SyncReporter) Finish(s sync.Summary) {
+	switch r.o.Mode {
+	case JSONLines:
+		b, _ := json.Marshal(summaryJSON(s))
+		fmt.Fprintf(r.w, "%s\n", b)
+		return
+	case Live:
+		r.clearLive()
+	}
+	r.summaryLines(s)
+}
+
+// leftLine says why a package of the plan is not transferred.
+func (r *SyncReporter) leftLine(ev sync.PlanItemLeft) {
+	it := ev.Item
+	if it.Status != sync.StatusPresent {
+		fmt.Fprintf(r.errw, "%s %s: skipped: %s\n", it.Status, it.Archive.Package, it.Detail)
+	} else if r.o.Push {
+		fmt.Fprintf(r.w, "= %s: already in %s (%s)\n", it.Archive.Package, ev.Dst, it.Detail)
+	}
+}
+
+// summaryLines is the closing line, and one line per failure.
+func (r *SyncReporter) summaryLines(s sync.Summary) {
+	verb, present, place := "synced", "already present", s.Src+" -> "+s.Dst
+	if r.o.Push {
+		verb, present, place = "pushed", "already there", s.Dst
+	}
+	if s.Interrupted {
+		fmt.Fprintf(r.errw, "%s: interrupted: %d %s (%s), %d %s, %d failed, %d not started or cancelled\n",
+			place, s.Done, verb, HumanBytes(s.Bytes), s.Present, present, len(s.Failed), s.Canceled)
+		return
+	}
+	fmt.Fprintf(r.errw, "%s: %d %s (%s) in %s, %d %s, %d failed, %d skipped\n",
+		place, s.Done, verb, HumanBytes(s.Bytes), s.Duration.Round(time.Millisecond), s.Present, present, len(s.Failed), len(s.Skipped))
+	for _, j := range s.Failed {
+		fmt.Fprintf(r.errw, "  failed: %s: %v\n", j.Info.Label(), j.Err)
 	}
 }
 
@@ -116,7 +171,7 @@ func (r *SyncReporter) finishedLine(ev sync.Event, j *sync.TrackedJob) string {
 }
 
 func (r *SyncReporter) style(s, color string) string {
-	if !r.color {
+	if !r.o.Color {
 		return s
 	}
 	return lipgloss.NewStyle().Foreground(lipgloss.Color(color)).Render(s)
@@ -158,9 +213,9 @@ func (r *SyncReporter) redraw(force bool) {
 			pct = float64(j.Bytes) / float64(j.Info.Size)
 		}
 		line := fmt.Sprintf("  %s %5.1f%% %9s/s  %s", r.bar.ViewAs(min(pct, 1)), pct*100, HumanBytes(int64(j.Rate)), j.Info.Label())
-		lines = append(lines, truncate(line, r.width-1))
+		lines = append(lines, truncate(line, r.o.Width-1))
 	}
-	lines = append(lines, truncate(fmt.Sprintf("  %d running · %d queued · %d done · %d failed", c[sync.Running], c[sync.Queued], c[sync.Done], c[sync.Failed]+c[sync.Canceled]), r.width-1))
+	lines = append(lines, truncate(fmt.Sprintf("  %d running · %d queued · %d done · %d failed", c[sync.Running], c[sync.Queued], c[sync.Done], c[sync.Failed]+c[sync.Canceled]), r.o.Width-1))
 	for _, l := range lines {
 		fmt.Fprintln(r.w, l)
 	}
@@ -220,6 +275,26 @@ func EventJSON(ev sync.Event, j *sync.TrackedJob) map[string]any {
 		}
 	case sync.Idle:
 		m["type"] = "idle"
+	case sync.PlanItemLeft:
+		pkg := ev.Item.Archive.Package
+		m["type"], m["provider"], m["version"], m["platform"] = string(ev.Item.Status), pkg.Provider.String(), pkg.Version.String(), pkg.Platform.String()
+		m["src"], m["dst"], m["detail"] = ev.Src, ev.Dst, ev.Item.Detail
 	}
 	return m
+}
+
+// summaryJSON is the last line of sync --json and push --json.
+func summaryJSON(s sync.Summary) map[string]any {
+	failed := []map[string]any{}
+	for _, j := range s.Failed {
+		failed = append(failed, map[string]any{"job": j.Info.Label(), "error": j.Err.Error()})
+	}
+	skipped := []map[string]any{}
+	for _, it := range s.Skipped {
+		skipped = append(skipped, map[string]any{"package": it.Archive.Package.String(), "status": string(it.Status), "detail": it.Detail})
+	}
+	return map[string]any{"type": "summary", "src": s.Src, "dst": s.Dst,
+		"done": s.Done, "present": s.Present, "failed": len(s.Failed), "canceled": s.Canceled, "skipped": len(s.Skipped),
+		"index_failures": len(s.IndexFails), "bytes": s.Bytes, "duration_ms": s.Duration.Milliseconds(),
+		"interrupted": s.Interrupted, "ok": s.OK(), "failures": failed, "skips": skipped}
 }
