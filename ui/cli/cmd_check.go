@@ -9,13 +9,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newCheckCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "check MIRROR --lock FILE [--platform P...] [--json]",
-		Short: "Would `init` work from this mirror with this lock file, on every platform?",
-		Long: `For every provider version a lock file (.terraform.lock.hcl) selects, and every
+const checkLong = `For every provider version a lock file (.terraform.lock.hcl) selects, and every
 platform, check that MIRROR holds the package and that it matches at least one
 locked hash of a scheme the clients can check for that kind of place:
 
@@ -37,11 +31,21 @@ locked provider at its locked version, so a provider missing a platform its
 siblings have is reported. --provider limits the check to some providers.
 
 Exits 1 when init would fail for any row, 2 when the lock file or the command
-line is wrong.`,
-		Example: `  tfmirror check ./mirror --lock .terraform.lock.hcl
+line is wrong.`
+
+const checkExample = `  tfmirror check ./mirror --lock .terraform.lock.hcl
   tfmirror check https://mirror.corp/tf/ --lock infra/.terraform.lock.hcl --platform linux_amd64 --platform darwin_arm64
-  tfmirror check oci://registry.corp/tf/'${namespace}/${type}' --lock .terraform.lock.hcl --json`,
-		Args: exactArgs(1, "MIRROR"),
+  tfmirror check oci://registry.corp/tf/'${namespace}/${type}' --lock .terraform.lock.hcl --json`
+
+func newCheckCmd(env *Env) *cobra.Command {
+	var sel selectionFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "check MIRROR --lock FILE [--platform P...] [--json]",
+		Short:   "Would `init` work from this mirror with this lock file, on every platform?",
+		Long:    checkLong,
+		Example: checkExample,
+		Args:    exactArgs(1, "MIRROR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if sel.lock == "" {
 				return usageErr("check needs --lock FILE: the .terraform.lock.hcl whose providers to look for")

@@ -14,14 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/demo"
 )
 
-func newDemoCmd(env *Env) *cobra.Command {
-	var keep string
-	var rate, jobs int
-	var noUI bool
-	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Open the UI over a sample world built in a temp dir",
-		Long: `Build a small sample world and open the UI on it, so every feature can be tried
+const demoLong = `Build a small sample world and open the UI on it, so every feature can be tried
 with no setup:
 
   [1] an HTTPS network mirror on 127.0.0.1 (self-signed certificate) serving
@@ -43,11 +36,22 @@ as each archive lands, and try v (verify) on the archive that differs. Press m
 for the Modules view: select versions [5] lacks (space), enter, and they are
 fetched from [4], packed and stored.
 
-Everything is removed on exit unless --keep DIR is given.`,
-		Example: `  tfmirror demo
+Everything is removed on exit unless --keep DIR is given.`
+
+const demoExample = `  tfmirror demo
   tfmirror demo --keep /tmp/world
-  tfmirror demo --keep /tmp/world --no-ui   # build it, print the places, exit`,
-		Args: exactArgs(0, "no arguments"),
+  tfmirror demo --keep /tmp/world --no-ui   # build it, print the places, exit`
+
+func newDemoCmd(env *Env) *cobra.Command {
+	var keep string
+	var rate, jobs int
+	var noUI bool
+	cmd := &cobra.Command{
+		Use:     "demo",
+		Short:   "Open the UI over a sample world built in a temp dir",
+		Long:    demoLong,
+		Example: demoExample,
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if noUI && keep == "" {

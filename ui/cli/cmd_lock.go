@@ -12,14 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newLockCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var header string
-	var dryRun bool
-	cmd := &cobra.Command{
-		Use:   "lock MIRROR --platform P... [--lock FILE] [selection]",
-		Short: "Write lock file hashes for the given platforms from what a mirror holds",
-		Long: `Record in a lock file (.terraform.lock.hcl in the current directory, or
+const lockLong = `Record in a lock file (.terraform.lock.hcl in the current directory, or
 --lock FILE) the hashes of each provider's package for every --platform, read
 from MIRROR, offline, as "terraform providers lock -platform=..." does: the h1:
 of the unpacked package and, from a zip, its zh:. They are merged with the
@@ -37,79 +30,93 @@ one that contradicts what it states, the problems are listed, the file is left
 alone and tfmirror exits 1.
 
 The file keeps its header comment ("terraform init" or "tofu init"); a new
-file gets Terraform's unless --header tofu.`,
-		Example: `  tfmirror lock ./mirror --platform linux_amd64 --platform darwin_arm64 --platform windows_amd64
+file gets Terraform's unless --header tofu.`
+
+const lockExample = `  tfmirror lock ./mirror --platform linux_amd64 --platform darwin_arm64 --platform windows_amd64
   tfmirror lock ./mirror --lock infra/.terraform.lock.hcl -p example.com/acme/alpha -v "~> 1.2" --platform linux_amd64
-  tfmirror lock oci://registry.corp/tf/'${namespace}/${type}' --platform linux_amd64 --platform linux_arm64`,
-		Args: exactArgs(1, "MIRROR"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sel.baseSelection()
-			if err != nil {
-				return err
-			}
-			if len(s.Platforms) == 0 {
-				return usageErr("lock needs --platform (repeatable): the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64")
-			}
-			path := sel.lock
-			if path == "" {
-				path = lockfile.DefaultName
-			}
-			f, err := lockfile.Load(path)
-			existed := err == nil
-			switch {
-			case errors.Is(err, os.ErrNotExist):
-				f = lockfile.New(lockfile.HeaderTerraform)
-			case err != nil:
-				return usageErr("%v", err)
-			}
-			for _, w := range f.Warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
-			}
-			if header != "" {
-				h, err := lockfile.ParseHeader(header)
-				if err != nil {
-					return usageErr("--header: %v", err)
-				}
-				f.Header = h
-			}
-			if len(f.Providers()) == 0 && len(s.Providers) == 0 {
-				return usageErr("nothing to lock: %s locks no providers yet; name them with --provider", path)
-			}
-			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
-			if err != nil {
-				return err
-			}
-			before := f.Bytes()
-			updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing()})
-			printWarnings(cmd, r)
-			if err != nil {
-				return noCatalogue(err)
-			}
-			if len(problems) > 0 {
-				if err := report.Findings(cmd.OutOrStdout(), problems, false); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: not changed: %s\n", path, report.Summary(problems))
-				return errProblem
-			}
-			added := report.LockUpdates(cmd.OutOrStdout(), updates)
-			after := f.Bytes()
-			switch {
-			case dryRun:
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes would be added (dry run, not written)\n", path, added)
-			case existed && bytes.Equal(before, after):
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: already has every hash (%d providers)\n", path, len(f.Providers()))
-			default:
-				if err := f.Save(path); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes added for %d providers\n", path, added, len(updates))
-			}
-			return nil
-		},
+  tfmirror lock oci://registry.corp/tf/'${namespace}/${type}' --platform linux_amd64 --platform linux_arm64`
+
+func newLockCmd(env *Env) *cobra.Command {
+	var sel selectionFlags
+	var header string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:     "lock MIRROR --platform P... [--lock FILE] [selection]",
+		Short:   "Write lock file hashes for the given platforms from what a mirror holds",
+		Long:    lockLong,
+		Example: lockExample,
+		Args:    exactArgs(1, "MIRROR"),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runLock(cmd, env, args[0], &sel, header, dryRun) },
 	}
 	sel.add(cmd)
 	cmd.Flags().StringVar(&header, "header", "", `first comment line of the file: "terraform" or "tofu" (default: keep the file's; Terraform's for a new file)`)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added and write nothing")
 	return cmd
+}
+
+// runLock merges the hashes of MIRROR's packages into the lock file.
+func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, header string, dryRun bool) error {
+	s, err := sel.baseSelection()
+	if err != nil {
+		return err
+	}
+	if len(s.Platforms) == 0 {
+		return usageErr("lock needs --platform (repeatable): the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64")
+	}
+	path := sel.lock
+	if path == "" {
+		path = lockfile.DefaultName
+	}
+	f, err := lockfile.Load(path)
+	existed := err == nil
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		f = lockfile.New(lockfile.HeaderTerraform)
+	case err != nil:
+		return usageErr("%v", err)
+	}
+	for _, w := range f.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
+	if header != "" {
+		h, err := lockfile.ParseHeader(header)
+		if err != nil {
+			return usageErr("--header: %v", err)
+		}
+		f.Header = h
+	}
+	if len(f.Providers()) == 0 && len(s.Providers) == 0 {
+		return usageErr("nothing to lock: %s locks no providers yet; name them with --provider", path)
+	}
+	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
+	if err != nil {
+		return err
+	}
+	before := f.Bytes()
+	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing()})
+	printWarnings(cmd, r)
+	if err != nil {
+		return noCatalogue(err)
+	}
+	if len(problems) > 0 {
+		if err := report.Findings(cmd.OutOrStdout(), problems, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: not changed: %s\n", path, report.Summary(problems))
+		return errProblem
+	}
+	added := report.LockUpdates(cmd.OutOrStdout(), updates)
+	after := f.Bytes()
+	switch {
+	case dryRun:
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes would be added (dry run, not written)\n", path, added)
+	case existed && bytes.Equal(before, after):
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: already has every hash (%d providers)\n", path, len(f.Providers()))
+	default:
+		if err := f.Save(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes added for %d providers\n", path, added, len(updates))
+	}
+	return nil
 }

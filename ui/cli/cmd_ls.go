@@ -8,14 +8,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newLsCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var mods moduleFlags
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "ls [MIRROR] [selection]",
-		Short: "List the packages in a place: provider, version, platform, hashes",
-		Long: `List the packages a place holds, one per provider x version x platform, with
+const lsLong = `List the packages a place holds, one per provider x version x platform, with
 the hashes the place states for each (its index documents, OCI digests or
 signed checksums) and their size where known.
 
@@ -35,14 +28,25 @@ With --module, ls lists module packages instead: the versions of each module
 (--version filters them) and where each package lives: the location a module
 registry returns for it, or the oci://...?digest= address or zip path of a
 mirrored one (see tfmirror modules --help). NAMESPACE/NAME/SYSTEM means the
-module on the registry:// host, or on registry.opentofu.org for mirrors.`,
-		Example: `  tfmirror ls ./mirror
+module on the registry:// host, or on registry.opentofu.org for mirrors.`
+
+const lsExample = `  tfmirror ls ./mirror
   tfmirror ls                      # the mirrors of your CLI configuration
   tfmirror ls ./mirror --provider hashicorp/aws --version "~> 5.0" --platform linux_amd64
   tfmirror ls ./mirror --json | jq -r '.[].hashes[]'
   tfmirror ls https://mirror.corp/tf/ -p registry.terraform.io/hashicorp/aws -p registry.terraform.io/hashicorp/null
   tfmirror ls registry://registry.terraform.io -p hashicorp/null -v latest
-  tfmirror ls registry://registry.opentofu.org --module terraform-aws-modules/vpc/aws -v ">= 5.0"`,
+  tfmirror ls registry://registry.opentofu.org --module terraform-aws-modules/vpc/aws -v ">= 5.0"`
+
+func newLsCmd(env *Env) *cobra.Command {
+	var sel selectionFlags
+	var mods moduleFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "ls [MIRROR] [selection]",
+		Short:   "List the packages in a place: provider, version, platform, hashes",
+		Long:    lsLong,
+		Example: lsExample,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErr("ls takes one MIRROR, or none for the mirrors of your CLI configuration (got %d arguments); see tfmirror ls --help", len(args))
