@@ -27,6 +27,18 @@ var (
 	ErrUsage = errors.New("usage")
 )
 
+// Kind is a kind of place. The clients check each kind's archives against
+// different hashes, so some operations (lock checks) depend on it.
+type Kind string
+
+// The kinds of place.
+const (
+	KindFS        Kind = "fs"
+	KindNetMirror Kind = "net"
+	KindRegistry  Kind = "registry"
+	KindOCI       Kind = "oci"
+)
+
 // Reader is what every place offers: listing and opening packages.
 type Reader interface {
 	// String names the place in messages, as the user wrote it.

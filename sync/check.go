@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -15,7 +14,7 @@ import (
 type CheckOptions struct {
 	// Kind is how the clients install from the place, which decides which
 	// locked hashes can vouch for a package (formats.md §1.5).
-	Kind place.Kind
+	Kind backends.Kind
 	// Platforms to check. Empty: every platform the place holds for any
 	// locked provider at its locked version, so a provider that lacks a
 	// platform its siblings have is reported missing.
@@ -190,7 +189,7 @@ func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked
 	// Network mirrors, registries and OCI registries make the clients check
 	// the archive against what the place states before the lock; a
 	// filesystem mirror's index documents are not read by the clients.
-	if c.o.Kind != place.FS {
+	if c.o.Kind != backends.KindFS {
 		if pr := hashing.Verify(sums, evidence...); !pr.OK() {
 			f.Status = StatusMismatch
 			f.Detail = fmt.Sprintf("init would fail: the archive does not match what %s states (%v); replace it with the origin's archive: `tfmirror sync SOURCE %s -p %s -v %s --platform %s --force`",
@@ -218,7 +217,7 @@ func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked
 	switch {
 	case a.Layout == backends.Unpacked:
 		return c.checkUnpacked(f, sums, h1s, lockFix)
-	case c.o.Kind == place.OCI:
+	case c.o.Kind == backends.KindOCI:
 		return c.checkOCI(f, sums, h1s, zhs, lockFix)
 	}
 	if contains(h1s, sums.H1) || contains(zhs, sums.ZH) {

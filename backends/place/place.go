@@ -24,14 +24,16 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
-// Kind is a kind of place.
-type Kind string
+// Kind is a kind of place (backends.Kind: the layers below name kinds
+// without knowing how places are opened).
+type Kind = backends.Kind
 
+// The kinds of place.
 const (
-	FS        Kind = "fs"
-	NetMirror Kind = "net"
-	Registry  Kind = "registry"
-	OCI       Kind = "oci"
+	FS        = backends.KindFS
+	NetMirror = backends.KindNetMirror
+	Registry  = backends.KindRegistry
+	OCI       = backends.KindOCI
 )
 
 // Spec is a parsed place argument.
