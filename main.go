@@ -12,8 +12,15 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Execute(ctx, os.Args[1:])
-	stop()
-	os.Exit(code)
+	// The first SIGINT or SIGTERM cancels the context, naming the signal so
+	// the exit code can (130, 143); a second one kills as usual.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs)
+		cancel(cli.Interrupted{Signal: s})
+	}()
+	os.Exit(cli.Execute(ctx, os.Args[1:]))
 }

@@ -85,3 +85,16 @@ func IsTransient(err error) bool {
 		errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, context.DeadlineExceeded)
 }
+
+// usageError is an error in what the user asked for; errors.Is(err,
+// ErrUsage) holds and the message is only its own.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Is(target error) bool { return target == ErrUsage }
+
+// Usagef formats an error in what the user asked for (a place, a template,
+// a selection): errors.Is(err, ErrUsage) holds, so the command line exits 2.
+func Usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}

@@ -202,7 +202,7 @@ func (f ProviderFilter) On(host string) (Provider, error) {
 		h = host
 	}
 	if h == "" {
-		return Provider{}, fmt.Errorf("provider %s/%s needs a hostname here (write HOSTNAME/%s/%s)", f.Namespace, f.Type, f.Namespace, f.Type)
+		return Provider{}, Usagef("--provider %s/%s: the hostname cannot be known here: write the full address, HOSTNAME/%s/%s (e.g. registry.terraform.io/%s/%s)", f.Namespace, f.Type, f.Namespace, f.Type, f.Namespace, f.Type)
 	}
 	return NewProvider(h, f.Namespace, f.Type)
 }

@@ -22,7 +22,11 @@ type Item struct {
 
 // Finding returns the item as diff reports it.
 func (it Item) Finding() Finding {
-	return Finding{Package: it.Archive.Package, Status: it.Status, Detail: it.Detail}
+	f := Finding{Package: it.Archive.Package, Status: it.Status, Detail: it.Detail, SrcHashes: it.Archive.Hashes()}
+	if it.Dest != nil {
+		f.DstHashes = it.Dest.Hashes()
+	}
+	return f
 }
 
 // Plan is what a sync would do, computed before anything moves.
@@ -99,12 +103,15 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src, err)
 	}
+	selected := map[backends.Provider]bool{}
 	for _, p := range providers {
 		versions, err := sel.VersionsOf(ctx, src, p)
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
 		}
+		selected[p] = len(versions) > 0
 		if l, ok := sel.Locked[p]; ok && len(versions) == 0 {
+			selected[p] = true // an unavailable item says what is missing
 			plan.Items = append(plan.Items, Item{
 				Archive: backends.Archive{Package: backends.Package{Provider: p, Version: l.Version}},
 				Status:  StatusUnavailable,
@@ -151,6 +158,9 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 				}
 			}
 		}
+	}
+	if err := sel.checkSelected(ctx, src, providers, selected); err != nil {
+		return nil, fmt.Errorf("source %s: %w", src, err)
 	}
 	return plan, nil
 }

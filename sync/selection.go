@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -147,21 +148,24 @@ func (s Selection) LockEvidence(pkg backends.Package) []hashing.Evidence {
 }
 
 // Resolve lists the archives of r the selection wants, provider by provider,
-// newest version first.
+// newest version first. When a provider the selection names has none, or
+// nothing is selected at all, it returns them with a NoMatchError.
 func (s Selection) Resolve(ctx context.Context, r backends.Reader) ([]backends.Archive, error) {
 	ps, err := s.ProvidersIn(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	var out []backends.Archive
+	selected := map[backends.Provider]bool{}
 	for _, p := range ps {
 		as, err := s.ArchivesOf(ctx, r, p)
 		if err != nil {
 			return nil, err
 		}
+		selected[p] = len(as) > 0
 		out = append(out, as...)
 	}
-	return out, nil
+	return out, s.checkSelected(ctx, r, ps, selected)
 }
 
 // ArchivesOf lists the archives of p in r the selection wants.
@@ -182,4 +186,106 @@ func (s Selection) ArchivesOf(ctx context.Context, r backends.Reader, p backends
 		}
 	}
 	return out, nil
+}
+
+// ErrNothingSelected: a selection matches nothing a place holds. The error
+// carrying it says what the place holds instead.
+var ErrNothingSelected = errors.New("nothing selected")
+
+// NoMatchError says, for each provider a selection names, why it selects
+// nothing in a place.
+type NoMatchError struct{ Reasons []string }
+
+func (e *NoMatchError) Error() string { return strings.Join(e.Reasons, "; ") }
+
+// Is makes errors.Is(err, ErrNothingSelected) hold.
+func (e *NoMatchError) Is(target error) bool { return target == ErrNothingSelected }
+
+// names reports whether the selection asks for p by name: a --provider
+// filter or a lock file entry, rather than every provider of a place.
+func (s Selection) names(p backends.Provider) bool {
+	if _, ok := s.Locked[p]; ok {
+		return true
+	}
+	for _, f := range s.Providers {
+		if f.Matches(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// unmatched explains why p selects nothing in r, naming what r holds.
+func (s Selection) unmatched(ctx context.Context, r backends.Reader, p backends.Provider) string {
+	all, err := r.Versions(ctx, p)
+	switch {
+	case err != nil && !errors.Is(err, backends.ErrNotFound):
+		return fmt.Sprintf("%s: %s: %v", r, p, err)
+	case len(all) == 0:
+		return fmt.Sprintf("%s holds no version of %s", r, p)
+	}
+	avail := versionList(all)
+	if l, ok := s.Locked[p]; ok {
+		return fmt.Sprintf("%s does not offer %s %s, the version %s locks (available: %s)", r, p, l.Version, l.Source, avail)
+	}
+	if len(s.Versions.Filter(all)) == 0 {
+		return fmt.Sprintf("no version of %s in %s matches %q (available: %s)", p, r, s.Versions.String(), avail)
+	}
+	return fmt.Sprintf("%s offers %s for none of the platforms %s", r, p, platformList(s.Platforms))
+}
+
+// checkSelected returns a NoMatchError when providers the selection names
+// (or, naming none, every provider) selected nothing in r.
+func (s Selection) checkSelected(ctx context.Context, r backends.Reader, providers []backends.Provider, selected map[backends.Provider]bool) error {
+	var reasons []string
+	any := false
+	for _, p := range providers {
+		any = any || selected[p]
+		if !selected[p] && s.names(p) {
+			reasons = append(reasons, s.unmatched(ctx, r, p))
+		}
+	}
+	if len(reasons) == 0 && !any {
+		switch {
+		case len(providers) == 0:
+			reasons = append(reasons, s.noProviders(ctx, r))
+		case s.Versions.IsZero() && len(s.Platforms) == 0:
+			reasons = append(reasons, fmt.Sprintf("%s holds no archives", r))
+		default:
+			reasons = append(reasons, fmt.Sprintf("%s holds nothing matching version %q and platforms %s", r, s.Versions.String(), platformList(s.Platforms)))
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	return &NoMatchError{Reasons: reasons}
+}
+
+// noProviders says that no provider of r matches the selection, and which
+// it holds.
+func (s Selection) noProviders(ctx context.Context, r backends.Reader) string {
+	listed, _ := r.Providers(ctx)
+	if len(listed) == 0 {
+		return fmt.Sprintf("%s holds no providers", r)
+	}
+	var names []string
+	for _, p := range listed[:min(len(listed), 8)] {
+		names = append(names, p.String())
+	}
+	more := ""
+	if len(listed) > 8 {
+		more = fmt.Sprintf(" and %d more", len(listed)-8)
+	}
+	return fmt.Sprintf("no provider in %s matches the selection (it holds %s%s)", r, strings.Join(names, ", "), more)
+}
+
+func platformList(ps []backends.Platform) string {
+	if len(ps) == 0 {
+		return "(any)"
+	}
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return strings.Join(out, ", ")
 }

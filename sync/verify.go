@@ -32,6 +32,9 @@ type Finding struct {
 	Status  Status
 	Detail  string
 	Result  *hashing.Result // verification, where hashes were computed
+	// SrcHashes and DstHashes are the hashes the two sides of a plan state
+	// (diff), each sorted.
+	SrcHashes, DstHashes []hashing.Hash
 }
 
 // HashArchive computes the sums of an archive: in place for local places,
@@ -122,11 +125,13 @@ func VerifyPlace(ctx context.Context, r backends.Reader, sel Selection, opts has
 		return nil, err
 	}
 	var out []Finding
+	selected := map[backends.Provider]bool{}
 	for _, p := range ps {
 		as, err := sel.ArchivesOf(ctx, r, p)
 		if err != nil {
 			return nil, err
 		}
+		selected[p] = len(as) > 0
 		for _, a := range as {
 			if err := ctx.Err(); err != nil {
 				return out, err
@@ -145,6 +150,10 @@ func VerifyPlace(ctx context.Context, r backends.Reader, sel Selection, opts has
 				out = append(out, f)
 			}
 		}
+	}
+	if len(out) == 0 {
+		// Nothing to verify is not "all is well": say what the place holds.
+		return nil, sel.checkSelected(ctx, r, ps, selected)
 	}
 	return out, nil
 }

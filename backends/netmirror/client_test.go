@@ -81,7 +81,7 @@ func TestReadsAServedMirror(t *testing.T) {
 		t.Fatalf("resolve beta: %v, %v", got, err)
 	}
 	f, _ = backends.ParseProviderFilter("acme/beta")
-	if _, err := (sync.Selection{Providers: []backends.ProviderFilter{f}}).Resolve(bg, m); err == nil || !strings.Contains(err.Error(), "needs a hostname") {
+	if _, err := (sync.Selection{Providers: []backends.ProviderFilter{f}}).Resolve(bg, m); err == nil || !strings.Contains(err.Error(), "write the full address") || !errors.Is(err, backends.ErrUsage) {
 		t.Fatalf("NAMESPACE/TYPE on a network mirror: %v, want a request for the hostname", err)
 	}
 }

@@ -55,6 +55,9 @@ func Parse(arg string) (Spec, error) {
 	}
 	scheme, rest, ok := strings.Cut(arg, "://")
 	if !ok {
+		if err := mistypedScheme(arg); err != nil {
+			return Spec{}, err
+		}
 		return Spec{Kind: FS, Raw: arg, Target: arg}, nil
 	}
 	switch strings.ToLower(scheme) {
@@ -70,6 +73,22 @@ func Parse(arg string) (Spec, error) {
 		return Spec{Kind: OCI, Raw: arg, Target: rest}, nil
 	}
 	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry:// or oci://)", arg, scheme)
+}
+
+// mistypedScheme catches a scheme written with one slash or none
+// (registry:/host, https:host), which would otherwise be taken for a
+// directory that does not exist.
+func mistypedScheme(arg string) error {
+	scheme, rest, ok := strings.Cut(arg, ":")
+	if !ok {
+		return nil
+	}
+	switch strings.ToLower(scheme) {
+	case "file", "https", "http", "registry", "oci", "s3":
+		return backends.Usagef("place %s: did you mean %s://%s? (a place with a scheme needs two slashes; a directory with a colon in its name can be written ./%s)",
+			arg, scheme, strings.TrimLeft(rest, "/"), arg)
+	}
+	return nil
 }
 
 // Options carry what opening any kind of place may need.

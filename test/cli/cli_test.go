@@ -138,9 +138,14 @@ func TestCLIVerifyDiffSync(t *testing.T) {
 	src, seeds := fsMirror(t)
 	dst := filepath.Join(t.TempDir(), "dst")
 
+	// A destination that does not exist yet is empty: a first sync can be
+	// previewed, and nothing is created.
 	r := run(t, nil, "diff", src, dst)
-	if r.code != 2 || !strings.Contains(r.stderr, "no such directory") {
+	if r.code != 1 || !strings.Contains(r.stderr, "8 missing") {
 		t.Fatalf("diff to a missing dir: %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("diff created %s: %v", dst, err)
 	}
 	os.MkdirAll(dst, 0o755)
 	r = run(t, nil, "diff", src, dst, "--json")

@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
@@ -37,10 +42,11 @@ CI check.`,
 			if err != nil {
 				return err
 			}
-			dst, err := openPlace(cmd.Context(), args[1], env.placeOptions())
+			dst, cleanup, err := openDiffDst(cmd, env, args[1])
 			if err != nil {
 				return err
 			}
+			defer cleanup()
 			plan, err := sync.MakePlan(cmd.Context(), src, dst, s, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: env.hashing()})
 			printWarnings(cmd, src)
 			printWarnings(cmd, dst)
@@ -64,4 +70,22 @@ CI check.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
 	cmd.Flags().BoolVar(&verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
 	return cmd
+}
+
+// openDiffDst opens diff's DST; a directory that does not exist yet is an
+// empty mirror, so a first sync can be previewed.
+func openDiffDst(cmd *cobra.Command, env *Env, arg string) (backends.Reader, func(), error) {
+	sp, err := place.Parse(arg)
+	if err == nil && sp.Kind == place.FS {
+		if _, statErr := os.Stat(sp.Target); errors.Is(statErr, os.ErrNotExist) {
+			empty, err := os.MkdirTemp("", "tfmirror-diff-")
+			if err != nil {
+				return nil, nil, err
+			}
+			m, err := fs.Open(arg, empty, fs.Options{Hashing: env.hashing()})
+			return m, func() { os.RemoveAll(empty) }, err
+		}
+	}
+	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+	return r, func() {}, err
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -67,37 +69,94 @@ func newLsCmd(env *Env) *cobra.Command {
 			if mods.set() {
 				return runModulesLs(cmd, env, args[0], &sel, mods.modules, asJSON)
 			}
-			s, err := sel.selection()
-			if err != nil {
-				return err
-			}
-			var all []backends.Archive
-			for _, arg := range args {
-				if err := needsVersion(arg, s); err != nil {
-					return err
-				}
-				r, err := openPlace(cmd.Context(), arg, env.placeOptions())
-				if err != nil {
-					return err
-				}
-				as, err := s.Resolve(cmd.Context(), r)
-				printWarnings(cmd, r)
-				if err != nil && len(args) > 1 {
-					// One configured mirror that cannot be listed (a network
-					// mirror with no --provider) does not hide the others.
-					fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", noCatalogue(err))
-					continue
-				}
-				if err != nil {
-					return noCatalogue(err)
-				}
-				all = append(all, as...)
-			}
-			return report.Packages(cmd.OutOrStdout(), all, asJSON)
+			return runLs(cmd, env, args, &sel, asJSON)
 		},
 	}
 	sel.add(cmd)
 	mods.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of packages")
 	return cmd
+}
+
+// runLs lists every place in args; one that cannot be opened or listed is
+// reported and does not hide the others, and makes the exit status 1.
+func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJSON bool) error {
+	s, err := sel.selection()
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 && versionsOnly(args[0], s) {
+		return lsVersions(cmd, env, args[0], s, asJSON)
+	}
+	var all []backends.Archive
+	failed := 0
+	for _, arg := range args {
+		as, err := lsPlace(cmd, env, arg, s)
+		if err != nil && len(args) == 1 {
+			return err
+		}
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", err)
+			failed++
+		}
+		all = append(all, as...)
+	}
+	if err := report.Packages(cmd.OutOrStdout(), all, asJSON); err != nil {
+		return err
+	}
+	if failed > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %d of %d places could not be listed (see above)\n", failed, len(args))
+		return errProblem
+	}
+	return nil
+}
+
+// lsPlace lists one place's selected archives.
+func lsPlace(cmd *cobra.Command, env *Env, arg string, s sync.Selection) ([]backends.Archive, error) {
+	if err := needsVersion(arg, s); err != nil {
+		return nil, err
+	}
+	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+	if err != nil {
+		return nil, err
+	}
+	as, err := s.Resolve(cmd.Context(), r)
+	printWarnings(cmd, r)
+	return as, noCatalogue(err)
+}
+
+// versionsOnly: ls of an origin registry with providers named but no
+// --version lists their versions, one cheap request each, instead of every
+// package of every release.
+func versionsOnly(arg string, s sync.Selection) bool {
+	sp, err := place.Parse(arg)
+	return err == nil && sp.Kind == place.Registry && s.Versions.IsZero() && s.Locked == nil && len(s.Providers) > 0
+}
+
+// lsVersions prints the versions a registry offers of each named provider.
+func lsVersions(cmd *cobra.Command, env *Env, arg string, s sync.Selection, asJSON bool) error {
+	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+	if err != nil {
+		return err
+	}
+	ps, err := s.ProvidersIn(cmd.Context(), r)
+	if err != nil {
+		return noCatalogue(err)
+	}
+	var rows []report.VersionRow
+	for _, p := range ps {
+		vs, err := r.Versions(cmd.Context(), p)
+		if err != nil {
+			return err
+		}
+		backends.SortVersionsNewestFirst(vs)
+		for _, v := range vs {
+			rows = append(rows, report.VersionRow{Provider: p.String(), Version: v.String()})
+		}
+	}
+	printWarnings(cmd, r)
+	if !asJSON {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: versions only; give --version to list packages and their hashes\n", arg)
+	}
+	return report.Versions(cmd.OutOrStdout(), rows, asJSON)
 }

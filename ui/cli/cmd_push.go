@@ -26,8 +26,9 @@ the oci_mirror repository_template: ${hostname}, ${namespace} and ${type} stand
 for the provider's address (quote it in the shell).
 
 Zips: a zip's name gives only the provider's type, so name the provider with
---provider HOSTNAME/NAMESPACE/TYPE; NAMESPACE/TYPE means the provider on
-registry.opentofu.org, as in OpenTofu configuration. Version and platform come
+--provider HOSTNAME/NAMESPACE/TYPE, the full address (e.g.
+registry.opentofu.org/acme/widget): a zip says nothing of its host, so
+NAMESPACE/TYPE alone is refused. Version and platform come
 from the standard file name; for other names give an exact --version and one
 --platform. With a place as SRC, --provider, --version and --platform select.
 
@@ -43,7 +44,7 @@ credential helpers). --plain-http talks HTTP to local registries; --insecure
 skips TLS verification; --ca-cert trusts an extra CA. Exits 1 when any archive
 failed.`
 
-const pushExample = `  tfmirror push --provider acme/alpha dist/*.zip 'oci://registry.example.com/providers/${namespace}/${type}'
+const pushExample = `  tfmirror push --provider registry.opentofu.org/acme/alpha dist/*.zip 'oci://registry.example.com/providers/${namespace}/${type}'
   tfmirror push -p example.com/acme/alpha terraform-provider-alpha_1.2.3_linux_amd64.zip 'oci://localhost:5000/${hostname}/${namespace}/${type}' --plain-http
   tfmirror push ./mirror 'oci://registry.example.com/providers/${namespace}/${type}' -p hashicorp/aws -v "~> 5.0" --json`
 

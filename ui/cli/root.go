@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
@@ -43,9 +45,35 @@ var errProblem = &exitError{code: exitProblem, err: errors.New("problems found (
 // success, 1 the command ran and found a problem, 2 usage or configuration.
 func Execute(ctx context.Context, args []string) int {
 	cmd := newRootCmd()
+	if len(args) == 1 && args[0] == "--version" {
+		// The root's --version is the UI's version constraint; alone, with no
+		// value, it can only mean tfmirror's own version.
+		args = []string{"version"}
+	}
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
+	var intr Interrupted
+	if err != nil && ctx.Err() != nil && errors.As(context.Cause(ctx), &intr) {
+		// The run has said what it did; the exit code says how it ended.
+		if !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", err)
+		}
+		return intr.ExitCode()
+	}
 	return exitCode(cmd, err)
+}
+
+// Interrupted is the cause of a context cancelled by a signal.
+type Interrupted struct{ Signal os.Signal }
+
+func (i Interrupted) Error() string { return "interrupted by " + i.Signal.String() }
+
+// ExitCode is the shell's code for death by the signal: 128 + its number.
+func (i Interrupted) ExitCode() int {
+	if s, ok := i.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
 }
 
 func exitCode(cmd *cobra.Command, err error) int {
@@ -104,6 +132,6 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &rootUI, args) }
 	root.AddCommand(newServeCmd(env))
-	root.AddCommand(newLockCmd(env), newCheckCmd(env), newConfigCmd(env))
+	root.AddCommand(newLockCmd(env), newCheckCmd(env), newConfigCmd(env), newVersionCmd())
 	return root
 }

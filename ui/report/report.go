@@ -94,6 +94,9 @@ type FindingJSON struct {
 	Status   sync.Status     `json:"status"`
 	Detail   string          `json:"detail"`
 	Checks   []hashing.Check `json:"checks,omitempty"`
+	// The hashes each side states (diff).
+	SrcHashes []hashing.Hash `json:"src_hashes,omitempty"`
+	DstHashes []hashing.Hash `json:"dst_hashes,omitempty"`
 }
 
 // Findings writes per-package findings as a table or JSON.
@@ -101,7 +104,7 @@ func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
 	if asJSON {
 		rows := make([]FindingJSON, 0, len(fs))
 		for _, f := range fs {
-			row := FindingJSON{Status: f.Status, Detail: f.Detail}
+			row := FindingJSON{Status: f.Status, Detail: f.Detail, SrcHashes: f.SrcHashes, DstHashes: f.DstHashes}
 			if f.Package.Version != nil {
 				row.Provider, row.Version, row.Platform = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
 			}
@@ -163,4 +166,26 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// VersionRow is one row of `ls registry://HOST -p ...` without --version.
+type VersionRow struct {
+	Provider string `json:"provider"`
+	Version  string `json:"version"`
+}
+
+// Versions writes the versions a place offers, newest first.
+func Versions(w io.Writer, rows []VersionRow, asJSON bool) error {
+	if asJSON {
+		if rows == nil {
+			rows = []VersionRow{}
+		}
+		return writeJSON(w, rows)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tVERSION")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r.Provider, r.Version)
+	}
+	return tw.Flush()
 }

@@ -134,7 +134,7 @@ func TestPushZipsThenList(t *testing.T) {
 	}
 	dst := "oci://" + reg.Host() + "/providers/${hostname}/${namespace}/${type}"
 
-	r := run(t, reg, append(append([]string{"push", "--provider", "acme/alpha"}, zips...), dst)...)
+	r := run(t, reg, append(append([]string{"push", "--provider", "registry.opentofu.org/acme/alpha"}, zips...), dst)...)
 	if r.code != 0 {
 		t.Fatalf("push: %s", r)
 	}
@@ -183,7 +183,7 @@ func TestPushZipsThenList(t *testing.T) {
 
 	// The same zips again: nothing uploaded.
 	reg.ResetRequests()
-	r = run(t, reg, append(append([]string{"push", "-p", "acme/alpha"}, zips...), dst)...)
+	r = run(t, reg, append(append([]string{"push", "-p", "registry.opentofu.org/acme/alpha"}, zips...), dst)...)
 	if r.code != 0 || strings.Count(r.stdout, "= registry.opentofu.org/acme/alpha 1.2.3") != 3 {
 		t.Fatalf("second push: %s", r)
 	}
@@ -193,11 +193,11 @@ func TestPushZipsThenList(t *testing.T) {
 
 	// A rebuilt zip for one platform: refused, then replaced with --force.
 	rebuilt := releaseZip(t, t.TempDir(), "alpha", "1.2.3", "linux_amd64", "rebuilt")
-	r = run(t, reg, "push", "-p", "acme/alpha", rebuilt, dst)
+	r = run(t, reg, "push", "-p", "registry.opentofu.org/acme/alpha", rebuilt, dst)
 	if r.code != 1 || !strings.Contains(r.stderr, "conflict") || !strings.Contains(r.stderr, "--force") {
 		t.Errorf("conflicting push: %s", r)
 	}
-	r = run(t, reg, "push", "-p", "acme/alpha", "--force", rebuilt, dst)
+	r = run(t, reg, "push", "-p", "registry.opentofu.org/acme/alpha", "--force", rebuilt, dst)
 	if r.code != 0 {
 		t.Fatalf("forced push: %s", r)
 	}
@@ -282,10 +282,11 @@ func TestPushUsageErrors(t *testing.T) {
 		{"no destination", []string{"push", z}, 2, "takes SRC... and OCI_DST"},
 		{"not oci", []string{"push", z, "./elsewhere"}, 2, "must be oci://"},
 		{"no provider", []string{"push", z, dst}, 2, "needs --provider"},
-		{"odd name", []string{"push", "-p", "acme/alpha", odd, dst}, 2, "pass an exact --version and one --platform"},
-		{"bad template", []string{"push", "-p", "acme/alpha", z, "oci://127.0.0.1:1/P/${type}"}, 2, "not a valid OCI repository address"},
-		{"unknown symbol", []string{"push", "-p", "acme/alpha", z, "oci://127.0.0.1:1/p/${name}"}, 2, `the symbol "name" is not available`},
-		{"not a zip", []string{"push", "-p", "acme/alpha", filepath.Join(dist, "terraform-provider-alpha_1.0.0_linux_arm64.zip"), dst}, 1, "not a usable zip"},
+		{"odd name", []string{"push", "-p", "registry.opentofu.org/acme/alpha", odd, dst}, 2, "pass an exact --version and one --platform"},
+		{"bad template", []string{"push", "-p", "registry.opentofu.org/acme/alpha", z, "oci://127.0.0.1:1/P/${type}"}, 2, "not a valid OCI repository address"},
+		{"unknown symbol", []string{"push", "-p", "registry.opentofu.org/acme/alpha", z, "oci://127.0.0.1:1/p/${name}"}, 2, `the symbol "name" is not available`},
+		{"no hostname", []string{"push", "-p", "acme/alpha", z, dst}, 2, "write the full address, HOSTNAME/acme/alpha"},
+		{"not a zip", []string{"push", "-p", "registry.opentofu.org/acme/alpha", filepath.Join(dist, "terraform-provider-alpha_1.0.0_linux_arm64.zip"), dst}, 1, "not a usable zip"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
-	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -38,12 +37,17 @@ type Naming struct {
 }
 
 // Identify works out the package each zip is: the provider from the
-// --provider flags (NAMESPACE/TYPE meaning OpenTofu's default registry, as in
-// OpenTofu configuration), version and platform from the standard file name
+// --provider flags (full addresses: a zip says nothing of its host),
+// version and platform from the standard file name
 // terraform-provider-TYPE_VERSION_OS_ARCH.zip or from the flags.
 func Identify(paths []string, n Naming) ([]ZipFile, error) {
 	if len(n.Providers) == 0 {
-		return nil, fmt.Errorf("pushing zip files needs --provider HOSTNAME/NAMESPACE/TYPE (or NAMESPACE/TYPE for %s): a release zip's name gives only the type", oci.DefaultHostname)
+		return nil, backends.Usagef("pushing zip files needs --provider HOSTNAME/NAMESPACE/TYPE: a release zip's name gives only the type")
+	}
+	for _, f := range n.Providers {
+		if _, err := f.On(""); err != nil {
+			return nil, err
+		}
 	}
 	// Only an exact version ("1.2.3" or "= 1.2.3") can name a zip's version;
 	// a constraint still selects among zips with standard names.
@@ -97,7 +101,7 @@ func identify(path string, filters []backends.ProviderFilter, version backends.V
 	default:
 		return ZipFile{}, fmt.Errorf("several --provider values have this type (%s, %s): push them separately", candidates[0], candidates[1])
 	}
-	p, err := candidates[0].On(oci.DefaultHostname)
+	p, err := candidates[0].On("")
 	if err != nil {
 		return ZipFile{}, err
 	}
