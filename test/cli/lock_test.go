@@ -208,7 +208,7 @@ func TestCLICheck(t *testing.T) {
 		{"missing lock file", []string{"check", mirror, "--lock", filepath.Join(dir, "nope.hcl")}, "no such file"},
 		{"malformed lock", []string{"check", mirror, "--lock", writeFile(t, dir, "bad.hcl", "provider \"example.com/a/b\" {\n  version = \"1.0\"\n}\n")}, "bad.hcl:2:13"},
 		{"lock without platform", []string{"lock", mirror, "--lock", lockPath}, "needs --platform"},
-		{"lock nothing", []string{"lock", mirror, "--lock", filepath.Join(dir, "new.hcl"), "--platform", "linux_amd64"}, "name them with --provider"},
+		{"lock nothing, no catalogue", []string{"lock", "https://127.0.0.1:1/m/", "--lock", filepath.Join(dir, "new.hcl"), "--platform", "linux_amd64"}, "name the providers to lock with --provider"},
 		{"lock bad header", []string{"lock", mirror, "--lock", lockPath, "--platform", "linux_amd64", "--header", "pulumi"}, "--header"},
 		{"ls malformed lock", []string{"ls", mirror, "--lock", filepath.Join(dir, "bad.hcl")}, "Invalid provider version number"},
 	} {
@@ -412,5 +412,29 @@ provider "example.com/acme/alpha" {
 	}
 	if r := run(t, nil, "check", dst, "--plain-http", "--lock", lockPath); r.code != 0 {
 		t.Errorf("check after lock: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// lock with no lock file yet and no --provider locks every provider the
+// mirror holds: the first example of lock --help, as a newcomer runs it.
+func TestCLILockNewFile(t *testing.T) {
+	mirror := lockMirror(t)
+	wd := t.TempDir()
+	r := runIn(t, wd, "lock", mirror, "--platform", "linux_amd64")
+	b, err := os.ReadFile(filepath.Join(wd, ".terraform.lock.hcl"))
+	if r.code != 0 || err != nil {
+		t.Fatalf("exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	for _, want := range []string{`provider "example.com/acme/alpha"`, `provider "example.com/acme/beta"`, "h1:", "zh:"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the new lock file lacks %s:\n%s", want, b)
+		}
+	}
+	// An empty but valid lock file is not a usage error for check.
+	empty := filepath.Join(t.TempDir(), ".terraform.lock.hcl")
+	os.WriteFile(empty, []byte("# This file is maintained automatically by \"terraform init\".\n# Manual edits may be lost in future updates.\n"), 0o644)
+	r = run(t, nil, "check", mirror, "--lock", empty)
+	if r.code != 1 || !strings.Contains(r.stderr, "nothing to check") {
+		t.Errorf("check with an empty lock file: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -68,7 +68,9 @@ func newCheckCmd(env *Env) *cobra.Command {
 				}
 			}
 			if !matched {
-				return usageErr("%s locks no provider matching the selection: nothing to check", sel.lock)
+				// A valid lock file that locks nothing (or nothing selected):
+				// not a usage error, but nothing was checked either.
+				return fmt.Errorf("%s locks no provider matching the selection: nothing to check", sel.lock)
 			}
 			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing/lockfile"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/report"
@@ -20,10 +21,11 @@ hashes already locked (none is ever dropped), sorted, and written in the
 clients' exact format, replacing the file atomically.
 
 Which providers: every provider the file already locks, at its locked version
-(existing constraints are kept); --provider limits the update to some of them
-and adds providers the file does not lock yet, at the newest version MIRROR
-holds that matches --version (a --version the locked version does not match
-moves the lock, replacing its hashes).
+(existing constraints are kept), or for a new file every provider MIRROR
+holds; --provider limits the update to some of them and adds providers the
+file does not lock yet. A provider not locked yet gets the newest version
+MIRROR holds that matches --version (a --version the locked version does not
+match moves the lock, replacing its hashes).
 
 Like providers lock it is all or nothing: if MIRROR lacks a package or holds
 one that contradicts what it states, the problems are listed, the file is left
@@ -85,12 +87,15 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 		}
 		f.Header = h
 	}
-	if len(f.Providers()) == 0 && len(s.Providers) == 0 {
-		return usageErr("nothing to lock: %s locks no providers yet; name them with --provider", path)
-	}
 	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
 	if err != nil {
 		return err
+	}
+	if len(f.Providers()) == 0 && len(s.Providers) == 0 {
+		// A new (or empty) lock file: lock every provider the mirror holds.
+		if s.Providers, err = everyProvider(cmd, r); err != nil {
+			return err
+		}
 	}
 	before := f.Bytes()
 	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing()})
@@ -119,4 +124,28 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes added for %d providers\n", path, added, len(updates))
 	}
 	return nil
+}
+
+// everyProvider names every provider r holds, for a lock file that locks
+// none yet; a place without a catalogue needs them named.
+func everyProvider(cmd *cobra.Command, r backends.Reader) ([]backends.ProviderFilter, error) {
+	ps, err := r.Providers(cmd.Context())
+	if errors.Is(err, backends.ErrNoCatalogue) {
+		return nil, usageErr("%s cannot list its providers: name the providers to lock with --provider", r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []backends.ProviderFilter
+	for _, p := range ps {
+		f, err := backends.ParseProviderFilter(p.String())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("nothing to lock: %s holds no providers", r)
+	}
+	return out, nil
 }
