@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 )
 
@@ -18,15 +19,26 @@ type OpError struct {
 	Err   error
 }
 
+// Error states the side, place, package and operation once: the parts the
+// wrapped error already names (backends name their place and package) are
+// not repeated.
 func (e *OpError) Error() string {
-	s := e.Place
-	if e.Side != "" {
-		s = e.Side + " " + s
+	inner := e.Err.Error()
+	var parts []string
+	head := e.Side
+	if e.Place != "" && !strings.Contains(inner, e.Place) {
+		head = strings.TrimSpace(head + " " + e.Place)
 	}
-	if e.Pkg != nil {
-		s += ": " + e.Pkg.String()
+	if head != "" {
+		parts = append(parts, head)
 	}
-	return fmt.Sprintf("%s: %s: %v", s, e.Op, e.Err)
+	if e.Pkg != nil && !strings.Contains(inner, e.Pkg.String()) {
+		parts = append(parts, e.Pkg.String())
+	}
+	if e.Op != "" {
+		parts = append(parts, e.Op)
+	}
+	return strings.Join(append(parts, inner), ": ")
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
