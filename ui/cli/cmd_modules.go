@@ -378,6 +378,8 @@ func reportRewrite(ctx context.Context, out, errw io.Writer, files []rewrite.Fil
 		fmt.Fprintf(errw, "not rewritten: %s\n", p)
 	}
 	switch {
+	case blocks == 0 && len(problems) > 0:
+		fmt.Fprintf(errw, "no module block rewritten; %d could not be (see above)\n", len(problems))
 	case blocks == 0:
 		fmt.Fprintln(errw, "no module block to rewrite")
 	case write:

@@ -231,6 +231,11 @@ func rewriteFile(ctx context.Context, path string, src []byte, o Options) (*File
 		out.Changes = append(out.Changes, Change{Block: label, Line: line, OldSource: source, OldVersion: oldVersion, NewSource: newSource, Version: res.Version.String()})
 	}
 	out.New = wf.Bytes()
+	if len(out.Changes) == 0 {
+		// hclwrite realigns a block it has read; a file with nothing
+		// rewritten stays exactly as it was.
+		out.New = src
+	}
 	return out, problems
 }
 
