@@ -5,6 +5,7 @@
 package modulestest
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -60,11 +61,40 @@ type Server struct {
 	handlers map[string]http.HandlerFunc
 	token    string
 	reqs     []string
+	seen     []Seen
+}
+
+// Seen is one request the server answered, with the credentials it carried.
+type Seen struct {
+	// Host is the Host header: the name the client asked for.
+	Host string
+	// Path is the URL path.
+	Path string
+	// Authorization is the Authorization header, "" when none came.
+	Authorization string
 }
 
 // New starts a registry whose modules.v1 endpoint is /v1/modules/.
 func New(t testing.TB) *Server {
 	t.Helper()
+	s := start(t, true)
+	srv := s.srv
+	s.caFile = filepath.Join(t.TempDir(), "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(s.caFile, pemBytes, 0o644); err != nil {
+		t.Fatalf("modulestest: %v", err)
+	}
+	return s
+}
+
+// NewPlain starts the same registry over plain HTTP (no CA file), to be
+// named by another registry's discovery document or a redirect.
+func NewPlain(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false)
+}
+
+func start(t testing.TB, tls bool) *Server {
 	s := &Server{base: "/v1/modules/", listed: map[string][]string{}, download: map[string]map[string]Download{}, handlers: map[string]http.HandlerFunc{}}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,14 +106,13 @@ func New(t testing.TB) *Server {
 	// Clients that give up mid-handshake (a test's binary exiting) are
 	// normal here, not worth a log line.
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.StartTLS()
-	s.srv = srv
-	s.caFile = filepath.Join(t.TempDir(), "ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	if err := os.WriteFile(s.caFile, pemBytes, 0o644); err != nil {
-		t.Fatalf("modulestest: %v", err)
+	if tls {
+		srv.StartTLS()
+	} else {
+		srv.Start()
 	}
 	t.Cleanup(srv.Close)
+	s.srv = srv
 	return s
 }
 
@@ -95,6 +124,38 @@ func (s *Server) URL() string { return s.srv.URL }
 
 // Client returns an HTTP client that trusts the server.
 func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+// Names returns a client that reaches servers by names of their own: each
+// key, HOST:PORT as a URL implies it (e.g. "registry.example.com:443",
+// "cdn.example.com:443", "registry.example.com:80"), is dialled at its
+// server's loopback address. Every name under example.com is covered by the
+// servers' certificate, so tests can put a registry and a package on
+// different hosts, ports and schemes without leaving 127.0.0.1.
+func Names(names map[string]*Server) *http.Client {
+	var any *Server
+	addrs := map[string]string{}
+	for name, s := range names {
+		addrs[name] = s.Host()
+		if s.srv.TLS != nil {
+			any = s
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if any != nil {
+		tr.TLSClientConfig = any.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if to, ok := addrs[addr]; ok {
+			addr = to
+		}
+		if h, _, _ := net.SplitHostPort(addr); h != "127.0.0.1" {
+			return nil, fmt.Errorf("modulestest: %s is not one of the test's servers", addr)
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	return &http.Client{Transport: tr}
+}
 
 // RootCAs returns a pool holding the server's certificate.
 func (s *Server) RootCAs() *x509.CertPool {
@@ -162,6 +223,14 @@ func (s *Server) Requests() []string {
 	return append([]string(nil), s.reqs...)
 }
 
+// Seen returns each request served, in order, with its Authorization
+// header.
+func (s *Server) Seen() []Seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Seen(nil), s.seen...)
+}
+
 // Count returns how many requests had a path containing fragment.
 func (s *Server) Count(fragment string) int {
 	n := 0
@@ -180,6 +249,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		line += "?" + r.URL.RawQuery
 	}
 	s.reqs = append(s.reqs, line)
+	s.seen = append(s.seen, Seen{Host: r.Host, Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
 	base, token := s.base, s.token
 	h := s.handlers[r.URL.Path]
 	s.mu.Unlock()
