@@ -22,8 +22,8 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	tffs "github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -150,7 +150,7 @@ func TestHostileNetworkMirror(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	src, err := netmirror.Open(srv.URL+"/", netmirror.Options{HTTP: httpget.Client{HTTP: srv.Client()}})
+	src, err := netmirror.Open(srv.URL+"/", netmirror.Options{HTTP: httpclient.Client{HTTP: srv.Client()}})
 	if err != nil {
 		t.Fatal(err)
 	}

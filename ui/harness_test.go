@@ -13,8 +13,8 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/demo"
@@ -206,7 +206,7 @@ func serveNet(t *testing.T, dir string, slow func(r *http.Request)) backends.Rea
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	r, err := netmirror.Open(srv.URL+"/", netmirror.Options{HTTP: httpget.Client{HTTP: srv.Client()}})
+	r, err := netmirror.Open(srv.URL+"/", netmirror.Options{HTTP: httpclient.Client{HTTP: srv.Client()}})
 	if err != nil {
 		t.Fatal(err)
 	}

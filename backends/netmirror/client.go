@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -30,8 +30,9 @@ const DefaultConcurrency = 8
 
 // Options configure a Mirror.
 type Options struct {
-	// HTTP carries the transport (TLS trust). Nil: the system pool.
-	HTTP httpget.Client
+	// HTTP is the HTTP layer (TLS trust, limits); the zero value trusts the
+	// system pool.
+	HTTP httpclient.Client
 	// Credentials supplies the bearer token for the mirror's host. It is sent
 	// on index.json and <version>.json requests to that host only, never on
 	// archive downloads and never after a redirect to another host.
@@ -48,7 +49,7 @@ type Mirror struct {
 	name string
 	base *url.URL
 	opts Options
-	auth *httpget.Auth
+	auth *httpclient.Auth
 
 	mu sync.Mutex
 }
@@ -93,12 +94,7 @@ func Open(raw string, opts Options) (*Mirror, error) {
 		m.warnf("the URL lacks a trailing slash; reading %s (Terraform and OpenTofu would read %s instead: write the slash in their network_mirror url)",
 			fixed.String(), u.ResolveReference(&url.URL{Path: "./"}).String())
 	}
-	host := httpget.HostKey(m.base)
-	if opts.Credentials != nil {
-		if tok, ok := opts.Credentials.Token(host); ok {
-			m.auth = &httpget.Auth{Host: host, Token: tok}
-		}
-	}
+	m.auth = httpclient.AuthFor(opts.Credentials, httpclient.HostKey(m.base))
 	return m, nil
 }
 
@@ -131,7 +127,7 @@ func (m *Mirror) authHint(err error) string {
 	if !errors.Is(err, backends.ErrUnauthorized) {
 		return ""
 	}
-	host := httpget.HostKey(m.base)
+	host := httpclient.HostKey(m.base)
 	if m.auth == nil {
 		return fmt.Sprintf(" (no token for %s: set %s or add a credentials block)", host, backends.TokenEnvName(host))
 	}
@@ -292,7 +288,7 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: archive url %q: %v", m.name, a.Package, loc, err)
 	}
-	d, err := m.opts.HTTP.Open(ctx, u)
+	d, err := m.opts.HTTP.Open(ctx, u, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, a.Package, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -14,8 +15,8 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
@@ -181,8 +182,10 @@ func TestErrors(t *testing.T) {
 			w.Header()["Content-Type"] = nil
 			io.WriteString(w, `{"versions":{}}`)
 		}, want: `served as "no Content-Type", want application/json`},
-		{name: "redirect loop", index: redirects(1000), want: "/example.com/acme/alpha/index.json: more than 5 redirects (a redirect loop?)"},
-		{name: "six redirects", index: redirects(6), want: "more than 5 redirects"},
+		{name: "endless redirects", index: redirects(1000), want: "/example.com/acme/alpha/index.json: more than 10 redirects"},
+		{name: "eleven redirects", index: redirects(11), want: "more than 10 redirects"},
+		{name: "redirect loop", index: func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, r.URL.Path, http.StatusFound) },
+			want: "/example.com/acme/alpha/index.json: redirect loop: ", is: httpclient.ErrRedirectLoop},
 		{name: "oversized document", index: json(`{"versions":{` + strings.Repeat(`"1.0.0":{},`, 200) + `"1.0.1":{}}}`),
 			opts: func(o *netmirror.Options) { o.HTTP.MaxDocument = 1024 }, want: "index.json: document larger than 1024 bytes"},
 		{name: "invalid json", index: json(`{"versions":`), want: "index.json: not a valid document"},
@@ -212,7 +215,7 @@ func TestErrors(t *testing.T) {
 					http.NotFound(w, r)
 				}
 			})
-			o := netmirror.Options{HTTP: httpget.Client{HTTP: srv.Client(), Timeout: 5 * time.Second}}
+			o := netmirror.Options{HTTP: httpclient.Client{HTTP: srv.Client(), Timeout: 5 * time.Second}}
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
@@ -438,7 +441,7 @@ func TestStalledDownloadTimesOut(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 	})
-	m, err := netmirror.Open(srv.URL+"/", netmirror.Options{HTTP: httpget.Client{HTTP: srv.Client(), Timeout: 200 * time.Millisecond}})
+	m, err := netmirror.Open(srv.URL+"/", netmirror.Options{HTTP: httpclient.Client{HTTP: srv.Client(), Timeout: 200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,5 +490,69 @@ func TestSelectedVersionsOnly(t *testing.T) {
 	}
 	if n := docs.Load(); n != 2 {
 		t.Errorf("%d version documents read, want 2", n)
+	}
+}
+
+// TestTrustDataStaysOnHTTPS: an index or version document, or an archive,
+// that a redirect sends from https to plain http is refused, with an error
+// naming both URLs; the plain server, which would serve a perfectly good
+// document, is never asked.
+func TestTrustDataStaysOnHTTPS(t *testing.T) {
+	zb := registrytest.ProviderZip("alpha", "1.0.0", "x")
+	var plainHits gosync.Map
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plainHits.Store(r.URL.Path, true)
+		switch path.Base(r.URL.Path) {
+		case "index.json":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"versions":{"1.0.0":{}}}`)
+		case "1.0.0.json":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"archives":{"linux_amd64":{"url":"/zips/a.zip"}}}`)
+		default:
+			w.Write(zb)
+		}
+	}))
+	t.Cleanup(plain.Close)
+	for _, name := range []string{"index.json", "1.0.0.json", "a.zip"} {
+		t.Run(name, func(t *testing.T) {
+			srv := tlsServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if path.Base(r.URL.Path) == name {
+					http.Redirect(w, r, plain.URL+r.URL.Path, http.StatusFound)
+					return
+				}
+				switch path.Base(r.URL.Path) {
+				case "index.json":
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"versions":{"1.0.0":{}}}`)
+				case "1.0.0.json":
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"archives":{"linux_amd64":{"url":"/zips/a.zip"}}}`)
+				default:
+					w.Write(zb)
+				}
+			})
+			m := openMirror(t, srv, srv.URL+"/", nil)
+			as, err := m.AllArchives(bg, mustProvider(t, "example.com/acme/alpha"))
+			detail := ""
+			if err == nil {
+				f := sync.VerifyArchive(bg, m, as[0], hashing.Options{})
+				if f.Status == sync.StatusOK {
+					t.Fatalf("%s over plain http was used", name)
+				}
+				detail = f.Detail
+			} else {
+				detail = err.Error()
+			}
+			want := "redirects to " + plain.URL + "/"
+			if !strings.Contains(detail, want) || !strings.Contains(detail, "refusing to leave https for plain http") || !strings.Contains(detail, srv.URL+"/") {
+				t.Errorf("error %q, want it to name both URLs and refuse", detail)
+			}
+			plainHits.Range(func(k, _ any) bool {
+				t.Errorf("the plain server was asked for %s", k)
+				plainHits.Delete(k)
+				return true
+			})
+		})
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -44,7 +44,7 @@ func (d *docServer) serve(doc []byte) {
 }
 
 func (d *docServer) mirror(t testing.TB) *netmirror.Mirror {
-	m, err := netmirror.Open(d.srv.URL+"/", netmirror.Options{HTTP: httpget.Client{
+	m, err := netmirror.Open(d.srv.URL+"/", netmirror.Options{HTTP: httpclient.Client{
 		HTTP: d.srv.Client(), Timeout: 10 * time.Second, Retries: -1, MaxDocument: 1 << 20,
 	}})
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -108,13 +108,13 @@ func clientFor(srv *httptest.Server) *http.Client {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	c, _ := clients.LoadOrStore(srv, &http.Client{Transport: httpget.NewTransport(pool)})
+	c, _ := clients.LoadOrStore(srv, &http.Client{Transport: httpclient.NewTransport(pool)})
 	return c.(*http.Client)
 }
 
 func openMirror(t testing.TB, srv *httptest.Server, url string, creds backends.Credentials) *netmirror.Mirror {
 	t.Helper()
-	m, err := netmirror.Open(url, netmirror.Options{HTTP: httpget.Client{HTTP: clientFor(srv), Timeout: 5 * time.Second}, Credentials: creds})
+	m, err := netmirror.Open(url, netmirror.Options{HTTP: httpclient.Client{HTTP: clientFor(srv), Timeout: 5 * time.Second}, Credentials: creds})
 	if err != nil {
 		t.Fatal(err)
 	}

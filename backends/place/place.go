@@ -8,7 +8,6 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,8 +16,8 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/registry"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -120,35 +119,11 @@ type Options struct {
 }
 
 // httpClient is the HTTP setup for network mirrors and origin registries.
-func (o Options) httpClient() (httpget.Client, error) {
+func (o Options) httpClient() (httpclient.Client, error) {
 	if o.HTTPClient != nil {
-		return httpget.Client{HTTP: o.HTTPClient}, nil
+		return httpclient.Client{HTTP: o.HTTPClient}, nil
 	}
-	roots, err := o.roots()
-	if err != nil {
-		return httpget.Client{}, err
-	}
-	return httpget.Client{HTTP: &http.Client{Transport: httpget.NewTransport(roots)}}, nil
-}
-
-// roots is the system pool plus CACertFile, or nil (the system pool) when
-// no file is given.
-func (o Options) roots() (*x509.CertPool, error) {
-	if o.CACertFile == "" {
-		return nil, nil
-	}
-	pemBytes, err := os.ReadFile(o.CACertFile)
-	if err != nil {
-		return nil, fmt.Errorf("--ca-cert: %w", err)
-	}
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		roots = x509.NewCertPool()
-	}
-	if !roots.AppendCertsFromPEM(pemBytes) {
-		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", o.CACertFile)
-	}
-	return roots, nil
+	return httpclient.New(o.CACertFile)
 }
 
 func (o Options) credentials() backends.Credentials {
@@ -182,7 +157,7 @@ func Openers() map[Kind]Opener {
 			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.credentials()})
 		},
 		OCI: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
-			roots, err := o.roots()
+			roots, err := httpclient.LoadRoots(o.CACertFile)
 			if err != nil {
 				return nil, err
 			}

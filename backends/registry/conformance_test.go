@@ -9,7 +9,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/registry"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 )
@@ -47,7 +47,7 @@ func TestReaderSuite(t *testing.T) {
 			providers = append(providers, *byProvider[k])
 		}
 		srv := registrytest.New(t, providers...)
-		transport := httpget.NewTransport(srv.CertPool())
+		transport := httpclient.NewTransport(srv.CertPool())
 		dialer := &net.Dialer{Timeout: 5 * time.Second}
 		transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if addr == "example.com:443" {
@@ -55,7 +55,7 @@ func TestReaderSuite(t *testing.T) {
 			}
 			return dialer.DialContext(ctx, network, addr)
 		}
-		r, err := registry.Open("registry://example.com", "example.com", registry.Options{HTTP: httpget.Client{HTTP: &http.Client{Transport: transport}}})
+		r, err := registry.Open("registry://example.com", "example.com", registry.Options{HTTP: httpclient.Client{HTTP: &http.Client{Transport: transport}}})
 		if err != nil {
 			t.Fatal(err)
 		}

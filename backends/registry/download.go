@@ -283,7 +283,7 @@ func (r *Registry) Open(ctx context.Context, a backends.Archive) (io.ReadCloser,
 			return nil, r.errorf("%s: %w", short(a.Package), backends.ErrNotFound)
 		}
 	}
-	dl, err := r.opts.HTTP.Open(ctx, d.url)
+	dl, err := r.opts.HTTP.Open(ctx, d.url, nil, "")
 	if err != nil {
 		return nil, r.errorf("%s: %w", short(a.Package), err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -185,7 +185,7 @@ func loopbackOnly(srv *httptest.Server) *http.Client {
 }
 
 func (r *fakeRelease) open(t testing.TB) (*Registry, backends.Provider) {
-	reg, err := Open("registry://"+r.host, r.host, Options{HTTP: httpget.Client{
+	reg, err := Open("registry://"+r.host, r.host, Options{HTTP: httpclient.Client{
 		HTTP: r.client, Timeout: 10 * time.Second, Retries: -1, MaxDocument: 1 << 20,
 	}})
 	if err != nil {

@@ -15,14 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -35,11 +34,14 @@ const unsignedHost = "registry.opentofu.org"
 
 // Options configure a Registry.
 type Options struct {
-	// HTTP carries the transport (TLS trust). Nil: the system pool.
-	HTTP httpget.Client
+	// HTTP is the HTTP layer (TLS trust, limits); the zero value trusts the
+	// system pool.
+	HTTP httpclient.Client
 	// Credentials supplies the bearer token for the registry's host. It is
-	// sent on discovery and registry API requests only, never on SHA256SUMS,
-	// signature or archive downloads, nor after a redirect to another host.
+	// sent on discovery and registry API requests only, and only where they
+	// are on the registry's own host and port over https (not to a
+	// providers.v1 that discovery puts elsewhere); never on SHA256SUMS,
+	// signature or archive downloads, nor after a redirect leaves the host.
 	Credentials backends.Credentials
 	// Concurrency bounds parallel download-metadata requests (one per
 	// platform); 0 means DefaultConcurrency.
@@ -56,7 +58,7 @@ type Registry struct {
 
 	discoMu sync.Mutex
 	base    *url.URL // providers.v1, with a trailing slash
-	apiAuth *httpget.Auth
+	auth    *httpclient.Auth
 
 	mu        sync.Mutex
 	versions  map[backends.Provider]map[string]versionInfo
@@ -106,6 +108,10 @@ func (r *Registry) authHint(err error) string {
 	if _, ok := r.token(); !ok {
 		return fmt.Sprintf(" (no token for %s: set %s or add a credentials block)", r.host, backends.TokenEnvName(r.host))
 	}
+	// r.base is set once, before any API request that could be refused.
+	if r.base != nil && !r.auth.Allows(r.base) {
+		return fmt.Sprintf(" (the token for %s is not sent to %s: a registry's token goes to its own host and port over https only)", r.host, r.base.Redacted())
+	}
 	return fmt.Sprintf(" (the token for %s was refused)", r.host)
 }
 
@@ -122,68 +128,34 @@ func (r *Registry) Providers(ctx context.Context) ([]backends.Provider, error) {
 }
 
 // discover reads the registry's service discovery document once and returns
-// the providers.v1 base URL.
-func (r *Registry) discover(ctx context.Context) (*url.URL, *httpget.Auth, error) {
+// the providers.v1 base URL, with the registry's token. The token is the
+// registry host's: it rides to the API only where the API is on that host
+// and port over https (httpclient's rule), never to a providers.v1 that
+// discovery puts elsewhere.
+func (r *Registry) discover(ctx context.Context) (*url.URL, *httpclient.Auth, error) {
 	r.discoMu.Lock()
 	defer r.discoMu.Unlock()
 	if r.base != nil {
-		return r.base, r.apiAuth, nil
+		return r.base, r.auth, nil
 	}
-	var hostAuth *httpget.Auth
-	if tok, ok := r.token(); ok {
-		hostAuth = &httpget.Auth{Host: r.host, Token: tok}
-	}
-	u := &url.URL{Scheme: "https", Host: r.host, Path: "/.well-known/terraform.json"}
-	var doc map[string]any
-	final, err := r.opts.HTTP.JSON(ctx, u, hostAuth, &doc)
+	auth := httpclient.AuthFor(r.opts.Credentials, r.host)
+	svc, err := r.opts.HTTP.Discover(ctx, r.host, auth)
 	switch {
 	case errors.Is(err, backends.ErrNotFound):
 		return nil, nil, r.errorf("service discovery: the host offers no services (%v); is it a registry?", err)
 	case err != nil:
 		return nil, nil, r.errorf("service discovery: %w%s", err, r.authHint(err))
 	}
-	raw, ok := doc["providers.v1"]
-	if !ok {
-		var offered []string
-		for k := range doc {
-			offered = append(offered, k)
-		}
-		sort.Strings(offered)
-		if len(offered) == 0 {
-			return nil, nil, r.errorf("service discovery: %s offers no providers.v1 service (it offers nothing)", final.Redacted())
-		}
-		return nil, nil, r.errorf("service discovery: %s offers no providers.v1 service (it offers %s)", final.Redacted(), strings.Join(offered, ", "))
-	}
-	s, ok := raw.(string)
-	if !ok {
-		return nil, nil, r.errorf("service discovery: %s: providers.v1 must be a URL string", final.Redacted())
-	}
-	ref, err := url.Parse(s)
+	base, err := svc.Service(httpclient.ProvidersV1)
 	if err != nil {
-		return nil, nil, r.errorf("service discovery: %s: providers.v1 %q: %v", final.Redacted(), s, err)
+		return nil, nil, r.errorf("service discovery: %w", err)
 	}
-	base := final.ResolveReference(ref)
-	switch {
-	case base.Scheme != "https" && base.Scheme != "http":
-		return nil, nil, r.errorf("service discovery: providers.v1 %q: must be an http or https URL", s)
-	case base.User != nil:
-		return nil, nil, r.errorf("service discovery: providers.v1 %q: must not contain credentials", s)
-	}
-	if !strings.HasSuffix(base.Path, "/") {
-		base.Path += "/"
-	}
-	base.RawQuery, base.Fragment = "", ""
-	r.base = base
-	// The token belongs to the registry's hostname; the clients send it to
-	// the API wherever discovery says the API lives.
-	if hostAuth != nil {
-		r.apiAuth = &httpget.Auth{Host: httpget.HostKey(base), Token: hostAuth.Token}
-	}
-	return r.base, r.apiAuth, nil
+	r.base, r.auth = base, auth
+	return r.base, r.auth, nil
 }
 
 // api resolves a path under providers.v1.
-func (r *Registry) api(ctx context.Context, parts ...string) (*url.URL, *httpget.Auth, error) {
+func (r *Registry) api(ctx context.Context, parts ...string) (*url.URL, *httpclient.Auth, error) {
 	base, auth, err := r.discover(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -8,12 +8,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/registry"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -38,7 +41,7 @@ func alpha() registrytest.Provider {
 func open(t *testing.T, srv *registrytest.Server, creds backends.Credentials) *registry.Registry {
 	t.Helper()
 	r, err := registry.Open("registry://"+srv.Host(), srv.Host(), registry.Options{
-		HTTP:        httpget.Client{HTTP: srv.Client(), Timeout: 5 * time.Second},
+		HTTP:        httpclient.Client{HTTP: srv.Client(), Timeout: 5 * time.Second},
 		Credentials: creds,
 	})
 	if err != nil {
@@ -179,7 +182,7 @@ func TestFaultsGiveSpecificErrors(t *testing.T) {
 			}},
 		{name: "redirect loop", faults: registrytest.Faults{RedirectLoop: true},
 			listErr: func(srv *registrytest.Server) string {
-				return "/v1/providers/acme/alpha/versions: more than 5 redirects (a redirect loop?)"
+				return "/v1/providers/acme/alpha/versions: redirect loop: "
 			}},
 		{name: "server error", faults: registrytest.Faults{APIStatus: 500},
 			listErr: func(srv *registrytest.Server) string {
@@ -435,7 +438,7 @@ func TestBadDownloadMetadata(t *testing.T) {
 				srv.Config.Handler = wrapNull(srv.Config.Handler)
 			}
 			host := strings.TrimPrefix(srv.URL, "https://")
-			r, err := registry.Open("registry://"+host, host, registry.Options{HTTP: httpget.Client{HTTP: srv.Client()}})
+			r, err := registry.Open("registry://"+host, host, registry.Options{HTTP: httpclient.Client{HTTP: srv.Client()}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -475,7 +478,7 @@ func TestBadDiscovery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakeRegistry(t, tc.doc, goodDownload)
 			host := strings.TrimPrefix(srv.URL, "https://")
-			r, _ := registry.Open("registry://"+host, host, registry.Options{HTTP: httpget.Client{HTTP: srv.Client()}})
+			r, _ := registry.Open("registry://"+host, host, registry.Options{HTTP: httpclient.Client{HTTP: srv.Client()}})
 			_, err := r.Versions(context.Background(), provider(t, host, "acme", "alpha"))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v\nwant it to contain %q", err, tc.want)
@@ -486,7 +489,7 @@ func TestBadDiscovery(t *testing.T) {
 		srv := httptest.NewTLSServer(http.NotFoundHandler())
 		defer srv.Close()
 		host := strings.TrimPrefix(srv.URL, "https://")
-		r, _ := registry.Open("registry://"+host, host, registry.Options{HTTP: httpget.Client{HTTP: srv.Client()}})
+		r, _ := registry.Open("registry://"+host, host, registry.Options{HTTP: httpclient.Client{HTTP: srv.Client()}})
 		_, err := r.Versions(context.Background(), provider(t, host, "acme", "alpha"))
 		if err == nil || !strings.Contains(err.Error(), "the host offers no services") {
 			t.Fatalf("error = %v", err)
@@ -505,7 +508,7 @@ func TestOpenRejectsBadHosts(t *testing.T) {
 func TestArchivesAtSeveralVersions(t *testing.T) {
 	for _, conc := range []int{1, 0} {
 		srv := registrytest.New(t, alpha())
-		r, err := registry.Open("registry://"+srv.Host(), srv.Host(), registry.Options{HTTP: httpget.Client{HTTP: srv.Client()}, Concurrency: conc})
+		r, err := registry.Open("registry://"+srv.Host(), srv.Host(), registry.Options{HTTP: httpclient.Client{HTTP: srv.Client()}, Concurrency: conc})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -524,5 +527,142 @@ func TestArchivesAtSeveralVersions(t *testing.T) {
 		if n := srv.Count(registrytest.KindSums); n != 2 {
 			t.Errorf("concurrency %d: SHA256SUMS fetched %d times, want once per version", conc, n)
 		}
+	}
+}
+
+// TestTrustDataStaysOnHTTPS: discovery, the versions list, download
+// metadata (signing keys, checksum URLs), SHA256SUMS, its signature and the
+// archive are refused when a redirect takes them from https to plain http,
+// with an error naming both URLs. The plain server is a faithful proxy of
+// the registry: without the refusal everything would check out.
+func TestTrustDataStaysOnHTTPS(t *testing.T) {
+	cases := []struct {
+		name  string
+		match func(r *http.Request) bool
+	}{
+		{"discovery", func(r *http.Request) bool { return r.URL.Path == "/.well-known/terraform.json" }},
+		{"versions", func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/versions") }},
+		{"download metadata", func(r *http.Request) bool { return strings.Contains(r.URL.Path, "/download/") }},
+		{"SHA256SUMS", func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "_SHA256SUMS") }},
+		{"signature", func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "_SHA256SUMS.sig") }},
+		{"archive", func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, ".zip") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := registrytest.New(t, alpha())
+			var plainAsked atomic.Int32
+			plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				plainAsked.Add(1)
+				origin := r.URL.Query().Get("origin")
+				if origin == "" { // a URL relative to a document it proxied
+					origin = srv.URL()
+				}
+				resp, err := srv.Client().Get(origin + r.URL.Path + "?via=plain")
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
+				}
+				defer resp.Body.Close()
+				w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+				w.WriteHeader(resp.StatusCode)
+				io.Copy(w, resp.Body)
+			}))
+			t.Cleanup(plain.Close)
+			srv.Wrap(func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Query().Get("via") == "" && tc.match(r) {
+						http.Redirect(w, r, plain.URL+r.URL.Path+"?origin="+url.QueryEscape("https://"+r.Host), http.StatusFound)
+						return
+					}
+					next.ServeHTTP(w, r)
+				})
+			})
+			r := open(t, srv, nil)
+			p := provider(t, srv.Host(), "acme", "alpha")
+			var detail string
+			as, err := r.Archives(context.Background(), p, version(t, "1.0.0"))
+			if err == nil {
+				for _, a := range as {
+					if f := sync.VerifyArchive(context.Background(), r, a, hashing.Options{}); f.Status != sync.StatusOK {
+						detail = f.Detail
+					}
+				}
+				if detail == "" {
+					t.Fatalf("%s over plain http was used", tc.name)
+				}
+			} else {
+				detail = err.Error()
+			}
+			if !strings.Contains(detail, "https://127.0.0.1:") || !strings.Contains(detail, "redirects to "+plain.URL+"/") || !strings.Contains(detail, "refusing to leave https for plain http") {
+				t.Errorf("error %q, want it to name both URLs and refuse", detail)
+			}
+			if n := plainAsked.Load(); n != 0 {
+				t.Errorf("the plain server was asked %d times", n)
+			}
+		})
+	}
+}
+
+// TestTokenStaysOnTheRegistryHost: the registry's token goes to discovery
+// and to a providers.v1 on the registry's own host and port only; a
+// providers.v1 that discovery puts on another port, or on plain http, gets
+// no token.
+func TestTokenStaysOnTheRegistryHost(t *testing.T) {
+	const token = "s3cret-token"
+	api := registrytest.New(t, alpha()) // serves the API the discovery names
+	var plainAuth []string
+	var mu gosync.Mutex
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		plainAuth = append(plainAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(plain.Close)
+	for _, tc := range []struct{ name, base string }{
+		{"another port", api.URL() + "/v1/providers/"},
+		{"plain http", plain.URL + "/v1/providers/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api.Reset()
+			disco := registrytest.New(t, alpha())
+			disco.Wrap(func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/.well-known/terraform.json" {
+						next.ServeHTTP(httptest.NewRecorder(), r) // recorded, with its Authorization
+						w.Header().Set("Content-Type", "application/json")
+						fmt.Fprintf(w, `{"providers.v1": %q}`, tc.base)
+						return
+					}
+					next.ServeHTTP(w, r)
+				})
+			})
+			r := open(t, disco, backends.TokenMap{disco.Host(): token})
+			r.Archives(context.Background(), provider(t, disco.Host(), "acme", "alpha"), version(t, "1.0.0"))
+			for _, req := range disco.Requests() {
+				if req.Kind != registrytest.KindDiscovery || req.Authorization != "Bearer "+token {
+					t.Errorf("registry: %s %s Authorization %q, want discovery only, with the token", req.Kind, req.Path, req.Authorization)
+				}
+			}
+			var seen int
+			for _, req := range api.Requests() {
+				seen++
+				if req.Authorization != "" {
+					t.Errorf("API on another port: %s %s got Authorization %q", req.Kind, req.Path, req.Authorization)
+				}
+			}
+			mu.Lock()
+			for _, a := range plainAuth {
+				seen++
+				if a != "" {
+					t.Errorf("API over http got Authorization %q", a)
+				}
+			}
+			plainAuth = nil
+			mu.Unlock()
+			if seen == 0 {
+				t.Error("the API was never asked; the test proves nothing")
+			}
+		})
 	}
 }

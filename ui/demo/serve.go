@@ -15,8 +15,8 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/backends/netmirror/httpget"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -133,7 +133,7 @@ func (s *Served) Close() error {
 // Open opens the served mirror as tfmirror's network mirror client does,
 // trusting the server's certificate.
 func (s *Served) Open() (backends.Reader, error) {
-	return netmirror.Open(s.URL, netmirror.Options{HTTP: httpget.Client{HTTP: s.Client}})
+	return netmirror.Open(s.URL, netmirror.Options{HTTP: httpclient.Client{HTTP: s.Client}})
 }
 
 // throttle slows the bodies of zip downloads to about rate bytes a second.

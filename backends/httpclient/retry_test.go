@@ -1,4 +1,4 @@
-package httpget
+package httpclient
 
 import (
 	"context"

@@ -1,0 +1,54 @@
+package httpclient
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/tfmirror/tfmirror/backends"
+)
+
+// LoadRoots returns the system pool plus the PEM certificates in caFile
+// (--ca-cert), or nil (the system pool, which honours SSL_CERT_FILE and
+// SSL_CERT_DIR) when caFile is "". Every place that speaks TLS (network
+// mirrors, registries, OCI registries) trusts what it returns.
+func LoadRoots(caFile string) (*x509.CertPool, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	pemBytes, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-cert: %w: %w", err, backends.ErrUsage)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it: %w", caFile, backends.ErrUsage)
+	}
+	return roots, nil
+}
+
+// NewTransport returns a transport for network places: http.DefaultTransport's
+// settings, trusting roots (nil: the system pool), and keeping enough idle
+// connections per host for concurrent metadata requests; the default of 2
+// would make most of them pay for a new TLS handshake.
+func NewTransport(roots *x509.CertPool) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 32
+	t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	return t
+}
+
+// New returns a Client with the default limits whose transport trusts the
+// system pool plus caFile ("" for none).
+func New(caFile string) (Client, error) {
+	roots, err := LoadRoots(caFile)
+	if err != nil {
+		return Client{}, err
+	}
+	return Client{HTTP: &http.Client{Transport: NewTransport(roots)}}, nil
+}
