@@ -43,24 +43,6 @@ func (e *OpError) Error() string {
 
 func (e *OpError) Unwrap() error { return e.Err }
 
-// StatusError is an HTTP response a place answered with an unexpected status.
-type StatusError struct {
-	URL    string
-	Status int
-	Body   string // a short excerpt, for the message
-}
-
-func (e *StatusError) Error() string {
-	msg := fmt.Sprintf("GET %s: HTTP %d", e.URL, e.Status)
-	if e.Body != "" {
-		msg += ": " + e.Body
-	}
-	return msg
-}
-
-// Transient reports 5xx and 429 responses as worth retrying.
-func (e *StatusError) Transient() bool { return e.Status >= 500 || e.Status == 429 || e.Status == 408 }
-
 // transientError marks an error as worth retrying.
 type transientError struct{ err error }
 

@@ -14,6 +14,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modfs"
@@ -44,12 +45,12 @@ func newModuleWorld(t *testing.T) *moduleWorld {
 	s.Add("acme/net/aws", "1.0.0", modulestest.Download{Location: "/archives/net-1.0.0.zip"})
 	s.Add("acme/net/aws", "1.1.0", modulestest.Download{Location: s.URL() + "/archives/net-1.1.0.tar.gz", Style: modulestest.Header204})
 	s.Add("acme/net/aws", "v1.2.0", modulestest.Download{Location: "git::file://" + repo + "//modules/sub?ref=v1.2.0"})
-	r, err := modules.NewRegistry("registry://"+s.Host(), s.Host(), modules.Options{HTTP: s.Client()})
+	r, err := modules.NewRegistry("registry://"+s.Host(), s.Host(), modules.Options{HTTP: httpclient.Client{HTTP: s.Client()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m, _ := modules.ParseModule("acme/net/aws", s.Host())
-	return &moduleWorld{reg: s, client: r, builder: fetch.New(fetch.Options{HTTP: s.Client(), TempDir: t.TempDir()}), module: m}
+	return &moduleWorld{reg: s, client: r, builder: fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: s.Client()}, TempDir: t.TempDir()}), module: m}
 }
 
 func (w *moduleWorld) jobs(t *testing.T, dst modules.Writer, constraint string, force bool) []sync.ModuleJobSpec {

@@ -13,6 +13,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modfs"
@@ -70,7 +71,7 @@ func newModWorld(t *testing.T) *modWorld {
 	}
 	s.List("acme/network/aws", "0.9.0") // listed, but its download answer is a 404
 	client := dialing(s)
-	reg, err := modules.NewRegistry("registry://"+modHost, modHost, modules.Options{HTTP: client})
+	reg, err := modules.NewRegistry("registry://"+modHost, modHost, modules.Options{HTTP: httpclient.Client{HTTP: client}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func newModWorld(t *testing.T) *modWorld {
 		t.Fatal(err)
 	}
 	w := &modWorld{srv: s, client: client, reg: reg, module: mod, dir: dir, store: store,
-		builder: fetch.New(fetch.Options{HTTP: client, TempDir: t.TempDir()})}
+		builder: fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: client}, TempDir: t.TempDir()})}
 	t.Cleanup(func() { w.builder.Close() })
 	w.seed(t, w.reg, w.builder, w.store, "1.0.0")
 	return w
@@ -146,11 +147,11 @@ func (w *modWorld) ociPair(t *testing.T) (a, b *modoci.Store) {
 	other.File("/archives/network-1.1.0.zip", modulestest.Zip(t, moduleFiles("1.1.0-rebuilt")))
 	other.Add("acme/network/aws", "1.1.0", modulestest.Download{Location: "/archives/network-1.1.0.zip"})
 	oc := dialing(other)
-	oreg2, err := modules.NewRegistry("registry://"+modHost, modHost, modules.Options{HTTP: oc})
+	oreg2, err := modules.NewRegistry("registry://"+modHost, modHost, modules.Options{HTTP: httpclient.Client{HTTP: oc}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob := fetch.New(fetch.Options{HTTP: oc, TempDir: t.TempDir()})
+	ob := fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: oc}, TempDir: t.TempDir()})
 	defer ob.Close()
 	w.seed(t, oreg2, ob, b, "1.1.0")
 	return a, b

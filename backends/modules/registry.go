@@ -5,41 +5,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 )
 
-// Credentials supplies bearer tokens by registry host (comparison form).
-// backends.TokenMap and the clients' TF_TOKEN_* variables fit it.
-type Credentials interface {
-	Token(host string) (token string, ok bool)
-}
+// ErrRedirectLoop is matched when redirects, or X-Terraform-Get
+// indirections, lead back to a URL already visited.
+var ErrRedirectLoop = httpclient.ErrRedirectLoop
 
 // DefaultConcurrency bounds parallel download-location requests.
 const DefaultConcurrency = 8
 
-// apiTimeout bounds one registry API request (discovery, versions,
-// download location): small JSON documents, never package bytes.
-const apiTimeout = 60 * time.Second
-
-// maxAPIBody caps the registry documents read into memory.
-const maxAPIBody = 8 << 20
-
 // Options configure a Registry.
 type Options struct {
-	// HTTP is the client (TLS trust, proxies); nil: the system's roots. Its
-	// redirect policy is replaced by CheckRedirect.
-	HTTP *http.Client
-	// Credentials supplies the registry's bearer token, sent on discovery
-	// and API requests to the registry only.
-	Credentials Credentials
+	// HTTP is the HTTP layer (TLS trust, limits); the zero value trusts the
+	// system's roots.
+	HTTP httpclient.Client
+	// Credentials supplies the registry's bearer token. It rides to the
+	// registry's own host and port over https only: on discovery, and on
+	// API requests where modules.v1 is on that host; never to a modules.v1
+	// elsewhere or over http, nor after a redirect leaves the host.
+	Credentials backends.Credentials
 	// Concurrency bounds parallel download-location requests; 0 means
 	// DefaultConcurrency.
 	Concurrency int
@@ -49,10 +40,10 @@ type Options struct {
 // through service discovery at https://HOST/.well-known/terraform.json).
 // It is safe for concurrent use.
 type Registry struct {
-	name   string
-	host   string
-	opts   Options
-	client *http.Client
+	name string
+	host string
+	opts Options
+	auth *httpclient.Auth
 
 	mu   sync.Mutex
 	base *url.URL // modules.v1, with a trailing slash
@@ -73,7 +64,7 @@ func NewRegistry(name, host string, o Options) (*Registry, error) {
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}
-	return &Registry{name: name, host: h, opts: o, client: WithRedirectPolicy(o.HTTP)}, nil
+	return &Registry{name: name, host: h, opts: o, auth: httpclient.AuthFor(o.Credentials, h)}, nil
 }
 
 // String names the registry as the user wrote it.
@@ -82,36 +73,24 @@ func (r *Registry) String() string { return r.name }
 // Host returns the registry's hostname in comparison form.
 func (r *Registry) Host() string { return r.host }
 
-func (r *Registry) tokenHint() string {
-	return "set " + tokenEnvName(r.host) + " or a credentials block for " + r.host
+// authHint says what to do about a refusal by the registry at base.
+func (r *Registry) authHint(err error, base *url.URL) string {
+	if !errors.Is(err, backends.ErrUnauthorized) {
+		return ""
+	}
+	if r.auth == nil {
+		return fmt.Sprintf(" (no token for %s: set %s or add a credentials block)", r.host, backends.TokenEnvName(r.host))
+	}
+	if base != nil && !r.auth.Allows(base) {
+		return fmt.Sprintf(" (the token for %s is not sent to %s: a registry's token goes to its own host and port over https only)", r.host, base.Redacted())
+	}
+	return fmt.Sprintf(" (the token for %s was refused)", r.host)
 }
 
-// tokenEnvName is the TF_TOKEN_ variable the clients read for host: "-"
-// written as "__" and "." as "_".
-func tokenEnvName(host string) string {
-	h := strings.ReplaceAll(host, "-", "__")
-	return "TF_TOKEN_" + strings.ReplaceAll(h, ".", "_")
-}
-
-// get sends an authenticated GET for a registry document and returns the
-// response; the caller closes its body.
-func (r *Registry) get(ctx context.Context, u *url.URL) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "tfmirror")
-	if r.opts.Credentials != nil {
-		if tok, ok := r.opts.Credentials.Token(r.host); ok {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return nil, NetErr(ctx, err)
-	}
-	return resp, nil
+// get fetches a registry document with the registry's token (sent where
+// its rule allows).
+func (r *Registry) get(ctx context.Context, u *url.URL) (*httpclient.Response, error) {
+	return r.opts.HTTP.Get(ctx, u, r.auth, "application/json")
 }
 
 // baseURL discovers the modules.v1 endpoint once.
@@ -121,38 +100,14 @@ func (r *Registry) baseURL(ctx context.Context) (*url.URL, error) {
 	if r.base != nil {
 		return r.base, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
-	disco := &url.URL{Scheme: "https", Host: r.host, Path: "/.well-known/terraform.json"}
-	resp, err := r.get(ctx, disco)
+	svc, err := r.opts.HTTP.Discover(ctx, r.host, r.auth)
+	if err != nil {
+		return nil, fmt.Errorf("module registry %s: service discovery: %w%s", r.name, err, r.authHint(err, nil))
+	}
+	u, err := svc.Service(httpclient.ModulesV1)
 	if err != nil {
 		return nil, fmt.Errorf("module registry %s: service discovery: %w", r.name, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("module registry %s: service discovery: %w", r.name, StatusErr(resp, r.tokenHint()))
-	}
-	var doc map[string]any
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAPIBody)).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("module registry %s: service discovery: %s is not a JSON object: %v", r.name, disco, err)
-	}
-	raw, ok := doc["modules.v1"].(string)
-	if !ok || raw == "" {
-		return nil, fmt.Errorf("module registry %s: %s offers no module registry (no \"modules.v1\" in its discovery document)", r.name, r.host)
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("module registry %s: discovery document: modules.v1 %q is not a URL: %v", r.name, raw, err)
-	}
-	// Relative to the document's final URL, as service discovery defines.
-	u = resp.Request.URL.ResolveReference(u)
-	if u.Scheme != "https" && u.Scheme != "http" {
-		return nil, fmt.Errorf("module registry %s: discovery document: modules.v1 %q must be an http(s) URL", r.name, raw)
-	}
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
-	u.RawPath = ""
 	r.base = u
 	return u, nil
 }
@@ -178,23 +133,16 @@ func (r *Registry) Versions(ctx context.Context, m Module) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
 	u := endpoint(base, m, "versions")
 	resp, err := r.get(ctx, u)
-	if err != nil {
-		return nil, fmt.Errorf("module registry %s: %s: list versions: %w", r.name, m.Short(), err)
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusNotFound:
-		return nil, fmt.Errorf("module registry %s: module %s: %w (GET %s answered 404)", r.name, m.Short(), backends.ErrNotFound, u.Redacted())
-	default:
-		return nil, fmt.Errorf("module registry %s: %s: list versions: %w", r.name, m.Short(), StatusErr(resp, r.tokenHint()))
+	switch {
+	case errors.Is(err, backends.ErrNotFound):
+		return nil, fmt.Errorf("module registry %s: module %s: %w", r.name, m.Short(), err)
+	case err != nil:
+		return nil, fmt.Errorf("module registry %s: %s: list versions: %w%s", r.name, m.Short(), err, r.authHint(err, base))
 	}
 	var doc versionsDoc
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAPIBody)).Decode(&doc); err != nil {
+	if err := json.Unmarshal(resp.Body, &doc); err != nil {
 		return nil, fmt.Errorf("module registry %s: %s: list versions: GET %s: not a versions document: %v", r.name, m.Short(), u.Redacted(), err)
 	}
 	if len(doc.Modules) == 0 {
@@ -221,56 +169,46 @@ func (r *Registry) Location(ctx context.Context, m Module, v Version) (Location,
 	if err != nil {
 		return Location{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
 	u := endpoint(base, m, v.String(), "download")
 	wrap := func(err error) error {
 		return fmt.Errorf("module registry %s: %s %s: download location: %w", r.name, m.Short(), v, err)
 	}
 	resp, err := r.get(ctx, u)
-	if err != nil {
-		return Location{}, wrap(err)
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxAPIBody))
-		if err != nil {
-			return Location{}, wrap(backends.Transient(err))
-		}
-		var doc downloadDoc
-		if err := json.Unmarshal(body, &doc); err != nil {
-			return Location{}, wrap(fmt.Errorf("GET %s answered 200 with a body that is not a JSON download document (%v); a registry that only sets X-Terraform-Get must answer 204 or send valid JSON", u.Redacted(), err))
-		}
-		if doc.UseRegistryCredentials != nil {
-			if doc.Location == "" {
-				return Location{}, wrap(errors.New("the registry asked for direct download (use_registry_credentials) but gave no location"))
-			}
-			loc, err := resolveDirect(doc.Location, *doc.UseRegistryCredentials, u)
-			if err != nil {
-				return Location{}, wrap(err)
-			}
-			return loc, nil
-		}
-		raw, via := doc.Location, "body"
-		if raw == "" {
-			raw, via = resp.Header.Get("X-Terraform-Get"), "X-Terraform-Get"
-		}
-		loc, err := resolveIndirect(raw, via, u)
-		if err != nil {
-			return Location{}, wrap(err)
-		}
-		return loc, nil
-	case http.StatusNoContent:
+	switch {
+	case errors.Is(err, backends.ErrNotFound):
+		return Location{}, wrap(fmt.Errorf("version %s: %w", v, err))
+	case err != nil:
+		return Location{}, fmt.Errorf("%w%s", wrap(err), r.authHint(err, base))
+	case resp.Status == http.StatusNoContent:
 		loc, err := resolveIndirect(resp.Header.Get("X-Terraform-Get"), "X-Terraform-Get", u)
 		if err != nil {
 			return Location{}, wrap(err)
 		}
 		return loc, nil
-	case http.StatusNotFound:
-		return Location{}, wrap(fmt.Errorf("version %s: %w (GET %s answered 404)", v, backends.ErrNotFound, u.Redacted()))
 	}
-	return Location{}, wrap(StatusErr(resp, r.tokenHint()))
+	var doc downloadDoc
+	if err := json.Unmarshal(resp.Body, &doc); err != nil {
+		return Location{}, wrap(fmt.Errorf("GET %s answered %d with a body that is not a JSON download document (%v); a registry that only sets X-Terraform-Get must answer 204 or send valid JSON", u.Redacted(), resp.Status, err))
+	}
+	if doc.UseRegistryCredentials != nil {
+		if doc.Location == "" {
+			return Location{}, wrap(errors.New("the registry asked for direct download (use_registry_credentials) but gave no location"))
+		}
+		loc, err := resolveDirect(doc.Location, *doc.UseRegistryCredentials, u)
+		if err != nil {
+			return Location{}, wrap(err)
+		}
+		return loc, nil
+	}
+	raw, via := doc.Location, "body"
+	if raw == "" {
+		raw, via = resp.Header.Get("X-Terraform-Get"), "X-Terraform-Get"
+	}
+	loc, err := resolveIndirect(raw, via, u)
+	if err != nil {
+		return Location{}, wrap(err)
+	}
+	return loc, nil
 }
 
 // ListModule lists the versions of m that c selects, newest first, each

@@ -4,17 +4,19 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 )
 
-func newRegistry(t *testing.T, s *modulestest.Server, creds modules.Credentials) *modules.Registry {
+func newRegistry(t *testing.T, s *modulestest.Server, creds backends.Credentials) *modules.Registry {
 	t.Helper()
-	r, err := modules.NewRegistry("registry://"+s.Host(), s.Host(), modules.Options{HTTP: s.Client(), Credentials: creds})
+	r, err := modules.NewRegistry("registry://"+s.Host(), s.Host(), modules.Options{HTTP: httpclient.Client{HTTP: s.Client()}, Credentials: creds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,18 +265,20 @@ func TestDiscovery(t *testing.T) {
 	t.Run("no modules.v1", func(t *testing.T) {
 		s := modulestest.New(t)
 		s.Handle("/.well-known/terraform.json", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"providers.v1":"/v1/providers/"}`))
 		})
 		_, err := newRegistry(t, s, nil).Versions(ctx, mustModule(t, s.Host(), "acme/net/aws"))
-		if err == nil || !strings.Contains(err.Error(), "offers no module registry") {
+		if err == nil || !strings.Contains(err.Error(), "offers no modules.v1 service (it offers providers.v1)") || !errors.Is(err, httpclient.ErrNoService) {
 			t.Fatalf("got %v", err)
 		}
 	})
+	// Service discovery wants application/json, as the clients' does.
 	t.Run("not json", func(t *testing.T) {
 		s := modulestest.New(t)
 		s.Handle("/.well-known/terraform.json", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`<html>`)) })
 		_, err := newRegistry(t, s, nil).Versions(ctx, mustModule(t, s.Host(), "acme/net/aws"))
-		if err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+		if err == nil || !strings.Contains(err.Error(), `served as "text/html; charset=utf-8", want application/json`) {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -286,4 +290,74 @@ func TestDiscovery(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+}
+
+// TestRegistryTokenStaysOnItsHost: the registry's token goes to the
+// registry's own host and port over https only: never to a modules.v1 that
+// discovery puts on another host, another port or plain http, nor past a
+// redirect that leaves the registry, even one that comes back.
+func TestRegistryTokenStaysOnItsHost(t *testing.T) {
+	const registry = "registry.example.com"
+	const dl = "/v1/modules/acme/net/aws/1.0.0/download"
+	cases := []struct {
+		name  string
+		setup func(a, b, c *modulestest.Server)
+		want  []string // "SERVER PATH AUTHORIZATION" in order, a's then b's then c's
+	}{
+		{"modules.v1 on the registry", func(a, b, c *modulestest.Server) {}, []string{
+			"a /.well-known/terraform.json Bearer tok", "a /v1/modules/acme/net/aws/versions Bearer tok", "a " + dl + " Bearer tok"}},
+		{"modules.v1 on another host", func(a, b, c *modulestest.Server) { a.SetBase("https://modules.example.com/v1/modules/") }, []string{
+			"a /.well-known/terraform.json Bearer tok", "b /v1/modules/acme/net/aws/versions ", "b " + dl + " "}},
+		{"modules.v1 on another port", func(a, b, c *modulestest.Server) { a.SetBase("https://" + registry + ":8443/v1/modules/") }, []string{
+			"a /.well-known/terraform.json Bearer tok", "b /v1/modules/acme/net/aws/versions ", "b " + dl + " "}},
+		{"modules.v1 over http", func(a, b, c *modulestest.Server) { a.SetBase("http://" + registry + "/v1/modules/") }, []string{
+			"a /.well-known/terraform.json Bearer tok", "c /v1/modules/acme/net/aws/versions ", "c " + dl + " "}},
+		{"redirect to another port and back", func(a, b, c *modulestest.Server) {
+			a.Handle(dl, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "https://"+registry+":8443/elsewhere", http.StatusFound)
+			})
+			b.Handle("/elsewhere", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "https://"+registry+"/back", http.StatusFound)
+			})
+			a.Handle("/back", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Terraform-Get", "https://example.com/a.zip")
+				w.WriteHeader(http.StatusNoContent)
+			})
+		}, []string{
+			"a /.well-known/terraform.json Bearer tok", "a /v1/modules/acme/net/aws/versions Bearer tok", "a " + dl + " Bearer tok", "a /back ",
+			"b /elsewhere "}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b, c := modulestest.New(t), modulestest.New(t), modulestest.NewPlain(t)
+			for _, s := range []*modulestest.Server{a, b, c} {
+				s.Add("acme/net/aws", "1.0.0", modulestest.Download{Location: "https://example.com/a.zip"})
+			}
+			tc.setup(a, b, c)
+			hc := modulestest.Names(map[string]*modulestest.Server{
+				registry + ":443": a, "modules.example.com:443": b, registry + ":8443": b, registry + ":80": c,
+			})
+			r, err := modules.NewRegistry("registry://"+registry, registry, modules.Options{HTTP: httpclient.Client{HTTP: hc}, Credentials: backends.TokenMap{registry: "tok"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := mustModule(t, registry, "acme/net/aws")
+			if _, err := r.Versions(context.Background(), m); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Location(context.Background(), m, mustVersion(t, "1.0.0")); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for name, s := range map[string]*modulestest.Server{"a": a, "b": b, "c": c} {
+				for _, seen := range s.Seen() {
+					got = append(got, name+" "+seen.Path+" "+seen.Authorization)
+				}
+			}
+			sort.SliceStable(got, func(i, j int) bool { return got[i][0] < got[j][0] })
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
 }

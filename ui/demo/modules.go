@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modfs"
@@ -131,13 +132,13 @@ func (r *ModuleRegistry) Modules() ([]modules.Module, error) {
 
 // Open returns a client of the registry, named registry://HOST.
 func (r *ModuleRegistry) Open() (*modules.Registry, error) {
-	return modules.NewRegistry("registry://"+r.Host, r.Host, modules.Options{HTTP: r.Client})
+	return modules.NewRegistry("registry://"+r.Host, r.Host, modules.Options{HTTP: httpclient.Client{HTTP: r.Client}})
 }
 
 // Builder returns a package builder that fetches from the registry,
 // keeping its work in tempDir. Close it when done.
 func (r *ModuleRegistry) Builder(tempDir string) *fetch.Builder {
-	return fetch.New(fetch.Options{HTTP: r.Client, TempDir: tempDir})
+	return fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: r.Client}, TempDir: tempDir})
 }
 
 // seed stores in dir the releases the world's module directory starts

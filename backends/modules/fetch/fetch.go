@@ -13,12 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -34,12 +35,14 @@ const (
 
 // Options configure a Builder.
 type Options struct {
-	// HTTP is the client for archive downloads (nil: system roots). Its
-	// redirect policy is replaced by modules.CheckRedirect.
-	HTTP *http.Client
+	// HTTP is the HTTP layer for archive downloads and X-Terraform-Get
+	// pages; the zero value trusts the system's roots.
+	HTTP httpclient.Client
 	// Credentials supplies the registry's token for direct locations that
-	// ask for it (use_registry_credentials: true), and for no others.
-	Credentials modules.Credentials
+	// ask for it (use_registry_credentials: true), and for no others. Even
+	// then it rides only where the token's rule allows: to the registry's
+	// own host and port over https.
+	Credentials backends.Credentials
 	// Git is the git binary; "" looks it up on PATH.
 	Git string
 	// MaxDownload caps one archive download (bytes); 0 means the default.
@@ -59,7 +62,6 @@ type Options struct {
 // mirrors it keeps.
 type Builder struct {
 	opts    Options
-	client  *http.Client
 	mirrors gitMirrors
 }
 
@@ -76,7 +78,7 @@ func New(o Options) *Builder {
 	if o.MaxFiles == 0 {
 		o.MaxFiles = DefaultMaxFiles
 	}
-	return &Builder{opts: o, client: modules.WithRedirectPolicy(o.HTTP)}
+	return &Builder{opts: o}
 }
 
 func (b *Builder) limits() Limits {

@@ -3,6 +3,7 @@ package fetch_test
 import (
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,10 +16,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
@@ -98,7 +101,7 @@ func TestBuildHTTPArchives(t *testing.T) {
 	s.Handle("/indirect-sub", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`<html><head><meta name="terraform-get" content="/pkg/net.zip//modules"></head></html>`))
 	})
-	b := fetch.New(fetch.Options{HTTP: s.Client(), TempDir: t.TempDir()})
+	b := fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: s.Client()}, TempDir: t.TempDir()})
 
 	var first *modules.Package
 	for _, c := range []struct {
@@ -192,7 +195,7 @@ func TestBuildRefusals(t *testing.T) {
 		w.Write([]byte("PK"))
 	})
 
-	b := fetch.New(fetch.Options{HTTP: s.Client(), TempDir: t.TempDir(), MaxDownload: 1 << 20, MaxUnpacked: 1 << 20})
+	b := fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: s.Client()}, TempDir: t.TempDir(), MaxDownload: 1 << 20, MaxUnpacked: 1 << 20})
 	for _, c := range []struct {
 		path      string
 		sentinel  error
@@ -274,26 +277,105 @@ func TestBuildUnsupported(t *testing.T) {
 	}
 }
 
+// TestDirectCredentials: use_registry_credentials sends the registry's
+// token with a package download only where it is the registry's own scheme,
+// host and port; not to a package on another host, another port or plain
+// http, nor past a redirect that leaves the registry (even one that comes
+// back). A location without use_registry_credentials, and every indirect
+// one, gets no token.
 func TestDirectCredentials(t *testing.T) {
-	s := modulestest.New(t)
+	const registry = "registry.example.com"
 	zipBytes := modulestest.Zip(t, moduleFiles)
-	var auth []string
-	s.Handle("/pkg", func(w http.ResponseWriter, r *http.Request) {
-		auth = append(auth, r.Header.Get("Authorization"))
-		w.Write(zipBytes)
+	a, b, p := modulestest.New(t), modulestest.New(t), modulestest.NewPlain(t)
+	for _, s := range []*modulestest.Server{a, b, p} {
+		s.File("/pkg", zipBytes)
+	}
+	a.Handle("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://"+registry+":8443/hop", http.StatusFound)
 	})
-	b := fetch.New(fetch.Options{HTTP: s.Client(), TempDir: t.TempDir(), Credentials: backends.TokenMap{"registry.example.com": "tok"}})
-	for _, use := range []bool{true, false} {
-		if _, err := build(t, b, modules.Location{Source: s.URL() + "/pkg", Direct: true, UseRegistryCredentials: use}); err != nil {
-			t.Fatal(err)
-		}
+	b.Handle("/hop", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://"+registry+"/pkg", http.StatusFound)
+	})
+	hc := modulestest.Names(map[string]*modulestest.Server{
+		registry + ":443": a, "cdn.example.com:443": b, registry + ":8443": b, registry + ":80": p,
+	})
+	bld := fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: hc}, TempDir: t.TempDir(), Credentials: backends.TokenMap{registry: "tok"}})
+	m := modules.Module{Host: registry, Namespace: "acme", Name: "net", System: "aws"}
+	for _, c := range []struct {
+		name string
+		loc  modules.Location
+		want map[*modulestest.Server][]string // "PATH AUTHORIZATION"
+	}{
+		{"the registry itself", modules.Location{Source: "https://" + registry + "/pkg", Direct: true, UseRegistryCredentials: true},
+			map[*modulestest.Server][]string{a: {"/pkg Bearer tok"}}},
+		{"without use_registry_credentials", modules.Location{Source: "https://" + registry + "/pkg", Direct: true},
+			map[*modulestest.Server][]string{a: {"/pkg "}}},
+		{"indirect", modules.Location{Source: "https://" + registry + "/pkg?archive=zip"},
+			map[*modulestest.Server][]string{a: {"/pkg "}}},
+		{"another host", modules.Location{Source: "https://cdn.example.com/pkg", Direct: true, UseRegistryCredentials: true},
+			map[*modulestest.Server][]string{b: {"/pkg "}}},
+		{"another port", modules.Location{Source: "https://" + registry + ":8443/pkg", Direct: true, UseRegistryCredentials: true},
+			map[*modulestest.Server][]string{b: {"/pkg "}}},
+		{"plain http", modules.Location{Source: "http://" + registry + "/pkg", Direct: true, UseRegistryCredentials: true},
+			map[*modulestest.Server][]string{p: {"/pkg "}}},
+		{"redirect to another port and back", modules.Location{Source: "https://" + registry + "/away", Direct: true, UseRegistryCredentials: true},
+			map[*modulestest.Server][]string{a: {"/away Bearer tok", "/pkg "}, b: {"/hop "}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := map[*modulestest.Server]int{a: len(a.Seen()), b: len(b.Seen()), p: len(p.Seen())}
+			pkg, err := bld.Build(context.Background(), m, version(t, "1.0.0"), c.loc, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pkg.Remove()
+			for s, name := range map[*modulestest.Server]string{a: "registry", b: "other", p: "plain"} {
+				var got []string
+				for _, seen := range s.Seen()[before[s]:] {
+					got = append(got, seen.Path+" "+seen.Authorization)
+				}
+				if strings.Join(got, "|") != strings.Join(c.want[s], "|") {
+					t.Errorf("%s server saw %q, want %q", name, got, c.want[s])
+				}
+			}
+		})
 	}
-	// Indirect archive locations never get the registry's token.
-	if _, err := build(t, b, modules.Location{Source: s.URL() + "/pkg?archive=zip"}); err != nil {
-		t.Fatal(err)
+	// A package elsewhere that wants the token fails, saying why it got none.
+	b.Handle("/private", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "who are you", http.StatusUnauthorized) })
+	_, err := bld.Build(context.Background(), m, version(t, "1.0.0"), modules.Location{Source: "https://cdn.example.com/private", Direct: true, UseRegistryCredentials: true}, nil)
+	if !errors.Is(err, backends.ErrUnauthorized) || !strings.Contains(err.Error(), "the token for "+registry+" goes to https://"+registry+" only") {
+		t.Errorf("401 from a package on another host: %v", err)
 	}
-	if strings.Join(auth, "|") != "Bearer tok||" {
-		t.Errorf("Authorization headers %q, want the token only where use_registry_credentials is true", auth)
+}
+
+// TestEncodedArchiveNotInflated: an archive served with Content-Encoding:
+// gzip (a megabyte on the wire that inflates to a gigabyte) is written as
+// the bytes sent, never inflated into the work directory; the package then
+// fails as what it is, and the message says how it was sent.
+func TestEncodedArchiveNotInflated(t *testing.T) {
+	var one bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
+	zw.Write(make([]byte, 1<<20))
+	zw.Close()
+	body := bytes.Repeat(one.Bytes(), 1024) // 1 GiB of zeros once inflated
+	s := modulestest.New(t)
+	var acceptEncoding atomic.Value
+	s.Handle("/bomb.zip", func(w http.ResponseWriter, r *http.Request) {
+		acceptEncoding.Store(r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	})
+	b := fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: s.Client()}, TempDir: t.TempDir(), MaxDownload: 64 << 20})
+	var written int64
+	_, err := b.Build(context.Background(), testModule, version(t, "1.0.0"), modules.Location{Source: s.URL() + "/bomb.zip"}, func(n int64) { written += n })
+	if written != int64(len(body)) {
+		t.Errorf("%d bytes written to the work directory, want the %d bytes sent", written, len(body))
+	}
+	if err == nil || !strings.Contains(err.Error(), "not a usable zip") || !strings.Contains(err.Error(), `Content-Encoding "gzip"`) {
+		t.Errorf("error %v, want the zip refused with the encoding named", err)
+	}
+	if acceptEncoding.Load() != "identity" {
+		t.Errorf("Accept-Encoding %q, want identity", acceptEncoding.Load())
 	}
 }
 

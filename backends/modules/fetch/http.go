@@ -3,19 +3,19 @@ package fetch
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"html"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 )
 
@@ -51,16 +51,16 @@ func (f *fetcher) http(src string, hops int, seen map[string]bool) (string, stri
 	}
 	u.RawQuery = q.Encode()
 	if isArchive {
-		file, err := f.download(u, "", format == "")
+		file, enc, err := f.download(u, nil, format == "")
 		if err != nil {
 			return "", "", err
 		}
 		if err := sum.check(file); err != nil {
-			return "", "", fmt.Errorf("%s: %w", u.Redacted(), err)
+			return "", "", fmt.Errorf("%s: %w%s", u.Redacted(), err, encodingNote(enc))
 		}
 		dir, err := f.unpack(file, format)
 		if err != nil {
-			return "", "", fmt.Errorf("%s: %w", u.Redacted(), err)
+			return "", "", fmt.Errorf("%s: %w%s", u.Redacted(), err, encodingNote(enc))
 		}
 		return dir, "", nil
 	}
@@ -86,22 +86,13 @@ func (f *fetcher) indirect(u *url.URL, hops int, seen map[string]bool) (string, 
 	q := ask.Query()
 	q.Set("terraform-get", "1")
 	ask.RawQuery = q.Encode()
-	req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, ask.String(), nil)
+	resp, err := f.b.opts.HTTP.Get(f.ctx, &ask, nil, "")
 	if err != nil {
 		return "", "", err
 	}
-	resp, err := f.b.client.Do(req)
-	if err != nil {
-		return "", "", modules.NetErr(f.ctx, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", "", modules.StatusErr(resp, "")
-	}
 	next := resp.Header.Get("X-Terraform-Get")
 	if next == "" {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		next = metaTerraformGet(string(body))
+		next = metaTerraformGet(string(resp.Body))
 	}
 	if next == "" {
 		return "", "", fmt.Errorf("%s is neither an archive (no .zip/.tar.gz/... extension nor ?archive=) nor an indirection (no X-Terraform-Get header or terraform-get meta tag)", u.Redacted())
@@ -111,7 +102,7 @@ func (f *fetcher) indirect(u *url.URL, hops int, seen map[string]bool) (string, 
 		if err != nil {
 			return "", "", fmt.Errorf("%s: X-Terraform-Get %q: %v", u.Redacted(), next, err)
 		}
-		next = resp.Request.URL.ResolveReference(rel).String()
+		next = resp.URL.ResolveReference(rel).String()
 	}
 	pkg, subdir := modules.SplitSubdir(next)
 	tree, rev, err := f.source(pkg, hops+1, seen)
@@ -142,25 +133,30 @@ func metaTerraformGet(body string) string {
 }
 
 // direct fetches a package the registry hosts itself; the format is
-// sniffed, since such servers often label archives badly.
+// sniffed, since such servers often label archives badly. With
+// use_registry_credentials the registry's token goes along, but only where
+// the token's rule allows: the registry's own host and port over https
+// (OpenTofu sends it to any location; a registry that hosts its packages
+// elsewhere must sign their URLs instead).
 func (f *fetcher) direct(src string, useCreds bool) (string, error) {
 	u, err := url.Parse(src)
 	if err != nil {
 		return "", err
 	}
-	token := ""
-	if useCreds && f.b.opts.Credentials != nil {
-		if t, ok := f.b.opts.Credentials.Token(f.registryHost); ok {
-			token = t
-		}
+	var auth *httpclient.Auth
+	if useCreds {
+		auth = httpclient.AuthFor(f.b.opts.Credentials, f.registryHost)
 	}
-	file, err := f.download(u, token, true)
+	file, enc, err := f.download(u, auth, true)
 	if err != nil {
+		if auth != nil && !auth.Allows(u) && errors.Is(err, backends.ErrUnauthorized) {
+			err = fmt.Errorf("%w (the registry asked for its credentials here, but the token for %s goes to https://%s only)", err, auth.Host, auth.Host)
+		}
 		return "", err
 	}
 	dir, err := f.unpack(file, "")
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", u.Redacted(), err)
+		return "", fmt.Errorf("%s: %w%s", u.Redacted(), err, encodingNote(enc))
 	}
 	return dir, nil
 }
@@ -180,56 +176,52 @@ func (f *fetcher) unpack(file string, format Format) (string, error) {
 	return dir, Extract(f.ctx, file, format, dir, f.b.limits())
 }
 
-// download saves u to a file in the work directory, within MaxDownload.
-func (f *fetcher) download(u *url.URL, token string, sniffing bool) (string, error) {
-	req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("User-Agent", "tfmirror")
+// download saves u to a file in the work directory, within MaxDownload,
+// byte for byte as the server sent it (see httpclient.Client.Open), and
+// returns the Content-Encoding the server used anyway ("" for none).
+func (f *fetcher) download(u *url.URL, auth *httpclient.Auth, sniffing bool) (string, string, error) {
+	accept := ""
 	if sniffing {
-		req.Header.Set("Accept", "application/zip, application/x-tar; *;q=0.1")
+		accept = "application/zip, application/x-tar; *;q=0.1"
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := f.b.client.Do(req)
+	d, err := f.b.opts.HTTP.Open(f.ctx, u, auth, accept)
 	if err != nil {
-		return "", modules.NetErr(f.ctx, err)
+		return "", "", err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", modules.StatusErr(resp, "")
-	}
+	defer d.Close()
 	limit := f.b.opts.MaxDownload
-	if resp.ContentLength > limit {
-		return "", fmt.Errorf("GET %s: the archive is %d bytes, more than the %d allowed: %w", u.Redacted(), resp.ContentLength, limit, ErrTooLarge)
+	if d.Size > limit {
+		return "", "", fmt.Errorf("GET %s: the archive is %d bytes, more than the %d allowed: %w", d.URL.Redacted(), d.Size, limit, ErrTooLarge)
 	}
-	dst := filepath.Join(f.work, fmt.Sprintf("download%d", f.n+1))
 	f.n++
+	dst := filepath.Join(f.work, fmt.Sprintf("download%d", f.n))
 	out, err := os.Create(dst)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	n, err := io.Copy(out, &progressReader{r: io.LimitReader(resp.Body, limit+1), fn: f.progress})
+	n, err := io.Copy(out, &progressReader{r: io.LimitReader(d, limit+1), fn: f.progress})
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		if f.ctx.Err() != nil {
-			return "", f.ctx.Err()
+			return "", "", f.ctx.Err()
 		}
-		return "", fmt.Errorf("GET %s: %w", u.Redacted(), backends.Transient(err))
+		return "", "", err
 	}
 	if n > limit {
-		return "", fmt.Errorf("GET %s: the archive is more than the %d bytes allowed: %w", u.Redacted(), limit, ErrTooLarge)
+		return "", "", fmt.Errorf("GET %s: the archive is more than the %d bytes allowed: %w", d.URL.Redacted(), limit, ErrTooLarge)
 	}
-	if cl := resp.Header.Get("Content-Length"); cl != "" {
-		if want, err := strconv.ParseInt(cl, 10, 64); err == nil && want != n && resp.Header.Get("Content-Encoding") == "" {
-			return "", fmt.Errorf("GET %s: the server promised %d bytes but sent %d: %w", u.Redacted(), want, n, backends.Transient(io.ErrUnexpectedEOF))
-		}
+	return dst, d.Encoding, nil
+}
+
+// encodingNote explains a bad archive that came with a Content-Encoding:
+// its bytes were kept as sent, not decoded.
+func encodingNote(enc string) string {
+	if enc == "" {
+		return ""
 	}
-	return dst, nil
+	return fmt.Sprintf(" (the server sent it with Content-Encoding %q although identity was asked for; the bytes were kept as sent, not decoded)", enc)
 }
 
 // check compares a downloaded file with a ?checksum= argument.

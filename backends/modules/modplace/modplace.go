@@ -6,12 +6,14 @@ package modplace
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"os"
 
+	"oras.land/oras-go/v2/registry/remote/credentials"
+
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modfs"
@@ -27,9 +29,13 @@ type Options struct {
 	// CACertFile.
 	HTTP       *http.Client
 	CACertFile string
-	// Credentials supplies registry tokens; nil means the TF_TOKEN_*
-	// environment variables.
-	Credentials modules.Credentials
+	// Credentials supplies registry tokens (the CLI configuration's
+	// credentials blocks and TF_TOKEN_*, as for provider places); nil means
+	// the TF_TOKEN_* environment variables.
+	Credentials backends.Credentials
+	// OCICredentials, when set, is where OCI registries' credentials come
+	// from; nil means those container tools use (oci.DefaultCredentials).
+	OCICredentials credentials.Store
 	// PlainHTTP and Insecure apply to OCI registries.
 	PlainHTTP bool
 	Insecure  bool
@@ -38,38 +44,14 @@ type Options struct {
 	Hashing hashing.Options
 }
 
-// roots is the system pool plus CACertFile; nil (the system pool) without
-// one.
-func (o Options) roots() (*x509.CertPool, error) {
-	if o.CACertFile == "" {
-		return nil, nil
-	}
-	pemBytes, err := os.ReadFile(o.CACertFile)
-	if err != nil {
-		return nil, fmt.Errorf("--ca-cert: %w", err)
-	}
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		roots = x509.NewCertPool()
-	}
-	if !roots.AppendCertsFromPEM(pemBytes) {
-		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", o.CACertFile)
-	}
-	return roots, nil
-}
-
-func (o Options) httpClient() (*http.Client, error) {
+func (o Options) httpClient() (httpclient.Client, error) {
 	if o.HTTP != nil {
-		return o.HTTP, nil
+		return httpclient.Client{HTTP: o.HTTP}, nil
 	}
-	roots, err := o.roots()
-	if err != nil {
-		return nil, err
-	}
-	return modules.NewHTTPClient(roots), nil
+	return httpclient.New(o.CACertFile)
 }
 
-func (o Options) credentials() modules.Credentials {
+func (o Options) credentials() backends.Credentials {
 	if o.Credentials != nil {
 		return o.Credentials
 	}
@@ -140,9 +122,9 @@ func OpenOCI(arg string, o Options) (*modoci.Store, error) {
 	if s.Kind != place.OCI {
 		return nil, fmt.Errorf("%s: want oci://REGISTRY/TEMPLATE, e.g. %s", arg, modules.ExampleTemplate)
 	}
-	roots, err := o.roots()
+	roots, err := httpclient.LoadRoots(o.CACertFile)
 	if err != nil {
 		return nil, err
 	}
-	return modoci.Open(arg, s.Target, modoci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, HTTP: o.OCI})
+	return modoci.Open(arg, s.Target, modoci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, HTTP: o.OCI, Credentials: o.OCICredentials})
 }
