@@ -224,6 +224,43 @@ func TestCLIModulesSyncToDirAndErrors(t *testing.T) {
 	}
 }
 
+// TestCLIModuleRegistryCredentialsFromCLIConfig: a credentials block of the
+// CLI configuration opens a module registry that requires a token, as it
+// opens a provider registry; the token goes to the registry API, not to the
+// package archives. Without it the refusal says what to set.
+func TestCLIModuleRegistryCredentialsFromCLIConfig(t *testing.T) {
+	w := newModuleCLIWorld(t)
+	w.reg.RequireToken("s3cret")
+	cfg := filepath.Join(t.TempDir(), "cli.tfrc")
+	os.WriteFile(cfg, []byte("credentials \""+w.reg.Host()+"\" {\n  token = \"s3cret\"\n}\n"), 0o644)
+	withCfg := append(append([]string(nil), w.env...), "TF_CLI_CONFIG_FILE="+cfg)
+
+	r := run(t, w.env, "ls", "registry://"+w.reg.Host(), "--module", "acme/net/aws")
+	if r.code != 1 || !strings.Contains(r.stderr, "401") || !strings.Contains(r.stderr, "TF_TOKEN_127_0_0_1") {
+		t.Fatalf("ls without credentials: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	dst := t.TempDir()
+	r = run(t, withCfg, "sync", "registry://"+w.reg.Host(), dst, "--module", "acme/net/aws", "-v", "= 1.0.0")
+	if r.code != 0 {
+		t.Fatalf("sync with a credentials block: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dst, w.reg.Host(), "acme/net/aws/1.0.0.zip")); err != nil {
+		t.Fatal(err)
+	}
+	api := 0
+	for _, s := range w.reg.Seen() {
+		switch {
+		case strings.HasPrefix(s.Path, "/v1/modules/") && s.Authorization == "Bearer s3cret":
+			api++
+		case strings.HasPrefix(s.Path, "/archives/") && s.Authorization != "":
+			t.Errorf("%s got the token; an indirect package location gets none", s.Path)
+		}
+	}
+	if api == 0 {
+		t.Errorf("no API request carried the token: %+v", w.reg.Seen())
+	}
+}
+
 // TestTofuInstallsMirroredModule runs tofu init against a configuration
 // whose module source is the address sync printed.
 func TestTofuInstallsMirroredModule(t *testing.T) {

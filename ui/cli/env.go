@@ -64,7 +64,9 @@ func (env *Env) loadCredentials() {
 }
 
 func (env *Env) modplaceOptions() modplace.Options {
-	return modplace.Options{CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure, Hashing: env.hashing()}
+	env.credsOnce.Do(env.loadCredentials)
+	return modplace.Options{CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure, Hashing: env.hashing(),
+		Credentials: env.httpCreds, OCICredentials: env.ociCreds}
 }
 
 // noCatalogue makes "name the providers" a usage error: the place cannot
