@@ -20,17 +20,24 @@ func LoadRoots(caFile string) (*x509.CertPool, error) {
 	}
 	pemBytes, err := os.ReadFile(caFile)
 	if err != nil {
-		return nil, fmt.Errorf("--ca-cert: %w: %w", err, backends.ErrUsage)
+		return nil, usageError{fmt.Errorf("--ca-cert: %w", err)}
 	}
 	roots, err := x509.SystemCertPool()
 	if err != nil {
 		roots = x509.NewCertPool()
 	}
 	if !roots.AppendCertsFromPEM(pemBytes) {
-		return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it: %w", caFile, backends.ErrUsage)
+		return nil, usageError{fmt.Errorf("--ca-cert %s: no PEM certificate in it", caFile)}
 	}
 	return roots, nil
 }
+
+// usageError is a mistake in what the user gave (a --ca-cert file): it
+// matches backends.ErrUsage without adding to the message.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error        { return e.error }
+func (e usageError) Is(target error) bool { return target == backends.ErrUsage }
 
 // NewTransport returns a transport for network places: http.DefaultTransport's
 // settings, trusting roots (nil: the system pool), and keeping enough idle
