@@ -112,6 +112,16 @@ func (r *Registry) baseURL(ctx context.Context) (*url.URL, error) {
 	return u, nil
 }
 
+// notFound words a 404 or 410 from the registry API briefly: the module or
+// version does not exist, and which URL said so.
+func notFound(err error) error {
+	var se *httpclient.StatusError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%w (GET %s answered %d)", backends.ErrNotFound, se.URL, se.Status)
+	}
+	return err
+}
+
 // endpoint builds NAMESPACE/NAME/SYSTEM/parts... relative to the base URL.
 func endpoint(base *url.URL, m Module, parts ...string) *url.URL {
 	rel := &url.URL{Path: path.Join(append([]string{m.Namespace, m.Name, m.System}, parts...)...)}
@@ -137,7 +147,7 @@ func (r *Registry) Versions(ctx context.Context, m Module) ([]string, error) {
 	resp, err := r.get(ctx, u)
 	switch {
 	case errors.Is(err, backends.ErrNotFound):
-		return nil, fmt.Errorf("module registry %s: module %s: %w", r.name, m.Short(), err)
+		return nil, fmt.Errorf("module registry %s: module %s: %w", r.name, m.Short(), notFound(err))
 	case err != nil:
 		return nil, fmt.Errorf("module registry %s: %s: list versions: %w%s", r.name, m.Short(), err, r.authHint(err, base))
 	}
@@ -176,7 +186,7 @@ func (r *Registry) Location(ctx context.Context, m Module, v Version) (Location,
 	resp, err := r.get(ctx, u)
 	switch {
 	case errors.Is(err, backends.ErrNotFound):
-		return Location{}, wrap(fmt.Errorf("version %s: %w", v, err))
+		return Location{}, wrap(fmt.Errorf("version %s: %w", v, notFound(err)))
 	case err != nil:
 		return Location{}, fmt.Errorf("%w%s", wrap(err), r.authHint(err, base))
 	case resp.Status == http.StatusNoContent:
