@@ -55,9 +55,9 @@ func TestWriterSuiteUnpacked(t *testing.T) {
 	if err != nil || info.Mode().Perm()&0o100 == 0 {
 		t.Fatalf("extracted executable: %v %v", info, err)
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(dir, "example.com/acme/alpha/.*"))
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "example.com/acme/alpha/.*tfmirror-*"))
 	leftovers2, _ := filepath.Glob(filepath.Join(dir, "example.com/acme/alpha/1.0.0/.*"))
-	if len(leftovers)+len(leftovers2) > 0 {
+	if len(leftovers)+len(leftovers2) != 1 || leftovers[0] != filepath.Join(dir, "example.com/acme/alpha/.tfmirror-lock") {
 		t.Fatalf("temp files left behind: %v %v", leftovers, leftovers2)
 	}
 }
@@ -126,6 +126,63 @@ func TestIndexDocumentsFormat(t *testing.T) {
 	if !strings.Contains(string(got), "\"foo:bar\"") {
 		t.Fatalf("extra hash dropped:\n%s", got)
 	}
+}
+
+// Flush lists what was verified when an archive landed: a listing stating
+// h1: and zh: is kept without reading the archive, so an archive changed on
+// disk behind the mirror's back keeps the hashes it landed with (verify
+// reports it; the rewrite does not vouch for the new bytes). An archive
+// that lands where a listing outlived a deleted file is listed with its own
+// hashes, even when its writer died before rewriting the index.
+func TestFlushKeepsWhatWasVerified(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, _ := fs.Open(dir, dir, fs.Options{})
+	a := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	b := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
+	put(t, m, a, backendtest.ProviderZip(t, a, ""))
+	put(t, m, b, backendtest.ProviderZip(t, b, ""))
+	pdir := filepath.Join(dir, "example.com/acme/alpha")
+	docPath := filepath.Join(pdir, "1.0.0.json")
+	before, _ := os.ReadFile(docPath)
+
+	os.WriteFile(filepath.Join(pdir, a.Filename()), backendtest.ProviderZip(t, a, "changed"), 0o644)
+	if err := mustOpen(t, dir).Flush(ctx, a.Provider); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(docPath); string(after) != string(before) {
+		t.Fatalf("a rewrite listed a changed archive's new hashes:\n%s\nwas\n%s", after, before)
+	}
+
+	old, _ := hashing.HashPath(filepath.Join(pdir, b.Filename()), hashing.Options{})
+	os.Remove(filepath.Join(pdir, b.Filename()))
+	w := mustOpen(t, dir)
+	st, err := w.Stage(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Write(backendtest.ProviderZip(t, b, "new"))
+	sums, _ := hashing.HashPath(st.Path(), hashing.Options{})
+	if err := st.Commit(ctx, sums, false); err != nil {
+		t.Fatal(err)
+	}
+	// Its writer dies here; the next one rewrites the index.
+	if err := mustOpen(t, dir).Flush(ctx, b.Provider); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(docPath)
+	if !strings.Contains(string(got), string(sums.H1)) || !strings.Contains(string(got), string(sums.ZH)) || strings.Contains(string(got), string(old.H1)) || strings.Contains(string(got), string(old.ZH)) {
+		t.Fatalf("after a landing over a stale listing: %s\nwant %s %s, not %s %s", got, sums.H1, sums.ZH, old.H1, old.ZH)
+	}
+}
+
+func mustOpen(t *testing.T, dir string) *fs.Mirror {
+	t.Helper()
+	m, err := fs.Open(dir, dir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // A mirror full of junk is listed, not refused: each piece of junk is a

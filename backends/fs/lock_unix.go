@@ -3,6 +3,7 @@
 package fs
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -12,3 +13,19 @@ import (
 func lockFile(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 }
+
+// waitLock takes an exclusive flock, waiting for whoever holds it. It is
+// released when f is closed or its process dies, so a killed writer never
+// leaves it held.
+func waitLock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// closeBeforeRename is false: an open file can be renamed here, so staging
+// files stay open, and locked against sweepers, until they are in place.
+const closeBeforeRename = false

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -198,30 +200,62 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := s.f.Chmod(0o644); err != nil {
 		return s.fail(err)
 	}
-	if err := s.f.Close(); err != nil {
+	if closeBeforeRename {
+		if err := s.f.Close(); err != nil {
+			return s.fail(err)
+		}
+	}
+	// The staging file stays open, so locked, until it is in place: a
+	// sweeper in another process takes an unlocked one for a dead run's.
+	unlock, err := s.m.lockProvider(ctx, s.pkg.Provider)
+	if err != nil {
 		return s.fail(err)
 	}
+	defer unlock()
 	if s.m.opts.Unpacked {
 		return s.commitUnpacked(sums, force)
 	}
-	if existing, err := hashing.HashZipFile(s.target); err == nil {
-		if existing == sums.ZH {
-			s.m.record(s.target, sums)
-			return s.Abort() // identical archive already there
-		}
-		if !force {
-			return fmt.Errorf("mirror %s: %s: %w (has %s, incoming %s; use --force to replace it)", s.m.name, s.pkg, backends.ErrConflict, existing, sums.ZH)
-		}
-		// Drop the old archive's hashes from the index before its bytes
-		// change, so no instant shows the new file under the old hashes.
+	if _, err := os.Lstat(s.target); errors.Is(err, iofs.ErrNotExist) {
+		// A listing that outlived its archive (deleted by hand) must not
+		// describe the one landing now: index rebuilds trust listings.
 		if err := s.m.unlist(s.pkg); err != nil {
 			return s.fail(err)
 		}
 	}
+	// The rename cannot replace: of two writers landing the same name at
+	// once, exactly one lands and the other finds its archive.
+	err = renameNoReplace(s.path, s.target)
+	if err == nil {
+		return s.landed(sums)
+	}
+	if !errors.Is(err, iofs.ErrExist) {
+		return s.fail(err)
+	}
+	existing, err := hashing.HashZipFile(s.target)
+	switch {
+	case err == nil && existing == sums.ZH:
+		s.m.record(s.target, sums)
+		return s.Abort() // identical archive already there
+	case err != nil && !force:
+		return s.conflict(fmt.Sprintf("it holds %s, which cannot be read (%v)", filepath.Base(s.target), err))
+	case !force:
+		return s.conflict(fmt.Sprintf("has %s, incoming %s", existing, sums.ZH))
+	}
+	// Drop the old archive's hashes from the index before its bytes change,
+	// so no instant shows the new file under the old hashes.
+	if err := s.m.unlist(s.pkg); err != nil {
+		return s.fail(err)
+	}
 	if err := os.Rename(s.path, s.target); err != nil {
 		return s.fail(err)
 	}
+	return s.landed(sums)
+}
+
+// landed finishes a commit whose archive was renamed into place.
+func (s *staged) landed(sums hashing.Sums) error {
 	s.done = true
+	s.f.Close()
 	syncDir(filepath.Dir(s.target))
 	s.m.record(s.target, sums)
 	return nil
@@ -231,8 +265,45 @@ func (s *staged) fail(err error) error {
 	return fmt.Errorf("mirror %s: %s: %w", s.m.name, s.pkg, err)
 }
 
+// conflict is the error of a commit that found a different archive in
+// place; detail says what is there.
+func (s *staged) conflict(detail string) error {
+	return fmt.Errorf("mirror %s: %s: conflict: %w (%s; use --force to replace it)", s.m.name, s.pkg, backends.ErrConflict, detail)
+}
+
+// providerLockName is the lock file in each provider directory that every
+// tfmirror writer holds (flock) while it lands an archive or rewrites the
+// index documents, so no writer's rebuild misses what another landed. It
+// is left in place: the lock dies with its holder, the file is harmless.
+const providerLockName = ".tfmirror-lock"
+
+// lockProvider waits for p's lock, or for ctx. The returned function
+// releases it. p's directory must exist.
+func (m *Mirror) lockProvider(ctx context.Context, p backends.Provider) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(m.providerDir(p), providerLockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan error, 1)
+	go func() { got <- waitLock(f) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", m.rel(f.Name()), err)
+		}
+		return func() { f.Close() }, nil
+	case <-ctx.Done():
+		go func() {
+			<-got
+			f.Close()
+		}()
+		return nil, ctx.Err()
+	}
+}
+
 // commitUnpacked extracts the staged zip into a hidden directory beside the
-// target and renames it into place.
+// target and renames it into place. The caller holds the provider lock.
 func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	verDir := filepath.Join(filepath.Dir(s.target), s.pkg.Version.String())
 	target := filepath.Join(verDir, s.pkg.Platform.String())
@@ -248,19 +319,25 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	if err := Extract(s.path, tmp, s.m.opts.Hashing); err != nil {
 		return s.fail(err)
 	}
-	if _, err := os.Stat(target); err == nil {
-		if h1, err := hashing.HashDir(target); err == nil && h1 == sums.H1 {
-			return s.Abort()
-		}
-		if !force {
-			return fmt.Errorf("mirror %s: %s: %w (the unpacked directory differs; use --force to replace it)", s.m.name, s.pkg, backends.ErrConflict)
-		}
-		old := target + tempMarker + "old"
-		if err := os.Rename(target, old); err != nil {
-			return s.fail(err)
-		}
-		defer os.RemoveAll(old)
+	err = renameNoReplace(tmp, target)
+	if err == nil {
+		syncDir(verDir)
+		return s.Abort()
 	}
+	if !errors.Is(err, iofs.ErrExist) {
+		return s.fail(err)
+	}
+	if h1, err := hashing.HashDir(target); err == nil && h1 == sums.H1 {
+		return s.Abort()
+	}
+	if !force {
+		return s.conflict("the unpacked directory differs")
+	}
+	old := target + tempMarker + "old"
+	if err := os.Rename(target, old); err != nil {
+		return s.fail(err)
+	}
+	defer os.RemoveAll(old)
 	if err := os.Rename(tmp, target); err != nil {
 		return s.fail(err)
 	}
@@ -268,7 +345,8 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	return s.Abort()
 }
 
-// unlist removes pkg's platform from its <version>.json, if listed.
+// unlist removes pkg's platform from its <version>.json, if listed. The
+// caller holds the provider lock.
 func (m *Mirror) unlist(pkg backends.Package) error {
 	dir := m.providerDir(pkg.Provider)
 	doc, path := m.readVersionDoc(dir, pkg.Version)
@@ -304,12 +382,19 @@ func syncDir(dir string) {
 
 // Flush rewrites p's index.json and <version>.json documents from the packed
 // archives on disk, as `providers mirror` does, listing both h1: and zh: of
-// each archive merged with the hashes already listed for the same file.
+// each archive merged with the hashes already listed for the same file. It
+// holds the provider lock, as commits do, so the documents it writes list
+// every archive landed before it, whichever process landed them.
 func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	if m.opts.Unpacked {
 		return nil // index documents describe zips only
 	}
 	dir := m.providerDir(p)
+	unlock, err := m.lockProvider(ctx, p)
+	if err != nil {
+		return fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
+	}
+	defer unlock()
 	m.sweepOnce(dir)
 	s := m.scanProvider(p, []string{dir})
 	index := indexDoc{Versions: map[string]struct{}{}}
@@ -323,7 +408,10 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 			return err
 		}
 		doc := versionDoc{Archives: map[string]archiveDoc{}}
-		old, _ := m.readVersionDoc(dir, s.versions[v])
+		old, oldPath := m.readVersionDoc(dir, s.versions[v])
+		if old != nil {
+			old.path = oldPath
+		}
 		for plat, e := range s.entries[v] {
 			if e.layout != backends.Packed {
 				continue
@@ -348,36 +436,61 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	return nil
 }
 
-// indexHashes returns the hashes to list for e: its h1: and zh:, plus any
-// other hashes old lists for the same file. A file replaced since old was
-// written (its listed zh: no longer matches) loses old's hashes.
+// indexHashes returns the hashes to list for e: those old already lists for
+// the same file, with its h1: and zh:.
+//
+// A listing stating both h1: and zh: is reused without reading the archive:
+// every writer changes an archive under the provider lock and unlists it
+// first (a replacement, or a landing where a stale listing outlived a
+// deleted file), so a listing describes the file on disk as it was verified
+// when it landed. Recomputing instead would cost every archive's bytes on
+// every rewrite (under the lock other writers wait on) and would vouch for
+// a file changed behind the mirror's back; as it is, verify reports one.
+// Otherwise the sums this process recorded when it landed the file, or
+// sums computed from the file, are listed; listed hashes they contradict
+// are dropped when this process landed the file, and are kept alone (for
+// verify to report) when the file only changed on disk.
 func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
 	var listed []hashing.Hash
+	var hasH1, hasZH bool
 	if old != nil {
 		if ad, ok := old.Archives[e.pkg.Platform.String()]; ok && strings.EqualFold(filepath.Base(ad.URL), filepath.Base(e.path)) {
 			for _, s := range ad.Hashes {
 				if h, err := hashing.ParseHash(s); err == nil {
 					listed = append(listed, h)
+					hasH1 = hasH1 || h.Scheme() == hashing.SchemeH1
+					hasZH = hasZH || h.Scheme() == hashing.SchemeZip
 				}
 			}
 		}
 	}
-	sums, ok := m.recorded(e.path)
-	if !ok {
-		var err error
-		if sums, err = hashing.HashPath(e.path, m.opts.Hashing); err != nil {
-			return nil, err
+	sums, landedHere := m.recorded(e.path)
+	var out []hashing.Hash
+	switch {
+	case !landedHere && hasH1 && hasZH:
+		out = listed
+	default:
+		if !landedHere {
+			var err error
+			if sums, err = hashing.HashPath(e.path, m.opts.Hashing); err != nil {
+				return nil, err
+			}
 		}
-	}
-	out := sums.List()
-	sameFile := true
-	for _, h := range listed {
-		if (h.Scheme() == hashing.SchemeZip || h.Scheme() == hashing.SchemeH1) && !sums.Matches(h) {
-			sameFile = false
+		agree := true
+		for _, h := range listed {
+			if (h.Scheme() == hashing.SchemeZip || h.Scheme() == hashing.SchemeH1) && !sums.Matches(h) {
+				agree = false
+			}
 		}
-	}
-	if sameFile {
-		out = append(out, listed...)
+		switch {
+		case agree:
+			out = append(sums.List(), listed...)
+		case landedHere:
+			out = sums.List()
+		default:
+			m.warnf("%s: does not match the hashes %s lists for it; they are left for verify to report", m.rel(e.path), m.rel(old.path))
+			out = listed
+		}
 	}
 	hs := hashing.SortUnique(out)
 	strs := make([]string, len(hs))
@@ -415,12 +528,16 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	if err == nil {
 		err = f.Chmod(mode)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if closeBeforeRename {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
+	// Open, so locked against sweepers, until it bears its final name.
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
+	f.Close()
 	if err != nil {
 		os.Remove(tmp)
 		return err
