@@ -8,14 +8,17 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
 )
 
-// Audit checks p's index documents against the archives on disk: a
-// <version>.json that lists an archive that is not there, and versions whose
-// archives index.json does not list (a network mirror serving this directory
-// would hide them).
+// Audit checks p's index documents against the archives on disk, where a
+// directory has an index.json: an archive a <version>.json lists that is
+// not there, and an archive there that the documents do not list (its
+// version missing from index.json, or its platform from <version>.json).
+// Both are problems: a network mirror serving the directory offers what is
+// not there, or hides what is.
 func (m *Mirror) Audit(ctx context.Context, p backends.Provider) []backends.Problem {
 	s, err := m.scan(ctx, p)
 	if err != nil {
@@ -52,16 +55,21 @@ func (m *Mirror) Audit(ctx context.Context, p backends.Provider) []backends.Prob
 			}
 			for _, e := range plats {
 				if e.layout == backends.Packed && filepath.Dir(e.path) == dir {
-					// Harmless to installs (a network mirror serving the
-					// directory just does not offer it yet); the next sync
-					// writes it. An interrupted sync leaves exactly this.
-					m.warnf("%s: not yet listed in %s (a network mirror serving this directory will not offer it; the next tfmirror sync lists it)", m.rel(e.path), m.rel(indexPath))
+					out = append(out, m.unlisted(e, indexPath))
 				}
 			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Detail < out[j].Detail })
 	return out
+}
+
+// unlisted is the problem of an archive on disk that the index document
+// at docPath does not list.
+func (m *Mirror) unlisted(e *entry, docPath string) backends.Problem {
+	return backends.Problem{Package: e.pkg, Detail: fmt.Sprintf(
+		"mirror %s: %s: %s is on disk but not listed in %s, so a network mirror serving this directory hides it (tfmirror sync lists it)",
+		m.name, e.pkg, filepath.Base(e.path), m.rel(docPath))}
 }
 
 func (m *Mirror) auditVersion(dir string, p backends.Provider, v backends.Version, s *providerScan) []backends.Problem {
@@ -85,6 +93,14 @@ func (m *Mirror) auditVersion(dir string, p backends.Provider, v backends.Versio
 		if _, err := os.Stat(target); err != nil {
 			out = append(out, backends.Problem{Package: pkg, Missing: true,
 				Detail: fmt.Sprintf("mirror %s: %s: %s lists %s, which is missing", m.name, pkg, m.rel(docPath), ad.URL)})
+		}
+	}
+	for plat, e := range s.entries[v.String()] {
+		if e.layout != backends.Packed || filepath.Dir(e.path) != dir {
+			continue
+		}
+		if ad, ok := doc.Archives[plat]; !ok || !strings.EqualFold(path.Base(ad.URL), filepath.Base(e.path)) {
+			out = append(out, m.unlisted(e, docPath))
 		}
 	}
 	return out

@@ -327,23 +327,36 @@ func TestAudit(t *testing.T) {
 	if probs := m.Audit(context.Background(), p); len(probs) != 0 {
 		t.Fatalf("clean mirror: %+v", probs)
 	}
-	// An archive listed but deleted, and one present but not indexed.
+	// An archive listed but deleted, one present whose version index.json
+	// does not list, and one present that its <version>.json does not list:
+	// a network mirror serving the directory offers the first and hides the
+	// others, so each is a problem.
 	os.Remove(filepath.Join(dir, "example.com/acme/alpha", a.Filename()))
 	b := backendtest.Pkg(t, "example.com/acme/alpha", "2.0.0", "linux_amd64")
-	backendtest.WritePacked(t, dir, []backendtest.Seed{{Package: b, Zip: backendtest.ProviderZip(t, b, "")}})
+	c := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
+	backendtest.WritePacked(t, dir, []backendtest.Seed{{Package: b, Zip: backendtest.ProviderZip(t, b, "")}, {Package: c, Zip: backendtest.ProviderZip(t, c, "")}})
 	probs := m.Audit(context.Background(), p)
 	var text []string
 	for _, pr := range probs {
 		text = append(text, pr.Detail)
 	}
 	all := strings.Join(text, "\n")
-	if len(probs) != 1 || !strings.Contains(all, "1.0.0.json lists terraform-provider-alpha_1.0.0_linux_amd64.zip, which is missing") {
+	if len(probs) != 3 || !strings.Contains(all, "1.0.0.json lists terraform-provider-alpha_1.0.0_linux_amd64.zip, which is missing") ||
+		!strings.Contains(all, "example.com/acme/alpha 2.0.0 linux_amd64: terraform-provider-alpha_2.0.0_linux_amd64.zip is on disk but not listed in example.com/acme/alpha/index.json") ||
+		!strings.Contains(all, "example.com/acme/alpha 1.0.0 darwin_arm64: terraform-provider-alpha_1.0.0_darwin_arm64.zip is on disk but not listed in example.com/acme/alpha/1.0.0.json") {
 		t.Fatalf("audit:\n%s", all)
 	}
-	// Present but not yet listed is what an interrupted sync leaves: harmless
-	// to installs, so a warning, not a problem.
-	if w := strings.Join(m.Warnings(), "\n"); !strings.Contains(w, "terraform-provider-alpha_2.0.0_linux_amd64.zip: not yet listed in example.com/acme/alpha/index.json") {
-		t.Fatalf("warnings:\n%s", w)
+	for _, pr := range probs {
+		if pr.Package.Version == nil || pr.Missing != (pr.Package.String() == a.String()) {
+			t.Errorf("problem %+v", pr)
+		}
+	}
+	// Flush lists what is on disk again.
+	if err := m.Flush(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if probs := m.Audit(context.Background(), p); len(probs) != 0 {
+		t.Fatalf("after Flush: %+v", probs)
 	}
 }
 

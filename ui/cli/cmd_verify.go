@@ -17,7 +17,9 @@ func newVerifyCmd(env *Env) *cobra.Command {
 		Long: `Recompute the h1: and zh: hashes of every selected archive and compare them with
 every source of truth at hand: the mirror's <version>.json, OCI layer digests,
 an origin registry's signed SHA256SUMS, and a lock file. Also reports archives
-an index lists but that are missing. Exits 1 when anything is wrong.`,
+an index lists but that are missing, and archives present that an index does
+not list (a network mirror serving the directory hides them; tfmirror sync
+lists them). Exits 1 when anything is wrong.`,
 		Example: `  tfmirror verify ./mirror
   tfmirror verify ./mirror --provider hashicorp/aws --json`,
 		Args: exactArgs(1, "MIRROR"),
