@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	charm.land/bubbles/v2 v2.2.1
 	charm.land/lipgloss/v2 v2.0.6
+	github.com/apparentlymart/go-textseg/v15 v15.0.0
 	github.com/charmbracelet/x/term v0.2.2
 	github.com/distribution/distribution/v3 v3.1.2
 	github.com/hashicorp/go-version v1.9.0
@@ -26,7 +27,6 @@ require (
 	charm.land/bubbletea/v2 v2.0.10 // indirect
 	github.com/ProtonMail/go-crypto v1.5.2 // indirect
 	github.com/agext/levenshtein v1.2.1 // indirect
-	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/atotto/clipboard v0.1.4 // indirect
 	github.com/aymanbagabas/go-udiff v0.4.1 // indirect

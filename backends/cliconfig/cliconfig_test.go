@@ -3,6 +3,7 @@ package cliconfig_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
+	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/backends/place"
 )
 
@@ -411,6 +413,13 @@ func TestParseErrors(t *testing.T) {
 		{"nested block in method", "provider_installation {\n  direct {\n    inner {\n    }\n  }\n}\n", 3, "Unexpected \"inner\" block"},
 		{"dev_overrides entry", "provider_installation {\n  dev_overrides {\n    \"example.com/a/b\" = \"/x\"\n    oops\n  }\n}\n", 4, "Invalid dev_overrides entry"},
 		{"json not an object", "[1, 2]", 1, "JSON object is required"},
+		// hcl recurses once per level with no limit (a few hundred thousand
+		// overflow the stack, which kills the process); the test of the
+		// built binary shows that, this one where the limit is crossed.
+		{"nested brackets", "plugin_cache_dir = \"/x\"\nx = " + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + "\n", 2, "Nesting too deep"},
+		{"nested blocks", strings.Repeat("provider_installation {\n", 1000) + strings.Repeat("}\n", 1000), 34, "Nesting too deep"},
+		{"chained operators", "x = " + strings.Repeat("!", 1000) + "true\n", 1, "Nesting too deep"},
+		{"nested json", strings.Repeat("[", 1000) + strings.Repeat("]", 1000), 1, "Nesting too deep"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "bad.tfrc"
@@ -437,6 +446,26 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// A file over the size limit is refused before it is read in full, as a
+// problem of that file: the others are still read.
+func TestLoadRefusesLargeFile(t *testing.T) {
+	home := t.TempDir()
+	write(t, filepath.Join(home, ".terraformrc"), fsMirror("/good"))
+	var b strings.Builder
+	for i := 0; b.Len() <= hclinput.MaxSize; i++ {
+		fmt.Fprintf(&b, "credentials \"host%d.example\" {\n  token = \"t\"\n}\n", i)
+	}
+	big := filepath.Join(home, ".terraform.d", "big.tfrc")
+	write(t, big, b.String())
+	c, err := cliconfig.Load(envOf(nil), home)
+	if !errors.Is(err, cliconfig.ErrInvalid) || !strings.Contains(err.Error(), big+": ") || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Fatalf("error %v", err)
+	}
+	if len(c.Mirrors) != 1 || len(c.Tokens) != 0 {
+		t.Errorf("mirrors %+v, %d tokens", c.Mirrors, len(c.Tokens))
+	}
 }
 
 // A config that fails to parse in one file still yields the others.

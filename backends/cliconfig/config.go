@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/hclinput"
 )
 
 // Installation method kinds, as provider_installation names them.
@@ -178,9 +179,14 @@ func Load(env func(string) string, home string) (*Config, error) {
 	c := &Config{Tokens: backends.TokenMap{}, TokenFiles: map[string]string{}}
 	var diags []Diag
 	for _, src := range locate(env, home) {
-		b, err := os.ReadFile(src.Path)
+		b, err := hclinput.ReadFile(src.Path)
+		big := (*hclinput.TooLargeError)(nil)
 		switch {
 		case err == nil:
+		case errors.As(err, &big):
+			c.Files = append(c.Files, src.File)
+			diags = append(diags, Diag{File: src.Path, Message: "File too large: " + big.Detail()})
+			continue
 		case errors.Is(err, os.ErrNotExist) && src.envName != "":
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s names %s, which does not exist (the clients then read no configuration file either)", src.envName, src.Path))
 			continue

@@ -14,6 +14,7 @@ import (
 	orasregistry "oras.land/oras-go/v2/registry"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/backends/oci"
 )
 
@@ -42,9 +43,17 @@ type fileParser struct {
 
 func (c *Config) parse(src []byte, filename string) []Diag {
 	p := &fileParser{c: c, file: filename}
+	syntax := hclinput.Native
+	if strings.HasSuffix(filename, ".json") {
+		syntax = hclinput.JSON
+	}
+	if diags := hclinput.Check(src, filename, syntax); diags.HasErrors() {
+		p.hcl(diags)
+		return p.diags
+	}
 	var f *hcl.File
 	var diags hcl.Diagnostics
-	if strings.HasSuffix(filename, ".json") {
+	if syntax == hclinput.JSON {
 		f, diags = hcljson.Parse(src, filename)
 	} else {
 		var masked []byte

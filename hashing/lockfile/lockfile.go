@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -129,7 +129,10 @@ func (e *Error) Unwrap() error { return ErrInvalid }
 // Load reads and parses a lock file. A missing file gives an error for which
 // errors.Is(err, fs.ErrNotExist) holds.
 func Load(path string) (*File, error) {
-	src, err := os.ReadFile(path)
+	src, err := hclinput.ReadFile(path)
+	if big := (*hclinput.TooLargeError)(nil); errors.As(err, &big) {
+		return nil, &Error{Diags: []Diag{{Filename: path, Summary: "File too large", Detail: big.Detail()}}}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock file %s: %w", path, err)
 	}
@@ -140,6 +143,10 @@ func Load(path string) (*File, error) {
 // in messages. On error the returned *Error lists every problem.
 func Parse(src []byte, filename string) (*File, error) {
 	p := parser{filename: filename, f: New(detectHeader(src))}
+	if diags := hclinput.Check(src, filename, hclinput.Native); diags.HasErrors() {
+		p.addHCL(diags)
+		return nil, &Error{Diags: p.errs}
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	p.addHCL(diags)
 	if file != nil && !diags.HasErrors() {

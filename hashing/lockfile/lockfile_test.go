@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/lockfile"
 )
@@ -277,6 +279,11 @@ provider "example.com/a/b" {
   version = "1.0.0"
   version = "1.0.0"
 }`, 3, "Attribute redefined"},
+		// hcl recurses once per level with no limit (a few hundred thousand
+		// overflow the stack, which kills the process); the test of the
+		// built binary shows that, this one where the limit is crossed.
+		{"nested brackets", "provider \"example.com/a/b\" {\n  version = \"1.0.0\"\n  hashes = " + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + "\n}", 3, "Nesting too deep"},
+		{"nested blocks", strings.Repeat("provider \"example.com/a/b\" {\n", 1000) + strings.Repeat("}\n", 1000), 25, "Nesting too deep"}, // 4 levels a block: name, label, brace, body
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := head + tc.src + "\n"
@@ -386,6 +393,27 @@ func hashStrings(hs []hashing.Hash) []string {
 		out[i] = string(h)
 	}
 	return out
+}
+
+// A lock file over the size limit is refused before it is read in full,
+// with a message naming it.
+func TestLoadRefusesLargeFile(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(head)
+	for i := 0; b.Len() <= hclinput.MaxSize; i++ {
+		fmt.Fprintf(&b, "provider \"example.com/acme/p%d\" {\n  version = \"1.0.0\"\n  hashes = [\n    \"h1:x=\",\n  ]\n}\n\n", i)
+	}
+	path := filepath.Join(t.TempDir(), lockfile.DefaultName)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := lockfile.Load(path)
+	if !errors.Is(err, lockfile.ErrInvalid) || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := lockfile.Parse([]byte(b.String()), "big.hcl"); err == nil || !strings.Contains(err.Error(), "big.hcl: File too large") {
+		t.Errorf("Parse: %v", err)
+	}
 }
 
 func TestSaveAtomicMode(t *testing.T) {
