@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -544,6 +545,51 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	syncDir(filepath.Dir(path))
 	return nil
+}
+
+// ReplaceFile writes data to path atomically, as WriteFileAtomic does, for a
+// file a user keeps: through a symbolic link to the file it names (written
+// in that file's directory, so the link stays a link), keeping the mode of
+// the file it replaces; mode is for a new file.
+func ReplaceFile(path string, data []byte, mode os.FileMode) error {
+	target, err := linkTarget(path)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(target); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", target)
+		}
+		mode = fi.Mode().Perm()
+	}
+	return WriteFileAtomic(target, data, mode)
+}
+
+// linkTarget returns the file path names after following symbolic links,
+// also when the last link dangles (the file it names is then created).
+func linkTarget(path string) (string, error) {
+	for hops := 0; hops < 40; hops++ {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			return real, nil
+		}
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return path, nil // a new file; a missing directory fails later
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return "", err
+			}
+			dest = filepath.Join(dir, dest)
+		}
+		path = dest
+	}
+	return "", &os.PathError{Op: "open", Path: path, Err: syscall.ELOOP}
 }
 
 // Extract unpacks a zip into dir, refusing entries that would land outside

@@ -432,10 +432,12 @@ func hashTokens(hs []hashing.Hash) hclwrite.Tokens {
 	return append(toks, &hclwrite.Token{Type: hclsyntax.TokenCBrack, Bytes: []byte("]")})
 }
 
-// Save writes the file to path with mode 0644, replacing it atomically as the
-// clients do (editors and watchers never see half a file).
+// Save writes the file to path, replacing it atomically as the clients do
+// (editors and watchers never see half a file). A file that exists keeps
+// its mode, and a symbolic link stays one: the file it names is replaced. A
+// new file gets mode 0644, as the clients give it.
 func (f *File) Save(path string) error {
-	if err := fs.WriteFileAtomic(path, f.Bytes(), 0o644); err != nil {
+	if err := fs.ReplaceFile(path, f.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("lock file %s: %w", path, err)
 	}
 	return nil

@@ -416,6 +416,9 @@ func TestLoadRefusesLargeFile(t *testing.T) {
 	}
 }
 
+// Save replaces the file atomically, keeps the mode of a file that exists
+// (a 0600 lock stays private) and gives a new one the clients' 0644, even
+// under a restrictive umask.
 func TestSaveAtomicMode(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, lockfile.DefaultName)
@@ -435,8 +438,8 @@ func TestSaveAtomicMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want the file's own 0600", fi.Mode().Perm())
 	}
 	back, err := lockfile.Load(path)
 	if err != nil || len(back.Providers()) != 1 {
@@ -448,5 +451,72 @@ func TestSaveAtomicMode(t *testing.T) {
 	}
 	if _, err := lockfile.Load(filepath.Join(dir, "missing.hcl")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+	fresh := filepath.Join(dir, "new.hcl")
+	if err := f.Save(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(fresh); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("new file: mode %v (%v), want 0644", fi.Mode().Perm(), err)
+	}
+}
+
+// A lock file that is a symbolic link (a configuration sharing one lock
+// file, a dotfiles repository) stays a link: the file it names is replaced,
+// in its own directory, keeping its mode. A dangling link gets its file.
+func TestSaveThroughSymlink(t *testing.T) {
+	root := t.TempDir()
+	realDir, cfgDir := filepath.Join(root, "shared"), filepath.Join(root, "cfg")
+	for _, d := range []string{realDir, cfgDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(realDir, "one.lock.hcl")
+	if err := os.WriteFile(target, []byte(head), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(cfgDir, lockfile.DefaultName)
+	if err := os.Symlink(filepath.Join("..", "shared", "one.lock.hcl"), link); err != nil {
+		t.Fatal(err)
+	}
+	f := lockfile.New(lockfile.HeaderTerraform)
+	if err := f.Set(lockfile.Provider{Addr: mustProvider(t, "example.com/a/b"), Version: mustVersion(t, "1.0.0")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Save(link); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if dest, _ := os.Readlink(link); dest != filepath.Join("..", "shared", "one.lock.hcl") {
+		t.Errorf("the link now points at %q", dest)
+	}
+	got, err := os.ReadFile(target)
+	if err != nil || !bytes.Equal(got, f.Bytes()) {
+		t.Errorf("target not written (%v):\n%s", err, got)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
+		t.Errorf("target mode %v, want 0600", fi.Mode().Perm())
+	}
+	for _, d := range []string{realDir, cfgDir} {
+		if entries, _ := os.ReadDir(d); len(entries) != 1 {
+			t.Errorf("%s: %v", d, entries)
+		}
+	}
+
+	dangling := filepath.Join(cfgDir, "dangling.hcl")
+	if err := os.Symlink(filepath.Join(realDir, "two.lock.hcl"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Save(dangling); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(dangling); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("dangling link replaced: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(realDir, "two.lock.hcl")); err != nil || !bytes.Equal(got, f.Bytes()) {
+		t.Errorf("the dangling link's file was not created: %v", err)
 	}
 }
