@@ -130,6 +130,38 @@ func TestSortVersionsAndConstraints(t *testing.T) {
 			t.Errorf("%q selects %q, want %q", c, got, want)
 		}
 	}
+	// 0.0.0, OpenTofu's "unspecified" version, is never selected as a
+	// provider version: not as the latest, not by a constraint that matches
+	// it, not as one of every version. (Module versions have no such rule.)
+	var withZero []backends.Version
+	for _, s := range []string{"0.0.0", "0.0.0-dev", "0.0.1"} {
+		v, _ := backends.ParseVersion(s)
+		withZero = append(withZero, v)
+	}
+	for c, want := range map[string]string{
+		"":           "0.0.1 0.0.0-dev",
+		"latest":     "0.0.1",
+		">= 0.0.0":   "0.0.1",
+		"= 0.0.0":    "",
+		"~> 0.0.0":   "0.0.1",
+		">= 0.0.0-a": "0.0.1 0.0.0-dev",
+	} {
+		vc, _ := backends.ParseVersionConstraint(c)
+		if got := join(vc.ProviderVersions(withZero)); got != want {
+			t.Errorf("%q selects %q among 0.0.0, 0.0.0-dev, 0.0.1; want %q", c, got, want)
+		}
+	}
+	zero, _ := backends.ParseVersion("0.0.0")
+	onlyZero := []backends.Version{zero}
+	for _, c := range []string{"", "latest", "= 0.0.0"} {
+		vc, _ := backends.ParseVersionConstraint(c)
+		if got := vc.ProviderVersions(onlyZero); len(got) != 0 {
+			t.Errorf("%q selects %v when 0.0.0 is all there is", c, got)
+		}
+		if got := vc.Filter(onlyZero); len(got) != 1 {
+			t.Errorf("%q: Filter (module versions) selects %v of 0.0.0", c, got)
+		}
+	}
 	for _, bad := range []string{"~>", ">= banana", "1.0 ||| 2"} {
 		if _, err := backends.ParseVersionConstraint(bad); err == nil || !strings.Contains(err.Error(), "examples") {
 			t.Errorf("constraint %q: %v", bad, err)

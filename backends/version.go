@@ -43,6 +43,12 @@ func ParseVersion(s string) (Version, error) {
 	return v, nil
 }
 
+// Unspecified reports whether v is 0.0.0, which OpenTofu reads as "no
+// version": it warns that a filesystem mirror's 0.0.0 "will not be used"
+// and refuses to install it. No selection of provider versions picks it
+// (ProviderVersions) and no lock records it. Modules have no such rule.
+func Unspecified(v Version) bool { return v != nil && v.String() == "0.0.0" }
+
 // CompareVersions orders versions with go-version's precedence; versions equal
 // but for build metadata are ordered by their text so the order is total.
 func CompareVersions(a, b Version) int {
@@ -87,6 +93,18 @@ func ParseVersionConstraint(s string) (VersionConstraint, error) {
 func (c VersionConstraint) IsZero() bool { return !c.Latest && c.Constraints == nil }
 
 func (c VersionConstraint) String() string { return c.text }
+
+// ProviderVersions is Filter for the versions of a provider, where 0.0.0
+// (Unspecified) is never selected.
+func (c VersionConstraint) ProviderVersions(vs []Version) []Version {
+	released := make([]Version, 0, len(vs))
+	for _, v := range vs {
+		if !Unspecified(v) {
+			released = append(released, v)
+		}
+	}
+	return c.Filter(released)
+}
 
 // Filter returns the versions in vs (newest first) that c selects.
 func (c VersionConstraint) Filter(vs []Version) []Version {

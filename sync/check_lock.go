@@ -266,7 +266,13 @@ func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel S
 			continue
 		}
 		done[l.Addr] = true
-		if sel.Versions.IsZero() || (!sel.Versions.Latest && sel.Versions.Constraints.Check(l.Version)) {
+		keep := sel.Versions.IsZero() || (!sel.Versions.Latest && sel.Versions.Constraints.Check(l.Version))
+		if keep && backends.Unspecified(l.Version) {
+			problems = append(problems, Finding{Package: backends.Package{Provider: l.Addr, Version: l.Version}, Status: StatusError,
+				Detail: fmt.Sprintf("%s: %v: not adding hashes to it; move the lock to a released version with -p %s -v CONSTRAINT", l.Addr, lockfile.ErrUnspecified, l.Addr)})
+			continue
+		}
+		if keep {
 			out = append(out, lockTarget{provider: l.Addr, version: l.Version})
 			continue
 		}
@@ -335,13 +341,19 @@ func newestIn(ctx context.Context, r backends.Reader, p backends.Provider, c bac
 	if c.IsZero() {
 		c.Latest = true
 	}
-	match := c.Filter(vs)
+	match := c.ProviderVersions(vs)
 	if len(match) == 0 {
-		what := "any version"
-		if s := c.String(); s != "" {
-			what = "a version matching " + s
+		what := "no version of " + p.String()
+		if s := c.String(); s != "" && s != "latest" {
+			what += " matching " + s
 		}
-		return nil, &Finding{Status: StatusMissing, Detail: fmt.Sprintf("%s holds no %s of %s", r, what, p)}, nil
+		for _, v := range vs {
+			if backends.Unspecified(v) {
+				what += " (its 0.0.0 is OpenTofu's unspecified version, which is never locked)"
+				break
+			}
+		}
+		return nil, &Finding{Status: StatusMissing, Detail: fmt.Sprintf("%s holds %s", r, what)}, nil
 	}
 	return match[0], nil, nil
 }

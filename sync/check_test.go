@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -598,5 +599,79 @@ func TestCheckLockOCIMirror(t *testing.T) {
 	findings, err = sync.CheckLock(ctx, dst, other, sync.CheckOptions{Kind: place.OCI, Platforms: plats(t, "linux_amd64")})
 	if err != nil || len(findings) != 1 || findings[0].Status != sync.StatusMismatch || !strings.Contains(findings[0].Detail, "none of the 1 locked zh:") {
 		t.Errorf("%+v %v", findings, err)
+	}
+}
+
+// unspecifiedMirror holds OpenTofu's fixture provider, whose only version is
+// 0.0.0 (unpacked), and example.com/acme/alpha at 0.0.0 and 1.0.0 (packed).
+func unspecifiedMirror(t *testing.T) *fs.Mirror {
+	t.Helper()
+	dir := t.TempDir()
+	pkgDir := filepath.Join(dir, "registry.opentofu.org", "testnamespace", "unspecified", "0.0.0", "linux_amd64")
+	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pkgDir, "unspecified-provider"), []byte("#!/bin/sh\n"), 0o755)
+	backendtest.WritePacked(t, dir, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"0.0.0", "1.0.0"}, []string{"linux_amd64"}))
+	return chkOpen(t, dir)
+}
+
+// 0.0.0 is never selected (by every version, latest or a constraint that
+// names it), never locked for a provider that has nothing else, and a lock
+// that holds it gets no hashes until it is moved to a released version.
+func TestUnspecifiedNeverSelectedOrLocked(t *testing.T) {
+	ctx := chkCtx(t)
+	m := unspecifiedMirror(t)
+	for _, c := range []string{"", "latest", ">= 0.0.0", "= 0.0.0"} {
+		vc, _ := backends.ParseVersionConstraint(c)
+		as, err := sync.Selection{Versions: vc}.Resolve(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range as {
+			if backends.Unspecified(a.Version) {
+				t.Errorf("-v %q selected %s", c, a.Package)
+			}
+		}
+	}
+
+	f := lockfile.New(lockfile.HeaderTerraform)
+	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "registry.opentofu.org/testnamespace/unspecified")}, Platforms: plats(t, "linux_amd64")}
+	_, problems, err := sync.UpdateLock(ctx, m, f, req)
+	if err != nil || len(problems) != 1 || !strings.Contains(problems[0].Detail, "0.0.0 is OpenTofu's unspecified version") || len(f.Providers()) != 0 {
+		t.Fatalf("locking a provider that has only 0.0.0: %v %+v\n%s", err, problems, f.Bytes())
+	}
+	req.Selection.Providers = filters(t, "example.com/acme/alpha")
+	if _, problems, err := sync.UpdateLock(ctx, m, f, req); err != nil || len(problems) != 0 {
+		t.Fatalf("%v %+v", err, problems)
+	}
+	if l := lockedOf(t, f, "example.com/acme/alpha"); l.Version.String() != "1.0.0" {
+		t.Errorf("locked %s, want 1.0.0", l.Version)
+	}
+
+	src := "provider \"example.com/acme/alpha\" {\n  version = \"0.0.0\"\n}\n"
+	locked, err := lockfile.Parse([]byte(src), "lock.hcl")
+	if err != nil || len(locked.Warnings) != 1 || !strings.Contains(locked.Warnings[0], "lock.hcl:2:13: example.com/acme/alpha: version 0.0.0 is OpenTofu's unspecified version") {
+		t.Fatalf("reading a lock of 0.0.0: %v %q", err, locked.Warnings)
+	}
+	req.Selection.Providers = nil
+	_, problems, err = sync.UpdateLock(ctx, m, locked, req)
+	if err != nil || len(problems) != 1 || !strings.Contains(problems[0].Detail, "not adding hashes") {
+		t.Fatalf("hashing a lock of 0.0.0: %v %+v", err, problems)
+	}
+	if l := lockedOf(t, locked, "example.com/acme/alpha"); len(l.Hashes) != 0 {
+		t.Errorf("hashes added to 0.0.0: %v", l.Hashes)
+	}
+	req.Selection.Versions, _ = backends.ParseVersionConstraint("latest")
+	if _, problems, err := sync.UpdateLock(ctx, m, locked, req); err != nil || len(problems) != 0 {
+		t.Fatalf("moving the lock: %v %+v", err, problems)
+	}
+	if l := lockedOf(t, locked, "example.com/acme/alpha"); l.Version.String() != "1.0.0" || len(l.Hashes) != 2 {
+		t.Errorf("moved to %s with %v", l.Version, l.Hashes)
+	}
+
+	zero, _ := backends.ParseVersion("0.0.0")
+	if err := f.Set(lockfile.Provider{Addr: backends.Provider{Hostname: "example.com", Namespace: "acme", Type: "alpha"}, Version: zero}); !errors.Is(err, lockfile.ErrUnspecified) {
+		t.Errorf("Set of 0.0.0: %v", err)
 	}
 }

@@ -122,7 +122,7 @@ func (s Selection) VersionsOf(ctx context.Context, r backends.Reader, p backends
 		}
 		return nil, nil
 	}
-	return s.Versions.Filter(vs), nil
+	return s.Versions.ProviderVersions(vs), nil
 }
 
 // WantsPlatform reports whether the selection includes plat.

@@ -694,7 +694,7 @@ func (m *Model) rebuild() {
 	for _, v := range byVersion {
 		vs = append(vs, v)
 	}
-	vs = m.cfg.Selection.Versions.Filter(vs)
+	vs = m.cfg.Selection.Versions.ProviderVersions(vs)
 	var plats []string
 	for s, p := range byPlatform {
 		if m.cfg.Selection.WantsPlatform(p) {

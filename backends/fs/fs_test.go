@@ -405,3 +405,35 @@ func TestStageRefusesEscapes(t *testing.T) {
 		t.Errorf("something was created beside the mirror: %v", entries)
 	}
 }
+
+// A mirror holding 0.0.0, in the shape of OpenTofu's own fixture
+// (testdata/filesystem-mirror-unspecified), lists it, as OpenTofu's
+// AvailableVersions does, with OpenTofu's warning that it will not be used.
+func TestUnspecifiedVersionWarned(t *testing.T) {
+	dir := t.TempDir()
+	pkgDir := filepath.Join(dir, "registry.opentofu.org", "testnamespace", "unspecified", "0.0.0", "linux_amd64")
+	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pkgDir, "unspecified-provider"), []byte("#!/bin/sh\n"), 0o755)
+	backendtest.WritePacked(t, dir, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64"}))
+	m, err := fs.Open(dir, dir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	alpha, _ := backends.ParseProvider("example.com/acme/alpha")
+	if _, err := m.Versions(ctx, alpha); err != nil || len(m.Warnings()) != 0 {
+		t.Fatalf("a mirror without 0.0.0: %v %q", err, m.Warnings())
+	}
+	p, _ := backends.ParseProvider("registry.opentofu.org/testnamespace/unspecified")
+	vs, err := m.Versions(ctx, p)
+	if err != nil || len(vs) != 1 || !backends.Unspecified(vs[0]) {
+		t.Fatalf("Versions = %v, %v", vs, err)
+	}
+	want := "Provider registry.opentofu.org/testnamespace/unspecified has an unspecified (0.0.0) version available in the filesystem mirror, source at " + dir +
+		". It will not be used. If the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers"
+	if w := m.Warnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q, want OpenTofu's:\n%s", w, want)
+	}
+}

@@ -162,8 +162,16 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan 
 			add(&entry{pkg: pkg, layout: backends.Packed, path: full, size: info.Size()})
 		}
 	}
+	if _, ok := s.versions["0.0.0"]; ok {
+		m.Warn(fmt.Sprintf(unspecifiedWarning, p, m.name))
+	}
 	return s
 }
+
+// unspecifiedWarning is OpenTofu's warning for a filesystem mirror holding
+// 0.0.0 (backends.Unspecified), which no selection picks.
+const unspecifiedWarning = "Provider %s has an unspecified (0.0.0) version available in the filesystem mirror, source at %s. It will not be used. " +
+	"If the version 0.0.0 is intended to represent a non-published provider, consider using dev_overrides - https://opentofu.org/docs/cli/config/config-file/#development-overrides-for-provider-developers"
 
 func (m *Mirror) scanVersionDir(p backends.Provider, dir, name string, add func(*entry)) {
 	v, err := backends.ParseVersion(name)

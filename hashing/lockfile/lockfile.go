@@ -88,6 +88,10 @@ func New(h Header) *File {
 	return &File{Header: h, providers: map[backends.Provider]*Provider{}}
 }
 
+// ErrUnspecified is Set's error for version 0.0.0 (backends.Unspecified),
+// which OpenTofu refuses to install.
+var ErrUnspecified = errors.New("version 0.0.0 is OpenTofu's unspecified version, which it refuses to install")
+
 // ErrInvalid is wrapped by every error about a file's content.
 var ErrInvalid = errors.New("invalid dependency lock file")
 
@@ -258,6 +262,10 @@ func (p *parser) decodeProvider(block *hcl.Block) *Provider {
 				p.errorAt(attr.Expr.Range(), "Invalid provider version number", fmt.Sprintf("the version selected for %s must be written in normalized form: %q", addr, v.String()))
 			default:
 				lock.Version = v
+				if backends.Unspecified(v) {
+					r := attr.Expr.Range()
+					p.f.Warnings = append(p.f.Warnings, fmt.Sprintf("%s:%d:%d: %s: %v; lock a released version", p.filename, r.Start.Line, r.Start.Column, addr, ErrUnspecified))
+				}
 			}
 		}
 	}
@@ -351,6 +359,9 @@ func (f *File) Provider(p backends.Provider) (*Provider, bool) {
 func (f *File) Set(l Provider) error {
 	if l.Version == nil {
 		return fmt.Errorf("lock for %s: no version", l.Addr)
+	}
+	if backends.Unspecified(l.Version) {
+		return fmt.Errorf("lock for %s: %w", l.Addr, ErrUnspecified)
 	}
 	canon, err := CanonicalConstraints(l.Constraints)
 	if err != nil {
