@@ -102,6 +102,15 @@ type VersionsLister interface {
 	ArchivesAt(ctx context.Context, p Provider, versions []Version) ([]Archive, error)
 }
 
+// SignedHashLister is implemented by places that vouch for the hashes of
+// every platform of a provider version at once: an origin registry's signed
+// SHA256SUMS lists each release zip's SHA-256. The clients record all of
+// them (as zh:) when they lock from such a place, so that a lock written on
+// one platform lets init check the package on any other.
+type SignedHashLister interface {
+	SignedHashes(ctx context.Context, p Provider, v Version) ([]hashing.Hash, error)
+}
+
 // LocalPather is implemented by places whose archives are local files or
 // directories, which can be hashed in place instead of copied.
 type LocalPather interface {

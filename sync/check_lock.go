@@ -165,7 +165,9 @@ type LockRequest struct {
 
 // LockHash is a hash UpdateLock added, with the platform it came from.
 type LockHash struct {
-	Hash     hashing.Hash
+	Hash hashing.Hash
+	// Platform is the package's the hash is of; zero for a signed
+	// SHA256SUMS line that names no package of the provider version.
 	Platform backends.Platform
 }
 
@@ -183,9 +185,11 @@ type LockUpdate struct {
 
 // UpdateLock records in f, as `terraform providers lock` would from a
 // mirror, the hashes of every requested platform's package of each provider
-// version: the unpacked package's h1: and the zip's zh:, merged with the
-// hashes already locked (none is ever dropped while the version stays) and
-// sorted. The constraints already in f are kept.
+// version: the unpacked package's h1: and the zip's zh:, and from a place
+// that signs every platform's hashes at once (backends.SignedHashLister, an
+// origin registry) all of those zh: too; merged with the hashes already
+// locked (none is ever dropped while the version stays) and sorted. The
+// constraints already in f are kept.
 //
 // Like `providers lock` it is all or nothing: when any package is missing or
 // does not match what the place states, the problems are returned and f is
@@ -419,5 +423,35 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 			}
 		}
 	}
+	if sh, ok := r.(backends.SignedHashLister); ok && len(problems) == 0 {
+		// As the clients do from an origin registry: every platform's zh:
+		// of the signed SHA256SUMS, not only the platforms hashed here.
+		signed, err := sh.SignedHashes(ctx, t.provider, t.version)
+		if err != nil {
+			return u, nil, err
+		}
+		for _, h := range signed {
+			if existing[h] {
+				continue
+			}
+			existing[h] = true
+			lh := LockHash{Hash: h}
+			for _, a := range as {
+				if hasHash(a.Hashes(), h) {
+					lh.Platform = a.Platform
+				}
+			}
+			u.Added = append(u.Added, lh)
+		}
+	}
 	return u, problems, nil
+}
+
+func hasHash(hs []hashing.Hash, h hashing.Hash) bool {
+	for _, x := range hs {
+		if x == h {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/lockfile"
 	"github.com/tfmirror/tfmirror/sync"
@@ -673,5 +675,85 @@ func TestUnspecifiedNeverSelectedOrLocked(t *testing.T) {
 	zero, _ := backends.ParseVersion("0.0.0")
 	if err := f.Set(lockfile.Provider{Addr: backends.Provider{Hostname: "example.com", Namespace: "acme", Type: "alpha"}, Version: zero}); !errors.Is(err, lockfile.ErrUnspecified) {
 		t.Errorf("Set of 0.0.0: %v", err)
+	}
+}
+
+// Locking from an origin registry for one platform records, as the clients
+// do, that platform's h1: and the zh: of every platform in the signed
+// SHA256SUMS, so init on another platform can check its package; merged
+// with a lock entry that already holds other hashes, nothing is dropped.
+func TestUpdateLockFromRegistryRecordsEverySignedHash(t *testing.T) {
+	ctx := chkCtx(t)
+	ver := registrytest.Version{Version: "1.2.0", Archives: map[string][]byte{}}
+	for _, plat := range chkPlatforms {
+		ver.Archives[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.2.0", plat), "")
+	}
+	reg := registrytest.New(t, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{ver}})
+	r, err := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := reg.Address("acme", "alpha")
+	wantZH := map[hashing.Hash]string{}
+	for _, plat := range chkPlatforms {
+		wantZH[hashing.Hash("zh:"+reg.SHA256("acme", "alpha", "1.2.0", plat))] = plat
+	}
+	zipFile := filepath.Join(t.TempDir(), "linux_amd64.zip")
+	os.WriteFile(zipFile, ver.Archives["linux_amd64"], 0o644)
+	h1 := independentSums(t, zipFile).H1
+
+	f := lockfile.New(lockfile.HeaderTerraform)
+	vc, _ := backends.ParseVersionConstraint("1.2.0")
+	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: vc}, Platforms: plats(t, "linux_amd64")}
+	updates, problems, err := sync.UpdateLock(ctx, r, f, req)
+	if err != nil || len(problems) != 0 || len(updates) != 1 {
+		t.Fatalf("%v %+v %+v", err, problems, updates)
+	}
+	l := lockedOf(t, f, addr)
+	if len(l.Hashes) != 1+len(chkPlatforms) || !hasHash(l.Hashes, h1) {
+		t.Errorf("hashes %v: want linux_amd64's h1: %s and %d zh:", l.Hashes, h1, len(chkPlatforms))
+	}
+	for zh, plat := range wantZH {
+		if !hasHash(l.Hashes, zh) {
+			t.Errorf("%s's %s missing", plat, zh)
+		}
+	}
+	for _, a := range updates[0].Added {
+		if want, ok := wantZH[a.Hash]; ok && a.Platform.String() != want {
+			t.Errorf("%s reported for %s, want %s", a.Hash, a.Platform, want)
+		}
+	}
+
+	// An entry that already holds other hashes (another platform's h1:, a
+	// scheme tfmirror does not know) keeps them all.
+	src := fmt.Sprintf(`provider %q {
+  version     = "1.2.0"
+  constraints = "~> 1.2"
+  hashes = [
+    "h1:someOtherPlatformsHash0000000000000000000000=",
+    "x1:unknown-scheme",
+  ]
+}
+`, addr)
+	merged, err := lockfile.Parse([]byte(src), "lock.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, problems, err := sync.UpdateLock(ctx, r, merged, sync.LockRequest{Platforms: plats(t, "darwin_arm64")}); err != nil || len(problems) != 0 {
+		t.Fatalf("%v %+v", err, problems)
+	}
+	l = lockedOf(t, merged, addr)
+	for _, h := range []hashing.Hash{"h1:someOtherPlatformsHash0000000000000000000000=", "x1:unknown-scheme"} {
+		if !hasHash(l.Hashes, h) {
+			t.Errorf("%s dropped", h)
+		}
+	}
+	for zh := range wantZH {
+		if !hasHash(l.Hashes, zh) {
+			t.Errorf("%s missing after the merge", zh)
+		}
+	}
+	if len(l.Hashes) != 3+len(chkPlatforms) || l.Constraints != "~> 1.2" {
+		t.Errorf("merged: %v, constraints %q", l.Hashes, l.Constraints)
 	}
 }

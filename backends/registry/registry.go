@@ -64,12 +64,21 @@ type Registry struct {
 	versions  map[backends.Provider]map[string]versionInfo
 	downloads map[backends.PackageKey]download
 	signed    map[string]*signedSums // by sumsKey
+	// bySums holds, for each provider version, the SHA256SUMS documents
+	// that authenticated its packages (one in practice).
+	bySums map[versionKey]map[*signedSums]bool
+}
+
+type versionKey struct {
+	p backends.Provider
+	v string
 }
 
 var (
-	_ backends.Reader         = (*Registry)(nil)
-	_ backends.Warner         = (*Registry)(nil)
-	_ backends.VersionsLister = (*Registry)(nil)
+	_ backends.Reader           = (*Registry)(nil)
+	_ backends.Warner           = (*Registry)(nil)
+	_ backends.VersionsLister   = (*Registry)(nil)
+	_ backends.SignedHashLister = (*Registry)(nil)
 )
 
 // Open prepares a registry at host (HOST or HOST:PORT). No request is made
@@ -84,6 +93,7 @@ func Open(name, host string, opts Options) (*Registry, error) {
 		versions:  map[backends.Provider]map[string]versionInfo{},
 		downloads: map[backends.PackageKey]download{},
 		signed:    map[string]*signedSums{},
+		bySums:    map[versionKey]map[*signedSums]bool{},
 	}, nil
 }
 
@@ -374,8 +384,40 @@ func (r *Registry) authenticate(ctx context.Context, m *downloadMeta) (backends.
 	}
 	r.mu.Lock()
 	r.downloads[pkg.Key()] = download{url: m.downloadURL, shasum: m.shasum, size: m.size}
+	vk := versionKey{pkg.Provider, pkg.Version.String()}
+	if r.bySums[vk] == nil {
+		r.bySums[vk] = map[*signedSums]bool{}
+	}
+	r.bySums[vk][ss] = true
 	r.mu.Unlock()
 	return backends.Archive{Package: pkg, Layout: backends.Packed, Size: m.size, Evidence: evidence, Location: m.downloadURL.String()}, nil
+}
+
+// SignedHashes returns the zh: of every line of the SHA256SUMS that
+// authenticated p's packages at v, every platform's (and any other file the
+// release lists), as Terraform and OpenTofu record them in a lock file. The
+// document is the one Archives fetched and checked; it is fetched (and
+// checked) here when Archives was not called for v.
+func (r *Registry) SignedHashes(ctx context.Context, p backends.Provider, v backends.Version) ([]hashing.Hash, error) {
+	vk := versionKey{p, v.String()}
+	r.mu.Lock()
+	docs := r.bySums[vk]
+	r.mu.Unlock()
+	if docs == nil {
+		if _, err := r.Archives(ctx, p, v); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		docs = r.bySums[vk]
+		r.mu.Unlock()
+	}
+	var out []hashing.Hash
+	for ss := range docs {
+		for _, sum := range ss.lines {
+			out = append(out, hashing.Hash("zh:"+sum))
+		}
+	}
+	return hashing.SortUnique(out), nil
 }
 
 // short names a package without its hostname, which the registry's name in

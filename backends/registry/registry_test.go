@@ -666,3 +666,44 @@ func TestTokenStaysOnTheRegistryHost(t *testing.T) {
 		})
 	}
 }
+
+// SignedHashes gives the zh: of every platform in the version's signed
+// SHA256SUMS (what the clients lock), from the document Archives checked,
+// or fetching and checking it when Archives was not called; it never
+// returns hashes from a document whose signature does not check.
+func TestSignedHashes(t *testing.T) {
+	ctx := context.Background()
+	srv := registrytest.New(t, alpha())
+	p := provider(t, srv.Host(), "acme", "alpha")
+	want := []hashing.Hash{
+		hashing.Hash("zh:" + srv.SHA256("acme", "alpha", "1.0.0", "darwin_arm64")),
+		hashing.Hash("zh:" + srv.SHA256("acme", "alpha", "1.0.0", "linux_amd64")),
+	}
+	want = hashing.SortUnique(want)
+
+	r := open(t, srv, nil)
+	got, err := r.SignedHashes(ctx, p, version(t, "1.0.0"))
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("without Archives first: %v, %v; want %v", got, err, want)
+	}
+	r = open(t, srv, nil)
+	if _, err := r.Archives(ctx, p, version(t, "1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	sums := srv.Count(registrytest.KindSums)
+	got, err = r.SignedHashes(ctx, p, version(t, "1.0.0"))
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after Archives: %v, %v; want %v", got, err, want)
+	}
+	if srv.Count(registrytest.KindSums) != sums {
+		t.Error("SHA256SUMS fetched again")
+	}
+	if got, err := r.SignedHashes(ctx, p, version(t, "1.1.0")); err != nil || len(got) != 1 {
+		t.Errorf("1.1.0: %v, %v", got, err)
+	}
+
+	bad := registrytest.NewWithOptions(t, registrytest.Options{Faults: registrytest.Faults{UnknownKey: true}}, alpha())
+	if got, err := open(t, bad, nil).SignedHashes(ctx, provider(t, bad.Host(), "acme", "alpha"), version(t, "1.0.0")); err == nil {
+		t.Errorf("hashes from a document no key of the registry signed: %v", got)
+	}
+}

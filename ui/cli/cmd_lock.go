@@ -16,9 +16,11 @@ import (
 const lockLong = `Record in a lock file (.terraform.lock.hcl in the current directory, or
 --lock FILE) the hashes of each provider's package for every --platform, read
 from MIRROR, offline, as "terraform providers lock -platform=..." does: the h1:
-of the unpacked package and, from a zip, its zh:. They are merged with the
-hashes already locked (none is ever dropped), sorted, and written in the
-clients' exact format, replacing the file atomically.
+of the unpacked package and, from a zip, its zh:; from an origin registry
+(registry://HOST), also the zh: of every platform its signed SHA256SUMS lists,
+as the clients record them. They are merged with the hashes already locked
+(none is ever dropped), sorted, and written in the clients' exact format,
+replacing the file atomically (through a symbolic link, keeping its mode).
 
 Which providers: every provider the file already locks, at its locked version
 (existing constraints are kept), or for a new file every provider MIRROR

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/sync"
 )
 
@@ -48,7 +49,11 @@ func LockUpdates(w io.Writer, updates []sync.LockUpdate) int {
 		}
 		fmt.Fprintf(w, "%s %s%s\n", u.Provider, u.Version, what)
 		for _, h := range u.Added {
-			fmt.Fprintf(w, "  + %s  %s\n", h.Hash, h.Platform)
+			if h.Platform == (backends.Platform{}) {
+				fmt.Fprintf(w, "  + %s\n", h.Hash)
+			} else {
+				fmt.Fprintf(w, "  + %s  %s\n", h.Hash, h.Platform)
+			}
 			n++
 		}
 	}
