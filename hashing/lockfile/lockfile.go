@@ -213,35 +213,46 @@ func (p *parser) decodeBody(body hcl.Body) {
 			}
 			continue
 		}
-		lock := p.decodeProvider(block)
-		if lock == nil {
+		addr, ok := p.decodeAddr(block)
+		if !ok {
 			continue
 		}
-		if prev, dup := seen[lock.Addr]; dup {
-			p.errorAt(block.TypeRange, "Duplicate provider lock", fmt.Sprintf("this file already locks %s at line %d", lock.Addr, prev.Start.Line))
+		// As in the clients, a second block for a provider is a duplicate
+		// even when its body has problems of its own.
+		lock := p.decodeProvider(block, addr)
+		if prev, dup := seen[addr]; dup {
+			p.errorAt(block.TypeRange, "Duplicate provider lock", fmt.Sprintf("this file already locks %s at line %d", addr, prev.Start.Line))
 			continue
 		}
-		seen[lock.Addr] = block.DefRange
-		p.f.providers[lock.Addr] = lock
+		seen[addr] = block.DefRange
+		if lock != nil {
+			p.f.providers[addr] = lock
+		}
 	}
 }
 
-func (p *parser) decodeProvider(block *hcl.Block) *Provider {
+// decodeAddr checks a provider block's label: a lockable provider's
+// fully-qualified, normalized address.
+func (p *parser) decodeAddr(block *hcl.Block) (backends.Provider, bool) {
 	raw := block.Labels[0]
 	labelRange := block.LabelRanges[0]
 	addr, err := backends.ParseProvider(raw)
 	if err != nil {
 		p.errorAt(labelRange, "Invalid provider source address", fmt.Sprintf("%q: %v; a lock file needs the fully-qualified form HOSTNAME/NAMESPACE/TYPE", raw, err))
-		return nil
+		return addr, false
 	}
 	if addr.Hostname == "terraform.io" && addr.Namespace == "builtin" {
 		p.errorAt(labelRange, "Invalid provider source address", fmt.Sprintf("%s is built into the client; its version cannot be locked", raw))
-		return nil
+		return addr, false
 	}
 	if canon := addr.String(); canon != raw {
 		p.errorAt(labelRange, "Non-normalized provider source address", fmt.Sprintf("%q must be written as %q, the fully-qualified and normalized form", raw, canon))
-		return nil
+		return addr, false
 	}
+	return addr, true
+}
+
+func (p *parser) decodeProvider(block *hcl.Block, addr backends.Provider) *Provider {
 	lock := &Provider{Addr: addr}
 	content, diags := block.Body.Content(&hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{
@@ -295,6 +306,11 @@ func (p *parser) stringValue(expr hcl.Expression, name string, addr backends.Pro
 	v, diags := expr.Value(nil)
 	if diags.HasErrors() {
 		p.addHCL(diags)
+		return "", false
+	}
+	if v.IsNull() && name == "version" {
+		// The clients read a null version as none at all.
+		p.errorAt(expr.Range(), "Missing required argument", fmt.Sprintf("the lock of %s must have a \"version\"", addr))
 		return "", false
 	}
 	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -518,5 +519,55 @@ func TestSaveThroughSymlink(t *testing.T) {
 	}
 	if got, err := os.ReadFile(filepath.Join(realDir, "two.lock.hcl")); err != nil || !bytes.Equal(got, f.Bytes()) {
 		t.Errorf("the dangling link's file was not created: %v", err)
+	}
+}
+
+// The files in testdata/annotated follow the convention of OpenTofu's own
+// lock file fixtures (internal/depsfile/testdata/locks-files): each line the
+// clients refuse carries "# ERROR: <summary>". Every such line, and only
+// those, must get an error with that summary.
+func TestAnnotatedFixtures(t *testing.T) {
+	paths, err := filepath.Glob("testdata/annotated/*.hcl")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]string{}
+			for i, line := range strings.Split(string(src), "\n") {
+				if _, summary, ok := strings.Cut(line, "# ERROR: "); ok {
+					want[i+1] = summary
+				}
+			}
+			got := map[int][]string{}
+			f, err := lockfile.Parse(src, path)
+			var le *lockfile.Error
+			switch {
+			case err == nil:
+			case errors.As(err, &le):
+				for _, d := range le.Diags {
+					got[d.Line] = append(got[d.Line], d.Summary)
+				}
+			default:
+				t.Fatalf("not a *lockfile.Error: %v", err)
+			}
+			for line, summary := range want {
+				if !slices.Contains(got[line], summary) {
+					t.Errorf("line %d: want %q, got %q", line, summary, got[line])
+				}
+			}
+			for line, summaries := range got {
+				if _, ok := want[line]; !ok {
+					t.Errorf("line %d: unexpected %q", line, summaries)
+				}
+			}
+			if len(want) == 0 && (f == nil || len(f.Providers()) != 3 || len(f.Warnings) != 0) {
+				t.Errorf("valid file: %v", err)
+			}
+		})
 	}
 }

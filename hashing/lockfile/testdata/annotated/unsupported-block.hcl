@@ -1,0 +1,2 @@
+gadget "x" { # ERROR: Unsupported block type
+}
