@@ -11,9 +11,8 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/hashing/lockfile"
 )
 
 // LockedFromFile turns a lock file into the selection's Locked map; source
@@ -120,7 +119,7 @@ func zipLockSums(zipPath string, opts hashing.Options) (LockSums, error) {
 		return LockSums{}, err
 	}
 	defer os.RemoveAll(dir)
-	if err := fs.Extract(zipPath, dir, opts); err != nil {
+	if err := hashing.Extract(zipPath, dir, opts); err != nil {
 		return LockSums{}, err
 	}
 	h1, err := hashing.HashDir(dir)

@@ -16,12 +16,12 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/hashing/lockfile"
 	"github.com/tfmirror/tfmirror/sync"
 )
 
@@ -275,7 +275,7 @@ func TestUpdateLockZipWithDirectoryEntries(t *testing.T) {
 		t.Fatalf("%+v %v", problems, err)
 	}
 	unpacked := filepath.Join(t.TempDir(), "x")
-	if err := fs.Extract(zipPath(dir, "example.com/acme/alpha", "1.0.0", "linux_amd64"), unpacked, hashing.Options{}); err != nil {
+	if err := hashing.Extract(zipPath(dir, "example.com/acme/alpha", "1.0.0", "linux_amd64"), unpacked, hashing.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	dirH1, err := hashing.HashDir(unpacked)

@@ -1,13 +1,11 @@
 package fs
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -317,7 +315,7 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	}
 	defer os.RemoveAll(tmp)
 	defer d.Close() // the lock is held until the directory is in place
-	if err := Extract(s.path, tmp, s.m.opts.Hashing); err != nil {
+	if err := hashing.Extract(s.path, tmp, s.m.opts.Hashing); err != nil {
 		return s.fail(err)
 	}
 	err = renameNoReplace(tmp, target)
@@ -590,70 +588,4 @@ func linkTarget(path string) (string, error) {
 		path = dest
 	}
 	return "", &os.PathError{Op: "open", Path: path, Err: syscall.ELOOP}
-}
-
-// Extract unpacks a zip into dir, refusing entries that would land outside
-// it (absolute names, "..") and capping the unpacked size.
-func Extract(zipPath, dir string, opts hashing.Options) error {
-	z, err := zip.OpenReader(zipPath)
-	if err != nil {
-		return err
-	}
-	defer z.Close()
-	left := opts.MaxUnpacked
-	if left == 0 {
-		left = hashing.DefaultMaxUnpacked
-	}
-	for _, f := range z.File {
-		name := filepath.FromSlash(f.Name)
-		if !filepath.IsLocal(name) {
-			return fmt.Errorf("zip entry %q: refusing to extract outside the package directory", f.Name)
-		}
-		dst := filepath.Join(dir, name)
-		if f.FileInfo().IsDir() {
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		mode := f.Mode().Perm() // as go-getter, which the clients use, keeps it
-		if mode == 0 {
-			mode = 0o644
-		}
-		n, err := extractFile(f, dst, mode, left)
-		if err != nil {
-			return fmt.Errorf("zip entry %q: %w", f.Name, err)
-		}
-		if left > 0 {
-			left -= n
-		}
-	}
-	return nil
-}
-
-func extractFile(f *zip.File, dst string, mode os.FileMode, limit int64) (int64, error) {
-	rc, err := f.Open()
-	if err != nil {
-		return 0, err
-	}
-	defer rc.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-	if err != nil {
-		return 0, err
-	}
-	var r io.Reader = rc
-	if limit > 0 {
-		r = io.LimitReader(rc, limit+1)
-	}
-	n, err := io.Copy(out, r)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && limit > 0 && n > limit {
-		err = hashing.ErrTooLarge
-	}
-	return n, err
 }

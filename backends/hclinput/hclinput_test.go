@@ -18,7 +18,7 @@ import (
 // Real files of both kinds pass, with room to spare: they still pass with
 // every level doubled (wrapped in as many brackets again).
 func TestRealFilesPass(t *testing.T) {
-	lock, err := filepath.Glob("../../hashing/lockfile/testdata/golden/*.hcl")
+	lock, err := filepath.Glob("../lockfile/testdata/golden/*.hcl")
 	if err != nil || len(lock) == 0 {
 		t.Fatalf("no lock files: %v", err)
 	}

@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/backends/place"
-	"github.com/tfmirror/tfmirror/hashing/lockfile"
 	"github.com/tfmirror/tfmirror/sync"
 )
 

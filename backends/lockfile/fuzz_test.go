@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tfmirror/tfmirror/hashing/lockfile"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
 )
 
 // FuzzParseLockFile checks that no input makes the reader panic, and that

@@ -15,8 +15,8 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/hclinput"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/hashing/lockfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of tests that build files from scratch")
