@@ -40,7 +40,7 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 	}
 	backends.SortProviders(providers)
 
-	c := checker{r: r, o: o, archives: map[backends.Provider][]backends.Archive{}, errs: map[backends.Provider]error{}, have: map[backends.Provider][]backends.Version{}}
+	c := checker{r: r, o: o, archives: map[backends.Provider][]backends.Archive{}, errs: map[backends.Provider]error{}, have: map[backends.Provider][]backends.Version{}, seen: map[hashing.Hash]bool{}}
 	for _, p := range providers {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -81,8 +81,54 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 				out = append(out, c.checkArchive(ctx, a, l))
 			}
 		}
+		if len(o.Platforms) == 0 && allOK(out, p) && len(c.archives[p]) > 0 {
+			if f, ok := c.unmatched(p, l); ok {
+				out = append(out, f)
+			}
+		}
 	}
 	return out, nil
+}
+
+// allOK reports whether every finding about p so far is ok.
+func allOK(fs []Finding, p backends.Provider) bool {
+	for _, f := range fs {
+		if f.Package.Provider == p && f.Status != StatusOK {
+			return false
+		}
+	}
+	return true
+}
+
+// unmatched reports the locked h1: and zh: hashes of p that no archive the
+// place holds matches: each stands for a package (a platform) the lock
+// vouches for and the mirror lacks, so init on that platform would fail.
+// Checked only when no --platform narrows the check and p's packages all
+// passed (a failing one already explains its own hashes).
+func (c *checker) unmatched(p backends.Provider, l Locked) (Finding, bool) {
+	zipped := true // an unpacked package has no zh: to match
+	for _, a := range c.archives[p] {
+		zipped = zipped && a.Layout != backends.Unpacked
+	}
+	var missing []hashing.Hash
+	for _, h := range l.Hashes {
+		if s := h.Scheme(); (s == hashing.SchemeH1 || s == hashing.SchemeZip && zipped) && !c.seen[h] {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) == 0 {
+		return Finding{}, false
+	}
+	var shown []string
+	for _, h := range missing[:min(len(missing), 3)] {
+		shown = append(shown, h.Short())
+	}
+	if len(missing) > 3 {
+		shown = append(shown, fmt.Sprintf("and %d more", len(missing)-3))
+	}
+	return Finding{Package: backends.Package{Provider: p, Version: l.Version}, Status: StatusMissing,
+		Detail: fmt.Sprintf("init on some platform would fail: %d of the %d hashes %s locks for %s %s match no archive in %s (%s): each is a package, usually another platform, that the mirror lacks; copy the platforms your team runs init on with `tfmirror sync SOURCE %s -p %s -v %s --platform OS_ARCH`, or check only those with --platform",
+			len(missing), len(l.Hashes), lockName(l), p, l.Version, c.r, strings.Join(shown, ", "), c.r, p, l.Version)}, true
 }
 
 type checker struct {
@@ -91,6 +137,7 @@ type checker struct {
 	archives map[backends.Provider][]backends.Archive // at the locked version
 	have     map[backends.Provider][]backends.Version // every version r holds
 	errs     map[backends.Provider]error
+	seen     map[hashing.Hash]bool // the h1: and zh: of every archive checked
 }
 
 func (c *checker) list(ctx context.Context, p backends.Provider, l Locked) {
@@ -180,6 +227,10 @@ func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked
 	if err != nil {
 		f.Status, f.Detail = StatusError, fmt.Sprintf("cannot hash the package: %v", err)
 		return f
+	}
+	c.seen[sums.H1], c.seen[sums.ZH] = true, true
+	for _, h := range a.Hashes() {
+		c.seen[h] = true // a zip's h1 as stated: the unpacked package's
 	}
 	evidence := append([]hashing.Evidence(nil), a.Evidence...)
 	lockEv := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceLockFile, Detail: l.Source}, Hashes: l.Hashes, AnyOf: true}

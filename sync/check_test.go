@@ -757,3 +757,43 @@ func TestUpdateLockFromRegistryRecordsEverySignedHash(t *testing.T) {
 		t.Errorf("merged: %v, constraints %q", l.Hashes, l.Constraints)
 	}
 }
+
+// A mirror that lacks a platform the lock vouches for, for every provider,
+// does not pass: the lock's hashes for that platform match no archive, and
+// init there would fail. (Before, the default platforms were those the
+// mirror holds, so every row was ok.)
+func TestCheckLockReportsHashesNothingMatches(t *testing.T) {
+	ctx := chkCtx(t)
+	full := t.TempDir()
+	backendtest.WritePacked(t, full, backendtest.Seeds(t, chkProviders, []string{"1.2.0"}, []string{"linux_amd64", "darwin_arm64"}))
+	locked := sync.LockedFromFile(lockAll(t, ctx, chkOpen(t, full), "linux_amd64", "darwin_arm64"), "team.lock.hcl")
+
+	half := t.TempDir()
+	backendtest.WritePacked(t, half, backendtest.Seeds(t, chkProviders, []string{"1.2.0"}, []string{"linux_amd64"}))
+	findings, err := sync.CheckLock(ctx, chkOpen(t, half), locked, sync.CheckOptions{Kind: place.FS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := 0
+	for _, f := range findings {
+		if f.Status == sync.StatusMissing {
+			missing++
+			if !strings.Contains(f.Detail, "2 of the 4 hashes team.lock.hcl locks") || !strings.Contains(f.Detail, "--platform OS_ARCH") {
+				t.Errorf("%s: %s", f.Package, f.Detail)
+			}
+		}
+	}
+	if missing != len(chkProviders) {
+		t.Fatalf("%d providers reported with unmatched hashes, want %d: %+v", missing, len(chkProviders), findings)
+	}
+	// --platform says which platforms matter: the others' hashes do not.
+	findings, err = sync.CheckLock(ctx, chkOpen(t, half), locked, sync.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range findings {
+		if f.Status != sync.StatusOK {
+			t.Errorf("with --platform linux_amd64: %s %s %s", f.Package, f.Status, f.Detail)
+		}
+	}
+}
