@@ -44,6 +44,15 @@ type Options struct {
 	// Logs keeps the registry's own log output (off by default: it is
 	// verbose and only useful when debugging the registry itself).
 	Logs bool
+	// TornWrites stores small files (the links that name blobs, manifests
+	// and tags in a repository) as distribution 2.8's filesystem driver
+	// did: truncated in place, then written (distribution/distribution#4478,
+	// fixed in 3.0 by a rename). A request that reads such a link meanwhile
+	// finds it empty, so concurrent pushes of one blob get answers such as
+	// MANIFEST_BLOB_UNKNOWN or DIGEST_INVALID, as from Debian's
+	// docker-registry. The registry pauses briefly between the two steps, so
+	// that tests meet the window as often as busy production registries do.
+	TornWrites bool
 }
 
 // Request is one request the registry served.
@@ -89,6 +98,10 @@ func NewWithOptions(t testing.TB, o Options) *Registry {
 		"filesystem":  configuration.Parameters{"rootdirectory": r.root},
 		"delete":      configuration.Parameters{"enabled": true},
 		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
+	}
+	if o.TornWrites {
+		registerTornWrites()
+		cfg.Middleware = map[string][]configuration.Middleware{"storage": {{Name: tornWritesName}}}
 	}
 	cfg.HTTP.Secret = "ocitest-not-a-secret"
 	cfg.Catalog.MaxEntries = 1000 // the YAML loader's default; zero lists nothing
