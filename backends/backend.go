@@ -68,6 +68,27 @@ type Writer interface {
 	Flush(ctx context.Context, p Provider) error
 }
 
+// ProviderChecker is implemented by writers that can hold only some sets
+// of providers together: an OCI mirror whose repository template leaves
+// out part of the provider address holds one value of that part. Sync
+// calls it, through CheckProviders, with the providers a plan or a batch of
+// jobs is about to write, before anything is written.
+type ProviderChecker interface {
+	// CheckProviders returns an error that wraps ErrUsage, naming what
+	// the place cannot tell apart, when it cannot hold ps together with
+	// the providers earlier calls accepted. It does no I/O.
+	CheckProviders(ps []Provider) error
+}
+
+// CheckProviders asks r, when it is a ProviderChecker, whether it can hold
+// ps; other places can hold any providers.
+func CheckProviders(r Reader, ps []Provider) error {
+	if c, ok := r.(ProviderChecker); ok && len(ps) > 0 {
+		return c.CheckProviders(ps)
+	}
+	return nil
+}
+
 // Staged is one archive on its way into a place. Nothing of it is visible to
 // readers of the place until Commit returns.
 type Staged interface {

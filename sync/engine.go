@@ -91,6 +91,7 @@ func (s JobState) String() string {
 type job struct {
 	info    JobInfo
 	spec    JobSpec
+	refused error // the destination cannot hold the job's provider (a usage error)
 	state   JobState
 	cancel  context.CancelFunc
 	bytes   atomic.Int64
@@ -219,8 +220,11 @@ func (e *Engine) backlog() int {
 // cancellation) once every job has ended.
 func (e *Engine) Events() <-chan Event { return e.events }
 
-// Enqueue adds jobs and returns their ids.
+// Enqueue adds jobs and returns their ids. Jobs whose destination cannot
+// hold their providers together with the others it is given
+// (backends.ProviderChecker) fail without an attempt, with the reason.
 func (e *Engine) Enqueue(specs ...JobSpec) []JobID {
+	refused := checkProviders(specs)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ids := make([]JobID, 0, len(specs))
@@ -230,6 +234,9 @@ func (e *Engine) Enqueue(specs ...JobSpec) []JobID {
 		}
 		e.nextID++
 		j := &job{spec: s}
+		if s.Task == nil {
+			j.refused = refused[s.Dst]
+		}
 		if s.Task != nil {
 			j.info = s.Task.Info()
 		} else {
@@ -468,6 +475,29 @@ func (e *Engine) run(ctx context.Context, j *job) error {
 	}
 }
 
+// checkProviders asks each destination of the specs whether it can hold
+// their providers, and returns the refusals by destination.
+func checkProviders(specs []JobSpec) map[backends.Writer]error {
+	byDst := map[backends.Writer][]backends.Provider{}
+	var order []backends.Writer
+	for _, s := range specs {
+		if s.Task != nil {
+			continue
+		}
+		if _, ok := byDst[s.Dst]; !ok {
+			order = append(order, s.Dst)
+		}
+		byDst[s.Dst] = append(byDst[s.Dst], s.Archive.Provider)
+	}
+	refused := map[backends.Writer]error{}
+	for _, dst := range order {
+		if err := backends.CheckProviders(dst, byDst[dst]); err != nil {
+			refused[dst] = err
+		}
+	}
+	return refused
+}
+
 // attempt streams the archive into a staging area of the destination,
 // computing zh: on the way, then h1:, checks every source of truth, and only
 // then commits.
@@ -478,6 +508,9 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	a, spec := j.spec.Archive, j.spec
 	opErr := func(op, side, place string, err error) error {
 		return &backends.OpError{Op: op, Side: side, Place: place, Pkg: &a.Package, Err: err}
+	}
+	if j.refused != nil {
+		return opErr("stage", "destination", j.info.Dst, j.refused)
 	}
 	j.bytes.Store(0)
 	j.started.Store(time.Now().UnixNano())

@@ -96,7 +96,9 @@ type PlanOptions struct {
 // MakePlan compares the selected packages of src with dst. It reads
 // listings and stated hashes only (archives are hashed only where the two
 // places state nothing comparable, or with VerifyExisting), so planning a
-// sync that has nothing to do is cheap.
+// sync that has nothing to do is cheap. A destination that cannot hold the
+// plan's providers together (backends.ProviderChecker) fails it with a
+// usage error.
 func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts PlanOptions) (*Plan, error) {
 	plan := &Plan{Src: src, Dst: dst}
 	providers, err := sel.ProvidersIn(ctx, src)
@@ -162,7 +164,25 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 	if err := sel.checkSelected(ctx, src, providers, selected); err != nil {
 		return nil, fmt.Errorf("source %s: %w", src, err)
 	}
+	if err := backends.CheckProviders(dst, plan.Providers()); err != nil {
+		return nil, err // it names the place
+	}
 	return plan, nil
+}
+
+// Providers lists the providers the plan would have the destination hold:
+// those with packages missing, present or in conflict there, sorted.
+func (p *Plan) Providers() []backends.Provider {
+	seen := map[backends.Provider]bool{}
+	var out []backends.Provider
+	for _, it := range p.Items {
+		if it.Status != StatusUnavailable && !seen[it.Archive.Provider] {
+			seen[it.Archive.Provider] = true
+			out = append(out, it.Archive.Provider)
+		}
+	}
+	backends.SortProviders(out)
+	return out
 }
 
 func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst map[backends.PackageKey]backends.Archive, dst backends.Reader, opts PlanOptions) (Item, error) {

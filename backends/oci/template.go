@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -223,4 +224,51 @@ func diagText(diags hcl.Diagnostics) string {
 		msgs = append(msgs, msg)
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// Unpinned applies OpenTofu's rule for oci_mirror templates to the
+// providers ps: a template must refer to each of hostname, namespace and
+// type unless every provider has the same value of it (OpenTofu judges its
+// include patterns; tfmirror judges the providers it writes). It returns
+// the symbols the template leaves out although ps hold more than one
+// value of them, in the order hostname, namespace, type, each with those
+// values sorted.
+func (t *Template) Unpinned(ps []backends.Provider) []Unpinned {
+	var out []Unpinned
+	for _, sym := range templateSymbols {
+		if t.uses[sym] {
+			continue
+		}
+		seen := map[string]bool{}
+		var values []string
+		for _, p := range ps {
+			v := symbolValue(p, sym)
+			if !seen[v] {
+				seen[v] = true
+				values = append(values, v)
+			}
+		}
+		if len(values) > 1 {
+			sort.Strings(values)
+			out = append(out, Unpinned{Symbol: sym, Values: values})
+		}
+	}
+	return out
+}
+
+// Unpinned is a symbol a template does not refer to, and the values the
+// providers have of it.
+type Unpinned struct {
+	Symbol string
+	Values []string
+}
+
+func symbolValue(p backends.Provider, symbol string) string {
+	switch symbol {
+	case "hostname":
+		return p.HostnameForDisplay()
+	case "namespace":
+		return p.Namespace
+	}
+	return p.Type
 }

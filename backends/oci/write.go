@@ -35,6 +35,8 @@ type writeState struct {
 	versions map[versionKey]*pendingVersion
 	owners   map[Repository]backends.Provider
 	config   map[Repository]bool // the empty config blob is known to be there
+	// accepted are the providers CheckProviders accepted.
+	accepted []backends.Provider
 }
 
 func newWriteState() writeState {
@@ -119,7 +121,7 @@ func (m *Mirror) claim(addr Repository, p backends.Provider) error {
 	m.w.mu.Lock()
 	defer m.w.mu.Unlock()
 	if other, ok := m.w.owners[addr]; ok && other != p {
-		return fmt.Errorf("oci mirror %s: %s and %s both map to repository %s; their tags would collide: make the template %q use ${namespace} and ${type}", m.name, other, p, addr, m.tmpl)
+		return fmt.Errorf("oci mirror %s: %s and %s both map to repository %s; their tags would collide: make the template %q use ${hostname}, ${namespace} and ${type}, each as a path segment of its own", m.name, other, p, addr, m.tmpl)
 	}
 	m.w.owners[addr] = p
 	return nil

@@ -15,22 +15,12 @@ import (
 // only.
 func ConfigBlock(t *oci.Template, providers []backends.Provider, plainHTTP bool) (string, []string) {
 	var includes []string
-	hosts, namespaces, types := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, p := range providers {
 		includes = append(includes, p.String())
-		hosts[p.HostnameForDisplay()] = true
-		namespaces[p.Namespace] = true
-		types[p.Type] = true
 	}
 	var notes []string
-	for _, c := range []struct {
-		symbol string
-		values map[string]bool
-		what   string
-	}{{"hostname", hosts, "hostnames"}, {"namespace", namespaces, "namespaces"}, {"type", types, "types"}} {
-		if len(c.values) > 1 && !t.Uses(c.symbol) {
-			notes = append(notes, fmt.Sprintf("OpenTofu will refuse this block: the template does not use ${%s}, but the providers have %d %s; push them with a template that uses ${%s}, or put them in separate oci_mirror blocks", c.symbol, len(c.values), c.what, c.symbol))
-		}
+	for _, u := range t.Unpinned(providers) {
+		notes = append(notes, fmt.Sprintf("OpenTofu will refuse this block: the template does not use ${%s}, but the providers have %d %ss; push them with a template that uses ${%s}, or put them in separate oci_mirror blocks", u.Symbol, len(u.Values), u.Symbol, u.Symbol))
 	}
 	if plainHTTP {
 		notes = append(notes, "OpenTofu reaches OCI registries over HTTPS only; this registry was pushed to over plain HTTP")
