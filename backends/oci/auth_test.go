@@ -206,13 +206,20 @@ func TestRegistryRefusals(t *testing.T) {
 		reply    func(http.ResponseWriter, *http.Request)
 		sentinel error
 		want     []string
+		notWant  []string
 	}{
 		{"manifest invalid", http.MethodPut, "/manifests/sha256:", answer(400, "MANIFEST_INVALID", "unknown field artifactType"), oci.ErrRejected,
-			[]string{"MANIFEST_INVALID", "unknown field artifactType", "push manifest", "may not support OCI 1.1 artifacts"}},
+			[]string{"MANIFEST_INVALID", "unknown field artifactType", "push manifest", "may not support OCI 1.1 artifacts"}, nil},
 		{"denied", http.MethodPost, "/blobs/uploads/", answer(403, "DENIED", "requested access to the resource is denied"), backends.ErrUnauthorized,
-			[]string{"DENIED, HTTP 403", "access denied", "push blob"}},
+			[]string{"DENIED, HTTP 403", "access denied", "push blob"}, nil},
 		{"index rejected", http.MethodPut, "/manifests/1.0.0", answer(400, "MANIFEST_BLOB_UNKNOWN", "blob unknown to registry"), oci.ErrRejected,
-			[]string{"MANIFEST_BLOB_UNKNOWN", `push index`, `as tag "1.0.0"`}},
+			[]string{"MANIFEST_BLOB_UNKNOWN", `push index`, `as tag "1.0.0"`, "another push into the same repository"}, []string{"OCI 1.1"}},
+		// What distribution 2.8 answers while another push rewrites the
+		// config blob's link: not a matter of OCI 1.1 support.
+		{"manifest blob unknown", http.MethodPut, "/manifests/sha256:", answer(400, "MANIFEST_BLOB_UNKNOWN", "blob unknown to registry"), oci.ErrRejected,
+			[]string{"MANIFEST_BLOB_UNKNOWN", "push manifest", "another push into the same repository", "retried"}, []string{"OCI 1.1"}},
+		{"digest invalid", http.MethodPut, "/blobs/uploads/", answer(400, "DIGEST_INVALID", "provided digest did not match uploaded content"), oci.ErrRejected,
+			[]string{"DIGEST_INVALID", "push blob", "another push into the same repository"}, []string{"OCI 1.1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,6 +243,11 @@ func TestRegistryRefusals(t *testing.T) {
 			for _, want := range append(tt.want, "refusals/") {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("message %q lacks %q", err, want)
+				}
+			}
+			for _, bad := range tt.notWant {
+				if strings.Contains(err.Error(), bad) {
+					t.Errorf("message %q says %q", err, bad)
 				}
 			}
 			if tt.name != "index rejected" && !strings.Contains(err.Error(), pkg.String()) {

@@ -153,14 +153,22 @@ func classify(err error, op, place string, repo Repository, pkg string) error {
 		e.Hint = "the registry does not accept this repository name"
 	case e.Code == errcode.ErrorCodeManifestUnknown || errors.Is(err, errdef.ErrNotFound) || e.Status == http.StatusNotFound:
 		e.kind = backends.ErrNotFound
-	case e.Code == errcode.ErrorCodeManifestInvalid, e.Code == errcode.ErrorCodeManifestBlobUnknown,
-		e.Code == errcode.ErrorCodeBlobUnknown, e.Code == errcode.ErrorCodeUnsupported,
-		e.Code == errcode.ErrorCodeSizeInvalid, e.Code == errcode.ErrorCodeDigestInvalid,
-		e.Code == errcode.ErrorCodeBlobUploadInvalid, e.Status == http.StatusUnsupportedMediaType:
+	case isPushRace(err):
+		// Answered to a push that named a blob or manifest this process
+		// had just pushed: not a format the registry refuses, but another
+		// push of the same content at the same moment.
+		e.kind = ErrRejected
+		if strings.HasPrefix(op, "push") {
+			e.Hint = "the registry did not find, or found half-written, content this process had just pushed: another push into the same repository was writing it at the same moment (distribution 2.8 rewrites a blob's link in place); tfmirror retried it a few times: run again, and if it persists, check for a proxy that alters uploads"
+		}
+	case e.Code == errcode.ErrorCodeManifestInvalid, e.Code == errcode.ErrorCodeUnsupported,
+		e.Status == http.StatusUnsupportedMediaType:
 		e.kind = ErrRejected
 		if strings.Contains(op, "manifest") || strings.Contains(op, "index") {
 			e.Hint = "the registry may not support OCI 1.1 artifacts (artifactType) or the archive/zip layer media type"
 		}
+	case e.Code == errcode.ErrorCodeSizeInvalid, e.Code == errcode.ErrorCodeBlobUploadInvalid:
+		e.kind = ErrRejected
 	case e.Status == http.StatusBadRequest:
 		e.kind = ErrRejected
 	}
@@ -168,6 +176,25 @@ func classify(err error, op, place string, repo Repository, pkg string) error {
 		e.Hint = transportHint(err)
 	}
 	return e
+}
+
+// isPushRace reports the answers a registry gives to a push that names
+// content whose link another push is rewriting at that moment
+// (distribution 2.8 writes links in place, so a reader can find one empty):
+// BLOB_UNKNOWN or MANIFEST_BLOB_UNKNOWN for a blob or manifest just pushed,
+// DIGEST_INVALID for a link read empty. Pushes answered so are retried.
+func isPushRace(err error) bool {
+	var resp *errcode.ErrorResponse
+	if !errors.As(err, &resp) || resp.StatusCode == http.StatusNotFound {
+		return false
+	}
+	for _, re := range resp.Errors {
+		switch re.Code {
+		case errcode.ErrorCodeBlobUnknown, errcode.ErrorCodeManifestBlobUnknown, errcode.ErrorCodeDigestInvalid:
+			return true
+		}
+	}
+	return false
 }
 
 // transportHint says what to do about the connection-level failures users

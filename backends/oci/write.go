@@ -9,14 +9,17 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math/rand/v2"
 	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/singleflight"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
@@ -35,6 +38,9 @@ type writeState struct {
 	versions map[versionKey]*pendingVersion
 	owners   map[Repository]backends.Provider
 	config   map[Repository]bool // the empty config blob is known to be there
+	// configs pushes a repository's empty config once for all the jobs
+	// that need it at the same moment.
+	configs singleflight.Group
 	// accepted are the providers CheckProviders accepted.
 	accepted []backends.Provider
 }
@@ -246,15 +252,78 @@ func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 }
 
 func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
-	f, err := os.Open(s.f.Name())
+	err := pushBlob(ctx, r, layer, func() (io.ReadCloser, error) {
+		s.sent.Store(0)
+		f, err := os.Open(s.f.Name())
+		if err != nil {
+			return nil, err
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{&countingReader{r: f, n: &s.sent}, f}, nil
+	})
 	if err != nil {
-		return s.errorf("%v", err)
-	}
-	defer f.Close()
-	if err := r.Blobs().Push(ctx, layer, &countingReader{r: f, n: &s.sent}); err != nil {
 		return classify(err, "push blob "+layer.Digest.String(), s.m.name, s.addr, s.pkg.String())
 	}
 	return nil
+}
+
+// pushBlob pushes a blob, again while the registry answers as it does when
+// another push of the same blob is under way (isPushRace), unless it then
+// turns out to hold the blob.
+func pushBlob(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor, open func() (io.ReadCloser, error)) error {
+	return retryRace(ctx, func() error {
+		rc, err := open()
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		err = r.Blobs().Push(ctx, desc, rc)
+		if errors.Is(err, errdef.ErrAlreadyExists) {
+			return nil
+		}
+		if err != nil && isPushRace(err) {
+			if ok, xerr := r.Blobs().Exists(ctx, desc); xerr == nil && ok {
+				return nil
+			}
+		}
+		return err
+	})
+}
+
+// Retries of a push that met another push of the same content: a few,
+// soon, since the other push's link is written within moments.
+const (
+	raceAttempts = 6
+	raceBackoff  = 50 * time.Millisecond
+)
+
+// retryRace runs push until it succeeds, fails otherwise than by meeting a
+// concurrent push (isPushRace), or has been tried raceAttempts times.
+func retryRace(ctx context.Context, push func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := push()
+		if err == nil || !isPushRace(err) || attempt == raceAttempts {
+			return err
+		}
+		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
+			return err
+		}
+	}
+}
+
+// sleepJittered waits between d/2 and 3d/2, so that writers that met
+// once do not meet again in lockstep.
+func sleepJittered(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d/2 + rand.N(d))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // pushManifest pushes the platform's image manifest: the empty config, the
@@ -272,7 +341,11 @@ func (s *Staged) pushManifest(ctx context.Context, r *remote.Repository, layer o
 		return ocispec.Descriptor{}, s.errorf("%v", err)
 	}
 	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, b)
-	if err := r.Manifests().Push(ctx, desc, bytes.NewReader(b)); err != nil {
+	// The registry checks that the layer and config are there; another
+	// process pushing the same config at this moment can make it answer
+	// that they are not.
+	if err := retryRace(ctx, func() error { return r.Manifests().Push(ctx, desc, bytes.NewReader(b)) }); err != nil {
+
 		return ocispec.Descriptor{}, classify(err, "push manifest "+desc.Digest.String(), s.m.name, s.addr, s.pkg.String())
 	}
 	return ocispec.Descriptor{
@@ -284,28 +357,42 @@ func (s *Staged) pushManifest(ctx context.Context, r *remote.Repository, layer o
 	}, nil
 }
 
-// ensureConfig pushes the empty config blob "{}" once per repository.
+// ensureConfig pushes the empty config blob "{}" once per repository: the
+// jobs that need it at the same moment wait for one push. Every platform
+// manifest names it, and distribution 2.8 answers a manifest naming a blob
+// whose link another push is rewriting as if the blob were missing.
 func (m *Mirror) ensureConfig(ctx context.Context, r *remote.Repository, addr Repository, pkg backends.Package) error {
-	m.w.mu.Lock()
-	known := m.w.config[addr]
-	m.w.mu.Unlock()
-	if known {
-		return nil
-	}
-	cfg := ocispec.DescriptorEmptyJSON
-	ok, err := r.Blobs().Exists(ctx, cfg)
-	if err != nil {
-		return classify(err, "check config blob", m.name, addr, pkg.String())
-	}
-	if !ok {
-		if err := r.Blobs().Push(ctx, cfg, bytes.NewReader(cfg.Data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
-			return classify(err, "push config blob", m.name, addr, pkg.String())
+	for {
+		m.w.mu.Lock()
+		known := m.w.config[addr]
+		m.w.mu.Unlock()
+		if known {
+			return nil
 		}
+		_, err, _ := m.w.configs.Do(addr.String(), func() (any, error) {
+			cfg := ocispec.DescriptorEmptyJSON
+			ok, err := r.Blobs().Exists(ctx, cfg)
+			if err != nil {
+				return nil, classify(err, "check config blob", m.name, addr, pkg.String())
+			}
+			if !ok {
+				err := pushBlob(ctx, r, cfg, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(cfg.Data)), nil })
+				if err != nil {
+					return nil, classify(err, "push config blob", m.name, addr, pkg.String())
+				}
+			}
+			m.w.mu.Lock()
+			m.w.config[addr] = true
+			m.w.mu.Unlock()
+			return nil, nil
+		})
+		// The push ran under the job that started it; when that job was
+		// cancelled, another job still wants the config.
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
+			continue
+		}
+		return err
 	}
-	m.w.mu.Lock()
-	m.w.config[addr] = true
-	m.w.mu.Unlock()
-	return nil
 }
 
 // version returns the pending state of pkg's version, creating it.
@@ -468,7 +555,7 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 		return fmt.Errorf("oci mirror %s: %s: %w", m.name, label, err)
 	}
 	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageIndex, b)
-	if err := r.PushReference(ctx, desc, bytes.NewReader(b), pv.tag); err != nil {
+	if err := retryRace(ctx, func() error { return r.PushReference(ctx, desc, bytes.NewReader(b), pv.tag) }); err != nil {
 		return classify(err, fmt.Sprintf("push index %s as tag %q", desc.Digest, pv.tag), m.name, pv.addr, label)
 	}
 	pv.base, pv.baseDigest, pv.added, pv.dirty = idx, desc.Digest, map[backends.Platform]ocispec.Descriptor{}, false

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"os/exec"
+	"sort"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"oras.land/oras-go/v2/registry/remote/credentials"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+)
+
+// writerRounds is how many times the two-writer tests race two processes.
+// Before tfmirror read its indexes back, the lost update showed in about
+// one round in three on an idle machine.
+const writerRounds = 12
+
+const writersTemplate = "/tf/${hostname}/${namespace}/${type}"
+
+// started is a tfmirror process running in the background.
+type started struct {
+	cmd      *exec.Cmd
+	out, err bytes.Buffer
+}
+
+func start(t *testing.T, env []string, args ...string) *started {
+	t.Helper()
+	s := &started{cmd: exec.Command(tfmirrorBin, args...)}
+	s.cmd.Env = append(cleanEnv(t), env...)
+	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.err
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+		}
+	})
+	return s
+}
+
+// wait returns the exit code, or fails the test when the process does not
+// end within a generous bound.
+func (s *started) wait(t *testing.T) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(2 * time.Minute):
+		s.cmd.Process.Kill()
+		t.Fatalf("%s did not end within 2 minutes\n%s", s.cmd.Args, s.err.String())
+		return -1
+	}
+}
+
+// platformsInIndex reads the version's index from the registry, as
+// OpenTofu would, and returns the platforms it references.
+func platformsInIndex(t *testing.T, reg *ocitest.Registry, provider, version string) []string {
+	t.Helper()
+	m, err := oci.Open("oci://"+reg.Host()+writersTemplate, reg.Host()+writersTemplate, oci.Options{PlainHTTP: true, Credentials: credentials.NewMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := backends.ParseProvider(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := backends.ParseVersion(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := m.Archives(context.Background(), p, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Platform.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func platformFlags(plats []string) []string {
+	var out []string
+	for _, p := range plats {
+		out = append(out, "--platform", p)
+	}
+	return out
+}
+
+// emptyConfig is the digest of the empty config blob "{}" every platform
+// manifest names.
+const emptyConfig = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+
+// countConfigUploads counts, per repository, the uploads of the empty
+// config blob the registry completes (PUT .../blobs/uploads/ID?digest=).
+func countConfigUploads(reg *ocitest.Registry) func() map[string]int {
+	var mu gosync.Mutex
+	n := map[string]int{}
+	reg.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads/") && r.URL.Query().Get("digest") == emptyConfig {
+			repo, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v2/"), "/blobs/uploads/")
+			mu.Lock()
+			n[repo]++
+			mu.Unlock()
+		}
+		return false
+	})
+	return func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(n)
+	}
+}
+
+// The first sync into a fresh repository runs many jobs at once. Each used
+// to push the empty config blob; distribution 2.8 rewrites the blob's link
+// in place, so a job whose manifest arrived meanwhile was answered
+// MANIFEST_BLOB_UNKNOWN and failed with a hint blaming the registry's OCI
+// 1.1 support. The config is now pushed once per repository.
+func TestFirstSyncIntoFreshOCIRepository(t *testing.T) {
+	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true, TornWrites: true})
+	uploads := countConfigUploads(reg)
+	plats := []string{"darwin_amd64", "darwin_arm64", "freebsd_amd64", "linux_386", "linux_amd64", "linux_arm", "linux_arm64", "windows_amd64"}
+	const rounds = 4
+	var providers []string
+	for i := range rounds {
+		providers = append(providers, fmt.Sprintf("example.com/acme/fresh%d", i))
+	}
+	src := t.TempDir()
+	backendtest.WritePacked(t, src, variedSeeds(t, providers, []string{"1.0.0"}, plats))
+	dst := "oci://" + reg.Host() + writersTemplate
+	for i, p := range providers {
+		s := start(t, nil, "sync", src, dst, "-p", p, "--plain-http", "--jobs", "8")
+		if code := s.wait(t); code != 0 {
+			t.Fatalf("round %d: sync into a fresh repository exited %d\n%s", i, code, s.err.String())
+		}
+		if got := strings.Join(platformsInIndex(t, reg, p, "1.0.0"), " "); got != strings.Join(plats, " ") {
+			t.Fatalf("round %d: the index lists [%s], want [%s]", i, got, strings.Join(plats, " "))
+		}
+	}
+	for repo, n := range uploads() {
+		if n != 1 {
+			t.Errorf("repository %s: the empty config blob was uploaded %d times by one process, want once", repo, n)
+		}
+	}
+}
+
+// variedSeeds makes release zips of different sizes (as real platforms'
+// binaries are), so that concurrent jobs reach each step at different
+// moments rather than in lockstep.
+func variedSeeds(t *testing.T, providers, versions, platforms []string) []backendtest.Seed {
+	t.Helper()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var out []backendtest.Seed
+	for _, s := range backendtest.Seeds(t, providers, versions, platforms) {
+		pad := make([]byte, rnd.IntN(3<<20))
+		for i := range pad {
+			pad[i] = byte(rnd.Uint32())
+		}
+		exe := fmt.Sprintf("terraform-provider-%s_v%s", s.Package.Provider.Type, s.Package.Version)
+		s.Zip = backendtest.Zip(t, backendtest.Entry{Name: exe, Body: []byte("#!/bin/sh\nexit 1\n")}, backendtest.Entry{Name: "padding", Body: pad, Mode: 0o644})
+		out = append(out, s)
+	}
+	return out
+}
