@@ -297,6 +297,15 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 		m.problem(verPkg, addr, fmt.Errorf("tag %q: index %s: %w", tag, desc.Digest, err))
 		return nil, nil
 	}
+	// The version of another provider the template maps here too is not
+	// this provider's, whatever it holds.
+	if owner, annotated, err := annotatedProvider(idx); err != nil || annotated && owner != p {
+		if err == nil {
+			err = fmt.Errorf("it is the index of %s (its %s annotation); the template maps both providers to this repository", owner, AnnotationProvider)
+		}
+		m.problem(verPkg, addr, fmt.Errorf("tag %q: index %s: %w: %v", tag, desc.Digest, ErrOtherProvider, err))
+		return nil, nil
+	}
 	targets, skipped, err := providerTargets(idx)
 	if err != nil {
 		m.problem(verPkg, addr, fmt.Errorf("tag %q: index %s: %w", tag, desc.Digest, err))

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
@@ -63,16 +66,19 @@ type versionKey struct {
 // serialises the read-merge-write of the index; uploads run outside it, so
 // platforms of one version upload in parallel.
 type pendingVersion struct {
-	mu     sync.Mutex
-	addr   Repository
-	tag    string
-	loaded bool
-	base   *ocispec.Index // nil: no usable index in the registry
+	mu       sync.Mutex
+	provider backends.Provider
+	addr     Repository
+	tag      string
+	loaded   bool
+	base     *ocispec.Index // nil: no usable index in the registry
 	// baseDigest is the digest the tag named when base was read.
 	baseDigest digest.Digest
 	layers     map[backends.Platform]digest.Digest
 	added      map[backends.Platform]ocispec.Descriptor
 	dirty      bool
+	// owned are the indexes found to belong to provider.
+	owned map[digest.Digest]bool
 }
 
 // Outcome says what a Commit did.
@@ -345,7 +351,6 @@ func (s *Staged) pushManifest(ctx context.Context, r *remote.Repository, layer o
 	// process pushing the same config at this moment can make it answer
 	// that they are not.
 	if err := retryRace(ctx, func() error { return r.Manifests().Push(ctx, desc, bytes.NewReader(b)) }); err != nil {
-
 		return ocispec.Descriptor{}, classify(err, "push manifest "+desc.Digest.String(), s.m.name, s.addr, s.pkg.String())
 	}
 	return ocispec.Descriptor{
@@ -402,8 +407,9 @@ func (w *writeState) version(pkg backends.Package, addr Repository) *pendingVers
 	k := versionKey{pkg.Provider, pkg.Version.String()}
 	pv, ok := w.versions[k]
 	if !ok {
-		pv = &pendingVersion{addr: addr, tag: versionTag(pkg.Version),
-			layers: map[backends.Platform]digest.Digest{}, added: map[backends.Platform]ocispec.Descriptor{}}
+		pv = &pendingVersion{provider: pkg.Provider, addr: addr, tag: versionTag(pkg.Version),
+			layers: map[backends.Platform]digest.Digest{}, added: map[backends.Platform]ocispec.Descriptor{},
+			owned: map[digest.Digest]bool{}}
 		w.versions[k] = pv
 	}
 	return pv
@@ -464,6 +470,9 @@ func (pv *pendingVersion) load(ctx context.Context, m *Mirror, r *remote.Reposit
 	idx, err := readIndex(ctx, r, desc)
 	switch {
 	case err == nil:
+		if err := pv.checkOwner(ctx, m, r, desc.Digest, idx, label); err != nil {
+			return err
+		}
 		pv.base, pv.baseDigest = idx, desc.Digest
 	case !isContentError(err):
 		return classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
@@ -522,17 +531,27 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, k := range keys {
+	// Versions have tags of their own: their indexes are pushed and read
+	// back side by side.
+	errs := make([]error, len(keys))
+	var g errgroup.Group
+	g.SetLimit(fetchParallelism)
+	for i, k := range keys {
 		m.w.mu.Lock()
 		pv := m.w.versions[k]
 		m.w.mu.Unlock()
-		if err := pv.flush(ctx, m, r, p.String()+" "+k.version); err != nil {
-			errs = append(errs, err)
-		}
+		g.Go(func() error {
+			errs[i] = pv.flush(ctx, m, r, p.String()+" "+k.version)
+			return nil
+		})
 	}
+	g.Wait()
 	return errors.Join(errs...)
 }
+
+// indexAttempts bounds the pushes of one version's index while other
+// writers keep moving its tag.
+const indexAttempts = 8
 
 func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Repository, label string) error {
 	pv.mu.Lock()
@@ -540,37 +559,153 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 	if !pv.dirty {
 		return nil
 	}
-	// Another writer (a parallel CI job pushing its own platform) may have
+	mine := pv.added
+	// Another writer (a parallel CI job pushing its own platforms) may have
 	// moved the tag since it was read: merge onto what it names now, so
-	// its platforms are kept. Registries offer no compare-and-swap on tags;
-	// this narrows the window to the moment between this check and the push.
+	// its platforms are kept.
 	if desc, err := r.Resolve(ctx, pv.tag); err == nil && desc.Digest != pv.baseDigest {
 		if idx, err := readIndex(ctx, r, desc); err == nil {
+			if err := pv.checkOwner(ctx, m, r, desc.Digest, idx, label); err != nil {
+				return err
+			}
 			pv.base, pv.baseDigest = idx, desc.Digest
 		}
 	}
-	idx := mergeIndex(pv.base, pv.added)
-	b, err := json.Marshal(idx)
-	if err != nil {
-		return fmt.Errorf("oci mirror %s: %s: %w", m.name, label, err)
+	// Registries offer no compare-and-swap on tags: a writer that read the
+	// tag before this push and pushes after it drops what this push added.
+	// So the tag is read back after each push, and again after a pause
+	// longer than a push takes (a push that read the tag before this one
+	// landed has landed by then), and the index merged and pushed again
+	// until it references every platform this process wrote.
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		idx := mergeIndex(pv.base, mine, pv.provider)
+		b, err := json.Marshal(idx)
+		if err != nil {
+			return fmt.Errorf("oci mirror %s: %s: %w", m.name, label, err)
+		}
+		desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageIndex, b)
+		if err := retryRace(ctx, func() error { return r.PushReference(ctx, desc, bytes.NewReader(b), pv.tag) }); err != nil {
+			return classify(err, fmt.Sprintf("push index %s as tag %q", desc.Digest, pv.tag), m.name, pv.addr, label)
+		}
+		pv.base, pv.baseDigest = idx, desc.Digest
+		pv.owned[desc.Digest] = true
+		missing, err := pv.readBack(ctx, m, r, mine, label)
+		if err == nil && len(missing) == 0 {
+			if err := sleepSettle(ctx, time.Since(start)); err != nil {
+				return err
+			}
+			missing, err = pv.readBack(ctx, m, r, mine, label)
+		}
+		if err != nil {
+			return err
+		}
+		if len(missing) == 0 {
+			pv.added, pv.dirty = map[backends.Platform]ocispec.Descriptor{}, false
+			return nil
+		}
+		if attempt == indexAttempts {
+			return fmt.Errorf("oci mirror %s: repository %s: %s: tag %q: other writers replaced the index %d times, each time without %s: run again once they are done",
+				m.name, pv.addr, label, pv.tag, attempt, platformList(missing))
+		}
+		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
+			return err
+		}
 	}
-	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageIndex, b)
-	if err := retryRace(ctx, func() error { return r.PushReference(ctx, desc, bytes.NewReader(b), pv.tag) }); err != nil {
-		return classify(err, fmt.Sprintf("push index %s as tag %q", desc.Digest, pv.tag), m.name, pv.addr, label)
-	}
-	pv.base, pv.baseDigest, pv.added, pv.dirty = idx, desc.Digest, map[backends.Platform]ocispec.Descriptor{}, false
-	return nil
 }
 
-// mergeIndex builds a version's index: base's entries of other artifact
+// sleepSettle waits, after a push and read back that took took, for a
+// concurrent writer's push to land: one that read the tag just before this
+// push landed needs about as long as this one took, twice that if it had
+// to fetch the index first. It waits two to four times took, at least
+// 50ms.
+func sleepSettle(ctx context.Context, took time.Duration) error {
+	took = max(took, 25*time.Millisecond)
+	t := time.NewTimer(2*took + rand.N(2*took))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// readBack reads the version's tag and returns the platforms of mine its
+// index does not reference, having made what it read the base of the next
+// merge. A platform the index references with another manifest than this
+// process pushed is a conflict: another writer pushed a different zip for
+// it at the same time.
+func (pv *pendingVersion) readBack(ctx context.Context, m *Mirror, r *remote.Repository, mine map[backends.Platform]ocispec.Descriptor, label string) ([]backends.Platform, error) {
+	desc, err := r.Resolve(ctx, pv.tag)
+	switch {
+	case err != nil && isNotFound(err):
+		pv.base, pv.baseDigest = nil, ""
+		return sortedPlatforms(mine), nil
+	case err != nil:
+		return nil, classify(err, fmt.Sprintf("resolve tag %q", pv.tag), m.name, pv.addr, label)
+	case desc.Digest == pv.baseDigest:
+		return nil, nil // still the index this process pushed
+	}
+	idx, err := readIndex(ctx, r, desc)
+	if err != nil {
+		if isContentError(err) {
+			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: %w: another writer pushed to tag %q meanwhile something else than a provider index: %v", m.name, pv.addr, label, backends.ErrConflict, pv.tag, err)
+		}
+		return nil, classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
+	}
+	if err := pv.checkOwner(ctx, m, r, desc.Digest, idx, label); err != nil {
+		return nil, err
+	}
+	pv.base, pv.baseDigest = idx, desc.Digest
+	listed := map[backends.Platform][]digest.Digest{}
+	for _, d := range idx.Manifests {
+		if d.ArtifactType == ArtifactTypeTarget && d.Platform != nil {
+			plat := backends.Platform{OS: d.Platform.OS, Arch: d.Platform.Architecture}
+			listed[plat] = append(listed[plat], d.Digest)
+		}
+	}
+	var missing []backends.Platform
+	for _, plat := range sortedPlatforms(mine) {
+		switch ds := listed[plat]; {
+		case len(ds) == 0:
+			missing = append(missing, plat)
+		case len(ds) > 1 || ds[0] != mine[plat].Digest:
+			return nil, fmt.Errorf("oci mirror %s: repository %s: %s %s: %w: another writer pushed tag %q at the same time with manifest %s for this platform, not the %s this process pushed; run again to see which zip is there",
+				m.name, pv.addr, label, plat, backends.ErrConflict, pv.tag, ds[0], mine[plat].Digest)
+		}
+	}
+	return missing, nil
+}
+
+func sortedPlatforms(m map[backends.Platform]ocispec.Descriptor) []backends.Platform {
+	out := make([]backends.Platform, 0, len(m))
+	for plat := range m {
+		out = append(out, plat)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+func platformList(ps []backends.Platform) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// mergeIndex builds p's version's index: base's entries of other artifact
 // types kept first in their order, then the provider-target entries sorted
-// by platform, committed ones replacing every base entry for their platform.
-func mergeIndex(base *ocispec.Index, added map[backends.Platform]ocispec.Descriptor) *ocispec.Index {
+// by platform, committed ones replacing every base entry for their
+// platform. base's annotations are kept, and AnnotationProvider names p.
+func mergeIndex(base *ocispec.Index, added map[backends.Platform]ocispec.Descriptor, p backends.Provider) *ocispec.Index {
 	idx := &ocispec.Index{
 		Versioned:    specs.Versioned{SchemaVersion: 2},
 		MediaType:    ocispec.MediaTypeImageIndex,
 		ArtifactType: ArtifactTypeProvider,
 		Manifests:    []ocispec.Descriptor{},
+		Annotations:  map[string]string{},
 	}
 	type entry struct {
 		plat string
@@ -578,7 +713,7 @@ func mergeIndex(base *ocispec.Index, added map[backends.Platform]ocispec.Descrip
 	}
 	var targets []entry
 	if base != nil {
-		idx.Annotations = base.Annotations
+		maps.Copy(idx.Annotations, base.Annotations)
 		for _, d := range base.Manifests {
 			if d.ArtifactType != ArtifactTypeTarget || d.Platform == nil {
 				idx.Manifests = append(idx.Manifests, d)
@@ -594,6 +729,7 @@ func mergeIndex(base *ocispec.Index, added map[backends.Platform]ocispec.Descrip
 	for plat, d := range added {
 		targets = append(targets, entry{plat.String(), d})
 	}
+	idx.Annotations[AnnotationProvider] = p.String()
 	sort.SliceStable(targets, func(i, j int) bool { return targets[i].plat < targets[j].plat })
 	for _, t := range targets {
 		idx.Manifests = append(idx.Manifests, t.d)

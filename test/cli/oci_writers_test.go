@@ -112,6 +112,51 @@ func platformFlags(plats []string) []string {
 	return out
 }
 
+// Two syncs of disjoint platforms of one provider version into one OCI
+// repository, run as two processes at once (two CI jobs, one per
+// platform group): both must exit 0 only when the version's index
+// references every platform each of them wrote. Without a compare-and-swap
+// on tags, the last index pushed used to win and the other's platforms were
+// left unreferenced while both exited 0.
+func TestTwoSyncsIntoOneOCIRepository(t *testing.T) {
+	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true})
+	groupA := []string{"freebsd_amd64", "linux_amd64", "linux_arm64"}
+	groupB := []string{"darwin_amd64", "darwin_arm64", "windows_amd64"}
+	var providers []string
+	for i := range writerRounds {
+		providers = append(providers, fmt.Sprintf("example.com/acme/race%d", i))
+	}
+	src := t.TempDir()
+	backendtest.WritePacked(t, src, variedSeeds(t, providers, []string{"1.0.0"}, append(append([]string{}, groupA...), groupB...)))
+	dst := "oci://" + reg.Host() + writersTemplate
+
+	for i, p := range providers {
+		a := start(t, nil, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupA)...)...)
+		b := start(t, nil, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupB)...)...)
+		codeA, codeB := a.wait(t), b.wait(t)
+		got := strings.Join(platformsInIndex(t, reg, p, "1.0.0"), " ")
+		for _, w := range []struct {
+			name  string
+			code  int
+			plats []string
+			s     *started
+		}{{"A", codeA, groupA, a}, {"B", codeB, groupB, b}} {
+			if w.code != 0 {
+				t.Errorf("round %d: sync %s exited %d\n%s", i, w.name, w.code, w.s.err.String())
+				continue
+			}
+			for _, plat := range w.plats {
+				if !strings.Contains(got, plat) {
+					t.Errorf("round %d: sync %s exited 0, but the index of %s 1.0.0 lists only [%s]: its %s is unreferenced", i, w.name, p, got, plat)
+				}
+			}
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
 // emptyConfig is the digest of the empty config blob "{}" every platform
 // manifest names.
 const emptyConfig = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
@@ -170,6 +215,49 @@ func TestFirstSyncIntoFreshOCIRepository(t *testing.T) {
 	}
 }
 
+// Two processes pushing into one fresh repository each push the empty
+// config once, at the same moment: on distribution 2.8 one of them may
+// find the other rewriting the blob's link. That answer (blob unknown,
+// digest invalid) for a blob just pushed is retried, and both succeed.
+func TestTwoFirstSyncsIntoFreshOCIRepository(t *testing.T) {
+	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true, TornWrites: true})
+	groupA := []string{"freebsd_amd64", "linux_amd64", "linux_arm64", "linux_386"}
+	groupB := []string{"darwin_amd64", "darwin_arm64", "windows_amd64", "linux_arm"}
+	const rounds = 6
+	var providers []string
+	for i := range rounds {
+		providers = append(providers, fmt.Sprintf("example.com/acme/twofresh%d", i))
+	}
+	src := t.TempDir()
+	backendtest.WritePacked(t, src, variedSeeds(t, providers, []string{"1.0.0"}, append(append([]string{}, groupA...), groupB...)))
+	dst := "oci://" + reg.Host() + writersTemplate
+	for i, p := range providers {
+		a := start(t, nil, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupA)...)...)
+		b := start(t, nil, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupB)...)...)
+		codeA, codeB := a.wait(t), b.wait(t)
+		for _, w := range []struct {
+			name string
+			code int
+			s    *started
+		}{{"A", codeA, a}, {"B", codeB, b}} {
+			if w.code != 0 {
+				t.Errorf("round %d: sync %s exited %d\n%s", i, w.name, w.code, w.s.err.String())
+			}
+			if strings.Contains(w.s.err.String(), "OCI 1.1") {
+				t.Errorf("round %d: sync %s blames OCI 1.1 support for a concurrent push:\n%s", i, w.name, w.s.err.String())
+			}
+		}
+		want := append(append([]string{}, groupA...), groupB...)
+		sort.Strings(want)
+		if got := strings.Join(platformsInIndex(t, reg, p, "1.0.0"), " "); got != strings.Join(want, " ") {
+			t.Errorf("round %d: the index lists [%s], want [%s]", i, got, strings.Join(want, " "))
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
 // variedSeeds makes release zips of different sizes (as real platforms'
 // binaries are), so that concurrent jobs reach each step at different
 // moments rather than in lockstep.
@@ -187,4 +275,26 @@ func variedSeeds(t *testing.T, providers, versions, platforms []string) []backen
 		out = append(out, s)
 	}
 	return out
+}
+
+// Two providers pushed one at a time into one repository (each push alone
+// names one provider, so the template is valid for it): the second is
+// refused, by the annotation tfmirror writes on its indexes, and alpha's
+// index is left as it was.
+func TestCLIRefusesAnotherProvidersIndex(t *testing.T) {
+	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true})
+	src := t.TempDir()
+	backendtest.WritePacked(t, src, backendtest.Seeds(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, []string{"1.0.0"}, []string{"linux_amd64"}))
+	dst := "oci://" + reg.Host() + "/one-repository"
+	if r := run(t, cleanEnv(t), "sync", src, dst, "-p", "example.com/acme/alpha", "--plain-http"); r.code != 0 {
+		t.Fatalf("alpha: %d\n%s", r.code, r.stderr)
+	}
+	r := run(t, cleanEnv(t), "sync", src, dst, "-p", "example.com/acme/beta", "--plain-http", "--force")
+	if r.code != 1 || !strings.Contains(r.stderr, `tag "1.0.0" holds the index of example.com/acme/alpha`) {
+		t.Fatalf("beta into alpha's index: exit %d\n%s", r.code, r.stderr)
+	}
+	r = run(t, cleanEnv(t), "ls", dst, "-p", "example.com/acme/alpha", "--plain-http")
+	if r.code != 0 || !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "example.com/acme/alpha 1.0.0 linux_amd64") {
+		t.Fatalf("alpha after the refusal: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
