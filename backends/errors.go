@@ -43,6 +43,42 @@ func (e *OpError) Error() string {
 
 func (e *OpError) Unwrap() error { return e.Err }
 
+// UnlistedError is a Flush error that names the packages whose archives
+// landed in the place although its index documents do not list them (or
+// may not): clients will not find them, so the jobs that moved them have not
+// succeeded.
+type UnlistedError struct {
+	Packages []Package
+	Err      error
+}
+
+func (e *UnlistedError) Error() string { return e.Err.Error() }
+func (e *UnlistedError) Unwrap() error { return e.Err }
+
+// Unlisted returns, for each package an UnlistedError in err's tree names
+// (errors.Join and wrapping are followed), that error.
+func Unlisted(err error) map[PackageKey]error {
+	out := map[PackageKey]error{}
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *UnlistedError:
+			for _, p := range e.Packages {
+				out[p.Key()] = e.Err
+			}
+		case interface{ Unwrap() []error }:
+			for _, c := range e.Unwrap() {
+				walk(c)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
 // transientError marks an error as worth retrying.
 type transientError struct{ err error }
 

@@ -106,7 +106,7 @@ type flushKey struct {
 
 type flushState struct {
 	pending int
-	landed  bool
+	landed  []*job       // done since the last Flush
 	writing gosync.Mutex // serialises Flush calls for one destination and provider
 }
 
@@ -361,7 +361,8 @@ func (e *Engine) worker() {
 		case err == nil:
 			j.state = Done
 			if j.spec.Task == nil {
-				e.flushes[flushKey{j.spec.Dst, j.info.Package.Provider}].landed = true
+				fs := e.flushes[flushKey{j.spec.Dst, j.info.Package.Provider}]
+				fs.landed = append(fs.landed, j)
 			}
 		case errors.Is(err, context.Canceled):
 			j.state = Canceled
@@ -396,25 +397,46 @@ func (e *Engine) endJob(j *job, ev Event) {
 }
 
 // flushIfLast writes a provider's index documents once its last pending job
-// in that destination has ended, if any of its archives landed.
+// in that destination has ended, if any of its archives landed. The jobs
+// whose packages the index documents then do not list (Flush's
+// backends.UnlistedError) have not succeeded after all: they end failed.
 func (e *Engine) flushIfLast(j *job) {
 	k := flushKey{j.spec.Dst, j.info.Package.Provider}
 	e.mu.Lock()
 	fs := e.flushes[k]
 	fs.pending--
-	flush := fs.pending == 0 && fs.landed
-	if flush {
-		fs.landed = false
+	var landed []*job
+	if fs.pending == 0 {
+		landed, fs.landed = fs.landed, nil
 	}
 	e.mu.Unlock()
-	if flush {
-		fs.writing.Lock()
-		err := j.spec.Dst.Flush(context.WithoutCancel(e.ctx), k.provider)
-		fs.writing.Unlock()
-		if err != nil {
-			err = &backends.OpError{Op: "write index", Place: j.info.Dst, Side: "destination", Err: err}
+	if len(landed) == 0 {
+		return
+	}
+	fs.writing.Lock()
+	err := j.spec.Dst.Flush(context.WithoutCancel(e.ctx), k.provider)
+	fs.writing.Unlock()
+	if err == nil {
+		e.emit(IndexWritten{Dst: j.info.Dst, Provider: k.provider})
+		return
+	}
+	unlisted := backends.Unlisted(err)
+	e.emit(IndexWritten{Dst: j.info.Dst, Provider: k.provider, Err: &backends.OpError{Op: "write index", Place: j.info.Dst, Side: "destination", Err: err}})
+	for _, lj := range landed {
+		cause, ok := unlisted[lj.info.Package.Key()]
+		if !ok {
+			continue
 		}
-		e.emit(IndexWritten{Dst: j.info.Dst, Provider: k.provider, Err: err})
+		e.mu.Lock()
+		done := lj.state == Done
+		if done {
+			lj.state = Failed
+		}
+		e.mu.Unlock()
+		if done {
+			pkg := lj.info.Package
+			e.emit(JobFailed{ID: lj.info.ID, Err: &backends.OpError{Op: "write index", Place: lj.info.Dst, Side: "destination", Pkg: &pkg, Err: cause}})
+		}
 	}
 }
 

@@ -81,7 +81,9 @@ type JobDone struct {
 	Verified bool // at least one source of truth vouched for it
 }
 
-// JobFailed: the job ended without changing the destination.
+// JobFailed: the job ended without changing the destination, or, after
+// JobDone, its archive landed but the destination's index documents do not
+// list it (IndexWritten reports why), so clients will not find it.
 type JobFailed struct {
 	ID       JobID
 	Err      error

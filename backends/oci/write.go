@@ -68,6 +68,7 @@ type versionKey struct {
 type pendingVersion struct {
 	mu       sync.Mutex
 	provider backends.Provider
+	version  backends.Version
 	addr     Repository
 	tag      string
 	loaded   bool
@@ -407,7 +408,7 @@ func (w *writeState) version(pkg backends.Package, addr Repository) *pendingVers
 	k := versionKey{pkg.Provider, pkg.Version.String()}
 	pv, ok := w.versions[k]
 	if !ok {
-		pv = &pendingVersion{provider: pkg.Provider, addr: addr, tag: versionTag(pkg.Version),
+		pv = &pendingVersion{provider: pkg.Provider, version: pkg.Version, addr: addr, tag: versionTag(pkg.Version),
 			layers: map[backends.Platform]digest.Digest{}, added: map[backends.Platform]ocispec.Descriptor{},
 			owned: map[digest.Digest]bool{}}
 		w.versions[k] = pv
@@ -553,13 +554,26 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 // writers keep moving its tag.
 const indexAttempts = 8
 
-func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Repository, label string) error {
+// flush pushes the version's index. Its error is a
+// *backends.UnlistedError naming the platforms committed since the last
+// flush: their manifests are in the registry, but nothing says the index
+// references them.
+func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Repository, label string) (err error) {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	if !pv.dirty {
 		return nil
 	}
 	mine := pv.added
+	defer func() {
+		if err != nil {
+			var pkgs []backends.Package
+			for _, plat := range sortedPlatforms(mine) {
+				pkgs = append(pkgs, backends.Package{Provider: pv.provider, Version: pv.version, Platform: plat})
+			}
+			err = &backends.UnlistedError{Packages: pkgs, Err: err}
+		}
+	}()
 	// Another writer (a parallel CI job pushing its own platforms) may have
 	// moved the tag since it was read: merge onto what it names now, so
 	// its platforms are kept.
