@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -24,8 +26,9 @@ import (
 )
 
 // writerRounds is how many times the two-writer tests race two processes.
-// Before tfmirror read its indexes back, the lost update showed in about
-// one round in three on an idle machine.
+// Before tfmirror read its indexes back, the lost update showed in the
+// first round of every run; so it did with a read back that did not wait
+// for a concurrent push to land.
 const writerRounds = 12
 
 const writersTemplate = "/tf/${hostname}/${namespace}/${type}"
@@ -297,4 +300,83 @@ func TestCLIRefusesAnotherProvidersIndex(t *testing.T) {
 	if r.code != 0 || !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "example.com/acme/alpha 1.0.0 linux_amd64") {
 		t.Fatalf("alpha after the refusal: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// While another writer keeps pushing the empty config into the repository
+// (on distribution 2.8 each push rewrites the config's link in place), a
+// sync's manifests are answered as if the config were missing. The sync
+// retries them and succeeds, and says nothing of OCI 1.1. Whether a
+// manifest meets a rewrite is a matter of timing: rounds run until one
+// has.
+func TestSyncRetriesWhileAnotherPushRewritesTheConfig(t *testing.T) {
+	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true, TornWrites: true})
+	plats := []string{"darwin_amd64", "darwin_arm64", "freebsd_amd64", "linux_386", "linux_amd64", "linux_arm", "linux_arm64", "windows_amd64"}
+	const rounds = 20
+	var providers []string
+	for i := range rounds {
+		providers = append(providers, fmt.Sprintf("example.com/acme/rewritten%d", i))
+	}
+	src := t.TempDir()
+	backendtest.WritePacked(t, src, variedSeeds(t, providers, []string{"1.0.0"}, plats))
+	refused := func() int {
+		n := 0
+		for _, q := range reg.Requests() {
+			if q.Method == http.MethodPut && strings.Contains(q.Path, "/manifests/sha256:") && q.Status == http.StatusBadRequest {
+				n++
+			}
+		}
+		return n
+	}
+	for i, p := range providers {
+		reg.ResetRequests()
+		repo, err := remote.NewRepository(reg.Host() + "/tf/" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repo.PlainHTTP = true
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		pushConfig := func() error {
+			return repo.Blobs().Push(ctx, ocispec.DescriptorEmptyJSON, bytes.NewReader(ocispec.DescriptorEmptyJSON.Data))
+		}
+		if err := pushConfig(); err != nil {
+			t.Fatal(err)
+		}
+		// The other writer: several pushes at once, out of step, so that
+		// the link is being rewritten most of the time. It stops once the
+		// registry has refused a few of the sync's manifests, so that the
+		// retries then meet a quiet repository.
+		const pushers = 6
+		other := make(chan error, pushers)
+		for range pushers {
+			go func() {
+				for refused() < 3 && ctx.Err() == nil {
+					time.Sleep(rand.N(15 * time.Millisecond))
+					if err := pushConfig(); err != nil && ctx.Err() == nil {
+						other <- err
+						return
+					}
+				}
+				other <- nil
+			}()
+		}
+		s := start(t, nil, "sync", src, "oci://"+reg.Host()+writersTemplate, "-p", p, "--plain-http", "--jobs", "8")
+		code := s.wait(t)
+		cancel()
+		for range pushers {
+			if err := <-other; err != nil {
+				t.Fatalf("round %d: the other writer: %v", i, err)
+			}
+		}
+		if code != 0 || strings.Contains(s.err.String(), "OCI 1.1") {
+			t.Fatalf("round %d: sync while another push rewrites the config: exit %d\n%s", i, code, s.err.String())
+		}
+		if got := strings.Join(platformsInIndex(t, reg, p, "1.0.0"), " "); got != strings.Join(plats, " ") {
+			t.Fatalf("round %d: the index lists [%s], want [%s]", i, got, strings.Join(plats, " "))
+		}
+		if n := refused(); n > 0 {
+			t.Logf("round %d: %d manifest pushes were refused and retried", i, n)
+			return
+		}
+	}
+	t.Fatalf("in %d rounds, the registry refused none of the syncs' manifests: the test did not meet the race", rounds)
 }
