@@ -222,7 +222,8 @@ func (e *Engine) Events() <-chan Event { return e.events }
 
 // Enqueue adds jobs and returns their ids. Jobs whose destination cannot
 // hold their providers together with the others it is given
-// (backends.ProviderChecker) fail without an attempt, with the reason.
+// (backends.ProviderChecker) fail before they stage anything, with the
+// reason.
 func (e *Engine) Enqueue(specs ...JobSpec) []JobID {
 	refused := checkProviders(specs)
 	e.mu.Lock()
@@ -234,12 +235,10 @@ func (e *Engine) Enqueue(specs ...JobSpec) []JobID {
 		}
 		e.nextID++
 		j := &job{spec: s}
-		if s.Task == nil {
-			j.refused = refused[s.Dst]
-		}
 		if s.Task != nil {
 			j.info = s.Task.Info()
 		} else {
+			j.refused = refused[s.Dst]
 			j.info = JobInfo{Package: s.Archive.Package, Src: s.Src.String(), Dst: s.Dst.String(), Size: s.Archive.Size}
 		}
 		j.info.ID = e.nextID
