@@ -60,11 +60,13 @@ type started struct {
 	cancel         context.CancelFunc
 }
 
-// start starts the built binary without waiting for it; a minute bounds it.
+// start starts the built binary without waiting for it, in an environment
+// without the machine's CLI configuration; a minute bounds it.
 func start(t *testing.T, args ...string) *started {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	p := &started{cmd: exec.CommandContext(ctx, tfmirrorBin, args...), cancel: cancel}
+	p.cmd.Env = cleanEnv(t)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		cancel()

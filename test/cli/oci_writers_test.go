@@ -3,12 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"net/http"
-	"os/exec"
 	"sort"
 	"strings"
 	gosync "sync"
@@ -32,52 +30,6 @@ import (
 const writerRounds = 12
 
 const writersTemplate = "/tf/${hostname}/${namespace}/${type}"
-
-// started is a tfmirror process running in the background.
-type started struct {
-	cmd      *exec.Cmd
-	out, err bytes.Buffer
-}
-
-func start(t *testing.T, env []string, args ...string) *started {
-	t.Helper()
-	s := &started{cmd: exec.Command(tfmirrorBin, args...)}
-	s.cmd.Env = append(cleanEnv(t), env...)
-	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.err
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
-			s.cmd.Process.Kill()
-			s.cmd.Wait()
-		}
-	})
-	return s
-}
-
-// wait returns the exit code, or fails the test when the process does not
-// end within a generous bound.
-func (s *started) wait(t *testing.T) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(2 * time.Minute):
-		s.cmd.Process.Kill()
-		t.Fatalf("%s did not end within 2 minutes\n%s", s.cmd.Args, s.err.String())
-		return -1
-	}
-}
 
 // platformsInIndex reads the version's index from the registry, as
 // OpenTofu would, and returns the platforms it references.
@@ -134,18 +86,17 @@ func TestTwoSyncsIntoOneOCIRepository(t *testing.T) {
 	dst := "oci://" + reg.Host() + writersTemplate
 
 	for i, p := range providers {
-		a := start(t, nil, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupA)...)...)
-		b := start(t, nil, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupB)...)...)
-		codeA, codeB := a.wait(t), b.wait(t)
+		a := start(t, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupA)...)...)
+		b := start(t, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupB)...)...)
+		ra, rb := a.wait(t), b.wait(t)
 		got := strings.Join(platformsInIndex(t, reg, p, "1.0.0"), " ")
 		for _, w := range []struct {
 			name  string
-			code  int
+			r     result
 			plats []string
-			s     *started
-		}{{"A", codeA, groupA, a}, {"B", codeB, groupB, b}} {
-			if w.code != 0 {
-				t.Errorf("round %d: sync %s exited %d\n%s", i, w.name, w.code, w.s.err.String())
+		}{{"A", ra, groupA}, {"B", rb, groupB}} {
+			if w.r.code != 0 {
+				t.Errorf("round %d: sync %s exited %d\n%s", i, w.name, w.r.code, w.r.stderr)
 				continue
 			}
 			for _, plat := range w.plats {
@@ -203,9 +154,9 @@ func TestFirstSyncIntoFreshOCIRepository(t *testing.T) {
 	backendtest.WritePacked(t, src, variedSeeds(t, providers, []string{"1.0.0"}, plats))
 	dst := "oci://" + reg.Host() + writersTemplate
 	for i, p := range providers {
-		s := start(t, nil, "sync", src, dst, "-p", p, "--plain-http", "--jobs", "8")
-		if code := s.wait(t); code != 0 {
-			t.Fatalf("round %d: sync into a fresh repository exited %d\n%s", i, code, s.err.String())
+		s := start(t, "sync", src, dst, "-p", p, "--plain-http", "--jobs", "8")
+		if r := s.wait(t); r.code != 0 {
+			t.Fatalf("round %d: sync into a fresh repository exited %d\n%s", i, r.code, r.stderr)
 		}
 		if got := strings.Join(platformsInIndex(t, reg, p, "1.0.0"), " "); got != strings.Join(plats, " ") {
 			t.Fatalf("round %d: the index lists [%s], want [%s]", i, got, strings.Join(plats, " "))
@@ -235,19 +186,18 @@ func TestTwoFirstSyncsIntoFreshOCIRepository(t *testing.T) {
 	backendtest.WritePacked(t, src, variedSeeds(t, providers, []string{"1.0.0"}, append(append([]string{}, groupA...), groupB...)))
 	dst := "oci://" + reg.Host() + writersTemplate
 	for i, p := range providers {
-		a := start(t, nil, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupA)...)...)
-		b := start(t, nil, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupB)...)...)
-		codeA, codeB := a.wait(t), b.wait(t)
+		a := start(t, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupA)...)...)
+		b := start(t, append([]string{"sync", src, dst, "-p", p, "--plain-http"}, platformFlags(groupB)...)...)
+		ra, rb := a.wait(t), b.wait(t)
 		for _, w := range []struct {
 			name string
-			code int
-			s    *started
-		}{{"A", codeA, a}, {"B", codeB, b}} {
-			if w.code != 0 {
-				t.Errorf("round %d: sync %s exited %d\n%s", i, w.name, w.code, w.s.err.String())
+			r    result
+		}{{"A", ra}, {"B", rb}} {
+			if w.r.code != 0 {
+				t.Errorf("round %d: sync %s exited %d\n%s", i, w.name, w.r.code, w.r.stderr)
 			}
-			if strings.Contains(w.s.err.String(), "OCI 1.1") {
-				t.Errorf("round %d: sync %s blames OCI 1.1 support for a concurrent push:\n%s", i, w.name, w.s.err.String())
+			if strings.Contains(w.r.stderr, "OCI 1.1") {
+				t.Errorf("round %d: sync %s blames OCI 1.1 support for a concurrent push:\n%s", i, w.name, w.r.stderr)
 			}
 		}
 		want := append(append([]string{}, groupA...), groupB...)
@@ -359,16 +309,16 @@ func TestSyncRetriesWhileAnotherPushRewritesTheConfig(t *testing.T) {
 				other <- nil
 			}()
 		}
-		s := start(t, nil, "sync", src, "oci://"+reg.Host()+writersTemplate, "-p", p, "--plain-http", "--jobs", "8")
-		code := s.wait(t)
+		s := start(t, "sync", src, "oci://"+reg.Host()+writersTemplate, "-p", p, "--plain-http", "--jobs", "8")
+		r := s.wait(t)
 		cancel()
 		for range pushers {
 			if err := <-other; err != nil {
 				t.Fatalf("round %d: the other writer: %v", i, err)
 			}
 		}
-		if code != 0 || strings.Contains(s.err.String(), "OCI 1.1") {
-			t.Fatalf("round %d: sync while another push rewrites the config: exit %d\n%s", i, code, s.err.String())
+		if r.code != 0 || strings.Contains(r.stderr, "OCI 1.1") {
+			t.Fatalf("round %d: sync while another push rewrites the config: exit %d\n%s", i, r.code, r.stderr)
 		}
 		if got := strings.Join(platformsInIndex(t, reg, p, "1.0.0"), " "); got != strings.Join(plats, " ") {
 			t.Fatalf("round %d: the index lists [%s], want [%s]", i, got, strings.Join(plats, " "))
