@@ -75,28 +75,7 @@ func ReaderSuite(t *testing.T, seeded func(t *testing.T, seeds []Seed) backends.
 			if !ok {
 				t.Fatalf("unexpected archive %s", a.Package)
 			}
-			if a.Size >= 0 && a.Size != int64(len(s.Zip)) {
-				t.Errorf("%s: Size = %d, want %d", a.Package, a.Size, len(s.Zip))
-			}
-			rc, err := r.Open(ctx, a)
-			if err != nil {
-				t.Fatalf("%s: Open: %v", a.Package, err)
-			}
-			got, err := io.ReadAll(rc)
-			rc.Close()
-			if err != nil {
-				t.Fatalf("%s: read: %v", a.Package, err)
-			}
-			if !bytes.Equal(got, s.Zip) {
-				t.Fatalf("%s: Open returned %d bytes that differ from the seeded zip (%d bytes)", a.Package, len(got), len(s.Zip))
-			}
-			zh := hashing.NewZipHasher()
-			zh.Write(s.Zip)
-			for _, h := range a.Hashes() {
-				if h.Scheme() == hashing.SchemeZip && h != zh.Sum() {
-					t.Errorf("%s: stated %s, the zip is %s", a.Package, h, zh.Sum())
-				}
-			}
+			checkArchive(ctx, t, r, a, s)
 		}
 	})
 	t.Run("UnknownProvider", func(t *testing.T) {
@@ -108,6 +87,36 @@ func ReaderSuite(t *testing.T, seeded func(t *testing.T, seeds []Seed) backends.
 	})
 }
 
+// checkArchive holds one listed archive to the seed it came from: its stated
+// size (when the place knows it), the bytes Open returns, and the zh: hash it
+// states. It is a step of its own because every archive of every kind of
+// place owes its seed the same three things.
+func checkArchive(ctx context.Context, t *testing.T, r backends.Reader, a backends.Archive, s Seed) {
+	t.Helper()
+	if a.Size >= 0 && a.Size != int64(len(s.Zip)) {
+		t.Errorf("%s: Size = %d, want %d", a.Package, a.Size, len(s.Zip))
+	}
+	rc, err := r.Open(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: Open: %v", a.Package, err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatalf("%s: read: %v", a.Package, err)
+	}
+	if !bytes.Equal(got, s.Zip) {
+		t.Fatalf("%s: Open returned %d bytes that differ from the seeded zip (%d bytes)", a.Package, len(got), len(s.Zip))
+	}
+	zh := hashing.NewZipHasher()
+	zh.Write(s.Zip)
+	for _, h := range a.Hashes() {
+		if h.Scheme() == hashing.SchemeZip && h != zh.Sum() {
+			t.Errorf("%s: stated %s, the zip is %s", a.Package, h, zh.Sum())
+		}
+	}
+}
+
 // WriterSuite checks the Writer contract on an empty, real instance of a
 // writable place: staged archives are invisible until committed, abort
 // leaves nothing, a different archive is a conflict unless forced, and what
@@ -117,46 +126,6 @@ func WriterSuite(t *testing.T, empty func(t *testing.T) backends.Writer) {
 	pkg := Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
 	zipA := ProviderZip(t, pkg, "a")
 	zipB := ProviderZip(t, pkg, "b")
-
-	put := func(t *testing.T, w backends.Writer, data []byte, force bool) error {
-		t.Helper()
-		st, err := w.Stage(ctx, pkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Abort()
-		if _, err := st.Write(data); err != nil {
-			t.Fatal(err)
-		}
-		sums, err := hashing.HashPath(st.Path(), hashing.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Commit(ctx, sums, force); err != nil {
-			return err
-		}
-		return w.Flush(ctx, pkg.Provider)
-	}
-	readBack := func(t *testing.T, w backends.Writer) []byte {
-		t.Helper()
-		as, err := w.Archives(ctx, pkg.Provider, pkg.Version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(as) != 1 {
-			t.Fatalf("Archives = %d, want 1", len(as))
-		}
-		rc, err := w.Open(ctx, as[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
 
 	t.Run("AbortLeavesNothing", func(t *testing.T) {
 		w := empty(t)
@@ -177,33 +146,80 @@ func WriterSuite(t *testing.T, empty func(t *testing.T) backends.Writer) {
 	})
 	t.Run("CommitReadBack", func(t *testing.T) {
 		w := empty(t)
-		if err := put(t, w, zipA, false); err != nil {
+		if err := put(ctx, t, w, pkg, zipA, false); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(readBack(t, w), zipA) {
+		if !bytes.Equal(readBack(ctx, t, w, pkg), zipA) {
 			t.Fatal("committed archive reads back different bytes")
 		}
-		if err := put(t, w, zipA, false); err != nil {
+		if err := put(ctx, t, w, pkg, zipA, false); err != nil {
 			t.Fatalf("committing an identical archive again: %v", err)
 		}
 	})
 	t.Run("ConflictUnlessForced", func(t *testing.T) {
 		w := empty(t)
-		if err := put(t, w, zipA, false); err != nil {
+		if err := put(ctx, t, w, pkg, zipA, false); err != nil {
 			t.Fatal(err)
 		}
-		err := put(t, w, zipB, false)
+		err := put(ctx, t, w, pkg, zipB, false)
 		if !errors.Is(err, backends.ErrConflict) {
 			t.Fatalf("a different archive without force: err = %v, want ErrConflict", err)
 		}
-		if !bytes.Equal(readBack(t, w), zipA) {
+		if !bytes.Equal(readBack(ctx, t, w, pkg), zipA) {
 			t.Fatal("a refused archive replaced the original")
 		}
-		if err := put(t, w, zipB, true); err != nil {
+		if err := put(ctx, t, w, pkg, zipB, true); err != nil {
 			t.Fatalf("forced replace: %v", err)
 		}
-		if !bytes.Equal(readBack(t, w), zipB) {
+		if !bytes.Equal(readBack(ctx, t, w, pkg), zipB) {
 			t.Fatal("forced replace did not replace")
 		}
 	})
+}
+
+// put takes one archive into a writable place the whole way the Writer
+// contract prescribes: stage, write, hash what was staged, commit, flush.
+// Only the commit's and the flush's errors are returned, as they are what the
+// cases judge; a failure before them fails the case outright.
+func put(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package, data []byte, force bool) error {
+	t.Helper()
+	st, err := w.Stage(ctx, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Abort()
+	if _, err := st.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	sums, err := hashing.HashPath(st.Path(), hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(ctx, sums, force); err != nil {
+		return err
+	}
+	return w.Flush(ctx, pkg.Provider)
+}
+
+// readBack reads the one archive of pkg the place lists, through the Reader
+// side, so a case compares what was committed with what is served.
+func readBack(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package) []byte {
+	t.Helper()
+	as, err := w.Archives(ctx, pkg.Provider, pkg.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != 1 {
+		t.Fatalf("Archives = %d, want 1", len(as))
+	}
+	rc, err := w.Open(ctx, as[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
