@@ -123,70 +123,13 @@ func parseConstraints(s string) ([]constraintTerm, error) {
 // parseTerm reads one term from the front of s and returns what follows it.
 func parseTerm(s string) (constraintTerm, string, error) {
 	var t constraintTerm
-	i := 0
-	for i < len(s) && strings.IndexByte("<>=!~", s[i]) >= 0 {
-		i++
+	var err error
+	if t.op, s, err = parseOperator(s); err != nil {
+		return t, "", err
 	}
-	op := s[:i]
-	switch op {
-	case "", "=":
-		t.op = opEqual
-	case "!=":
-		t.op = opNotEqual
-	case ">":
-		t.op = opGreater
-	case ">=":
-		t.op = opGreaterEqual
-	case "<":
-		t.op = opLess
-	case "<=":
-		t.op = opLessEqual
-	case "~>":
-		t.op = opPessimisticMinor // refined below by the number of parts
-	case "=<":
-		return t, "", errors.New(`invalid operator "=<"; did you mean "<="?`)
-	case "=>":
-		return t, "", errors.New(`invalid operator "=>"; did you mean ">="?`)
-	default:
-		return t, "", fmt.Errorf("invalid operator %q", op)
-	}
-	j := i
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == 'v') {
-		j++
-	}
-	switch sep := s[i:j]; {
-	case sep == "":
-	case strings.ContainsRune(sep, 'v'):
-		return t, "", errors.New(`a "v" prefix should not be used when specifying versions`)
-	case op == "":
-		return t, "", errors.New("extraneous spaces at start of specification")
-	case sep != " ":
-		return t, "", fmt.Errorf("only one space is expected after the operator %q", op)
-	}
-	s = s[j:]
-
-	var nums []string
-	for {
-		k := 0
-		for k < len(s) && (isDigit(s[k]) || s[k] == '*' || s[k] == 'x' || s[k] == 'X') {
-			k++
-		}
-		part := s[:k]
-		switch {
-		case part == "":
-			return t, "", errors.New("a version number is expected")
-		case strings.ContainsAny(part, "*xX"):
-			return t, "", errors.New("wildcards are not allowed; omit the parts that should be unconstrained")
-		}
-		nums = append(nums, trimLeadingZeros(part))
-		s = s[k:]
-		if len(s) == 0 || s[0] != '.' {
-			break
-		}
-		s = s[1:]
-	}
-	if len(nums) > 3 {
-		return t, "", errors.New("too many numbered portions; only three are allowed (major, minor, patch)")
+	nums, s, err := scanNumbers(s)
+	if err != nil {
+		return t, "", err
 	}
 	if t.op == opPessimisticMinor && len(nums) == 3 {
 		t.op = opPessimisticPatch
@@ -195,7 +138,6 @@ func parseTerm(s string) (constraintTerm, string, error) {
 		nums = append(nums, "0")
 	}
 	t.major, t.minor, t.patch = nums[0], nums[1], nums[2]
-	var err error
 	if len(s) > 0 && s[0] == '-' {
 		if t.pre, s, err = scanExtra(s[1:], "prerelease"); err != nil {
 			return t, "", err
@@ -207,6 +149,86 @@ func parseTerm(s string) (constraintTerm, string, error) {
 		}
 	}
 	return t, s, nil
+}
+
+// parseOperator reads a term's operator and the spacing after it, and returns
+// what follows. It is a step of its own because the clients refuse most of
+// their spelling mistakes here, each with its own message ("=<", a "v"
+// prefix, more than one space). "~>" comes back as opPessimisticMinor; only
+// the number of parts that follow can tell it is opPessimisticPatch.
+func parseOperator(s string) (constraintOp, string, error) {
+	i := 0
+	for i < len(s) && strings.IndexByte("<>=!~", s[i]) >= 0 {
+		i++
+	}
+	var c constraintOp
+	op := s[:i]
+	switch op {
+	case "", "=":
+		c = opEqual
+	case "!=":
+		c = opNotEqual
+	case ">":
+		c = opGreater
+	case ">=":
+		c = opGreaterEqual
+	case "<":
+		c = opLess
+	case "<=":
+		c = opLessEqual
+	case "~>":
+		c = opPessimisticMinor
+	case "=<":
+		return 0, "", errors.New(`invalid operator "=<"; did you mean "<="?`)
+	case "=>":
+		return 0, "", errors.New(`invalid operator "=>"; did you mean ">="?`)
+	default:
+		return 0, "", fmt.Errorf("invalid operator %q", op)
+	}
+	j := i
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == 'v') {
+		j++
+	}
+	switch sep := s[i:j]; {
+	case sep == "":
+	case strings.ContainsRune(sep, 'v'):
+		return 0, "", errors.New(`a "v" prefix should not be used when specifying versions`)
+	case op == "":
+		return 0, "", errors.New("extraneous spaces at start of specification")
+	case sep != " ":
+		return 0, "", fmt.Errorf("only one space is expected after the operator %q", op)
+	}
+	return c, s[j:], nil
+}
+
+// scanNumbers reads the dot-separated numeric parts of a term's version, one
+// to three of them, without leading zeros, and returns what follows. The
+// clients refuse wildcards here rather than reading them as "any".
+func scanNumbers(s string) ([]string, string, error) {
+	var nums []string
+	for {
+		k := 0
+		for k < len(s) && (isDigit(s[k]) || s[k] == '*' || s[k] == 'x' || s[k] == 'X') {
+			k++
+		}
+		part := s[:k]
+		switch {
+		case part == "":
+			return nil, "", errors.New("a version number is expected")
+		case strings.ContainsAny(part, "*xX"):
+			return nil, "", errors.New("wildcards are not allowed; omit the parts that should be unconstrained")
+		}
+		nums = append(nums, trimLeadingZeros(part))
+		s = s[k:]
+		if len(s) == 0 || s[0] != '.' {
+			break
+		}
+		s = s[1:]
+	}
+	if len(nums) > 3 {
+		return nil, "", errors.New("too many numbered portions; only three are allowed (major, minor, patch)")
+	}
+	return nums, s, nil
 }
 
 // scanExtra reads dot-separated identifiers of letters, digits and dashes.
