@@ -84,13 +84,9 @@ func (f *fetcher) git(src string) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	bin := f.b.opts.Git
-	if bin == "" {
-		if bin, err = exec.LookPath("git"); err != nil {
-			return "", "", fmt.Errorf("%w: needed to fetch %s; install git, or mirror from a registry that serves archives", ErrNoGit, g.repo)
-		}
-	} else if _, err := exec.LookPath(bin); err != nil {
-		return "", "", fmt.Errorf("%w: %s: needed to fetch %s; install git, or mirror from a registry that serves archives", ErrNoGit, bin, g.repo)
+	bin, err := f.gitBinary(g.repo)
+	if err != nil {
+		return "", "", err
 	}
 	dir, err := f.tempDir()
 	if err != nil {
@@ -105,23 +101,7 @@ func (f *fetcher) git(src string) (string, string, error) {
 		}
 		env = append(env, "GIT_SSH_COMMAND=ssh -i "+keyFile+" -o IdentitiesOnly=yes")
 	}
-	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(f.ctx, bin, args...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			if f.ctx.Err() != nil {
-				return "", f.ctx.Err()
-			}
-			msg := strings.TrimSpace(errb.String())
-			if len(msg) > 600 {
-				msg = "…" + msg[len(msg)-600:]
-			}
-			return "", fmt.Errorf("git %s: %v: %s", args[0], err, msg)
-		}
-		return strings.TrimSpace(out.String()), nil
-	}
+	run := gitRunner(f.ctx, bin, env)
 	if g.depth > 0 {
 		// A shallow clone of the ref, as go-getter makes it; no mirror,
 		// since a mirror would fetch the whole history depth is there to
@@ -163,6 +143,48 @@ func (f *fetcher) git(src string) (string, string, error) {
 		return "", "", fmt.Errorf("%s: %w", g.repo, err)
 	}
 	return tree, rev, nil
+}
+
+// gitBinary finds the git to run: the one the options name, or git on PATH.
+// It is a step of its own so that either way a missing git is reported as
+// ErrNoGit, naming the repository that needed it and what to do instead.
+func (f *fetcher) gitBinary(repo string) (string, error) {
+	if bin := f.b.opts.Git; bin != "" {
+		if _, err := exec.LookPath(bin); err != nil {
+			return "", fmt.Errorf("%w: %s: needed to fetch %s; install git, or mirror from a registry that serves archives", ErrNoGit, bin, repo)
+		}
+		return bin, nil
+	}
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return "", fmt.Errorf("%w: needed to fetch %s; install git, or mirror from a registry that serves archives", ErrNoGit, repo)
+	}
+	return bin, nil
+}
+
+// gitRunner returns how a fetch runs git: bin with env, stopped with ctx,
+// giving back its trimmed standard output. It is a step of its own because
+// every git command of a fetch, the shared mirror's included, fails the same
+// way: the context's error when the job was cancelled, otherwise the
+// subcommand, git's exit and the tail of what git wrote on standard error.
+func gitRunner(ctx context.Context, bin string, env []string) func(args ...string) (string, error) {
+	return func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = env
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			msg := strings.TrimSpace(errb.String())
+			if len(msg) > 600 {
+				msg = "…" + msg[len(msg)-600:]
+			}
+			return "", fmt.Errorf("git %s: %v: %s", args[0], err, msg)
+		}
+		return strings.TrimSpace(out.String()), nil
+	}
 }
 
 // mirrorMaxAge is how long a repository mirror is used before it is
