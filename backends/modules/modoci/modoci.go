@@ -309,34 +309,11 @@ func (s *Store) Put(ctx context.Context, pkg *modules.Package, force bool, progr
 		}
 	}
 
-	layer := ocispec.Descriptor{
-		MediaType:   LayerType,
-		Digest:      digest.Digest(pkg.Digest()),
-		Size:        pkg.Size,
-		Annotations: map[string]string{modules.AnnotationTitle: fmt.Sprintf("%s-%s-%s.zip", pkg.Module.Name, pkg.Module.System, pkg.Version)},
-	}
-	var sent int64
-	if ok, err := r.Blobs().Exists(ctx, layer); err != nil {
-		return modules.Stored{}, s.opError("check blob "+layer.Digest.String(), s.tmpl.Registry+"/"+repoName, label, err)
-	} else if !ok {
-		f, err := os.Open(pkg.Path)
-		if err != nil {
-			return modules.Stored{}, err
-		}
-		err = r.Blobs().Push(ctx, layer, &countingReader{r: f, fn: progress, n: &sent})
-		f.Close()
-		if err != nil {
-			return modules.Stored{}, s.opError("push layer "+layer.Digest.String(), s.tmpl.Registry+"/"+repoName, label, err)
-		}
+	layer, sent, err := s.pushBlobs(ctx, r, repoName, pkg, progress)
+	if err != nil {
+		return modules.Stored{}, err
 	}
 	config := ocispec.DescriptorEmptyJSON
-	if ok, err := r.Blobs().Exists(ctx, config); err != nil {
-		return modules.Stored{}, s.opError("check config blob", s.tmpl.Registry+"/"+repoName, label, err)
-	} else if !ok {
-		if err := r.Blobs().Push(ctx, config, bytes.NewReader(config.Data)); err != nil {
-			return modules.Stored{}, s.opError("push config blob", s.tmpl.Registry+"/"+repoName, label, err)
-		}
-	}
 	manifest := ocispec.Manifest{
 		Versioned:    specs.Versioned{SchemaVersion: 2},
 		MediaType:    ocispec.MediaTypeImageManifest,
@@ -369,6 +346,42 @@ func (s *Store) Put(ctx context.Context, pkg *modules.Package, force bool, progr
 	st.Bytes = sent
 	st.Checks = []hashing.Check{{Source: hashing.Source{Kind: hashing.SourceOCIDigest, Detail: mdesc.Digest.String()}, Scheme: hashing.SchemeZip, Status: hashing.Match, Want: []hashing.Hash{pkg.Sums.ZH}, Got: hashing.Hash("zh:" + got.layer.Digest.Encoded())}}
 	return st, nil
+}
+
+// pushBlobs sends the blobs pkg's manifest names, the zip layer and the
+// empty config, each only when the repository lacks it, and returns the
+// layer's descriptor and the bytes sent. It is a step of its own because a
+// registry takes a manifest only once every blob it names is there.
+func (s *Store) pushBlobs(ctx context.Context, r *remote.Repository, repoName string, pkg *modules.Package, progress func(int64)) (ocispec.Descriptor, int64, error) {
+	layer := ocispec.Descriptor{
+		MediaType:   LayerType,
+		Digest:      digest.Digest(pkg.Digest()),
+		Size:        pkg.Size,
+		Annotations: map[string]string{modules.AnnotationTitle: fmt.Sprintf("%s-%s-%s.zip", pkg.Module.Name, pkg.Module.System, pkg.Version)},
+	}
+	var sent int64
+	if ok, err := r.Blobs().Exists(ctx, layer); err != nil {
+		return ocispec.Descriptor{}, 0, s.opError("check blob "+layer.Digest.String(), s.tmpl.Registry+"/"+repoName, pkg.Label(), err)
+	} else if !ok {
+		f, err := os.Open(pkg.Path)
+		if err != nil {
+			return ocispec.Descriptor{}, 0, err
+		}
+		err = r.Blobs().Push(ctx, layer, &countingReader{r: f, fn: progress, n: &sent})
+		f.Close()
+		if err != nil {
+			return ocispec.Descriptor{}, 0, s.opError("push layer "+layer.Digest.String(), s.tmpl.Registry+"/"+repoName, pkg.Label(), err)
+		}
+	}
+	config := ocispec.DescriptorEmptyJSON
+	if ok, err := r.Blobs().Exists(ctx, config); err != nil {
+		return ocispec.Descriptor{}, 0, s.opError("check config blob", s.tmpl.Registry+"/"+repoName, pkg.Label(), err)
+	} else if !ok {
+		if err := r.Blobs().Push(ctx, config, bytes.NewReader(config.Data)); err != nil {
+			return ocispec.Descriptor{}, 0, s.opError("push config blob", s.tmpl.Registry+"/"+repoName, pkg.Label(), err)
+		}
+	}
+	return layer, sent, nil
 }
 
 func orNone(s string) string {
