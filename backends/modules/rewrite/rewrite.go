@@ -162,16 +162,7 @@ func rewriteFile(ctx context.Context, path string, src []byte, o Options) (*File
 	if diags.HasErrors() {
 		return nil, []Problem{{File: path, Err: fmt.Errorf("not valid HCL: %s", diags.Error())}}
 	}
-	// hclwrite keeps no positions; the native parser gives the lines of
-	// the same blocks, in the same order, for messages.
-	var lines []int
-	if nf, d := hclsyntax.ParseConfig(src, path, hcl.InitialPos); !d.HasErrors() {
-		for _, b := range nf.Body.(*hclsyntax.Body).Blocks {
-			if b.Type == "module" {
-				lines = append(lines, b.TypeRange.Start.Line)
-			}
-		}
-	}
+	lines := moduleLines(path, src)
 	out := &File{Path: path, Old: src}
 	var problems []Problem
 	i := -1
@@ -237,6 +228,22 @@ func rewriteFile(ctx context.Context, path string, src []byte, o Options) (*File
 		out.New = src
 	}
 	return out, problems
+}
+
+// moduleLines gives the line of each module block of src, in order. It is a
+// step of its own because hclwrite, which rewrites the file, keeps no
+// positions: the native parser reads the same blocks, in the same order, for
+// messages. A file it cannot parse gives no lines.
+func moduleLines(path string, src []byte) []int {
+	var lines []int
+	if nf, d := hclsyntax.ParseConfig(src, path, hcl.InitialPos); !d.HasErrors() {
+		for _, b := range nf.Body.(*hclsyntax.Body).Blocks {
+			if b.Type == "module" {
+				lines = append(lines, b.TypeRange.Start.Line)
+			}
+		}
+	}
+	return lines
 }
 
 // parseSource recognises registry sources; hosts written as Unicode or
