@@ -151,21 +151,8 @@ func Serve(ctx context.Context, m *fs.Mirror, opts ServeOptions) error {
 				info.Hosts = append(info.Hosts, h)
 			}
 		}
-		certPEM, keyPEM, err := SelfSigned(info.Hosts, time.Now())
-		if err != nil {
-			return fmt.Errorf("serve: making a certificate: %w", err)
-		}
-		info.CertOut = opts.CertOut
-		if info.CertOut == "" {
-			n, _ := strconv.Atoi(port)
-			info.CertOut = fmt.Sprintf("%s%ctfmirror-serve-%d.pem", os.TempDir(), os.PathSeparator, n)
-		}
-		if err := os.WriteFile(info.CertOut, certPEM, 0o644); err != nil {
-			return fmt.Errorf("serve: writing the certificate: %w", err)
-		}
-		cert, err = tls.X509KeyPair(certPEM, keyPEM)
-		if err != nil {
-			return fmt.Errorf("serve: %w", err)
+		if cert, err = selfSignedPair(&info, opts.CertOut, port); err != nil {
+			return err
 		}
 	}
 
@@ -196,4 +183,29 @@ func Serve(ctx context.Context, m *fs.Mirror, opts ServeOptions) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// selfSignedPair makes the certificate Serve presents when none is given,
+// valid for info.Hosts, and writes it to certOut (or, when empty, a file named
+// after the port in the temp directory), recorded in info.CertOut. It is a
+// step of its own because that file is what clients are told to trust: it
+// must be written before the server is announced ready.
+func selfSignedPair(info *Serving, certOut, port string) (tls.Certificate, error) {
+	certPEM, keyPEM, err := SelfSigned(info.Hosts, time.Now())
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("serve: making a certificate: %w", err)
+	}
+	info.CertOut = certOut
+	if info.CertOut == "" {
+		n, _ := strconv.Atoi(port)
+		info.CertOut = fmt.Sprintf("%s%ctfmirror-serve-%d.pem", os.TempDir(), os.PathSeparator, n)
+	}
+	if err := os.WriteFile(info.CertOut, certPEM, 0o644); err != nil {
+		return tls.Certificate{}, fmt.Errorf("serve: writing the certificate: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("serve: %w", err)
+	}
+	return cert, nil
 }
