@@ -107,41 +107,51 @@ func (r *Registry) downloadMeta(ctx context.Context, p backends.Provider, v back
 	for _, k := range doc.SigningKeys.GPGPublicKeys {
 		m.armors = append(m.armors, k.ASCIIArmor)
 	}
-	if doc.Packages != nil {
-		// OpenTofu 1.12's packages field: when present, this platform must be
-		// in it with its size, and its zh: hashes must agree with shasum.
-		entry, ok := doc.Packages[plat.String()]
-		if !ok {
-			return nil, bad("packages does not list %s", plat)
-		}
-		for key := range doc.Packages {
-			if _, err := backends.ParsePlatform(key); err != nil {
-				return nil, bad("packages: %v", err)
-			}
-		}
-		if entry.PackageSize <= 0 {
-			return nil, bad("packages: %s: package_size must be positive", plat)
-		}
-		sawZH := false
-		for _, s := range entry.Hashes {
-			h, err := hashing.ParseHash(s)
-			if err != nil {
-				return nil, bad("packages: %s: %v", plat, err)
-			}
-			if h.Scheme() == hashing.SchemeZip {
-				sawZH = true
-				if h.Value() != sum {
-					return nil, bad("packages: %s: %s disagrees with shasum %s", plat, h, sum)
-				}
-			}
-			m.packageHashes = append(m.packageHashes, h)
-		}
-		if !sawZH {
-			return nil, bad("packages: %s: no zh: hash", plat)
-		}
-		m.size = entry.PackageSize
+	if err := m.readPackages(&doc, bad); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// readPackages takes OpenTofu 1.12's packages field of doc, when present,
+// into m: this platform must be in it with its size, and its zh: hashes must
+// agree with shasum. It is a step of its own because the field is optional
+// and checked only when a registry sends it; bad reports what is wrong.
+func (m *downloadMeta) readPackages(doc *downloadDoc, bad func(format string, args ...any) error) error {
+	if doc.Packages == nil {
+		return nil
+	}
+	entry, ok := doc.Packages[m.pkg.Platform.String()]
+	if !ok {
+		return bad("packages does not list %s", m.pkg.Platform)
+	}
+	for key := range doc.Packages {
+		if _, err := backends.ParsePlatform(key); err != nil {
+			return bad("packages: %v", err)
+		}
+	}
+	if entry.PackageSize <= 0 {
+		return bad("packages: %s: package_size must be positive", m.pkg.Platform)
+	}
+	sawZH := false
+	for _, s := range entry.Hashes {
+		h, err := hashing.ParseHash(s)
+		if err != nil {
+			return bad("packages: %s: %v", m.pkg.Platform, err)
+		}
+		if h.Scheme() == hashing.SchemeZip {
+			sawZH = true
+			if h.Value() != m.shasum {
+				return bad("packages: %s: %s disagrees with shasum %s", m.pkg.Platform, h, m.shasum)
+			}
+		}
+		m.packageHashes = append(m.packageHashes, h)
+	}
+	if !sawZH {
+		return bad("packages: %s: no zh: hash", m.pkg.Platform)
+	}
+	m.size = entry.PackageSize
+	return nil
 }
 
 // supportsProtocol reports whether any MAJOR.MINOR is one the clients speak
