@@ -296,6 +296,21 @@ func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel S
 	if len(sel.Providers) == 0 {
 		return out, problems, nil
 	}
+	added, probs, err := newLockTargets(ctx, r, sel, done)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(out, added...), append(problems, probs...), nil
+}
+
+// newLockTargets picks the providers sel names that the lock does not hold
+// (done lists those it does), each at its newest version sel allows, and
+// reports each of sel's filters that matches no provider at all. It is a
+// step of its own because only named providers are ever added to a lock:
+// without -p an update touches only what is locked already.
+func newLockTargets(ctx context.Context, r backends.Reader, sel Selection, done map[backends.Provider]bool) ([]lockTarget, []Finding, error) {
+	var out []lockTarget
+	var problems []Finding
 	listed, err := Selection{Providers: sel.Providers}.ProvidersIn(ctx, r)
 	if err != nil {
 		return nil, nil, err
@@ -423,27 +438,40 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 		}
 	}
 	if sh, ok := r.(backends.SignedHashLister); ok && len(problems) == 0 {
-		// As the clients do from an origin registry: every platform's zh:
-		// of the signed SHA256SUMS, not only the platforms hashed here.
-		signed, err := sh.SignedHashes(ctx, t.provider, t.version)
+		signed, err := signedLockHashes(ctx, sh, t, as, existing)
 		if err != nil {
 			return u, nil, err
 		}
-		for _, h := range signed {
-			if existing[h] {
-				continue
-			}
-			existing[h] = true
-			lh := LockHash{Hash: h}
-			for _, a := range as {
-				if hasHash(a.Hashes(), h) {
-					lh.Platform = a.Platform
-				}
-			}
-			u.Added = append(u.Added, lh)
-		}
+		u.Added = append(u.Added, signed...)
 	}
 	return u, problems, nil
+}
+
+// signedLockHashes gives the zh: hashes of t's signed SHA256SUMS that
+// existing does not hold yet (and adds them to it), each with the platform
+// of the archive stating it, when one does. It is a step of its own because,
+// as the clients do from an origin registry, it locks every platform's zh:,
+// not only the platforms hashed here.
+func signedLockHashes(ctx context.Context, sh backends.SignedHashLister, t lockTarget, as []backends.Archive, existing map[hashing.Hash]bool) ([]LockHash, error) {
+	signed, err := sh.SignedHashes(ctx, t.provider, t.version)
+	if err != nil {
+		return nil, err
+	}
+	var added []LockHash
+	for _, h := range signed {
+		if existing[h] {
+			continue
+		}
+		existing[h] = true
+		lh := LockHash{Hash: h}
+		for _, a := range as {
+			if hasHash(a.Hashes(), h) {
+				lh.Platform = a.Platform
+			}
+		}
+		added = append(added, lh)
+	}
+	return added, nil
 }
 
 func hasHash(hs []hashing.Hash, h hashing.Hash) bool {
