@@ -93,34 +93,7 @@ func NewWithOptions(t testing.TB, o Options) *Registry {
 	dir := t.TempDir()
 	r := &Registry{PlainHTTP: o.PlainHTTP, root: filepath.Join(dir, "storage")}
 
-	cfg := &configuration.Configuration{}
-	cfg.Storage = configuration.Storage{
-		"filesystem":  configuration.Parameters{"rootdirectory": r.root},
-		"delete":      configuration.Parameters{"enabled": true},
-		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
-	}
-	if o.TornWrites {
-		registerTornWrites()
-		cfg.Middleware = map[string][]configuration.Middleware{"storage": {{Name: tornWritesName}}}
-	}
-	cfg.HTTP.Secret = "ocitest-not-a-secret"
-	cfg.Catalog.MaxEntries = 1000 // the YAML loader's default; zero lists nothing
-	if len(o.Users) > 0 {
-		htpasswd := filepath.Join(dir, "htpasswd")
-		var buf bytes.Buffer
-		for user, pass := range o.Users {
-			h, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)
-			if err != nil {
-				t.Fatalf("ocitest: %v", err)
-			}
-			fmt.Fprintf(&buf, "%s:%s\n", user, h)
-		}
-		if err := os.WriteFile(htpasswd, buf.Bytes(), 0o600); err != nil {
-			t.Fatalf("ocitest: %v", err)
-		}
-		cfg.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "ocitest", "path": htpasswd}}
-	}
-
+	cfg := r.config(t, o, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	app := handlers.NewApp(ctx, cfg)
 
@@ -171,6 +144,42 @@ func NewWithOptions(t testing.TB, o Options) *Registry {
 		cancel()
 	})
 	return r
+}
+
+// config is the distribution registry's configuration: filesystem storage
+// that can delete, the torn-writes middleware and htpasswd users when the
+// options ask for them.
+func (r *Registry) config(t testing.TB, o Options, dir string) *configuration.Configuration {
+	t.Helper()
+	cfg := &configuration.Configuration{}
+	cfg.Storage = configuration.Storage{
+		"filesystem":  configuration.Parameters{"rootdirectory": r.root},
+		"delete":      configuration.Parameters{"enabled": true},
+		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
+	}
+	if o.TornWrites {
+		registerTornWrites()
+		cfg.Middleware = map[string][]configuration.Middleware{"storage": {{Name: tornWritesName}}}
+	}
+	cfg.HTTP.Secret = "ocitest-not-a-secret"
+	cfg.Catalog.MaxEntries = 1000 // the YAML loader's default; zero lists nothing
+	if len(o.Users) > 0 {
+		htpasswd := filepath.Join(dir, "htpasswd")
+		var buf bytes.Buffer
+		for user, pass := range o.Users {
+			h, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)
+			if err != nil {
+				t.Fatalf("ocitest: %v", err)
+			}
+			fmt.Fprintf(&buf, "%s:%s\n", user, h)
+		}
+		if err := os.WriteFile(htpasswd, buf.Bytes(), 0o600); err != nil {
+			t.Fatalf("ocitest: %v", err)
+		}
+		cfg.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "ocitest", "path": htpasswd}}
+	}
+
+	return cfg
 }
 
 // Host returns the registry's address as a client names it: 127.0.0.1:PORT.
