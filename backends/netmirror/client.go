@@ -67,7 +67,8 @@ var (
 // without a trailing slash they replace its last segment: for them
 // https://host/tf means https://host/. That is never what anyone writing it
 // meant, so Open adds the slash and warns that the clients' configuration
-// needs it written out.
+// needs it written out. https://host, with no path at all, means
+// https://host/ to everyone: no warning then.
 func Open(raw string, opts Options) (*Mirror, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -91,8 +92,10 @@ func Open(raw string, opts Options) (*Mirror, error) {
 			fixed.RawPath += "/"
 		}
 		m.base = &fixed
-		m.warnf("the URL lacks a trailing slash; reading %s (Terraform and OpenTofu would read %s instead: write the slash in their network_mirror url)",
-			fixed.String(), u.ResolveReference(&url.URL{Path: "./"}).String())
+		if clients := u.ResolveReference(&url.URL{Path: "./"}); clients.String() != fixed.String() {
+			m.warnf("the URL lacks a trailing slash; reading %s (Terraform and OpenTofu would read %s instead: write the slash in their network_mirror url)",
+				fixed.String(), clients.String())
+		}
 	}
 	m.auth = httpclient.AuthFor(opts.Credentials, httpclient.HostKey(m.base))
 	return m, nil

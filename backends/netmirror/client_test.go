@@ -359,6 +359,34 @@ func TestCredentials(t *testing.T) {
 	}
 }
 
+// A URL with no path at all means HOST/ to the clients as to tfmirror:
+// nothing to warn about. A path without its slash still warns, since the
+// clients then read its parent.
+func TestOpenTrailingSlashWarning(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://mirror.example.com":          "",
+		"https://mirror.example.com:8443":     "",
+		"https://mirror.example.com/tf":       "would read https://mirror.example.com/ instead",
+		"https://mirror.example.com/a/b":      "would read https://mirror.example.com/a/ instead",
+		"https://mirror.example.com:8443/tf/": "",
+	} {
+		m, err := netmirror.Open(raw, netmirror.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if !strings.HasSuffix(m.BaseURL(), "/") {
+			t.Errorf("%s: base %s, want a trailing slash", raw, m.BaseURL())
+		}
+		w := strings.Join(m.Warnings(), "\n")
+		switch {
+		case want == "" && w != "":
+			t.Errorf("%s: warned %q", raw, w)
+		case want != "" && !strings.Contains(w, want):
+			t.Errorf("%s: warnings %q, want %q", raw, w, want)
+		}
+	}
+}
+
 func TestOpenURLs(t *testing.T) {
 	m, err := netmirror.Open("https://mirror.example.com/tf", netmirror.Options{})
 	if err != nil {
