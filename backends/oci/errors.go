@@ -2,6 +2,7 @@ package oci
 
 import (
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -113,12 +114,39 @@ func (e *Error) Transient() bool {
 	return e.Status >= 500 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout
 }
 
+// PlainDetails makes the error responses of registries in err print what
+// the registries sent. A response's errors carry a free-form "detail" that
+// oras decodes into Go values and prints with %v, so users would read
+// map[name:repo] (distribution's NAME_UNKNOWN); PlainDetails turns each
+// detail back into its JSON text. Every registry error on its way to a
+// user passes through here (classify, and modoci's errors). It returns
+// err.
+func PlainDetails(err error) error {
+	var resp *errcode.ErrorResponse
+	if !errors.As(err, &resp) {
+		return err
+	}
+	for i, e := range resp.Errors {
+		if e.Detail == nil {
+			continue
+		}
+		if _, ok := e.Detail.(string); ok {
+			continue
+		}
+		if b, jerr := json.Marshal(e.Detail); jerr == nil {
+			resp.Errors[i].Detail = string(b)
+		}
+	}
+	return err
+}
+
 // classify turns an error from oras-go into an *Error naming the sentinel it
 // stands for and what to do about it.
 func classify(err error, op, place string, repo Repository, pkg string) error {
 	if err == nil {
 		return nil
 	}
+	PlainDetails(err)
 	var already *Error
 	if errors.As(err, &already) {
 		return err

@@ -150,6 +150,7 @@ func (s *Store) repo(m modules.Module) (*remote.Repository, string, error) {
 // opError names the place, repository and package, and classifies what
 // the registry answered against the backends sentinels.
 func (s *Store) opError(op, repo, what string, err error) error {
+	oci.PlainDetails(err)
 	var resp *errcode.ErrorResponse
 	kind := error(nil)
 	hint := ""

@@ -228,3 +228,21 @@ func TestRewriteDefaultHost(t *testing.T) {
 		t.Fatalf("got %+v %v", files, problems)
 	}
 }
+
+// A module the mirror lacks is a problem that reads as the registry said it:
+// distribution's NAME_UNKNOWN carries a detail object, which oras's own
+// message would print as a Go map.
+func TestRewriteProblemsShowNoGoValues(t *testing.T) {
+	reg := ocitest.New(t)
+	store, _ := mirror(t, reg, "registry.opentofu.org/acme/vpc/aws", "", "1.0.0")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte("module \"a\" {\n  source = \"acme/other/aws\"\n  version = \"1.0.0\"\n}\n"), 0o644)
+	_, problems, err := rewrite.Rewrite(context.Background(), dir, rewrite.Options{Resolver: store})
+	if err != nil || len(problems) != 1 {
+		t.Fatalf("%v %v", err, problems)
+	}
+	msg := problems[0].String()
+	if strings.Contains(msg, "map[") || !strings.Contains(msg, `repository name not known to registry: {"name":"m/acme/other-aws"}`) {
+		t.Errorf("problem: %s", msg)
+	}
+}
