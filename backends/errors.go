@@ -2,6 +2,8 @@ package backends
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -94,11 +96,34 @@ func Transient(err error) error {
 	return transientError{err}
 }
 
+// permanentError marks an error as not worth retrying, whatever it wraps.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string   { return e.err.Error() }
+func (e permanentError) Unwrap() error   { return e.err }
+func (e permanentError) Permanent() bool { return true }
+
+// Permanent marks err as not worth retrying even where it wraps an error
+// that usually is: a zip whose deflate stream ends early reports
+// io.ErrUnexpectedEOF, like a dropped connection, but reading the same
+// bytes again meets the same end.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
 // IsTransient classifies an error once for every caller: timeouts, resets,
 // truncated bodies and 5xx responses are worth retrying; everything else
-// (4xx, hash mismatches, conflicts, cancellation) is permanent.
+// (4xx, TLS certificates not accepted, hash mismatches, corrupt archives,
+// conflicts, cancellation) is permanent.
 func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, context.Canceled) || IsCertificateError(err) {
+		return false
+	}
+	var p interface{ Permanent() bool }
+	if errors.As(err, &p) && p.Permanent() {
 		return false
 	}
 	var t interface{ Transient() bool }
@@ -114,6 +139,17 @@ func IsTransient(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, context.DeadlineExceeded)
+}
+
+// IsCertificateError reports whether err is a TLS certificate the client
+// did not accept (unknown authority, another name, expired): the server
+// presents the same certificate on every try.
+func IsCertificateError(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify)
 }
 
 // usageError is an error in what the user asked for; errors.Is(err,

@@ -1,8 +1,12 @@
 package backends
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"testing"
 )
 
@@ -25,6 +29,31 @@ func TestOpErrorStatesContextOnce(t *testing.T) {
 	} {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}
+
+// TLS certificates not accepted and errors marked Permanent are never worth
+// another try, whatever else they wrap or are wrapped in; the transient
+// faults they resemble still are.
+func TestIsTransientCertificatesAndPermanent(t *testing.T) {
+	var unknown error = x509.UnknownAuthorityError{}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"unknown authority in a transient wrapper", Transient(&url.Error{Op: "Get", URL: "https://h/", Err: &tls.CertificateVerificationError{Err: unknown}}), false},
+		{"unknown authority", fmt.Errorf("GET https://h/: %w", unknown), false},
+		{"hostname", Transient(x509.HostnameError{Host: "h"}), false},
+		{"expired", Transient(x509.CertificateInvalidError{Reason: x509.Expired}), false},
+		{"deflate ends early", Permanent(fmt.Errorf("zip entry %q: %w", "x", io.ErrUnexpectedEOF)), false},
+		{"permanent inside transient", Transient(Permanent(errors.New("x"))), false},
+		{"body cut short", fmt.Errorf("GET https://h/: %w", io.ErrUnexpectedEOF), true},
+		{"marked transient", Transient(errors.New("503")), true},
+	} {
+		if got := IsTransient(tc.err); got != tc.want {
+			t.Errorf("%s: IsTransient = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

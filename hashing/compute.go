@@ -48,7 +48,7 @@ func HashZip(path string, opts Options) (Hash, error) {
 	}
 	z, err := zip.OpenReader(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", &ZipError{Path: path, Err: err}
 	}
 	defer z.Close()
 	z.RegisterDecompressor(zip.Deflate, func(r io.Reader) io.ReadCloser { return flate.NewReader(r) })
@@ -73,10 +73,21 @@ func HashZip(path string, opts Options) (Hash, error) {
 	}
 	h, err := dirhash.Hash1(files, open)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", &ZipError{Path: path, Err: err}
 	}
 	return Hash(h), nil
 }
+
+// ZipError is a zip HashZip could not read through: Path is the file, Err
+// what went wrong in it. Callers that hashed a copy (a staging file) name
+// the original instead of Path.
+type ZipError struct {
+	Path string
+	Err  error
+}
+
+func (e *ZipError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *ZipError) Unwrap() error { return e.Err }
 
 // HashDir computes the h1: hash of an unpacked package directory, exactly as
 // the clients do (symlinks resolved, then dirhash.HashDir with no prefix).
@@ -154,12 +165,11 @@ type budget struct {
 }
 
 func (b *budget) wrap(rc io.ReadCloser, name string) io.ReadCloser {
-	if b.unlimited {
-		return rc
-	}
 	return &capped{rc: rc, b: b, name: name}
 }
 
+// capped counts an entry's bytes against the budget and names the entry in
+// what goes wrong reading it (a corrupt deflate stream, a bad checksum).
 type capped struct {
 	rc   io.ReadCloser
 	b    *budget
@@ -168,9 +178,14 @@ type capped struct {
 
 func (c *capped) Read(p []byte) (int, error) {
 	n, err := c.rc.Read(p)
-	c.b.left -= int64(n)
-	if c.b.left < 0 {
-		return n, fmt.Errorf("zip entry %q: %w (raise the limit with --max-unpacked)", c.name, ErrTooLarge)
+	if !c.b.unlimited {
+		c.b.left -= int64(n)
+		if c.b.left < 0 {
+			return n, fmt.Errorf("zip entry %q: %w (raise the limit with --max-unpacked)", c.name, ErrTooLarge)
+		}
+	}
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("zip entry %q: %w", c.name, err)
 	}
 	return n, err
 }

@@ -596,7 +596,7 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	h1, err := hashing.HashZip(st.Path(), e.opts.Hashing)
 	<-e.hashSlots
 	if err != nil {
-		return opErr("hash", "source", j.info.Src, fmt.Errorf("the archive is not a usable zip: %w", err))
+		return opErr("hash", "source", j.info.Src, unusableZip(spec.Src, a, err))
 	}
 	sums := hashing.Sums{H1: h1, ZH: zipHash}
 	res := hashing.Verify(sums, a.Evidence...)
@@ -614,6 +614,25 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 	}
 	e.emit(JobDone{ID: j.info.ID, Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()})
 	return nil
+}
+
+// unusableZip is the error for an archive that arrived whole (the copy
+// above catches a transfer cut short) but is not a zip that can be hashed.
+// It is permanent: reading the same bytes again meets the same fault, even
+// where it reads like a dropped connection (a deflate stream that ends
+// early reports io.ErrUnexpectedEOF). It names the source's own file where
+// there is one, not the staging copy, which is gone by the time anyone
+// reads the message.
+func unusableZip(src backends.Reader, a backends.Archive, err error) error {
+	var ze *hashing.ZipError
+	if errors.As(err, &ze) {
+		err = ze.Err
+	}
+	what := "the archive"
+	if lp, ok := src.(backends.LocalPather); ok {
+		what = lp.LocalPath(a)
+	}
+	return backends.Permanent(fmt.Errorf("%s is not a usable zip: %w", what, err))
 }
 
 // maxArchive returns the hashing cap on unpacked bytes and the most bytes
