@@ -35,7 +35,7 @@ type Download struct {
 // never more than the Content-Length the server stated: the transport ends
 // the body there.
 func (c *Client) Open(ctx context.Context, u *url.URL, auth *Auth, accept string) (*Download, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(Streaming(ctx))
 	d := c.timeout()
 	timer := time.AfterFunc(d, func() { cancel(errTimeout) })
 	resp, err := c.do(ctx, u, auth, map[string]string{"Accept": accept, "Accept-Encoding": "identity"})

@@ -70,6 +70,8 @@ type Client struct {
 	// RetryBackoff is the first wait between tries; 0 means
 	// DefaultRetryBackoff.
 	RetryBackoff time.Duration
+	// Debug, when set, gets one line per request attempt (see Wrap).
+	Debug io.Writer
 }
 
 // Auth is a bearer token and the one host (comparison form: lowercase, with
@@ -144,15 +146,17 @@ func (c *Client) MaxDocumentSize() int64 {
 }
 
 // retry runs one document request until it succeeds, fails permanently, or
-// has been tried c.tries() times, waiting longer before each try.
-func (c *Client) retry(ctx context.Context, do func() error) error {
+// has been tried c.tries() times, waiting longer before each try. Each try
+// gets ctx marked with its attempt, counted on from ctx's own (a sync
+// job's).
+func (c *Client) retry(ctx context.Context, do func(ctx context.Context) error) error {
 	delay := c.RetryBackoff
 	if delay <= 0 {
 		delay = DefaultRetryBackoff
 	}
-	tries := c.tries()
+	tries, first := c.tries(), backends.Attempt(ctx)
 	for n := 1; ; n++ {
-		err := do()
+		err := do(backends.WithAttempt(ctx, first+n-1))
 		if err == nil || n >= tries || !backends.IsTransient(err) || ctx.Err() != nil {
 			if err != nil && n > 1 {
 				err = &triedError{err: err, tries: n}
@@ -181,7 +185,8 @@ func (e *triedError) Error() string { return fmt.Sprintf("%v (%d attempts)", e.e
 func (e *triedError) Unwrap() error { return e.err }
 
 // httpClient returns a client for one request, with the redirect policy
-// (see checkRedirect) and auth's token rule.
+// (see checkRedirect), auth's token rule, and the transport wrapped (see
+// Wrap).
 func (c *Client) httpClient(auth *Auth) *http.Client {
 	var rt http.RoundTripper
 	if c.HTTP != nil {
@@ -189,7 +194,7 @@ func (c *Client) httpClient(auth *Auth) *http.Client {
 	}
 	max := c.maxRedirects()
 	return &http.Client{
-		Transport: rt,
+		Transport: Wrap(rt, c.Debug),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			return checkRedirect(req, via, max, auth)
 		},
@@ -320,7 +325,7 @@ type Response struct {
 // none).
 func (c *Client) Get(ctx context.Context, u *url.URL, auth *Auth, accept string) (*Response, error) {
 	var r *Response
-	err := c.retry(ctx, func() (err error) {
+	err := c.retry(ctx, func(ctx context.Context) (err error) {
 		r, err = c.get(ctx, u, auth, accept)
 		return err
 	})
@@ -347,7 +352,7 @@ func (c *Client) get(ctx context.Context, u *url.URL, auth *Auth, accept string)
 // document resolve.
 func (c *Client) JSON(ctx context.Context, u *url.URL, auth *Auth, v any) (*url.URL, error) {
 	var final *url.URL
-	err := c.retry(ctx, func() error {
+	err := c.retry(ctx, func(ctx context.Context) error {
 		r, err := c.get(ctx, u, auth, "application/json")
 		if err != nil {
 			return err

@@ -164,7 +164,7 @@ func TestTLSAndPlainHTTP(t *testing.T) {
 		o    oci.Options
 		want string // "" means the repository is reached (and is not there)
 	}{
-		{"untrusted certificate", tlsReg, oci.Options{}, "--insecure"},
+		{"untrusted certificate", tlsReg, oci.Options{}, "is not trusted (x509: certificate signed by unknown authority): trust the CA that issued it with --ca-cert FILE"},
 		{"insecure", tlsReg, oci.Options{Insecure: true}, ""},
 		{"trusted", tlsReg, oci.Options{RootCAs: tlsReg.RootCAs()}, ""},
 		{"https to a plain registry", plainReg, oci.Options{}, "--plain-http"},

@@ -17,6 +17,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/retry"
 
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -48,6 +49,8 @@ type Options struct {
 	// RetryBackoff is the wait before the first retry, doubled for each
 	// one after up to 3s; zero means 250ms.
 	RetryBackoff time.Duration
+	// Debug, when set, gets one line per request attempt (httpclient.Wrap).
+	Debug io.Writer
 }
 
 // Defaults for Options' zero fields.
@@ -137,7 +140,13 @@ func newClient(o Options) (*auth.Client, error) {
 	client := &auth.Client{
 		// oras's auth client drops credentials on any redirect that
 		// leaves the registry's origin (TestCredentialsStayOnTheirRegistry).
-		Client:     &http.Client{Transport: &retry.Transport{Base: &timeoutTransport{base: base, d: timeout}, Policy: retryPolicy(o)}},
+		// httpclient.Wrap sits under oras's retries, so the debug log has a
+		// line per try, and a certificate not trusted reads as it does for
+		// every kind of place.
+		Client: &http.Client{Transport: httpclient.CountAttempts(&retry.Transport{
+			Base:   httpclient.Wrap(&timeoutTransport{base: base, d: timeout}, o.Debug),
+			Policy: retryPolicy(o),
+		})},
 		Cache:      auth.NewCache(),
 		Credential: credentials.Credential(store),
 	}

@@ -1,7 +1,6 @@
 package oci
 
 import (
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -228,14 +227,10 @@ func isPushRace(err error) bool {
 // transportHint says what to do about the connection-level failures users
 // meet first with private registries.
 func transportHint(err error) string {
-	var unknownCA x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	var invalid x509.CertificateInvalidError
+	// A certificate not trusted says what to do itself
+	// (httpclient.CertError), as it does for every kind of place.
 	msg := err.Error()
 	switch {
-	case errors.As(err, &unknownCA), errors.As(err, &invalid), errors.As(err, &hostname),
-		strings.Contains(msg, "x509:"), strings.Contains(msg, "tls: failed to verify certificate"):
-		return "the registry's TLS certificate is not trusted: trust its CA with --ca-cert FILE (or SSL_CERT_FILE), or pass --insecure to skip verification"
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		return "the registry speaks plain HTTP: pass --plain-http"
 	case strings.Contains(msg, "malformed HTTP response") || strings.Contains(msg, "first record does not look like a TLS handshake"):

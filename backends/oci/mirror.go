@@ -30,6 +30,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -426,7 +427,7 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 	if desc.Size < 0 {
 		return nil, fmt.Errorf("oci mirror %s: %s: layer size unknown", m.name, a.Package)
 	}
-	rc, err := r.Blobs().Fetch(ctx, desc)
+	rc, err := r.Blobs().Fetch(httpclient.Streaming(ctx), desc)
 	if err != nil {
 		if strings.Contains(err.Error(), "mismatch Content-Length") {
 			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: %w: blob %s: %v", m.name, addr, a.Package, ErrDigestMismatch, desc.Digest, err)

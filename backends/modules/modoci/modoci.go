@@ -37,6 +37,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/retry"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -73,6 +74,8 @@ type Options struct {
 	Credentials credentials.Store
 	// Concurrency bounds parallel manifest requests when listing; 0 means 8.
 	Concurrency int
+	// Debug, when set, gets one line per request attempt (httpclient.Wrap).
+	Debug io.Writer
 }
 
 // Store is a set of OCI repositories holding module packages. It is safe
@@ -102,8 +105,14 @@ func Open(name, template string, o Options) (*Store, error) {
 			return nil, fmt.Errorf("place %s: %w", name, err)
 		}
 	}
-	hc := o.HTTP
-	if hc == nil {
+	// httpclient.Wrap sits under oras's retries: a line per try in the
+	// debug log, and a certificate not trusted reads as it does for every
+	// kind of place.
+	var hc http.Client
+	if o.HTTP != nil {
+		hc = *o.HTTP
+		hc.Transport = httpclient.Wrap(hc.Transport, o.Debug)
+	} else {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.TLSClientConfig = &tls.Config{
 			MinVersion:         tls.VersionTLS12,
@@ -111,9 +120,9 @@ func Open(name, template string, o Options) (*Store, error) {
 			InsecureSkipVerify: o.Insecure, // opt-in, for registries with self-signed certificates
 		}
 		base.ResponseHeaderTimeout = 2 * time.Minute
-		hc = &http.Client{Transport: retry.NewTransport(base)}
+		hc.Transport = httpclient.CountAttempts(retry.NewTransport(httpclient.Wrap(base, o.Debug)))
 	}
-	client := &auth.Client{Client: hc, Cache: auth.NewCache(), Credential: credentials.Credential(store)}
+	client := &auth.Client{Client: &hc, Cache: auth.NewCache(), Credential: credentials.Credential(store)}
 	client.SetUserAgent("tfmirror")
 	if o.Concurrency <= 0 {
 		o.Concurrency = 8

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/distribution/distribution/v3/configuration"
@@ -76,6 +77,8 @@ type Registry struct {
 	reqs    []Request
 	tamper  func(http.ResponseWriter, *http.Request) bool
 	tamperM sync.Mutex
+
+	handshakes atomic.Int32
 }
 
 // New starts a registry over TLS, anonymous, with logs off.
@@ -129,6 +132,10 @@ func NewWithOptions(t testing.TB, o Options) *Registry {
 	if o.PlainHTTP {
 		srv.Start()
 	} else {
+		srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			r.handshakes.Add(1)
+			return nil, nil
+		}}
 		srv.StartTLS()
 		r.caFile = filepath.Join(dir, "ca.pem")
 		cert := srv.Certificate()
@@ -210,6 +217,11 @@ func (r *Registry) TLSConfig() *tls.Config {
 
 // Client returns an HTTP client that trusts the registry.
 func (r *Registry) Client() *http.Client { return r.server.Client() }
+
+// Handshakes returns how many TLS handshakes clients began, including those
+// that failed (a client that does not trust the certificate makes no
+// request, but it does begin one).
+func (r *Registry) Handshakes() int { return int(r.handshakes.Load()) }
 
 // Requests returns the requests served so far, in order.
 func (r *Registry) Requests() []Request {

@@ -14,18 +14,21 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +125,8 @@ type Server struct {
 	requests []Request
 	bytes    int64
 	wrap     func(next http.Handler) http.Handler
+
+	handshakes atomic.Int32
 }
 
 type release struct {
@@ -185,12 +190,32 @@ func NewWithOptions(t testing.TB, opts Options, providers ...Provider) *Server {
 			s.order = append(s.order, key)
 		}
 	}
-	s.api = httptest.NewTLSServer(s.wrapped(http.HandlerFunc(s.serveAPI)))
-	s.files = httptest.NewTLSServer(s.wrapped(http.HandlerFunc(s.serveFiles)))
+	s.api = s.startTLS(s.wrapped(http.HandlerFunc(s.serveAPI)))
+	s.files = s.startTLS(s.wrapped(http.HandlerFunc(s.serveFiles)))
 	t.Cleanup(s.api.Close)
 	t.Cleanup(s.files.Close)
 	return s
 }
+
+// startTLS starts an HTTPS server on 127.0.0.1 that counts the TLS
+// handshakes clients begin (Handshakes), including those that fail.
+func (s *Server) startTLS(h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		s.handshakes.Add(1)
+		return nil, nil
+	}}
+	// Clients that refuse the certificate hang up mid-handshake; the
+	// server would log each to stderr.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	return srv
+}
+
+// Handshakes returns how many TLS handshakes clients began with the
+// registry's servers, including those that failed (a client that does not
+// trust the certificate makes no request, but it does begin one).
+func (s *Server) Handshakes() int { return int(s.handshakes.Load()) }
 
 func (r *release) filename(plat string) string {
 	return fmt.Sprintf("terraform-provider-%s_%s_%s.zip", r.typ, r.version, plat)
