@@ -43,7 +43,7 @@ func (c *Client) Open(ctx context.Context, u *url.URL, auth *Auth, accept string
 		timer.Stop()
 		cancel(nil)
 		if errors.Is(context.Cause(ctx), errTimeout) {
-			return nil, transient{fmt.Errorf("GET %s: no answer within %s", u.Redacted(), d)}
+			return nil, transient{fmt.Errorf("GET %s: no answer within %s", RedactURL(u), d)}
 		}
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (s *stallReader) Read(p []byte) (int, error) {
 	}
 	if err != nil && err != io.EOF {
 		if errors.Is(context.Cause(s.ctx), errTimeout) {
-			return n, transient{fmt.Errorf("GET %s: no data for %s", s.url.Redacted(), s.d)}
+			return n, transient{fmt.Errorf("GET %s: no data for %s", RedactURL(s.url), s.d)}
 		}
 		if s.ctx.Err() == nil {
 			// Say how far it got: "unexpected EOF" alone reads like a
@@ -85,7 +85,7 @@ func (s *stallReader) Read(p []byte) (int, error) {
 			if s.size >= 0 {
 				of = fmt.Sprintf(" of %d", s.size)
 			}
-			err = transient{fmt.Errorf("GET %s: the connection broke after %d%s bytes: %w", s.url.Redacted(), s.n, of, err)}
+			err = transient{fmt.Errorf("GET %s: the connection broke after %d%s bytes: %w", RedactURL(s.url), s.n, of, err)}
 		}
 	}
 	return n, err

@@ -38,7 +38,7 @@ func (c *Client) Discover(ctx context.Context, host string, auth *Auth) (*Servic
 		return nil, err
 	}
 	if doc == nil {
-		return nil, fmt.Errorf("GET %s: not a valid document: want a JSON object", final.Redacted())
+		return nil, fmt.Errorf("GET %s: not a valid document: want a JSON object", RedactURL(final))
 	}
 	return &Services{URL: final, doc: doc}, nil
 }
@@ -60,22 +60,22 @@ func (s *Services) Service(id string) (*url.URL, error) {
 		if len(offered) > 0 {
 			what = strings.Join(offered, ", ")
 		}
-		return nil, fmt.Errorf("%s offers no %s service (it offers %s): %w", s.URL.Redacted(), id, what, ErrNoService)
+		return nil, fmt.Errorf("%s offers no %s service (it offers %s): %w", RedactURL(s.URL), id, what, ErrNoService)
 	}
 	str, ok := raw.(string)
 	if !ok || str == "" {
-		return nil, fmt.Errorf("%s: %s must be a URL string", s.URL.Redacted(), id)
+		return nil, fmt.Errorf("%s: %s must be a URL string", RedactURL(s.URL), id)
 	}
 	ref, err := url.Parse(str)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s %q: %v", s.URL.Redacted(), id, str, err)
+		return nil, fmt.Errorf("%s: %s %q: %v", RedactURL(s.URL), id, str, err)
 	}
 	base := s.URL.ResolveReference(ref)
 	switch {
 	case base.Scheme != "https" && base.Scheme != "http":
-		return nil, fmt.Errorf("%s: %s %q: must be an http or https URL", s.URL.Redacted(), id, str)
+		return nil, fmt.Errorf("%s: %s %q: must be an http or https URL", RedactURL(s.URL), id, str)
 	case base.User != nil:
-		return nil, fmt.Errorf("%s: %s %q: must not contain credentials", s.URL.Redacted(), id, str)
+		return nil, fmt.Errorf("%s: %s %q: must not contain credentials", RedactURL(s.URL), id, str)
 	}
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"

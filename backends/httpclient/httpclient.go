@@ -259,7 +259,7 @@ func (t transient) Transient() bool { return true }
 func (c *Client) do(ctx context.Context, u *url.URL, auth *Auth, headers map[string]string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("GET %s: %w", RedactURL(u), err)
 	}
 	for k, v := range headers {
 		if v != "" {
@@ -282,7 +282,7 @@ func (c *Client) do(ctx context.Context, u *url.URL, auth *Auth, headers map[str
 		}
 		if ctx.Err() != nil {
 			if errors.Is(context.Cause(ctx), errTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, transient{fmt.Errorf("GET %s: no answer within %s", u.Redacted(), c.timeout())}
+				return nil, transient{fmt.Errorf("GET %s: no answer within %s", RedactURL(u), c.timeout())}
 			}
 			return nil, ctx.Err()
 		}
@@ -290,12 +290,12 @@ func (c *Client) do(ctx context.Context, u *url.URL, auth *Auth, headers map[str
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, transient{fmt.Errorf("GET %s: %w", u.Redacted(), err)}
+		return nil, transient{fmt.Errorf("GET %s: %w", RedactURL(u), err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		resp.Body.Close()
-		return nil, &StatusError{URL: resp.Request.URL.Redacted(), Status: resp.StatusCode, Body: cleanExcerpt(excerpt)}
+		return nil, &StatusError{URL: RedactURL(resp.Request.URL), Status: resp.StatusCode, Body: cleanExcerpt(excerpt)}
 	}
 	return resp, nil
 }
@@ -360,10 +360,10 @@ func (c *Client) JSON(ctx context.Context, u *url.URL, auth *Auth, v any) (*url.
 		final = r.URL
 		ct := r.Header.Get("Content-Type")
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return &ContentTypeError{URL: final.Redacted(), ContentType: ct}
+			return &ContentTypeError{URL: RedactURL(final), ContentType: ct}
 		}
 		if err := json.Unmarshal(r.Body, v); err != nil {
-			return fmt.Errorf("GET %s: not a valid document: %v", final.Redacted(), err)
+			return fmt.Errorf("GET %s: not a valid document: %v", RedactURL(final), err)
 		}
 		return nil
 	})
@@ -387,11 +387,11 @@ func (c *Client) readAll(ctx context.Context, u *url.URL, r io.Reader) ([]byte, 
 	body, err := io.ReadAll(io.LimitReader(r, max+1))
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), errTimeout):
-		return nil, transient{fmt.Errorf("GET %s: body not complete within %s", u.Redacted(), c.timeout())}
+		return nil, transient{fmt.Errorf("GET %s: body not complete within %s", RedactURL(u), c.timeout())}
 	case err != nil:
-		return nil, transient{fmt.Errorf("GET %s: reading body: %w", u.Redacted(), err)}
+		return nil, transient{fmt.Errorf("GET %s: reading body: %w", RedactURL(u), err)}
 	case int64(len(body)) > max:
-		return nil, fmt.Errorf("GET %s: document larger than %d bytes; refusing it", u.Redacted(), max)
+		return nil, fmt.Errorf("GET %s: document larger than %d bytes; refusing it", RedactURL(u), max)
 	}
 	return body, nil
 }

@@ -34,10 +34,10 @@ func (e *RedirectError) Is(target error) bool { return e.loop && target == ErrRe
 // the token for another port of the same host, for subdomains, and over
 // http.
 func checkRedirect(req *http.Request, via []*http.Request, max int, auth *Auth) error {
-	first, last := via[0].URL.Redacted(), via[len(via)-1].URL.Redacted()
+	first, last := RedactURL(via[0].URL), RedactURL(via[len(via)-1].URL)
 	for _, prev := range via {
 		if prev.URL.String() == req.URL.String() {
-			return &RedirectError{URL: first, loop: true, msg: fmt.Sprintf("GET %s: redirect loop: %s redirects back to %s", first, last, req.URL.Redacted())}
+			return &RedirectError{URL: first, loop: true, msg: fmt.Sprintf("GET %s: redirect loop: %s redirects back to %s", first, last, RedactURL(req.URL))}
 		}
 	}
 	if len(via) > max {
@@ -46,7 +46,7 @@ func checkRedirect(req *http.Request, via []*http.Request, max int, auth *Auth) 
 	if req.URL.Scheme != "https" {
 		for _, prev := range via {
 			if prev.URL.Scheme == "https" {
-				return &RedirectError{URL: first, msg: fmt.Sprintf("GET %s: %s redirects to %s: refusing to leave https for plain http", first, last, req.URL.Redacted())}
+				return &RedirectError{URL: first, msg: fmt.Sprintf("GET %s: %s redirects to %s: refusing to leave https for plain http", first, last, RedactURL(req.URL))}
 			}
 		}
 	}

@@ -168,3 +168,24 @@ func TestCertErrors(t *testing.T) {
 		})
 	}
 }
+
+// Errors name URLs as the debug log does: a presigned URL's signature is a
+// credential for as long as it lasts.
+func TestErrorsRedactURLs(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/a.zip" {
+			http.Redirect(w, r, "/signed/a.zip?X-Amz-Signature=sig-secret&ref=v1", http.StatusFound)
+			return
+		}
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	c := &Client{HTTP: srv.Client(), Retries: -1}
+	for _, p := range []string{"/doc.json?token=tok-secret", "/a.zip"} {
+		u, _ := url.Parse(srv.URL + p)
+		_, err := c.Get(context.Background(), u, nil, "")
+		if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "=REDACTED") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}

@@ -82,7 +82,7 @@ func (r *Registry) authHint(err error, base *url.URL) string {
 		return fmt.Sprintf(" (no token for %s: set %s or add a credentials block)", r.host, backends.TokenEnvName(r.host))
 	}
 	if base != nil && !r.auth.Allows(base) {
-		return fmt.Sprintf(" (the token for %s is not sent to %s: a registry's token goes to its own host and port over https only)", r.host, base.Redacted())
+		return fmt.Sprintf(" (the token for %s is not sent to %s: a registry's token goes to its own host and port over https only)", r.host, httpclient.RedactURL(base))
 	}
 	return fmt.Sprintf(" (the token for %s was refused)", r.host)
 }
@@ -153,10 +153,10 @@ func (r *Registry) Versions(ctx context.Context, m Module) ([]string, error) {
 	}
 	var doc versionsDoc
 	if err := json.Unmarshal(resp.Body, &doc); err != nil {
-		return nil, fmt.Errorf("module registry %s: %s: list versions: GET %s: not a versions document: %v", r.name, m.Short(), u.Redacted(), err)
+		return nil, fmt.Errorf("module registry %s: %s: list versions: GET %s: not a versions document: %v", r.name, m.Short(), httpclient.RedactURL(u), err)
 	}
 	if len(doc.Modules) == 0 {
-		return nil, fmt.Errorf("module registry %s: %s: list versions: GET %s: invalid response: \"modules\" is empty", r.name, m.Short(), u.Redacted())
+		return nil, fmt.Errorf("module registry %s: %s: list versions: GET %s: invalid response: \"modules\" is empty", r.name, m.Short(), httpclient.RedactURL(u))
 	}
 	// Only the first entry counts, as for the clients.
 	var out []string
@@ -198,7 +198,7 @@ func (r *Registry) Location(ctx context.Context, m Module, v Version) (Location,
 	}
 	var doc downloadDoc
 	if err := json.Unmarshal(resp.Body, &doc); err != nil {
-		return Location{}, wrap(fmt.Errorf("GET %s answered %d with a body that is not a JSON download document (%v); a registry that only sets X-Terraform-Get must answer 204 or send valid JSON", u.Redacted(), resp.Status, err))
+		return Location{}, wrap(fmt.Errorf("GET %s answered %d with a body that is not a JSON download document (%v); a registry that only sets X-Terraform-Get must answer 204 or send valid JSON", httpclient.RedactURL(u), resp.Status, err))
 	}
 	if doc.UseRegistryCredentials != nil {
 		if doc.Location == "" {

@@ -153,17 +153,17 @@ func (m *Mirror) Versions(ctx context.Context, p backends.Provider) ([]backends.
 		return nil, m.errorf(p, "%w%s", err, m.authHint(err))
 	}
 	if doc.Versions == nil {
-		return nil, m.errorf(p, "%s: not an index document (no \"versions\" object)", u.Redacted())
+		return nil, m.errorf(p, "%s: not an index document (no \"versions\" object)", httpclient.RedactURL(u))
 	}
 	vs := make([]backends.Version, 0, len(doc.Versions))
 	for s, meta := range doc.Versions {
 		v, err := backends.ParseVersion(s)
 		if err != nil {
-			m.warnf("%s: %s: skipped: %v", p, u.Redacted(), err)
+			m.warnf("%s: %s: skipped: %v", p, httpclient.RedactURL(u), err)
 			continue
 		}
 		if _, ok := meta.(map[string]any); !ok {
-			m.warnf("%s: %s: version %s: skipped: its value is not an object", p, u.Redacted(), s)
+			m.warnf("%s: %s: version %s: skipped: its value is not an object", p, httpclient.RedactURL(u), s)
 			continue
 		}
 		vs = append(vs, v)
@@ -193,36 +193,36 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 		return nil, m.errorf(p, "version %s: %w%s", v, err, m.authHint(err))
 	}
 	if doc.Archives == nil {
-		return nil, m.errorf(p, "version %s: %s: not a version document (no \"archives\" object)", v, final.Redacted())
+		return nil, m.errorf(p, "version %s: %s: not a version document (no \"archives\" object)", v, httpclient.RedactURL(final))
 	}
 	out := make([]backends.Archive, 0, len(doc.Archives))
 	for key, ad := range doc.Archives {
 		plat, err := backends.ParsePlatform(key)
 		if err != nil {
-			m.warnf("%s %s: %s: skipped: %v", p, v, final.Redacted(), err)
+			m.warnf("%s %s: %s: skipped: %v", p, v, httpclient.RedactURL(final), err)
 			continue
 		}
 		pkg := backends.Package{Provider: p, Version: v, Platform: plat}
 		if ad.URL == "" {
-			m.warnf("%s: %s: skipped: no url", pkg, final.Redacted())
+			m.warnf("%s: %s: skipped: no url", pkg, httpclient.RedactURL(final))
 			continue
 		}
 		ref, err := url.Parse(ad.URL)
 		if err != nil {
-			m.warnf("%s: %s: skipped: url %q: %v", pkg, final.Redacted(), ad.URL, err)
+			m.warnf("%s: %s: skipped: url %q: %v", pkg, httpclient.RedactURL(final), ad.URL, err)
 			continue
 		}
 		loc := final.ResolveReference(ref)
 		if loc.Scheme != "https" && loc.Scheme != "http" {
-			m.warnf("%s: %s: skipped: url %q is not an http(s) URL", pkg, final.Redacted(), ad.URL)
+			m.warnf("%s: %s: skipped: url %q is not an http(s) URL", pkg, httpclient.RedactURL(final), ad.URL)
 			continue
 		}
-		ev := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: final.Redacted()}}
+		ev := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: httpclient.RedactURL(final)}}
 		for _, s := range ad.Hashes {
 			h, err := hashing.ParseHash(s)
 			if err != nil {
 				// The clients refuse the whole package over one bad hash.
-				return nil, fmt.Errorf("mirror %s: %s: %s: %w", m.name, pkg, final.Redacted(), err)
+				return nil, fmt.Errorf("mirror %s: %s: %s: %w", m.name, pkg, httpclient.RedactURL(final), err)
 			}
 			ev.Hashes = append(ev.Hashes, h)
 		}

@@ -14,6 +14,7 @@ import (
 	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -70,7 +71,7 @@ func (r *Registry) downloadMeta(ctx context.Context, p backends.Provider, v back
 		return nil, r.errorf("%s: download metadata: %w%s", short(pkg), err, r.authHint(err))
 	}
 	bad := func(format string, args ...any) error {
-		return r.errorf("%s: download metadata (%s): "+format, append([]any{short(pkg), final.Redacted()}, args...)...)
+		return r.errorf("%s: download metadata (%s): "+format, append([]any{short(pkg), httpclient.RedactURL(final)}, args...)...)
 	}
 	if doc.OS != plat.OS || doc.Arch != plat.Arch {
 		return nil, bad("it describes %s_%s, not the platform asked for", doc.OS, doc.Arch)
@@ -212,7 +213,7 @@ func (r *Registry) signedSums(ctx context.Context, m *downloadMeta) (*signedSums
 	}
 	lines, err := parseSums(sums)
 	if err != nil {
-		return nil, r.errorf("%s: SHA256SUMS (%s): %v", what, m.sumsURL.Redacted(), err)
+		return nil, r.errorf("%s: SHA256SUMS (%s): %v", what, httpclient.RedactURL(m.sumsURL), err)
 	}
 	ss.lines = lines
 	r.mu.Lock()
@@ -299,9 +300,9 @@ func (r *Registry) Open(ctx context.Context, a backends.Archive) (io.ReadCloser,
 	}
 	if d.size >= 0 && dl.Size >= 0 && dl.Size != d.size {
 		dl.Close()
-		return nil, r.errorf("%s: GET %s: %d bytes, but the registry's packages say %d", short(a.Package), dl.URL.Redacted(), dl.Size, d.size)
+		return nil, r.errorf("%s: GET %s: %d bytes, but the registry's packages say %d", short(a.Package), httpclient.RedactURL(dl.URL), dl.Size, d.size)
 	}
-	return &verifyingReader{rc: dl, h: hashing.NewZipHasher(), want: d.shasum, size: d.size, r: r, pkg: short(a.Package), url: dl.URL.Redacted()}, nil
+	return &verifyingReader{rc: dl, h: hashing.NewZipHasher(), want: d.shasum, size: d.size, r: r, pkg: short(a.Package), url: httpclient.RedactURL(dl.URL)}, nil
 }
 
 // verifyingReader hashes an archive as it is read and fails the final read

@@ -120,7 +120,7 @@ func (r *Registry) authHint(err error) string {
 	}
 	// r.base is set once, before any API request that could be refused.
 	if r.base != nil && !r.auth.Allows(r.base) {
-		return fmt.Sprintf(" (the token for %s is not sent to %s: a registry's token goes to its own host and port over https only)", r.host, r.base.Redacted())
+		return fmt.Sprintf(" (the token for %s is not sent to %s: a registry's token goes to its own host and port over https only)", r.host, httpclient.RedactURL(r.base))
 	}
 	return fmt.Sprintf(" (the token for %s was refused)", r.host)
 }
@@ -248,7 +248,7 @@ func (r *Registry) versionInfos(ctx context.Context, p backends.Provider) (map[s
 	for _, dv := range doc.Versions {
 		v, err := backends.ParseVersion(dv.Version)
 		if err != nil {
-			return nil, r.errorf("%s: %s: invalid version in the list: %v", p.ShortString(), u.Redacted(), err)
+			return nil, r.errorf("%s: %s: invalid version in the list: %v", p.ShortString(), httpclient.RedactURL(u), err)
 		}
 		vi := versionInfo{version: v, protocols: dv.Protocols}
 		for _, dp := range dv.Platforms {
@@ -368,9 +368,9 @@ func (r *Registry) authenticate(ctx context.Context, m *downloadMeta) (backends.
 	want, listed := ss.lines[m.filename]
 	switch {
 	case !listed:
-		return backends.Archive{}, r.errorf("%s: SHA256SUMS (%s) has no line for %s", short(pkg), m.sumsURL.Redacted(), m.filename)
+		return backends.Archive{}, r.errorf("%s: SHA256SUMS (%s) has no line for %s", short(pkg), httpclient.RedactURL(m.sumsURL), m.filename)
 	case want != m.shasum:
-		return backends.Archive{}, r.errorf("%s: SHA256SUMS (%s) lists %s for %s, but the download metadata says %s", short(pkg), m.sumsURL.Redacted(), want, m.filename, m.shasum)
+		return backends.Archive{}, r.errorf("%s: SHA256SUMS (%s) lists %s for %s, but the download metadata says %s", short(pkg), httpclient.RedactURL(m.sumsURL), want, m.filename, m.shasum)
 	}
 	zh := hashing.Hash("zh:" + m.shasum)
 	var evidence []hashing.Evidence

@@ -43,7 +43,7 @@ func (f *fetcher) http(src string, hops int, seen map[string]bool) (string, stri
 		case "false", "":
 		default:
 			if format, isArchive = formatByName[v]; !isArchive {
-				return "", "", fmt.Errorf("%s: unknown archive format %q", u.Redacted(), v)
+				return "", "", fmt.Errorf("%s: unknown archive format %q", httpclient.RedactURL(u), v)
 			}
 		}
 	} else {
@@ -56,16 +56,16 @@ func (f *fetcher) http(src string, hops int, seen map[string]bool) (string, stri
 			return "", "", err
 		}
 		if err := sum.check(file); err != nil {
-			return "", "", fmt.Errorf("%s: %w%s", u.Redacted(), err, encodingNote(enc))
+			return "", "", fmt.Errorf("%s: %w%s", httpclient.RedactURL(u), err, encodingNote(enc))
 		}
 		dir, err := f.unpack(file, format)
 		if err != nil {
-			return "", "", fmt.Errorf("%s: %w%s", u.Redacted(), err, encodingNote(enc))
+			return "", "", fmt.Errorf("%s: %w%s", httpclient.RedactURL(u), err, encodingNote(enc))
 		}
 		return dir, "", nil
 	}
 	if sum != nil {
-		return "", "", fmt.Errorf("%s: a checksum applies only to an archive URL", u.Redacted())
+		return "", "", fmt.Errorf("%s: a checksum applies only to an archive URL", httpclient.RedactURL(u))
 	}
 	return f.indirect(u, hops, seen)
 }
@@ -76,10 +76,10 @@ func (f *fetcher) indirect(u *url.URL, hops int, seen map[string]bool) (string, 
 		seen = map[string]bool{}
 	}
 	if seen[u.String()] {
-		return "", "", fmt.Errorf("X-Terraform-Get leads back to %s: %w", u.Redacted(), modules.ErrRedirectLoop)
+		return "", "", fmt.Errorf("X-Terraform-Get leads back to %s: %w", httpclient.RedactURL(u), modules.ErrRedirectLoop)
 	}
 	if hops >= maxIndirections {
-		return "", "", fmt.Errorf("more than %d X-Terraform-Get indirections, stopped at %s", maxIndirections, u.Redacted())
+		return "", "", fmt.Errorf("more than %d X-Terraform-Get indirections, stopped at %s", maxIndirections, httpclient.RedactURL(u))
 	}
 	seen[u.String()] = true
 	ask := *u
@@ -95,12 +95,12 @@ func (f *fetcher) indirect(u *url.URL, hops int, seen map[string]bool) (string, 
 		next = metaTerraformGet(string(resp.Body))
 	}
 	if next == "" {
-		return "", "", fmt.Errorf("%s is neither an archive (no .zip/.tar.gz/... extension nor ?archive=) nor an indirection (no X-Terraform-Get header or terraform-get meta tag)", u.Redacted())
+		return "", "", fmt.Errorf("%s is neither an archive (no .zip/.tar.gz/... extension nor ?archive=) nor an indirection (no X-Terraform-Get header or terraform-get meta tag)", httpclient.RedactURL(u))
 	}
 	if strings.HasPrefix(next, "/") || strings.HasPrefix(next, "./") || strings.HasPrefix(next, "../") {
 		rel, err := url.Parse(next)
 		if err != nil {
-			return "", "", fmt.Errorf("%s: X-Terraform-Get %q: %v", u.Redacted(), next, err)
+			return "", "", fmt.Errorf("%s: X-Terraform-Get %q: %v", httpclient.RedactURL(u), next, err)
 		}
 		next = resp.URL.ResolveReference(rel).String()
 	}
@@ -113,11 +113,11 @@ func (f *fetcher) indirect(u *url.URL, hops int, seen map[string]bool) (string, 
 		// The indirection names a directory inside what it points to; that
 		// directory is the package, as the clients install it.
 		if strings.HasPrefix(subdir, "../") || subdir == ".." {
-			return "", "", fmt.Errorf("%s: X-Terraform-Get %q: subdirectory leads outside the package: %w", u.Redacted(), next, ErrUnsafePath)
+			return "", "", fmt.Errorf("%s: X-Terraform-Get %q: subdirectory leads outside the package: %w", httpclient.RedactURL(u), next, ErrUnsafePath)
 		}
 		tree = filepath.Join(tree, filepath.FromSlash(subdir))
 		if fi, err := os.Stat(tree); err != nil || !fi.IsDir() {
-			return "", "", fmt.Errorf("%s: X-Terraform-Get %q: no directory %q in the package", u.Redacted(), next, subdir)
+			return "", "", fmt.Errorf("%s: X-Terraform-Get %q: no directory %q in the package", httpclient.RedactURL(u), next, subdir)
 		}
 	}
 	return tree, rev, nil
@@ -156,7 +156,7 @@ func (f *fetcher) direct(src string, useCreds bool) (string, error) {
 	}
 	dir, err := f.unpack(file, "")
 	if err != nil {
-		return "", fmt.Errorf("%s: %w%s", u.Redacted(), err, encodingNote(enc))
+		return "", fmt.Errorf("%s: %w%s", httpclient.RedactURL(u), err, encodingNote(enc))
 	}
 	return dir, nil
 }
@@ -191,7 +191,7 @@ func (f *fetcher) download(u *url.URL, auth *httpclient.Auth, sniffing bool) (st
 	defer d.Close()
 	limit := f.b.opts.MaxDownload
 	if d.Size > limit {
-		return "", "", fmt.Errorf("GET %s: the archive is %d bytes, more than the %d allowed: %w", d.URL.Redacted(), d.Size, limit, ErrTooLarge)
+		return "", "", fmt.Errorf("GET %s: the archive is %d bytes, more than the %d allowed: %w", httpclient.RedactURL(d.URL), d.Size, limit, ErrTooLarge)
 	}
 	f.n++
 	dst := filepath.Join(f.work, fmt.Sprintf("download%d", f.n))
@@ -210,7 +210,7 @@ func (f *fetcher) download(u *url.URL, auth *httpclient.Auth, sniffing bool) (st
 		return "", "", err
 	}
 	if n > limit {
-		return "", "", fmt.Errorf("GET %s: the archive is more than the %d bytes allowed: %w", d.URL.Redacted(), limit, ErrTooLarge)
+		return "", "", fmt.Errorf("GET %s: the archive is more than the %d bytes allowed: %w", httpclient.RedactURL(d.URL), limit, ErrTooLarge)
 	}
 	return dst, d.Encoding, nil
 }
