@@ -476,7 +476,7 @@ func (e *Engine) ticker() {
 func (e *Engine) run(ctx context.Context, j *job) error {
 	for attempt := 1; ; attempt++ {
 		e.emit(JobStarted{ID: j.info.ID, Attempt: attempt})
-		err := e.attempt(ctx, j)
+		err := e.attempt(backends.WithAttempt(ctx, attempt), j)
 		if err == nil || ctx.Err() != nil {
 			if ctx.Err() != nil {
 				return context.Canceled

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -116,14 +117,19 @@ type Options struct {
 	// OCICredentials, when set, is where OCI registries' credentials come
 	// from; nil means those container tools use (oci.DefaultCredentials).
 	OCICredentials credentials.Store
+	// Debug, when set, gets a line for every HTTP request attempt of every
+	// kind of place (--debug; see httpclient.Wrap).
+	Debug io.Writer
 }
 
 // httpClient is the HTTP setup for network mirrors and origin registries.
 func (o Options) httpClient() (httpclient.Client, error) {
 	if o.HTTPClient != nil {
-		return httpclient.Client{HTTP: o.HTTPClient}, nil
+		return httpclient.Client{HTTP: o.HTTPClient, Debug: o.Debug}, nil
 	}
-	return httpclient.New(o.CACertFile)
+	c, err := httpclient.New(o.CACertFile)
+	c.Debug = o.Debug
+	return c, err
 }
 
 func (o Options) credentials() backends.Credentials {
@@ -161,7 +167,7 @@ func Openers() map[Kind]Opener {
 			if err != nil {
 				return nil, err
 			}
-			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing, Credentials: o.OCICredentials})
+			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing, Credentials: o.OCICredentials, Debug: o.Debug})
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/backends/modules"
@@ -100,6 +101,9 @@ or try the UI on a sample world:
 // runUI opens the places and runs the UI over them.
 func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	ctx := cmd.Context()
+	if f, ok := cmd.ErrOrStderr().(*os.File); ok && env.debug && term.IsTerminal(f.Fd()) {
+		return usageErr("--debug writes to stderr, and the terminal UI is drawn on this terminal: send it elsewhere (tfmirror ui --debug ... 2>debug.log)")
+	}
 	s, err := u.sel.selection()
 	if err != nil {
 		return err

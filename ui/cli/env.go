@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"oras.land/oras-go/v2/registry/remote/credentials"
@@ -30,6 +31,9 @@ type Env struct {
 	caCert      string
 	plainHTTP   bool
 	insecure    bool
+	// debug (--debug) sends a line per HTTP request attempt to stderr.
+	debug  bool
+	stderr io.Writer
 
 	// creds are the credentials every place of one command uses, read once.
 	credsOnce gosync.Once
@@ -42,7 +46,15 @@ func (env *Env) hashing() hashing.Options { return hashing.Options{MaxUnpacked: 
 func (env *Env) placeOptions() place.Options {
 	env.credsOnce.Do(env.loadCredentials)
 	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
-		Credentials: env.httpCreds, OCICredentials: env.ociCreds}
+		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog()}
+}
+
+// debugLog is where --debug writes, or nil without it.
+func (env *Env) debugLog() io.Writer {
+	if !env.debug || env.stderr == nil {
+		return nil
+	}
+	return env.stderr
 }
 
 // loadCredentials reads the CLI configuration's credentials blocks and
@@ -66,7 +78,7 @@ func (env *Env) loadCredentials() {
 func (env *Env) modplaceOptions() modplace.Options {
 	env.credsOnce.Do(env.loadCredentials)
 	return modplace.Options{CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure, Hashing: env.hashing(),
-		Credentials: env.httpCreds, OCICredentials: env.ociCreds}
+		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog()}
 }
 
 // noCatalogue makes "name the providers" a usage error: the place cannot

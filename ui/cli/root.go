@@ -118,6 +118,9 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 		"PEM `FILE` of extra CA certificates to trust for https:// and registry:// places, such as the one tfmirror serve writes")
 	root.PersistentFlags().BoolVar(&env.plainHTTP, "plain-http", false, "talk plain HTTP to oci:// registries (local test registries; OpenTofu itself needs HTTPS)")
 	root.PersistentFlags().BoolVar(&env.insecure, "insecure", false, "do not verify the TLS certificates of oci:// registries")
+	root.PersistentFlags().BoolVar(&env.debug, "debug", false,
+		"write every HTTP request to stderr: method, URL, status, bytes, time and attempt (never credentials)")
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { env.stderr = cmd.ErrOrStderr() }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})

@@ -7,6 +7,7 @@ package modplace
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 
@@ -42,13 +43,18 @@ type Options struct {
 	// OCI, when set, is the client under OCI authentication (tests).
 	OCI     *http.Client
 	Hashing hashing.Options
+	// Debug, when set, gets a line for every HTTP request attempt (--debug;
+	// see httpclient.Wrap).
+	Debug io.Writer
 }
 
 func (o Options) httpClient() (httpclient.Client, error) {
 	if o.HTTP != nil {
-		return httpclient.Client{HTTP: o.HTTP}, nil
+		return httpclient.Client{HTTP: o.HTTP, Debug: o.Debug}, nil
 	}
-	return httpclient.New(o.CACertFile)
+	c, err := httpclient.New(o.CACertFile)
+	c.Debug = o.Debug
+	return c, err
 }
 
 func (o Options) credentials() backends.Credentials {
@@ -126,5 +132,5 @@ func OpenOCI(arg string, o Options) (*modoci.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modoci.Open(arg, s.Target, modoci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, HTTP: o.OCI, Credentials: o.OCICredentials})
+	return modoci.Open(arg, s.Target, modoci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, HTTP: o.OCI, Credentials: o.OCICredentials, Debug: o.Debug})
 }
