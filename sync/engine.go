@@ -625,14 +625,15 @@ func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
 // reads the message.
 func unusableZip(src backends.Reader, a backends.Archive, err error) error {
 	var ze *hashing.ZipError
-	if errors.As(err, &ze) {
-		err = ze.Err
+	if !errors.As(err, &ze) {
+		// Not the zip's fault: the staging copy could not be read.
+		return fmt.Errorf("the archive is not a usable zip: %w", err)
 	}
 	what := "the archive"
 	if lp, ok := src.(backends.LocalPather); ok {
 		what = lp.LocalPath(a)
 	}
-	return backends.Permanent(fmt.Errorf("%s is not a usable zip: %w", what, err))
+	return backends.Permanent(fmt.Errorf("%s is not a usable zip: %w", what, ze.Err))
 }
 
 // maxArchive returns the hashing cap on unpacked bytes and the most bytes

@@ -54,7 +54,7 @@ func (e *CertError) Unwrap() error { return e.Err }
 // through (network mirrors, registries, module sources, OCI registries,
 // under oras's retries): a TLS certificate that is not accepted becomes a
 // *CertError, and with debug set each request attempt is written to it as
-// one line (see debugLine). Lines are written with one Write each; a
+// one line (see logf). Lines are written with one Write each; a
 // writer shared by goroutines must take concurrent writes (os.Stderr
 // does). rt nil means http.DefaultTransport.
 func Wrap(rt http.RoundTripper, debug io.Writer) http.RoundTripper {
