@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 )
@@ -264,10 +265,7 @@ func TestCLIModuleRegistryCredentialsFromCLIConfig(t *testing.T) {
 // TestTofuInstallsMirroredModule runs tofu init against a configuration
 // whose module source is the address sync printed.
 func TestTofuInstallsMirroredModule(t *testing.T) {
-	tofu, err := exec.LookPath("tofu")
-	if err != nil {
-		t.Skip("tofu (OpenTofu 1.10 or later) is not installed: skipping the tofu init test of a mirrored oci:// module")
-	}
+	tofu := backendtest.Tofu(t, "the tofu init test of a mirrored oci:// module")
 	w := newModuleCLIWorld(t)
 	r := run(t, w.env, "sync", "registry://"+w.reg.Host(), w.template(), "--module", "acme/net/aws", "-v", "= 1.2.0")
 	addr := digestAddr.FindString(r.stdout)
