@@ -461,9 +461,9 @@ func TestCheckLockUnpackedMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var specs []sync.JobSpec
+	var specs []sync.Task
 	for _, it := range plan.Items {
-		specs = append(specs, sync.JobSpec{Src: src, Dst: dst, Archive: it.Archive})
+		specs = append(specs, sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
 	}
 	eng := sync.NewEngine(ctx, sync.Options{Jobs: 1})
 	eng.Enqueue(specs...)
@@ -534,9 +534,9 @@ func TestCheckLockOCIMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var specs []sync.JobSpec
+	var specs []sync.Task
 	for _, it := range plan.Items {
-		specs = append(specs, sync.JobSpec{Src: src, Dst: dst, Archive: it.Archive})
+		specs = append(specs, sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
 	}
 	eng := sync.NewEngine(ctx, sync.Options{Jobs: 2})
 	eng.Enqueue(specs...)

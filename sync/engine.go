@@ -1,11 +1,8 @@
 package sync
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"runtime"
 	gosync "sync"
 	"sync/atomic"
@@ -49,28 +46,56 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// JobSpec is one package to move, or, with Task set, other work that runs
-// on the same workers with the same queue, retries and events.
-type JobSpec struct {
-	Src     backends.Reader
-	Dst     backends.Writer
-	Archive backends.Archive // as the source lists it, with its evidence
-	Force   bool             // replace a different archive in the destination
-
-	// Task, when set, replaces the package transfer (Src, Dst, Archive and
-	// Force are then unused): module packages run this way.
-	Task Task
-}
-
-// Task is work other than a provider package transfer.
+// Task is one job's work. A provider package transfer (Transfer) and a
+// module package (ModuleTask) are both Tasks: the engine runs them on the
+// same workers, with the same queue, retries and events, and knows nothing
+// else of them.
 type Task interface {
 	// Info describes the job; the engine sets its ID.
 	Info() JobInfo
-	// Attempt makes one try. It reports bytes moved through progress and
-	// each hash checked through check, and returns what JobDone says (the
-	// engine sets its ID). Errors for which backends.IsTransient holds are
-	// retried.
-	Attempt(ctx context.Context, progress func(int64), check func(hashing.Check)) (JobDone, error)
+	// Attempt makes one try. It reports bytes moved and hashes checked
+	// through env, and returns what JobDone says (the engine sets its ID).
+	// Errors for which backends.IsTransient holds are retried.
+	Attempt(ctx context.Context, env Env) (JobDone, error)
+}
+
+// Batched is a Task whose destination needs finishing once every queued
+// task of its batch has ended: a provider's index documents, written once
+// its archives have landed rather than once per archive.
+type Batched interface {
+	Task
+	// Batch names the batch; tasks whose batches are equal share one. It
+	// must be a comparable value.
+	Batch() any
+	// Finish runs when the batch's last queued task has ended, if one of
+	// its tasks succeeded since the last Finish; the engine reports the
+	// event it returns (none when nil). ctx is not cancelled with the jobs,
+	// so what landed is finished even after cancellation.
+	Finish(ctx context.Context) Event
+}
+
+// Env is what the engine lends one attempt of a task.
+type Env struct {
+	// Progress counts bytes moved; the engine reports them by ticking.
+	Progress func(n int64)
+	// Check reports one source of truth checked.
+	Check   func(hashing.Check)
+	Hashing hashing.Options
+	// hashSlots bounds how many archives are inflated for h1: at once, to
+	// the cores there are: more would only slow each other down, while the
+	// other workers keep downloading.
+	hashSlots chan struct{}
+}
+
+// HashSlot waits for one of the engine's hashing slots; call release when
+// the CPU-bound part is over.
+func (env Env) HashSlot(ctx context.Context) (release func(), err error) {
+	select {
+	case env.hashSlots <- struct{}{}:
+		return func() { <-env.hashSlots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // JobState is where a job is in its life.
@@ -90,8 +115,8 @@ func (s JobState) String() string {
 
 type job struct {
 	info    JobInfo
-	spec    JobSpec
-	refused error // the destination cannot hold the job's provider (a usage error)
+	task    Task
+	batch   any // the Batched task's batch, nil for others
 	state   JobState
 	cancel  context.CancelFunc
 	bytes   atomic.Int64
@@ -99,22 +124,19 @@ type job struct {
 	sent    int64        // bytes in the last progress event (ticker only)
 }
 
-type flushKey struct {
-	dst      backends.Writer
-	provider backends.Provider
+type batchState struct {
+	pending   int
+	landed    []*job       // succeeded since the last Finish
+	finishing gosync.Mutex // serialises Finish calls for one batch
 }
 
-type flushState struct {
-	pending int
-	landed  []*job       // done since the last Flush
-	writing gosync.Mutex // serialises Flush calls for one destination and provider
-}
-
-// Engine runs sync jobs on a pool of workers. Jobs can be queued while others
-// run; events report everything that happens, in order per job.
+// Engine runs Tasks on a pool of workers. Jobs can be queued while others
+// run; events report everything that happens, in order per job. One engine
+// serves a whole process: job ids come from one sequence.
 type Engine struct {
 	opts   Options
 	ctx    context.Context
+	cancel context.CancelFunc
 	events chan Event
 
 	mu      gosync.Mutex
@@ -123,14 +145,12 @@ type Engine struct {
 	jobs    map[JobID]*job
 	nextID  JobID
 	active  int
-	flushes map[flushKey]*flushState
+	batches map[any]*batchState
 	closed  bool
 
 	workers gosync.WaitGroup
 	stop    chan struct{}
-	// hashSlots bounds how many archives are inflated for h1: at once, to
-	// the cores there are: more would only slow each other down, while the
-	// other workers keep downloading.
+	// hashSlots is lent to attempts through Env.
 	hashSlots chan struct{}
 
 	// Events wait in an unbounded list until the front end takes them, so
@@ -140,15 +160,18 @@ type Engine struct {
 	evPending []Event
 }
 
-// NewEngine starts an engine whose workers run until ctx is cancelled or
-// Close is called and the queue drains. Read Events until it is closed.
+// NewEngine starts an engine whose workers run until ctx is cancelled, Stop
+// is called, or Close is called and the queue drains. Read Events until it
+// is closed.
 func NewEngine(ctx context.Context, opts Options) *Engine {
+	ctx, cancel := context.WithCancel(ctx)
 	e := &Engine{
 		opts:    opts.withDefaults(),
 		ctx:     ctx,
+		cancel:  cancel,
 		events:  make(chan Event),
 		jobs:    map[JobID]*job{},
-		flushes: map[flushKey]*flushState{},
+		batches: map[any]*batchState{},
 		stop:    make(chan struct{}),
 		evWake:  make(chan struct{}, 1),
 
@@ -177,6 +200,7 @@ func NewEngine(ctx context.Context, opts Options) *Engine {
 	go func() {
 		e.workers.Wait()
 		close(e.stop)
+		cancel()
 	}()
 	return e
 }
@@ -220,26 +244,27 @@ func (e *Engine) backlog() int {
 // cancellation) once every job has ended.
 func (e *Engine) Events() <-chan Event { return e.events }
 
-// Enqueue adds jobs and returns their ids. Jobs whose destination cannot
-// hold their providers together with the others it is given
-// (backends.ProviderChecker) fail before they stage anything, with the
-// reason.
-func (e *Engine) Enqueue(specs ...JobSpec) []JobID {
-	refused := checkProviders(specs)
+// Hashing is the hashing options the engine's jobs use, for front ends that
+// verify archives beside it.
+func (e *Engine) Hashing() hashing.Options { return e.opts.Hashing }
+
+// Enqueue adds jobs and returns their ids; none once the engine is closed.
+// Transfers whose destination cannot hold their providers together with
+// the others given (backends.ProviderChecker) fail before they stage
+// anything, with the reason.
+func (e *Engine) Enqueue(tasks ...Task) []JobID {
+	tasks = admit(tasks)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ids := make([]JobID, 0, len(specs))
-	for _, s := range specs {
+	ids := make([]JobID, 0, len(tasks))
+	for _, t := range tasks {
 		if e.closed {
 			break
 		}
 		e.nextID++
-		j := &job{spec: s}
-		if s.Task != nil {
-			j.info = s.Task.Info()
-		} else {
-			j.refused = refused[s.Dst]
-			j.info = JobInfo{Package: s.Archive.Package, Src: s.Src.String(), Dst: s.Dst.String(), Size: s.Archive.Size}
+		j := &job{task: t, info: t.Info()}
+		if b, ok := t.(Batched); ok {
+			j.batch = b.Batch()
 		}
 		j.info.ID = e.nextID
 		e.jobs[j.info.ID] = j
@@ -255,12 +280,11 @@ func (e *Engine) enqueueLocked(j *job) {
 	j.sent = 0
 	e.queue = append(e.queue, j)
 	e.active++
-	if j.spec.Task == nil {
-		k := flushKey{j.spec.Dst, j.info.Package.Provider}
-		if e.flushes[k] == nil {
-			e.flushes[k] = &flushState{}
+	if j.batch != nil {
+		if e.batches[j.batch] == nil {
+			e.batches[j.batch] = &batchState{}
 		}
-		e.flushes[k].pending++
+		e.batches[j.batch].pending++
 	}
 	e.emit(JobQueued{Job: j.info})
 	e.wake.Signal()
@@ -306,6 +330,14 @@ func (e *Engine) Retry(id JobID) bool {
 	}
 	e.enqueueLocked(j)
 	return true
+}
+
+// Stop cancels every queued and running job and closes the engine; Events
+// is closed once every job has ended. A front end that quits calls it and
+// reads Events to the end, so no staging file outlives it.
+func (e *Engine) Stop() {
+	e.cancel()
+	e.Close()
 }
 
 // Close lets the workers exit once the queue is empty.
@@ -359,9 +391,9 @@ func (e *Engine) worker() {
 		switch {
 		case err == nil:
 			j.state = Done
-			if j.spec.Task == nil {
-				fs := e.flushes[flushKey{j.spec.Dst, j.info.Package.Provider}]
-				fs.landed = append(fs.landed, j)
+			if j.batch != nil {
+				bs := e.batches[j.batch]
+				bs.landed = append(bs.landed, j)
 			}
 		case errors.Is(err, context.Canceled):
 			j.state = Canceled
@@ -376,15 +408,15 @@ func (e *Engine) worker() {
 }
 
 // endJob does the bookkeeping when a job ends (ev, if any, says how): when
-// it was the provider's last pending job in that destination, it flushes the
-// provider's index documents, even after cancellation so that what landed
-// is listed; when nothing is left, it reports Idle. Call it without e.mu.
+// it was its batch's last pending job, it finishes the batch (a provider's
+// index documents), even after cancellation so that what landed is listed;
+// when nothing is left, it reports Idle. Call it without e.mu.
 func (e *Engine) endJob(j *job, ev Event) {
 	if ev != nil {
 		e.emit(ev)
 	}
-	if j.spec.Task == nil {
-		e.flushIfLast(j)
+	if j.batch != nil {
+		e.finishIfLast(j)
 	}
 	e.mu.Lock()
 	e.active--
@@ -395,32 +427,37 @@ func (e *Engine) endJob(j *job, ev Event) {
 	}
 }
 
-// flushIfLast writes a provider's index documents once its last pending job
-// in that destination has ended, if any of its archives landed. The jobs
-// whose packages the index documents then do not list (Flush's
+// finishIfLast finishes a job's batch once its last pending job has ended,
+// if any of its tasks succeeded. The jobs whose packages the finished index
+// documents then do not list (an IndexWritten error carrying a
 // backends.UnlistedError) have not succeeded after all: they end failed.
-func (e *Engine) flushIfLast(j *job) {
-	k := flushKey{j.spec.Dst, j.info.Package.Provider}
+func (e *Engine) finishIfLast(j *job) {
 	e.mu.Lock()
-	fs := e.flushes[k]
-	fs.pending--
+	bs := e.batches[j.batch]
+	bs.pending--
 	var landed []*job
-	if fs.pending == 0 {
-		landed, fs.landed = fs.landed, nil
+	if bs.pending == 0 {
+		landed, bs.landed = bs.landed, nil
 	}
 	e.mu.Unlock()
 	if len(landed) == 0 {
 		return
 	}
-	fs.writing.Lock()
-	err := j.spec.Dst.Flush(context.WithoutCancel(e.ctx), k.provider)
-	fs.writing.Unlock()
-	if err == nil {
-		e.emit(IndexWritten{Dst: j.info.Dst, Provider: k.provider})
+	bs.finishing.Lock()
+	ev := j.task.(Batched).Finish(context.WithoutCancel(e.ctx))
+	bs.finishing.Unlock()
+	if ev == nil {
 		return
 	}
-	unlisted := backends.Unlisted(err)
-	e.emit(IndexWritten{Dst: j.info.Dst, Provider: k.provider, Err: &backends.OpError{Op: "write index", Place: j.info.Dst, Side: "destination", Err: err}})
+	e.emit(ev)
+	if iw, ok := ev.(IndexWritten); ok && iw.Err != nil {
+		e.failUnlisted(landed, backends.Unlisted(iw.Err))
+	}
+}
+
+// failUnlisted ends failed the landed jobs whose packages the destination's
+// index documents do not list.
+func (e *Engine) failUnlisted(landed []*job, unlisted map[backends.PackageKey]error) {
 	for _, lj := range landed {
 		cause, ok := unlisted[lj.info.Package.Key()]
 		if !ok {
@@ -496,196 +533,21 @@ func (e *Engine) run(ctx context.Context, j *job) error {
 	}
 }
 
-// checkProviders asks each destination of the specs whether it can hold
-// their providers, and returns the refusals by destination.
-func checkProviders(specs []JobSpec) map[backends.Writer]error {
-	byDst := map[backends.Writer][]backends.Provider{}
-	var order []backends.Writer
-	for _, s := range specs {
-		if s.Task != nil {
-			continue
-		}
-		if _, ok := byDst[s.Dst]; !ok {
-			order = append(order, s.Dst)
-		}
-		byDst[s.Dst] = append(byDst[s.Dst], s.Archive.Provider)
-	}
-	refused := map[backends.Writer]error{}
-	for _, dst := range order {
-		if err := backends.CheckProviders(dst, byDst[dst]); err != nil {
-			refused[dst] = err
-		}
-	}
-	return refused
-}
-
-// attempt streams the archive into a staging area of the destination,
-// computing zh: on the way, then h1:, checks every source of truth, and only
-// then commits.
-func (e *Engine) attempt(ctx context.Context, j *job) (err error) {
-	if j.spec.Task != nil {
-		return e.attemptTask(ctx, j)
-	}
-	a, spec := j.spec.Archive, j.spec
-	opErr := func(op, side, place string, err error) error {
-		return &backends.OpError{Op: op, Side: side, Place: place, Pkg: &a.Package, Err: err}
-	}
-	if j.refused != nil {
-		return opErr("stage", "destination", j.info.Dst, j.refused)
-	}
+// attempt makes one try of a job's task.
+func (e *Engine) attempt(ctx context.Context, j *job) error {
 	j.bytes.Store(0)
 	j.started.Store(time.Now().UnixNano())
-	start := time.Now()
-
-	unpacked, limit := maxArchive(e.opts.Hashing)
-	if limit >= 0 && a.Size > limit {
-		return opErr("open", "source", j.info.Src, fmt.Errorf("the source states %d bytes, more than a zip that unpacks within --max-unpacked (%d bytes) can be; refusing to download it", a.Size, unpacked))
+	env := Env{
+		Progress:  func(n int64) { j.bytes.Add(n) },
+		Check:     func(c hashing.Check) { e.emit(HashChecked{ID: j.info.ID, Check: c}) },
+		Hashing:   e.opts.Hashing,
+		hashSlots: e.hashSlots,
 	}
-	rc, err := spec.Src.Open(ctx, a)
-	if err != nil {
-		return opErr("open", "source", j.info.Src, err)
-	}
-	defer rc.Close()
-	st, err := spec.Dst.Stage(ctx, a.Package)
-	if err != nil {
-		return opErr("stage", "destination", j.info.Dst, err)
-	}
-	defer st.Abort()
-
-	// zh: is computed on the way, unless the source's stream already
-	// computes it to authenticate the archive. Network reads come in TLS
-	// records of at most 16 KiB: they are gathered into large writes, or the
-	// staging file would cost a syscall per record.
-	bw := bufio.NewWriterSize(st, 1<<20)
-	var w io.Writer = bw
-	zh := hashing.NewZipHasher()
-	hr, sourceHashes := rc.(backends.HashingReader)
-	if !sourceHashes {
-		w = io.MultiWriter(bw, zh)
-	}
-	buf := make([]byte, 1<<20)
-	n, err := io.CopyBuffer(w, &countingReader{ctx: ctx, r: rc, n: &j.bytes, limit: limit, unpacked: unpacked}, buf)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return opErr("transfer", "", j.info.Src+" -> "+j.info.Dst, err)
-	}
-	if a.Size >= 0 && n != a.Size {
-		return opErr("transfer", "source", j.info.Src, backends.Transient(fmt.Errorf("received %d bytes, but the source states the archive has %d", n, a.Size)))
-	}
-	zipHash := zh.Sum()
-	if sourceHashes {
-		var ok bool
-		if zipHash, ok = hr.ZipHash(); !ok {
-			if zipHash, err = hashing.HashZipFile(st.Path()); err != nil {
-				return opErr("hash", "destination", j.info.Dst, err)
-			}
-		}
-	}
-	// Inflating for h1: is the CPU-bound part: one archive per core, while
-	// the other workers keep downloading.
-	select {
-	case e.hashSlots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	h1, err := hashing.HashZip(st.Path(), e.opts.Hashing)
-	<-e.hashSlots
-	if err != nil {
-		return opErr("hash", "source", j.info.Src, unusableZip(spec.Src, a, err))
-	}
-	sums := hashing.Sums{H1: h1, ZH: zipHash}
-	res := hashing.Verify(sums, a.Evidence...)
-	for _, c := range res.Checks {
-		e.emit(HashChecked{ID: j.info.ID, Check: c})
-	}
-	if err := res.Err(); err != nil {
-		return opErr("verify", "source", j.info.Src, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := st.Commit(ctx, sums, spec.Force); err != nil {
-		return opErr("commit", "destination", j.info.Dst, err)
-	}
-	e.emit(JobDone{ID: j.info.ID, Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()})
-	return nil
-}
-
-// unusableZip is the error for an archive that arrived whole (the copy
-// above catches a transfer cut short) but is not a zip that can be hashed.
-// It is permanent: reading the same bytes again meets the same fault, even
-// where it reads like a dropped connection (a deflate stream that ends
-// early reports io.ErrUnexpectedEOF). It names the source's own file where
-// there is one, not the staging copy, which is gone by the time anyone
-// reads the message.
-func unusableZip(src backends.Reader, a backends.Archive, err error) error {
-	var ze *hashing.ZipError
-	if !errors.As(err, &ze) {
-		// Not the zip's fault: the staging copy could not be read.
-		return fmt.Errorf("the archive is not a usable zip: %w", err)
-	}
-	what := "the archive"
-	if lp, ok := src.(backends.LocalPather); ok {
-		what = lp.LocalPath(a)
-	}
-	return backends.Permanent(fmt.Errorf("%s is not a usable zip: %w", what, ze.Err))
-}
-
-// maxArchive returns the hashing cap on unpacked bytes and the most bytes
-// an archive may have: a zip is larger than the contents it unpacks to only
-// by its headers, so one beyond the cap (plus room for headers) could never
-// be hashed, and a source that states or sends more is lying or endless.
-// -1 means no cap.
-func maxArchive(o hashing.Options) (unpacked, limit int64) {
-	switch {
-	case o.MaxUnpacked < 0:
-		return -1, -1
-	case o.MaxUnpacked == 0:
-		unpacked = hashing.DefaultMaxUnpacked
-	default:
-		unpacked = o.MaxUnpacked
-	}
-	return unpacked, unpacked + 1<<20
-}
-
-// attemptTask makes one try of a task job.
-func (e *Engine) attemptTask(ctx context.Context, j *job) error {
-	j.bytes.Store(0)
-	j.started.Store(time.Now().UnixNano())
-	done, err := j.spec.Task.Attempt(ctx,
-		func(n int64) { j.bytes.Add(n) },
-		func(c hashing.Check) { e.emit(HashChecked{ID: j.info.ID, Check: c}) })
+	done, err := j.task.Attempt(ctx, env)
 	if err != nil {
 		return err
 	}
 	done.ID = j.info.ID
 	e.emit(done)
 	return nil
-}
-
-type countingReader struct {
-	ctx      context.Context
-	r        io.Reader
-	n        *atomic.Int64
-	read     int64
-	limit    int64 // -1: none
-	unpacked int64 // the cap limit derives from, for the message
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	c.read += int64(n)
-	if c.limit >= 0 && c.read > c.limit {
-		return n, fmt.Errorf("the source sent more than %d bytes, more than a zip that unpacks within --max-unpacked (%d bytes) can be; refusing the rest", c.limit, c.unpacked)
-	}
-	return n, err
 }

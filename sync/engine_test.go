@@ -64,7 +64,7 @@ func syncAll(t *testing.T, ctx context.Context, src backends.Reader, dst backend
 	eng := sync.NewEngine(ctx, opts)
 	for _, it := range plan.Items {
 		if it.Status == sync.StatusMissing {
-			eng.Enqueue(sync.JobSpec{Src: src, Dst: dst, Archive: it.Archive})
+			eng.Enqueue(sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
 		}
 	}
 	eng.Close()
@@ -198,7 +198,7 @@ func TestConflictNeverOverwrittenWithoutForce(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(w.dstDir, "example.com/acme/alpha", s.Package.Filename()))
 	// Without force the engine refuses even when asked directly.
-	tr := runJobs(t, ctx, sync.JobSpec{Src: src2, Dst: w.dst, Archive: it.Archive})
+	tr := runJobs(t, ctx, sync.Transfer{Src: src2, Dst: w.dst, Archive: it.Archive})
 	if tr.Counts()[sync.Failed] != 1 || !errors.Is(tr.Failures()[0].Err, backends.ErrConflict) {
 		t.Fatalf("unforced conflict: %v", failures(tr))
 	}
@@ -206,14 +206,14 @@ func TestConflictNeverOverwrittenWithoutForce(t *testing.T) {
 	if string(before) != string(after) {
 		t.Fatal("destination archive changed without --force")
 	}
-	tr = runJobs(t, ctx, sync.JobSpec{Src: src2, Dst: w.dst, Archive: it.Archive, Force: true})
+	tr = runJobs(t, ctx, sync.Transfer{Src: src2, Dst: w.dst, Archive: it.Archive, Force: true})
 	if tr.Counts()[sync.Done] != 1 {
 		t.Fatalf("forced: %v", failures(tr))
 	}
 	assertClean(t, w.dst)
 }
 
-func runJobs(t *testing.T, ctx context.Context, specs ...sync.JobSpec) *sync.Tracker {
+func runJobs(t *testing.T, ctx context.Context, specs ...sync.Task) *sync.Tracker {
 	t.Helper()
 	eng := sync.NewEngine(ctx, sync.Options{Backoff: time.Millisecond})
 	eng.Enqueue(specs...)
@@ -291,7 +291,7 @@ func TestSourceFailsMidStreamThenRecovers(t *testing.T) {
 	}}
 	a := oneArchive(t, w)
 	eng := sync.NewEngine(context.Background(), sync.Options{Backoff: time.Millisecond})
-	eng.Enqueue(sync.JobSpec{Src: src, Dst: w.dst, Archive: a})
+	eng.Enqueue(sync.Transfer{Src: src, Dst: w.dst, Archive: a})
 	eng.Close()
 	tr := sync.NewTracker()
 	retried := false
@@ -314,7 +314,7 @@ func TestSourceFailsPermanently(t *testing.T) {
 		return &failAfter{rc: rc, left: 100, err: io.ErrUnexpectedEOF}
 	}}
 	a := oneArchive(t, w)
-	tr := runJobs(t, context.Background(), sync.JobSpec{Src: src, Dst: w.dst, Archive: a})
+	tr := runJobs(t, context.Background(), sync.Transfer{Src: src, Dst: w.dst, Archive: a})
 	if tr.Counts()[sync.Failed] != 1 || src.opens != 4 {
 		t.Fatalf("counts=%v opens=%d", tr.Counts(), src.opens)
 	}
@@ -335,7 +335,7 @@ func TestWrongArchiveRejected(t *testing.T) {
 	wrong := backendtest.ProviderZip(t, s.Package, "tampered")
 	os.WriteFile(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Filename()), wrong, 0o644)
 	a := oneArchive(t, w)
-	tr := runJobs(t, context.Background(), sync.JobSpec{Src: w.src, Dst: w.dst, Archive: a})
+	tr := runJobs(t, context.Background(), sync.Transfer{Src: w.src, Dst: w.dst, Archive: a})
 	if tr.Counts()[sync.Failed] != 1 {
 		t.Fatalf("counts=%v", tr.Counts())
 	}
@@ -377,7 +377,7 @@ func TestStallCancelledCleanly(t *testing.T) {
 	}}
 	a := oneArchive(t, w)
 	eng := sync.NewEngine(ctx, sync.Options{Jobs: 1})
-	eng.Enqueue(sync.JobSpec{Src: src, Dst: w.dst, Archive: a}, sync.JobSpec{Src: src, Dst: w.dst, Archive: a})
+	eng.Enqueue(sync.Transfer{Src: src, Dst: w.dst, Archive: a}, sync.Transfer{Src: src, Dst: w.dst, Archive: a})
 	go func() { <-started; cancel() }()
 	tr := sync.NewTracker()
 	for ev := range eng.Events() { // closes once every job has ended
@@ -402,7 +402,7 @@ func TestCancelOneJob(t *testing.T) {
 	}}
 	as, _ := w.src.Archives(context.Background(), w.seeds[0].Package.Provider, w.seeds[0].Package.Version)
 	eng := sync.NewEngine(context.Background(), sync.Options{Jobs: 1, Backoff: time.Millisecond})
-	ids := eng.Enqueue(sync.JobSpec{Src: src, Dst: w.dst, Archive: as[0]}, sync.JobSpec{Src: src, Dst: w.dst, Archive: as[1]})
+	ids := eng.Enqueue(sync.Transfer{Src: src, Dst: w.dst, Archive: as[0]}, sync.Transfer{Src: src, Dst: w.dst, Archive: as[1]})
 	go func() {
 		<-started
 		eng.Cancel(ids[0])
@@ -491,7 +491,7 @@ func TestProgressIsSnapshotted(t *testing.T) {
 	}}
 	a := oneArchive(t, w)
 	eng := sync.NewEngine(context.Background(), sync.Options{ProgressInterval: 20 * time.Millisecond})
-	eng.Enqueue(sync.JobSpec{Src: src, Dst: w.dst, Archive: a})
+	eng.Enqueue(sync.Transfer{Src: src, Dst: w.dst, Archive: a})
 	eng.Close()
 	progress, reads := 0, 0
 	for ev := range eng.Events() {
@@ -521,9 +521,9 @@ func (s *slowReader) Close() error { return s.rc.Close() }
 func TestManyJobsBeforeReading(t *testing.T) {
 	w := newWorld(t)
 	a := oneArchive(t, w)
-	specs := make([]sync.JobSpec, 1500)
+	specs := make([]sync.Task, 1500)
 	for i := range specs {
-		specs[i] = sync.JobSpec{Src: w.src, Dst: w.dst, Archive: a}
+		specs[i] = sync.Transfer{Src: w.src, Dst: w.dst, Archive: a}
 	}
 	eng := sync.NewEngine(context.Background(), sync.Options{Jobs: 4})
 	eng.Enqueue(specs...)

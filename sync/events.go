@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -18,9 +19,11 @@ type JobInfo struct {
 	// provider package (a module: "HOST/NAMESPACE/NAME/SYSTEM VERSION");
 	// Package is then the zero value.
 	Name string
-	Src  string
-	Dst  string
-	Size int64 // -1 when the source does not say
+	// Module is the module of a module job.
+	Module modules.Module
+	Src    string
+	Dst    string
+	Size   int64 // -1 when the source does not say
 }
 
 // Label names the job's package for front ends: Name, or the provider

@@ -322,7 +322,7 @@ func syncUnder(t *testing.T, deadline time.Duration, src backends.Reader, dst ba
 		eng := sync.NewEngine(ctx, opts)
 		for _, it := range res.plan.Items {
 			if it.Status == sync.StatusMissing {
-				eng.Enqueue(sync.JobSpec{Src: src, Dst: dst, Archive: it.Archive})
+				eng.Enqueue(sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
 			}
 		}
 		eng.Close()

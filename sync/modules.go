@@ -11,13 +11,12 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
-// The provider Engine moves archives a source states hashes for, one zip
-// per platform, and flushes index documents per provider. A module package
-// is different: a registry only says where it lives, so the package has to
-// be fetched and packed before anything can be compared, and there is no
-// index to flush. ModuleEngine runs those jobs as Tasks on an Engine: the
-// same workers, retries and events, so front ends show module syncs as they
-// show provider syncs (JobInfo.Name names the module).
+// A module package is unlike a provider archive: a registry only says where
+// it lives, so the package has to be fetched and packed before anything can
+// be compared, and there is no index to flush. A ModuleTask runs that as an
+// engine Task: the same workers, retries and events as provider transfers,
+// so front ends show module syncs as they show provider syncs (JobInfo.Name
+// and JobInfo.Module name the module).
 
 // ModuleJobSpec is one module version to mirror.
 type ModuleJobSpec struct {
@@ -34,7 +33,6 @@ type ModuleJobSpec struct {
 
 // ModuleResult is how a module job ended.
 type ModuleResult struct {
-	ID   JobID
 	Spec ModuleJobSpec
 	// Sums of the package built from the source (zero when it failed
 	// before).
@@ -43,93 +41,75 @@ type ModuleResult struct {
 	Err    error
 }
 
-// ModuleEngine runs module jobs on an Engine and keeps how each ended.
-type ModuleEngine struct {
-	eng *Engine
+// ModuleTask is one module version to mirror, as an engine Task. It keeps
+// how its job ended, for reports that print where each package landed.
+type ModuleTask struct {
+	spec ModuleJobSpec
 
-	mu      gosync.Mutex
-	results []*ModuleResult // in queue order
+	mu gosync.Mutex
+	r  ModuleResult
 }
 
-// NewModuleEngine starts a module engine whose workers run until ctx is
-// cancelled or Close is called and the queue drains. Read Events until it
-// is closed.
-func NewModuleEngine(ctx context.Context, opts Options) *ModuleEngine {
-	return &ModuleEngine{eng: NewEngine(ctx, opts)}
+var _ Task = (*ModuleTask)(nil)
+
+// NewModuleTask returns the task of one module version.
+func NewModuleTask(s ModuleJobSpec) *ModuleTask {
+	// Until an attempt says otherwise, the job did not run (a job cancelled
+	// while queued never does).
+	return &ModuleTask{spec: s, r: ModuleResult{Spec: s, Err: context.Canceled}}
 }
 
-// Events is the event stream; it is closed once Close (or cancellation)
-// has let every job end.
-func (e *ModuleEngine) Events() <-chan Event { return e.eng.Events() }
-
-// Enqueue adds jobs and returns their ids.
-func (e *ModuleEngine) Enqueue(specs ...ModuleJobSpec) []JobID {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var ids []JobID
-	for _, s := range specs {
-		// Until an attempt says otherwise, the job did not run (a job
-		// cancelled while queued never does). Attempts update the result
-		// under e.mu, which this holds until the id is set.
-		r := &ModuleResult{Spec: s, Err: context.Canceled}
-		got := e.eng.Enqueue(JobSpec{Task: &moduleTask{spec: s, e: e, r: r}})
-		if len(got) == 0 {
-			break // closed
-		}
-		r.ID = got[0]
-		e.results = append(e.results, r)
-		ids = append(ids, r.ID)
-	}
-	return ids
-}
-
-// Cancel stops a queued or running job; the destination is left as it was
-// (a package lands whole or not at all).
-func (e *ModuleEngine) Cancel(id JobID) { e.eng.Cancel(id) }
-
-// Retry queues a failed or cancelled job again under the same id.
-func (e *ModuleEngine) Retry(id JobID) bool { return e.eng.Retry(id) }
-
-// Close lets the workers exit once the queue is empty.
-func (e *ModuleEngine) Close() { e.eng.Close() }
-
-// Results returns how each job ended, in queue order. Call it once Events
-// is closed.
-func (e *ModuleEngine) Results() []ModuleResult {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]ModuleResult, 0, len(e.results))
-	for _, r := range e.results {
-		out = append(out, *r)
+// ModuleTasks returns a task for each spec, ready for Engine.Enqueue.
+func ModuleTasks(specs []ModuleJobSpec) []Task {
+	out := make([]Task, len(specs))
+	for i, s := range specs {
+		out[i] = NewModuleTask(s)
 	}
 	return out
 }
 
-// record updates a task's result under the lock.
-func (t *moduleTask) record(f func(r *ModuleResult)) {
-	t.e.mu.Lock()
-	defer t.e.mu.Unlock()
-	f(t.r)
+// ModuleResults returns how each module task among tasks ended, in order.
+// Call it once the engine's Events is closed.
+func ModuleResults(tasks []Task) []ModuleResult {
+	var out []ModuleResult
+	for _, t := range tasks {
+		if mt, ok := t.(*ModuleTask); ok {
+			out = append(out, mt.Result())
+		}
+	}
+	return out
 }
 
-// moduleTask is one module version as an Engine task.
-type moduleTask struct {
-	spec ModuleJobSpec
-	e    *ModuleEngine
-	r    *ModuleResult
+// Spec is what the task mirrors.
+func (t *ModuleTask) Spec() ModuleJobSpec { return t.spec }
+
+// Result is how the task's last attempt ended.
+func (t *ModuleTask) Result() ModuleResult {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.r
 }
 
-func (t *moduleTask) Info() JobInfo {
-	return JobInfo{Name: t.spec.Module.String() + " " + t.spec.Version.String(), Src: t.spec.Src, Dst: t.spec.Dst.String(), Size: -1}
+// record updates the task's result under the lock.
+func (t *ModuleTask) record(f func(r *ModuleResult)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f(&t.r)
+}
+
+// Info implements Task.
+func (t *ModuleTask) Info() JobInfo {
+	s := t.spec
+	return JobInfo{Name: s.Module.String() + " " + s.Version.String(), Module: s.Module, Src: s.Src, Dst: s.Dst.String(), Size: -1}
 }
 
 // Attempt builds the package from its location, then stores it; the
 // destination compares contents and writes only what differs.
-func (t *moduleTask) Attempt(ctx context.Context, progress func(int64), check func(hashing.Check)) (done JobDone, err error) {
+func (t *ModuleTask) Attempt(ctx context.Context, env Env) (done JobDone, err error) {
 	s := t.spec
 	defer func() { t.record(func(r *ModuleResult) { r.Err = err }) }()
 	start := time.Now()
-	pkg, err := s.Builder.Build(ctx, s.Module, s.Version, s.Location, progress)
+	pkg, err := s.Builder.Build(ctx, s.Module, s.Version, s.Location, env.Progress)
 	if err != nil {
 		return JobDone{}, &backends.OpError{Op: "fetch", Side: "source", Place: s.Src, Err: err}
 	}
@@ -138,13 +118,13 @@ func (t *moduleTask) Attempt(ctx context.Context, progress func(int64), check fu
 	if err := ctx.Err(); err != nil {
 		return JobDone{}, err
 	}
-	stored, err := s.Dst.Put(ctx, pkg, s.Force, progress)
+	stored, err := s.Dst.Put(ctx, pkg, s.Force, env.Progress)
 	if err != nil {
 		return JobDone{}, &backends.OpError{Op: "store", Side: "destination", Place: s.Dst.String(), Err: err}
 	}
 	res := hashing.Result{Sums: pkg.Sums, Checks: stored.Checks}
 	for _, c := range stored.Checks {
-		check(c)
+		env.Check(c)
 	}
 	if err := res.Err(); err != nil {
 		return JobDone{}, &backends.OpError{Op: "verify", Side: "destination", Place: s.Dst.String(), Err: fmt.Errorf("%s %s: %w", s.Module, s.Version, err)}

@@ -70,8 +70,9 @@ func (w *moduleWorld) jobs(t *testing.T, dst modules.Writer, constraint string, 
 // runModules runs specs and returns the results and every event.
 func runModules(t *testing.T, opts sync.Options, specs ...sync.ModuleJobSpec) ([]sync.ModuleResult, []sync.Event, *sync.Tracker) {
 	t.Helper()
-	e := sync.NewModuleEngine(context.Background(), opts)
-	e.Enqueue(specs...)
+	e := sync.NewEngine(context.Background(), opts)
+	tasks := sync.ModuleTasks(specs)
+	e.Enqueue(tasks...)
 	e.Close()
 	tr := sync.NewTracker()
 	var evs []sync.Event
@@ -79,7 +80,7 @@ func runModules(t *testing.T, opts sync.Options, specs ...sync.ModuleJobSpec) ([
 		tr.Apply(ev)
 		evs = append(evs, ev)
 	}
-	return e.Results(), evs, tr
+	return sync.ModuleResults(tasks), evs, tr
 }
 
 func TestModulesRegistryToOCI(t *testing.T) {
@@ -222,8 +223,8 @@ func TestModulesCancel(t *testing.T) {
 	for i := range specs {
 		specs[i].Builder = bb
 	}
-	e := sync.NewModuleEngine(context.Background(), sync.Options{Jobs: 1})
-	ids := e.Enqueue(specs...)
+	e := sync.NewEngine(context.Background(), sync.Options{Jobs: 1})
+	ids := e.Enqueue(sync.ModuleTasks(specs)...)
 	e.Close()
 	<-bb.started
 	for _, id := range ids {
@@ -235,5 +236,93 @@ func TestModulesCancel(t *testing.T) {
 	}
 	if c := tr.Counts(); c[sync.Canceled] != 3 {
 		t.Fatalf("states %v", c)
+	}
+}
+
+// TestOneEngineRunsTransfersAndModules queues a provider transfer and
+// module packages on one engine: one sequence of job ids, one event stream,
+// the provider's index written once its archive landed, and each module
+// job naming its module.
+func TestOneEngineRunsTransfersAndModules(t *testing.T) {
+	w := newWorld(t)
+	mw := newModuleWorld(t)
+	root := t.TempDir()
+	mdst, err := modfs.Open(root, root, hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := oneArchive(t, w)
+	mods := sync.ModuleTasks(mw.jobs(t, mdst, "1.0.0", false))
+	e := sync.NewEngine(context.Background(), sync.Options{Jobs: 2})
+	ids := e.Enqueue(append([]sync.Task{sync.Transfer{Src: w.src, Dst: w.dst, Archive: a}}, mods...)...)
+	e.Close()
+	if len(ids) != 2 || ids[0] == ids[1] {
+		t.Fatalf("ids %v, want two distinct ids from one sequence", ids)
+	}
+	tr := sync.NewTracker()
+	indexes := 0
+	for ev := range e.Events() {
+		tr.Apply(ev)
+		if iw, ok := ev.(sync.IndexWritten); ok && iw.Err == nil && iw.Provider == a.Provider {
+			indexes++
+		}
+	}
+	if c := tr.Counts(); c[sync.Done] != 2 {
+		t.Fatalf("states %v; failures %v", c, tr.Failures())
+	}
+	if indexes != 1 {
+		t.Errorf("the provider's index was written %d times, want once", indexes)
+	}
+	prov, mod := tr.Jobs[ids[0]].Info, tr.Jobs[ids[1]].Info
+	if prov.Package != a.Package || prov.Module != (modules.Module{}) {
+		t.Errorf("provider job %+v", prov)
+	}
+	if mod.Module != mw.module || mod.Name != mw.module.String()+" 1.0.0" {
+		t.Errorf("module job %+v", mod)
+	}
+	if r := sync.ModuleResults(mods); len(r) != 1 || r[0].Err != nil || r[0].Stored.Address == "" {
+		t.Errorf("module results %+v", r)
+	}
+}
+
+// TestEngineStopCancelsEverything stops an engine with a module job running
+// and another queued: both end cancelled and the event stream closes.
+func TestEngineStopCancelsEverything(t *testing.T) {
+	w := newModuleWorld(t)
+	root := t.TempDir()
+	dst, _ := modfs.Open(root, root, hashing.Options{})
+	specs := w.jobs(t, dst, ">= 1.0", false)
+	bb := &blockingBuilder{started: make(chan struct{})}
+	for i := range specs {
+		specs[i].Builder = bb
+	}
+	e := sync.NewEngine(context.Background(), sync.Options{Jobs: 1})
+	tasks := sync.ModuleTasks(specs)
+	e.Enqueue(tasks...)
+	<-bb.started
+	e.Stop()
+	tr := sync.NewTracker()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range e.Events() {
+			tr.Apply(ev)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the event stream stayed open after Stop")
+	}
+	if c := tr.Counts(); c[sync.Canceled] != len(specs) {
+		t.Errorf("states %v, want all %d cancelled", c, len(specs))
+	}
+	for _, r := range sync.ModuleResults(tasks) {
+		if !errors.Is(r.Err, context.Canceled) {
+			t.Errorf("%s: %v", r.Spec.Version, r.Err)
+		}
+	}
+	if ids := e.Enqueue(tasks[0]); len(ids) != 0 {
+		t.Errorf("a stopped engine took a job")
 	}
 }

@@ -81,7 +81,7 @@ func TestJobsFailWhenTheIndexDoesNotListThem(t *testing.T) {
 		t.Fatalf("after the retry: %v %v", c, failures(tr))
 	}
 	v, _ := backends.ParseVersion("1.0.0")
-	as, err := dst.Archives(ctx, specs[0].Archive.Provider, v)
+	as, err := dst.Archives(ctx, specs[0].(sync.Transfer).Archive.Provider, v)
 	if err != nil || len(as) != 3 {
 		t.Fatalf("1.0.0 after the retry: %v %v", as, err)
 	}

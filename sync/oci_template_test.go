@@ -56,7 +56,7 @@ func TestEngineRefusesJobsATemplateCannotTellApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := r.(backends.Writer)
-	var specs []sync.JobSpec
+	var specs []sync.Task
 	for _, p := range []string{"example.com/acme/alpha", "example.com/acme/beta"} {
 		pp, _ := backends.ParseProvider(p)
 		v, _ := backends.ParseVersion("1.0.0")
@@ -64,7 +64,7 @@ func TestEngineRefusesJobsATemplateCannotTellApart(t *testing.T) {
 		if err != nil || len(as) == 0 {
 			t.Fatal(as, err)
 		}
-		specs = append(specs, sync.JobSpec{Src: w.src, Dst: dst, Archive: as[0]})
+		specs = append(specs, sync.Transfer{Src: w.src, Dst: dst, Archive: as[0]})
 	}
 	reg.ResetRequests()
 	tr := runJobs(t, ctx, specs...)

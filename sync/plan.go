@@ -49,10 +49,10 @@ func (p *Plan) Count(s Status) int {
 // Jobs returns the transfers that carry out the plan into dst: every
 // missing package, and with force every conflicting one. The other items
 // (present, and conflicts without force, and unavailable ones) are left.
-func (p *Plan) Jobs(dst backends.Writer, force bool) (jobs []JobSpec, left []Item) {
+func (p *Plan) Jobs(dst backends.Writer, force bool) (jobs []Task, left []Item) {
 	for _, it := range p.Items {
 		if it.Status == StatusMissing || it.Status == StatusConflict && force {
-			jobs = append(jobs, JobSpec{Src: p.Src, Dst: dst, Archive: it.Archive, Force: force})
+			jobs = append(jobs, Transfer{Src: p.Src, Dst: dst, Archive: it.Archive, Force: force})
 		} else {
 			left = append(left, it)
 		}
@@ -212,7 +212,7 @@ func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst
 		}
 	}
 	dstHashes := d.Hashes()
-	if opts.VerifyExisting || !comparable(srcHashes, dstHashes) {
+	if _, comparable := Agree(srcHashes, dstHashes); opts.VerifyExisting || !comparable {
 		sums, err := HashArchive(ctx, dst, d, opts.Hashing)
 		if err != nil {
 			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s: cannot hash the archive there: %v", dst, err)
@@ -229,43 +229,37 @@ func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst
 		}
 		return item, nil
 	}
-	// Decide by zh: where both state it (the zip bytes, which OCI installs
-	// and lock files pin), else by h1: (the contents).
-	for _, scheme := range []hashing.Scheme{hashing.SchemeZip, hashing.SchemeH1} {
-		hs, gs := ofScheme(srcHashes, scheme), ofScheme(dstHashes, scheme)
-		if len(hs) == 0 || len(gs) == 0 {
-			continue
-		}
-		for _, h := range hs {
-			for _, g := range gs {
-				if h == g {
-					item.Status, item.Detail = StatusPresent, fmt.Sprintf("present; %s stated by both", h.Short())
-					return item, nil
-				}
-			}
-		}
-		break
+	if shared, _ := Agree(srcHashes, dstHashes); shared != "" {
+		item.Status, item.Detail = StatusPresent, fmt.Sprintf("present; %s stated by both", shared.Short())
+		return item, nil
 	}
 	item.Status = StatusConflict
 	item.Detail = fmt.Sprintf("destination %s states %s, the source %s (use --force to replace it)", dst, shortList(dstHashes), shortList(srcHashes))
 	return item, nil
 }
 
-// comparable reports whether two stated hash lists share a scheme, so that
-// equality of the hashes decides equality of the archives.
-func comparable(a, b []hashing.Hash) bool {
-	schemes := map[hashing.Scheme]bool{}
-	for _, h := range a {
-		if h.Known() {
-			schemes[h.Scheme()] = true
+// Agree compares two archives by the hashes known of them, stated or
+// computed: by zh: where both have it (the zip's bytes, which OCI installs
+// and lock files pin), else by h1: (the contents). shared is a hash both
+// have (empty when they differ); comparable is false when they share no
+// scheme, so nothing can be said. Every comparison of two archives, the
+// sync plan's and the UI's, goes through it.
+func Agree(a, b []hashing.Hash) (shared hashing.Hash, comparable bool) {
+	for _, scheme := range []hashing.Scheme{hashing.SchemeZip, hashing.SchemeH1} {
+		as, bs := ofScheme(a, scheme), ofScheme(b, scheme)
+		if len(as) == 0 || len(bs) == 0 {
+			continue
 		}
-	}
-	for _, h := range b {
-		if schemes[h.Scheme()] {
-			return true
+		for _, x := range as {
+			for _, y := range bs {
+				if x == y {
+					return x, true
+				}
+			}
 		}
+		return "", true
 	}
-	return false
+	return "", false
 }
 
 func shortList(hs []hashing.Hash) string {

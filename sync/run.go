@@ -59,7 +59,7 @@ func (s Summary) OK() bool { return s.Problems() == 0 && !s.Interrupted }
 func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sink Sink, plans ...*Plan) Summary {
 	start := time.Now()
 	sum := Summary{Dst: dst.String()}
-	var specs []JobSpec
+	var specs []Task
 	for _, p := range plans {
 		if sum.Src == "" {
 			sum.Src = p.Src.String()

@@ -71,35 +71,12 @@ func known(a backends.Archive, v *verification) []hashing.Hash {
 	return hashing.SortUnique(hs)
 }
 
-// agree compares two archives by their hashes the way a sync plan does: by
-// zh: where both have it (the zip's bytes), else by h1: (the contents).
-// comparable is false when they share no scheme, so nothing can be said.
+// agree compares two archives by their hashes the way a sync plan does
+// (sync.Agree). comparable is false when they share no scheme, so nothing
+// can be said.
 func agree(a, b []hashing.Hash) (same, comparable bool) {
-	for _, scheme := range []hashing.Scheme{hashing.SchemeZip, hashing.SchemeH1} {
-		var as, bs []hashing.Hash
-		for _, h := range a {
-			if h.Scheme() == scheme {
-				as = append(as, h)
-			}
-		}
-		for _, h := range b {
-			if h.Scheme() == scheme {
-				bs = append(bs, h)
-			}
-		}
-		if len(as) == 0 || len(bs) == 0 {
-			continue
-		}
-		for _, x := range as {
-			for _, y := range bs {
-				if x == y {
-					return true, true
-				}
-			}
-		}
-		return false, true
-	}
-	return false, false
+	shared, comparable := sync.Agree(a, b)
+	return shared != "", comparable
 }
 
 // cellInput is what one compared mirror has for one package.

@@ -147,7 +147,7 @@ type enqueuedMsg struct {
 // enqueueCmd hands jobs to the engine. Enqueue sends an event per job and
 // would wait for Update to read them once the channel's buffer is full, so
 // it must not run inside Update.
-func enqueueCmd(eng *sync.Engine, specs []sync.JobSpec, dest string) tea.Cmd {
+func enqueueCmd(eng *sync.Engine, specs []sync.Task, dest string) tea.Cmd {
 	return func() tea.Msg {
 		return enqueuedMsg{ids: eng.Enqueue(specs...), dest: dest}
 	}

@@ -113,7 +113,7 @@ type moduleState struct {
 	loadCancel context.CancelFunc
 	dialog     *modQueueDialog
 
-	engine      *sync.ModuleEngine
+	engine      *sync.Engine
 	specs       map[modJobKey]sync.ModuleJobSpec
 	queueActive bool
 }
@@ -143,7 +143,7 @@ func newModuleState(ctx context.Context, cfg ModulesConfig, opts sync.Options, s
 	mods := append([]modules.Module(nil), cfg.Modules...)
 	sort.Slice(mods, func(i, j int) bool { return mods[i].Less(mods[j]) })
 	s.list.SetModules(mods)
-	s.engine = sync.NewModuleEngine(ctx, opts)
+	s.engine = sync.NewEngine(ctx, opts)
 	return s
 }
 
@@ -278,9 +278,9 @@ func waitForModuleEvent(events <-chan sync.Event) tea.Cmd {
 
 // moduleEnqueueCmd hands jobs to the module engine, outside Update: Enqueue
 // sends events the UI itself must read.
-func moduleEnqueueCmd(eng *sync.ModuleEngine, specs []sync.ModuleJobSpec, dest string) tea.Cmd {
+func moduleEnqueueCmd(eng *sync.Engine, specs []sync.ModuleJobSpec, dest string) tea.Cmd {
 	return func() tea.Msg {
-		return moduleEnqueuedMsg{n: len(eng.Enqueue(specs...)), dest: dest}
+		return moduleEnqueuedMsg{n: len(eng.Enqueue(sync.ModuleTasks(specs)...)), dest: dest}
 	}
 }
 

@@ -29,9 +29,9 @@ type queuePlan struct {
 	// copy: the destination lacks these, or holds something no stated hash
 	// can compare (the engine decides: identical is a no-op, different a
 	// conflict).
-	copy []sync.JobSpec
+	copy []sync.Transfer
 	// differ: the destination holds these with different hashes.
-	differ  []sync.JobSpec
+	differ  []sync.Transfer
 	present int         // the destination has these with the same hashes
 	none    int         // no mirror holds these as a zip
 	from    map[int]int // copies per source mirror
@@ -97,12 +97,14 @@ func (m Model) updateDialog(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 func (m Model) enqueue() (tea.Model, tea.Cmd) {
 	d := m.dialog
 	m.dialog = nil
-	specs := append([]sync.JobSpec(nil), d.plan.copy...)
+	transfers := append([]sync.Transfer(nil), d.plan.copy...)
 	if d.force {
-		specs = append(specs, d.plan.differ...)
-		for i := range specs {
-			specs[i].Force = true
-		}
+		transfers = append(transfers, d.plan.differ...)
+	}
+	specs := make([]sync.Task, len(transfers))
+	for i, t := range transfers {
+		t.Force = d.force
+		specs[i] = t
 	}
 	if len(specs) == 0 {
 		m.setStatus(statusInfo, "nothing to queue: the destination already has everything selected")
@@ -142,7 +144,7 @@ func (m Model) planQueue(cells []matrix.Cell, dst int) queuePlan {
 			}
 			continue
 		}
-		spec := sync.JobSpec{Src: m.mirrors[src].Reader, Dst: m.mirrors[dst].writer, Archive: sa}
+		spec := sync.Transfer{Src: m.mirrors[src].Reader, Dst: m.mirrors[dst].writer, Archive: sa}
 		da, has := get(dst, c)
 		if !has {
 			plan.copy = append(plan.copy, spec)

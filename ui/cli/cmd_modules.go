@@ -239,14 +239,15 @@ func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 
 	rep := reporter(cmd, f.asJSON, false)
 	start := time.Now()
-	eng := sync.NewModuleEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
-	eng.Enqueue(specs...)
+	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
+	tasks := sync.ModuleTasks(specs)
+	eng.Enqueue(tasks...)
 	eng.Close()
 	for ev := range eng.Events() {
 		rep.Show(ev)
 	}
 	t := rep.Tracker()
-	results := eng.Results()
+	results := sync.ModuleResults(tasks)
 	report.ModuleSources(cmd.OutOrStdout(), results, f.asJSON)
 	present, synced := 0, 0
 	for _, r := range results {
