@@ -13,8 +13,8 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/format"
 	"github.com/tfmirror/tfmirror/ui/jobs"
-	"github.com/tfmirror/tfmirror/ui/report"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -117,7 +117,7 @@ func (m Model) cellLines() []string {
 		a := mr.Archive
 		size := ""
 		if a.Size >= 0 {
-			size = " " + report.HumanBytes(a.Size)
+			size = " " + format.Bytes(a.Size)
 		}
 		if a.Layout == backends.Unpacked {
 			size += " unpacked"
@@ -223,13 +223,13 @@ func (m Model) jobLines() []string {
 	}
 	switch j.State {
 	case sync.Done:
-		state += " · " + report.HumanBytes(j.Bytes) + " in " + j.Elapsed.Round(1e6).String()
+		state += " · " + format.Bytes(j.Bytes) + " in " + j.Elapsed.Round(1e6).String()
 	case sync.Running:
-		state += " · " + report.HumanBytes(j.Bytes)
+		state += " · " + format.Bytes(j.Bytes)
 		if j.Info.Size > 0 {
-			state += " of " + report.HumanBytes(j.Info.Size)
+			state += " of " + format.Bytes(j.Info.Size)
 		}
-		state += " · " + report.HumanBytes(int64(j.Rate)) + "/s"
+		state += " · " + format.Bytes(int64(j.Rate)) + "/s"
 	}
 	lines = append(lines, state)
 	for _, c := range j.Checks {

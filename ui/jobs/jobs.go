@@ -16,7 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
-	"github.com/tfmirror/tfmirror/ui/report"
+	"github.com/tfmirror/tfmirror/ui/format"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -248,10 +248,10 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 			rest = progress(pct)
 		} else {
 			// The source does not state the size: show what has arrived.
-			got := report.HumanBytes(j.Bytes)
+			got := format.Bytes(j.Bytes)
 			rest = theme.Fit(got, max(bar.Width()+5, len(got))) + " "
 		}
-		rest += report.HumanBytes(int64(j.Rate)) + "/s"
+		rest += format.Bytes(int64(j.Rate)) + "/s"
 		if j.Attempt > 1 {
 			rest += s.Warn.Render(" attempt " + strconv.Itoa(j.Attempt))
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/format"
 )
 
 // PackageJSON is one row of `ls --json`.
@@ -146,20 +147,9 @@ func Summary(fs []sync.Finding) string {
 	return strings.Join(parts, ", ")
 }
 
-// HumanBytes formats n as B, kB, MB, GB (powers of 1000, as download tools
-// show rates).
-func HumanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
-}
+// HumanBytes formats n as B, kB, MB, GB (format.Bytes, which the terminal
+// UI shares).
+func HumanBytes(n int64) string { return format.Bytes(n) }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
