@@ -7,37 +7,6 @@ import (
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
-// loadState is how far one mirror's listing of one provider has got.
-type loadState int
-
-const (
-	stateLoading loadState = iota
-	stateLoaded            // listed; it may hold nothing of the provider
-	stateFailed
-)
-
-// listing is what one mirror holds of one provider.
-type listing struct {
-	state loadState
-	// gen is the latest load asked for; results of older loads are dropped.
-	gen uint64
-	// refreshing: a newer listing was asked for (after jobs landed); the
-	// one shown stays until it arrives.
-	refreshing bool
-	err        error
-	versions   []backends.Version
-	// archives by version string, then platform string.
-	archives map[string]map[string]backends.Archive
-}
-
-func (l *listing) archive(version, platform string) (backends.Archive, bool) {
-	if l == nil {
-		return backends.Archive{}, false
-	}
-	a, ok := l.archives[version][platform]
-	return a, ok
-}
-
 // verification is the outcome of recomputing one archive's hashes in one
 // mirror, by `v` or by a job that landed there.
 type verification struct {
@@ -71,14 +40,6 @@ func known(a backends.Archive, v *verification) []hashing.Hash {
 	return hashing.SortUnique(hs)
 }
 
-// agree compares two archives by their hashes the way a sync plan does
-// (sync.Agree). comparable is false when they share no scheme, so nothing
-// can be said.
-func agree(a, b []hashing.Hash) (same, comparable bool) {
-	shared, comparable := sync.Agree(a, b)
-	return shared != "", comparable
-}
-
 // cellInput is what one compared mirror has for one package.
 type cellInput struct {
 	state   loadState
@@ -88,7 +49,7 @@ type cellInput struct {
 
 // cellMarks decides the mark of each compared mirror for one package. The
 // reference is the first mirror holding the package with hashes known; each
-// other mirror is compared with it.
+// other mirror is compared with it, as a sync plan would (sync.Agree).
 func cellMarks(in []cellInput, out []theme.Mark) []theme.Mark {
 	out = out[:0]
 	ref := -1
@@ -115,11 +76,11 @@ func cellMarks(in []cellInput, out []theme.Mark) []theme.Mark {
 			out = append(out, theme.MarkOK)
 		default:
 			hs := known(*c.archive, c.verify)
-			same, comparable := agree(hs, refHashes)
+			shared, comparable := sync.Agree(hs, refHashes)
 			switch {
 			case len(hs) == 0 || !comparable:
 				out = append(out, theme.MarkUnverified)
-			case same:
+			case shared != "":
 				out = append(out, theme.MarkOK)
 			default:
 				out = append(out, theme.MarkDiffers)

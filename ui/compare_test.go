@@ -29,29 +29,6 @@ func verified(status sync.Status, sums hashing.Sums) *verification {
 	return &verification{finding: sync.Finding{Status: status, Result: &hashing.Result{Sums: sums}}}
 }
 
-func TestAgree(t *testing.T) {
-	for _, tc := range []struct {
-		name             string
-		a, b             []hashing.Hash
-		same, comparable bool
-	}{
-		{"same zh", []hashing.Hash{zha}, []hashing.Hash{zha}, true, true},
-		{"other zh", []hashing.Hash{zha}, []hashing.Hash{zhb}, false, true},
-		{"zh decides over h1", []hashing.Hash{zha, h1a}, []hashing.Hash{zhb, h1a}, false, true},
-		{"h1 when zh is on one side only", []hashing.Hash{zha, h1a}, []hashing.Hash{h1a}, true, true},
-		{"other h1", []hashing.Hash{h1a}, []hashing.Hash{h1b}, false, true},
-		{"any of several", []hashing.Hash{h1a, h1b}, []hashing.Hash{h1b}, true, true},
-		{"no common scheme", []hashing.Hash{zha}, []hashing.Hash{h1a}, false, false},
-		{"nothing on one side", nil, []hashing.Hash{h1a}, false, false},
-		{"unknown schemes do not count", []hashing.Hash{"xx:1"}, []hashing.Hash{"xx:1"}, false, false},
-	} {
-		same, comparable := agree(tc.a, tc.b)
-		if same != tc.same || comparable != tc.comparable {
-			t.Errorf("%s: same %v comparable %v, want %v %v", tc.name, same, comparable, tc.same, tc.comparable)
-		}
-	}
-}
-
 func TestCellMarks(t *testing.T) {
 	ok, miss, diff, unv, load, bad := theme.MarkOK, theme.MarkMissing, theme.MarkDiffers, theme.MarkUnverified, theme.MarkLoading, theme.MarkError
 	loaded := func(a *backends.Archive) cellInput { return cellInput{state: stateLoaded, archive: a} }

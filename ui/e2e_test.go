@@ -20,33 +20,7 @@ import (
 // queue it, and watch the job land with its hashes verified.
 func TestEndToEnd(t *testing.T) {
 	w := newWorld(t)
-	cfg := w.config()
-	cfg.NoAnimation = true
-	m := New(t.Context(), cfg)
-	t.Cleanup(m.Shutdown)
-	tm := teatest.NewTestModel(t, m,
-		teatest.WithInitialTermSize(120, 36),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-
-	// The renderer writes only what changed, so look for each thing in the
-	// text of the output since the last wait, styling removed.
-	waitFor := func(what ...string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-			s := ansi.Strip(string(b))
-			for _, w := range what {
-				if !strings.Contains(s, w) {
-					return false
-				}
-			}
-			return true
-		}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
-	}
-	press := func(keys ...string) {
-		for _, k := range keys {
-			tm.Send(keyPress(k))
-		}
-	}
+	tm, waitFor, press := newProgram(t, w.config())
 
 	waitFor("acme/cloud", "2.1.0", "windows_amd64")
 	press("enter", "right") // into the matrix, to 2.1.0 darwin_arm64
@@ -58,7 +32,7 @@ func TestEndToEnd(t *testing.T) {
 	waitFor("1 done", "h1 ✓ zh ✓ mirror index")
 
 	press("q")
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(Model)
 	if final.jobs.Tracker().Counts()[sync.Done] != 1 {
 		t.Errorf("final model: jobs %v", final.jobs.Tracker().Counts())
 	}
@@ -74,4 +48,45 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("the destination's archive differs from the source's")
 	}
 	assertNoStaging(t, w.Secondary)
+}
+
+// e2eWait bounds every wait of the end-to-end tests: generous, so that a
+// loaded machine (other suites running at once) does not fail them; the
+// waits end as soon as the screen shows what they look for.
+const e2eWait = time.Minute
+
+// newProgram runs the UI over cfg as a program in a fixed-size virtual
+// terminal, without animation or colour, and returns it with a waitFor
+// that waits until the output shows every string, and a press that sends
+// keys. The renderer writes only what changed (a version going from 2.0.0
+// to 2.1.0 is written as "1"), so each miss asks for a whole frame; the
+// text is looked for, styling removed, in the output since the wait began.
+func newProgram(t *testing.T, cfg Config) (tm *teatest.TestModel, waitFor func(what ...string), press func(keys ...string)) {
+	t.Helper()
+	cfg.NoAnimation = true
+	cfg.Engine = sync.NewEngine(t.Context(), sync.Options{})
+	m := New(t.Context(), cfg)
+	t.Cleanup(m.Shutdown)
+	tm = teatest.NewTestModel(t, m,
+		teatest.WithInitialTermSize(120, 36),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	waitFor = func(what ...string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			s := ansi.Strip(string(b))
+			for _, w := range what {
+				if !strings.Contains(s, w) {
+					tm.Send(tea.ClearScreen())
+					return false
+				}
+			}
+			return true
+		}, teatest.WithDuration(e2eWait), teatest.WithCheckInterval(50*time.Millisecond))
+	}
+	press = func(keys ...string) {
+		for _, k := range keys {
+			tm.Send(keyPress(k))
+		}
+	}
+	return tm, waitFor, press
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/demo"
+	"github.com/tfmirror/tfmirror/ui/internal/keypress"
+	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
 // harness runs a Model the way Bubble Tea does: commands run in goroutines
@@ -33,6 +35,9 @@ type harness struct {
 func newHarness(t *testing.T, cfg Config, w, h int) *harness {
 	t.Helper()
 	cfg.NoAnimation = true
+	if cfg.Engine == nil {
+		cfg.Engine = sync.NewEngine(t.Context(), sync.Options{})
+	}
 	m := New(t.Context(), cfg)
 	t.Cleanup(m.Shutdown)
 	hs := &harness{t: t, m: m, msgs: make(chan tea.Msg, 4096)}
@@ -69,13 +74,13 @@ func (h *harness) send(msg tea.Msg) {
 // until processes messages until cond holds.
 func (h *harness) until(what string, cond func(m Model) bool) {
 	h.t.Helper()
-	deadline := time.After(15 * time.Second)
+	deadline := time.After(time.Minute) // a bound for a loaded machine, not a speed
 	for !cond(h.m) {
 		select {
 		case msg := <-h.msgs:
 			h.send(msg)
 		case <-deadline:
-			h.t.Fatalf("timed out waiting for %s; screen:\n%s\nstatus: %q", what, h.screen(), h.m.status.text)
+			h.t.Fatalf("timed out waiting for %s; screen:\n%s\nstatus: %q", what, h.screen(), h.m.sh.status.text)
 		}
 	}
 }
@@ -100,37 +105,7 @@ func (h *harness) press(keys ...string) {
 	}
 }
 
-func keyPress(k string) tea.KeyPressMsg {
-	switch k {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "space":
-		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "left":
-		return tea.KeyPressMsg{Code: tea.KeyLeft}
-	case "right":
-		return tea.KeyPressMsg{Code: tea.KeyRight}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	case "backspace":
-		return tea.KeyPressMsg{Code: tea.KeyBackspace}
-	case "ctrl+c":
-		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
-	}
-	r := []rune(k)
-	if len(r) != 1 {
-		panic("keyPress: unknown key " + k)
-	}
-	return tea.KeyPressMsg{Code: r[0], Text: k}
-}
+func keyPress(k string) tea.KeyPressMsg { return keypress.Msg(k) }
 
 // typeText types a string, one key per rune.
 func (h *harness) typeText(s string) {
@@ -141,26 +116,43 @@ func (h *harness) typeText(s string) {
 
 func (h *harness) screen() string { return ansi.Strip(h.m.View().Content) }
 
+// prov and mods are the views, for tests to look into.
+func (m Model) prov() *providersView { return m.views[viewProviders].(*providersView) }
+func (m Model) mods() *modulesView   { return m.views[viewModules].(*modulesView) }
+
+// status is the status line's text and kind.
+func (m Model) status() status { return m.sh.status }
+
 // loaded reports that every mirror's catalogue and every listing of the
 // shown provider are in.
 func loaded(m Model) bool {
-	if !m.hasCurrent {
+	v := m.prov()
+	if !v.hasCurrent {
 		return false
 	}
-	for _, mi := range m.mirrors {
+	for _, mi := range v.mirrors {
 		if !mi.listed {
 			return false
 		}
 	}
-	for _, l := range m.cache[m.current] {
+	for _, l := range v.cache[v.current] {
 		if l == nil || l.state == stateLoading {
 			return false
 		}
 	}
-	return len(m.cache[m.current]) == len(m.mirrors)
+	return len(v.cache[v.current]) == len(v.mirrors)
 }
 
-func idle(m Model) bool { return loaded(m) && !m.busy() && len(m.dirty) == 0 }
+func idle(m Model) bool { return loaded(m) && !m.busy() && len(m.prov().dirty) == 0 }
+
+// matrixData is the Providers view's matrix: versions, platforms, marks.
+func matrixData(m Model) (versions, platforms []string, marks [][][]theme.Mark) {
+	d := m.prov().grid.Data()
+	for _, c := range d.Cols {
+		platforms = append(platforms, c.Head)
+	}
+	return d.Rows, platforms, d.Marks
+}
 
 // world is the demo world, opened with short, stable names so views do not
 // depend on the temp dir.
@@ -223,21 +215,21 @@ func archivePath(dir, provider, version, platform string) string {
 func (h *harness) gotoCell(version, platform string) {
 	h.t.Helper()
 	for range 50 {
-		c, ok := h.m.matrix.Cursor()
-		if ok && c.Version == version && c.Platform == platform {
+		c, ok := h.m.prov().grid.Cursor()
+		if ok && c.Row == version && c.Col == platform {
 			return
 		}
+		versions, platforms, _ := matrixData(h.m)
 		switch {
 		case !ok:
 			h.t.Fatalf("matrix has no cursor")
-		case c.Version != version:
-			d := h.m.matrix.Data()
-			if indexOf(d.Versions, c.Version) < indexOf(d.Versions, version) {
+		case c.Row != version:
+			if indexOf(versions, c.Row) < indexOf(versions, version) {
 				h.press("down")
 			} else {
 				h.press("up")
 			}
-		case indexOf(h.m.matrix.Data().Platforms, c.Platform) < indexOf(h.m.matrix.Data().Platforms, platform):
+		case indexOf(platforms, c.Col) < indexOf(platforms, platform):
 			h.press("right")
 		default:
 			h.press("left")

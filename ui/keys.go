@@ -1,8 +1,14 @@
 package ui
 
 import (
+	"fmt"
+
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/queue"
 )
 
 // KeyMap is the keys that work whichever pane has focus.
@@ -54,41 +60,148 @@ func (m mergedKeys) FullHelp() [][]key.Binding {
 	return append(append([][]key.Binding(nil), m.pane.FullHelp()...), m.global.FullHelp()...)
 }
 
-// dialogKeys is the help inside the queue dialog.
-type dialogKeys struct {
-	Up, Down, Confirm, Force, Cancel key.Binding
-	force                            bool // whether f applies at this step
-}
-
-func defaultDialogKeys() dialogKeys {
-	return dialogKeys{
-		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Confirm: key.NewBinding(key.WithKeys("enter", "y"), key.WithHelp("enter/y", "confirm")),
-		Force:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "force: replace differing")),
-		Cancel:  key.NewBinding(key.WithKeys("esc", "n", "q"), key.WithHelp("esc", "cancel")),
-	}
-}
-
-func (k dialogKeys) ShortHelp() []key.Binding {
-	if k.force {
-		return []key.Binding{k.Confirm, k.Force, k.Cancel}
-	}
-	return []key.Binding{k.Up, k.Down, k.Confirm, k.Cancel}
-}
-
-func (k dialogKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
-
 // globalKeys is the global keys as help shows them: m names the view it
 // switches to, and is left out where there is no Modules view (it still
 // answers, with a hint).
 func (m Model) globalKeys() KeyMap {
 	k := m.keys
 	switch {
-	case !m.mod.enabled():
+	case m.views[viewModules] == nil:
 		k.Modules.SetEnabled(false)
-	case m.view == viewModules:
+	case m.active == viewModules:
 		k.Modules.SetHelp("m", "providers")
 	}
 	return k
+}
+
+// paneKeys is the focused pane's help, or the dialog's.
+func (m Model) paneKeys() help.KeyMap {
+	switch {
+	case m.dialog != nil:
+		return m.dialog.HelpKeys()
+	case m.focus == paneJobs:
+		return m.jobs.Keys()
+	}
+	return m.view().helpKeys(m.focus)
+}
+
+// updateKey handles a key: first whatever holds the keyboard (a question,
+// the dialog, help, a filter being typed), then the global keys, then the
+// focused pane.
+func (m *Model) updateKey(k tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(k, m.keys.ForceQuit):
+		return m.quit()
+	case m.confirmQuit:
+		m.confirmQuit = false
+		if k.String() == "y" || k.String() == "enter" {
+			return m.quit()
+		}
+		m.setStatus(statusInfo, "")
+		return nil
+	case m.dialog != nil:
+		return m.updateDialog(k)
+	case m.showHelp:
+		if key.Matches(k, m.keys.Help) || k.String() == "esc" || key.Matches(k, m.keys.Quit) {
+			m.showHelp = false
+		}
+		return nil
+	case m.focus != paneJobs && m.view().typing(m.focus):
+		return m.view().key(m.focus, k)
+	}
+	if cmd, ok := m.updateGlobal(k); ok {
+		return cmd
+	}
+	return m.updatePane(k)
+}
+
+// updateGlobal handles the keys that work in every pane; ok reports
+// whether k is one.
+func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		if m.jobs.Tracker().Unfinished() {
+			c := m.jobs.Tracker().Counts()
+			m.confirmQuit = true
+			m.setStatus(statusWarn, fmt.Sprintf("%d job(s) running, %d queued: quit and cancel them? y/n", c[sync.Running], c[sync.Queued]))
+			return nil, true
+		}
+		return m.quit(), true
+	case key.Matches(k, m.keys.Help):
+		m.showHelp = true
+	case key.Matches(k, m.keys.NextPane):
+		m.setFocus((m.focus + 1) % numPanes)
+	case key.Matches(k, m.keys.PrevPane):
+		m.setFocus((m.focus + numPanes - 1) % numPanes)
+	case key.Matches(k, m.keys.Details):
+		m.detailsPref = 1
+		if m.lay.details {
+			m.detailsPref = -1
+		}
+		m.relayout()
+	case key.Matches(k, m.keys.Compare):
+		m.view().toggleCompared(int(k.String()[0] - '0'))
+	case key.Matches(k, m.keys.Modules):
+		m.toggleView()
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// updatePane hands a key to the focused pane; enter in the list opens the
+// grid, and in the grid opens the queue dialog.
+func (m *Model) updatePane(k tea.KeyPressMsg) tea.Cmd {
+	v := m.view()
+	switch {
+	case m.focus == paneJobs && key.Matches(k, m.jobs.Keys().Cancel):
+		return m.cancelJob()
+	case m.focus == paneJobs && key.Matches(k, m.jobs.Keys().Retry):
+		return m.retryJob()
+	case m.focus == paneJobs:
+		var cmd tea.Cmd
+		m.jobs, cmd = m.jobs.Update(k)
+		return cmd
+	case m.focus == paneProviders && v.opens(k):
+		m.setFocus(paneMatrix)
+		return nil
+	case m.focus == paneMatrix && v.queues(k):
+		if req, ok := v.queue(); ok {
+			d := queue.New(req)
+			m.dialog = &d
+		}
+		return nil
+	}
+	return v.key(m.focus, k)
+}
+
+// updateDialog hands a key to the queue dialog, and queues what it
+// confirms.
+func (m *Model) updateDialog(k tea.KeyPressMsg) tea.Cmd {
+	d, action := m.dialog.Update(k)
+	switch action {
+	case queue.Cancel:
+		m.dialog = nil
+	case queue.Queue:
+		m.dialog = nil
+		return m.enqueue(d)
+	default:
+		m.dialog = &d
+	}
+	return nil
+}
+
+func (m *Model) setFocus(p pane) {
+	m.focus = p
+	m.jobs.Focus(p == paneJobs)
+}
+
+// toggleView switches the list and the grid between providers and modules.
+func (m *Model) toggleView() {
+	if m.views[viewModules] == nil {
+		m.setStatus(statusInfo, "no modules: open the UI with --module NAMESPACE/NAME/SYSTEM to compare module places")
+		return
+	}
+	m.active = (m.active + 1) % numViews
+	m.jobs.Empty = m.view().words().jobsEmpty
 }

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -27,12 +29,12 @@ const (
 
 func marksAt(t *testing.T, m Model, version, platform string) []theme.Mark {
 	t.Helper()
-	d := m.matrix.Data()
-	r, c := indexOf(d.Versions, version), indexOf(d.Platforms, platform)
+	versions, platforms, marks := matrixData(m)
+	r, c := indexOf(versions, version), indexOf(platforms, platform)
 	if r < 0 || c < 0 {
-		t.Fatalf("no cell %s %s in the matrix (versions %v, platforms %v)", version, platform, d.Versions, d.Platforms)
+		t.Fatalf("no cell %s %s in the matrix (versions %v, platforms %v)", version, platform, versions, platforms)
 	}
-	return d.Marks[r][c]
+	return marks[r][c]
 }
 
 func TestModelListsAndCompares(t *testing.T) {
@@ -40,18 +42,18 @@ func TestModelListsAndCompares(t *testing.T) {
 	h := newHarness(t, w.config(), 120, 40)
 	h.until("the first provider to load", loaded)
 
-	if got := h.m.current.String(); got != demo.Host+"/acme/cloud" {
+	if got := h.m.prov().current.String(); got != demo.Host+"/acme/cloud" {
 		t.Fatalf("current provider = %s, want the first one, acme/cloud", got)
 	}
-	if h.m.providers.Len() != 4 {
-		t.Errorf("providers = %d, want the union of both mirrors, 4", h.m.providers.Len())
+	if h.m.prov().list.Len() != 4 {
+		t.Errorf("providers = %d, want the union of both mirrors, 4", h.m.prov().list.Len())
 	}
-	d := h.m.matrix.Data()
-	if want := []string{"2.1.0", "2.0.0", "1.2.0", "1.1.0", "1.0.0"}; !slices.Equal(d.Versions, want) {
-		t.Errorf("versions = %v, want newest first %v", d.Versions, want)
+	versions, platforms, _ := matrixData(h.m)
+	if want := []string{"2.1.0", "2.0.0", "1.2.0", "1.1.0", "1.0.0"}; !slices.Equal(versions, want) {
+		t.Errorf("versions = %v, want newest first %v", versions, want)
 	}
-	if want := []string{"darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}; !slices.Equal(d.Platforms, want) {
-		t.Errorf("platforms = %v, want %v", d.Platforms, want)
+	if want := []string{"darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}; !slices.Equal(platforms, want) {
+		t.Errorf("platforms = %v, want %v", platforms, want)
 	}
 	for _, tc := range []struct {
 		version, platform string
@@ -74,19 +76,19 @@ func TestModelListsAndCompares(t *testing.T) {
 	// Another provider, chosen with the keyboard, loads after the cursor
 	// rests; the second mirror lacks acme/queue altogether.
 	h.press("down", "down", "down")
-	h.until("acme/queue to load", func(m Model) bool { return loaded(m) && m.current.Type == "queue" })
+	h.until("acme/queue to load", func(m Model) bool { return loaded(m) && m.prov().current.Type == "queue" })
 	if got := marksAt(t, h.m, "0.9.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{ok, miss}) {
 		t.Errorf("acme/queue 0.9.0: marks %v, want present in the first only", got)
 	}
 
 	// Taking the second mirror out of the comparison leaves one mark per cell.
 	h.press("2")
-	if got := h.m.matrix.Data().PerCell; got != 1 {
+	if got := h.m.prov().grid.Data().PerCell; got != 1 {
 		t.Errorf("marks per cell after toggling mirror 2 = %d, want 1", got)
 	}
 	h.press("1") // the last compared mirror stays
-	if got := h.m.matrix.Data().PerCell; got != 1 || h.m.status.kind != statusWarn {
-		t.Errorf("toggling the last compared mirror: %d marks per cell, status %q", got, h.m.status.text)
+	if got := h.m.prov().grid.Data().PerCell; got != 1 || h.m.status().kind != statusWarn {
+		t.Errorf("toggling the last compared mirror: %d marks per cell, status %q", got, h.m.status().text)
 	}
 }
 
@@ -100,20 +102,20 @@ func TestModelQueueMissingCell(t *testing.T) {
 	}
 	h.gotoCell("2.1.0", "darwin_arm64")
 	h.press("enter")
-	if h.m.dialog == nil || h.m.dialog.confirm {
+	if h.m.dialog == nil || h.m.dialog.Confirming() {
 		t.Fatalf("enter should ask for a destination first (two writable mirrors)")
 	}
-	if got := h.m.dialog.dests[h.m.dialog.cursor]; got != 1 {
-		t.Errorf("proposed destination = mirror %d, want the one lacking the package (2)", got+1)
+	if got := h.m.dialog.Dest().Num; got != 2 {
+		t.Errorf("proposed destination = mirror %d, want the one lacking the package (2)", got)
 	}
 	h.press("enter")
-	if !h.m.dialog.confirm || len(h.m.dialog.plan.copy) != 1 {
-		t.Fatalf("confirm step: plan %+v", h.m.dialog.plan)
+	if !h.m.dialog.Confirming() || len(dialogPlan(h.m).copy) != 1 {
+		t.Fatalf("confirm step: plan %+v", dialogPlan(h.m))
 	}
 	h.press("enter")
 	h.until("the job to end", jobsEnded(1))
 	if st := stateOf(h.m, 0); st != sync.Done {
-		t.Fatalf("job state %s; status %q", st, h.m.status.text)
+		t.Fatalf("job state %s; status %q", st, h.m.status().text)
 	}
 	j := h.m.jobs.Tracker().Jobs[h.m.jobs.Tracker().Order[0]]
 	var checks []string
@@ -141,8 +143,8 @@ func TestModelQueueMissingCell(t *testing.T) {
 		t.Errorf("jobs pane lacks the verification:\n%s", s)
 	}
 	// The destination's index now states the new archive's hashes.
-	l := h.m.cache[h.m.current][1]
-	a, okA := l.archive("2.1.0", "darwin_arm64")
+	l := h.m.prov().cache[h.m.prov().current][1]
+	a, okA := l.data.archive("2.1.0", "darwin_arm64")
 	if !okA || len(a.Hashes()) == 0 {
 		t.Errorf("destination re-listed without stated hashes: %+v", a)
 	}
@@ -155,22 +157,22 @@ func TestModelConflictNeedsForce(t *testing.T) {
 	h.press("enter")
 	h.gotoCell("2.0.0", "linux_amd64")
 	h.press("enter", "down", "enter") // destination: the second mirror
-	p := h.m.dialog.plan
+	p := dialogPlan(h.m)
 	if len(p.differ) != 1 || len(p.copy) != 0 {
 		t.Fatalf("plan for the differing cell: %d differ, %d copy; want 1, 0", len(p.differ), len(p.copy))
 	}
 	h.press("enter") // without force: nothing to do
-	if h.m.dialog != nil || len(h.m.jobs.Tracker().Order) != 0 || !strings.Contains(h.m.status.text, "nothing to queue") {
-		t.Fatalf("confirming without force queued something: status %q", h.m.status.text)
+	if h.m.dialog != nil || len(h.m.jobs.Tracker().Order) != 0 || !strings.Contains(h.m.status().text, "nothing to queue") {
+		t.Fatalf("confirming without force queued something: status %q", h.m.status().text)
 	}
 	h.press("enter", "down", "enter", "f")
-	if !h.m.dialog.force || !strings.Contains(h.screen(), "REPLACED") {
+	if !h.m.dialog.Forced() || !strings.Contains(h.screen(), "REPLACED") {
 		t.Fatalf("f should arm force and say what it replaces:\n%s", h.screen())
 	}
 	h.press("enter")
 	h.until("the forced job", jobsEnded(1))
 	if st := stateOf(h.m, 0); st != sync.Done {
-		t.Fatalf("forced job: %s (%q)", st, h.m.status.text)
+		t.Fatalf("forced job: %s (%q)", st, h.m.status().text)
 	}
 	want, _ := os.ReadFile(archivePath(w.Primary, "acme/cloud", "2.0.0", "linux_amd64"))
 	got, _ := os.ReadFile(archivePath(w.Secondary, "acme/cloud", "2.0.0", "linux_amd64"))
@@ -191,22 +193,22 @@ func TestModelSelection(t *testing.T) {
 	h.gotoCell("1.0.0", "windows_amd64")
 	h.press("c") // windows_amd64, every version
 	h.press("space")
-	sel := h.m.matrix.Selection()
+	sel := h.m.prov().grid.Selection()
 	if len(sel) != 5+5-1-1 { // row + column - the shared cell - the toggled-off cursor cell
 		t.Fatalf("selection = %d cells: %v", len(sel), sel)
 	}
 	h.press("enter", "down", "enter")
-	p := h.m.dialog.plan
+	p := dialogPlan(h.m)
 	// The row 2.1.0 (5, all missing) and windows_amd64 for 2.0.0..1.1.0 (3 more).
 	if len(p.copy) != 8 || p.present != 0 || len(p.differ) != 0 {
 		t.Errorf("plan: %d to copy, %d present, %d differ; want 8, 0, 0", len(p.copy), p.present, len(p.differ))
 	}
 	h.press("esc")
-	if h.m.dialog != nil || len(h.m.matrix.Selection()) != 8 {
+	if h.m.dialog != nil || len(h.m.prov().grid.Selection()) != 8 {
 		t.Errorf("esc should close the dialog and keep the selection")
 	}
 	h.press("esc")
-	if len(h.m.matrix.Selection()) != 0 {
+	if len(h.m.prov().grid.Selection()) != 0 {
 		t.Errorf("esc in the matrix should clear the selection")
 	}
 }
@@ -230,15 +232,15 @@ func TestModelVerify(t *testing.T) {
 		t.Fatalf("before verifying, the stated hashes agree: %v", got)
 	}
 	h.press("v")
-	if len(h.m.verifying) != 2 {
-		t.Fatalf("v should verify the cell in both mirrors, verifying %d", len(h.m.verifying))
+	if len(h.m.prov().verifying) != 2 {
+		t.Fatalf("v should verify the cell in both mirrors, verifying %d", len(h.m.prov().verifying))
 	}
-	h.until("verification", func(m Model) bool { return len(m.verifying) == 0 })
+	h.until("verification", func(m Model) bool { return len(m.prov().verifying) == 0 })
 	if got := marksAt(t, h.m, "1.0.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{diff, ok}) {
 		t.Errorf("after verifying, marks %v, want the tampered one ✗", got)
 	}
-	if h.m.status.kind != statusBad || !strings.Contains(h.m.status.text, "1 failed") {
-		t.Errorf("status %q, want the failure", h.m.status.text)
+	if h.m.status().kind != statusBad || !strings.Contains(h.m.status().text, "1 failed") {
+		t.Errorf("status %q, want the failure", h.m.status().text)
 	}
 	s := h.screen()
 	for _, want := range []string{"✗ verified: mismatch", "h1 mismatch"} {
@@ -249,7 +251,7 @@ func TestModelVerify(t *testing.T) {
 	// A good cell verifies, and Details say against what.
 	h.gotoCell("1.1.0", "linux_amd64")
 	h.press("v")
-	h.until("verification", func(m Model) bool { return len(m.verifying) == 0 })
+	h.until("verification", func(m Model) bool { return len(m.prov().verifying) == 0 })
 	if s := h.screen(); !strings.Contains(s, "✓ h1 mirror index") || !strings.Contains(s, "✓ zh mirror index") {
 		t.Errorf("Details lack the matched checks:\n%s", s)
 	}
@@ -290,8 +292,8 @@ func TestModelCancelRetryAndQuit(t *testing.T) {
 	h.until("the retry", func(m Model) bool { return stateOf(m, 0) == sync.Running })
 
 	h.press("q")
-	if !h.m.confirmQuit || !strings.Contains(h.m.status.text, "quit and cancel") {
-		t.Fatalf("q with a job running should ask first, status %q", h.m.status.text)
+	if !h.m.confirmQuit || !strings.Contains(h.m.status().text, "quit and cancel") {
+		t.Fatalf("q with a job running should ask first, status %q", h.m.status().text)
 	}
 	h.press("n")
 	if h.quit || h.m.confirmQuit {
@@ -328,8 +330,17 @@ func TestModelQuitWithoutJobs(t *testing.T) {
 func TestModelSlowNetworkMirrorKeepsInputLive(t *testing.T) {
 	w := newWorld(t)
 	release := make(chan struct{})
+	var listed atomic.Int32 // times the network mirror was asked for acme/cloud
+	asked := make(chan struct{}, 1)
 	net := serveNet(t, w.Primary, func(r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "index.json") {
+			if strings.HasSuffix(r.URL.Path, "/acme/cloud/index.json") {
+				listed.Add(1)
+				select {
+				case asked <- struct{}{}:
+				default:
+				}
+			}
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -339,24 +350,36 @@ func TestModelSlowNetworkMirrorKeepsInputLive(t *testing.T) {
 	cfg := Config{Mirrors: []Mirror{{Reader: w.secondary, Kind: "fs"}, {Reader: net, Kind: "net"}}}
 	h := newHarness(t, cfg, 120, 40)
 	h.until("the fs mirror's listing", func(m Model) bool {
-		l := m.cache[m.current]
+		l := m.prov().cache[m.prov().current]
 		return l != nil && l[0] != nil && l[0].state == stateLoaded
 	})
 	if !h.m.busy() || !strings.Contains(h.screen(), "listing") {
 		t.Errorf("while the network mirror is listed, the screen should say so:\n%s", h.screen())
 	}
+	select {
+	case <-asked: // the network mirror's listing is under way
+	case <-time.After(time.Minute):
+		t.Fatal("the network mirror was never asked for acme/cloud")
+	}
 	// Input is handled while the listing hangs.
-	before, _ := h.m.providers.Selected()
+	before, _ := h.m.prov().list.Selected()
 	h.press("down")
-	after, _ := h.m.providers.Selected()
+	after, _ := h.m.prov().list.Selected()
 	if before == after {
 		t.Errorf("the provider cursor did not move while a listing was pending")
 	}
+	tick := loadTickMsg{to(viewProviders), h.m.prov().loadToken} // the one "down" set off
 	h.press("up")
+	// Back on the first provider before the tick for the second fired: the
+	// tick, when it comes, must not cancel the listing still pending.
+	h.send(tick)
 	close(release)
-	h.until("both listings", func(m Model) bool { return loaded(m) && m.current == before })
+	h.until("both listings", func(m Model) bool { return loaded(m) && m.prov().current == before })
 	if got := marksAt(t, h.m, "2.1.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{miss, ok}) {
 		t.Errorf("marks %v: the network mirror serves 2.1.0, the fs mirror lacks it", got)
+	}
+	if n := listed.Load(); n != 1 {
+		t.Errorf("acme/cloud was listed %d times: a tick for a provider the cursor had left cancelled its listing", n)
 	}
 }
 
@@ -369,19 +392,19 @@ func TestModelNamedProvidersForNetworkMirror(t *testing.T) {
 
 	h := newHarness(t, cfg, 120, 40)
 	h.until("load", loaded)
-	if got := h.m.current.String(); got != demo.Host+"/acme/dns" {
+	if got := h.m.prov().current.String(); got != demo.Host+"/acme/dns" {
 		t.Fatalf("current = %s, want the named provider", got)
 	}
 	if got := marksAt(t, h.m, "3.2.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{ok}) {
 		t.Errorf("marks %v: the network mirror's index states the hashes", got)
 	}
-	if h.m.mirrors[0].noCatalogue != true {
+	if h.m.prov().mirrors[0].noCatalogue != true {
 		t.Errorf("the network mirror should be known to have no catalogue")
 	}
 
 	// Without a named provider the UI says how to name one.
 	h2 := newHarness(t, Config{Mirrors: []Mirror{{Reader: net, Kind: "net"}}}, 120, 40)
-	h2.until("the catalogue answer", func(m Model) bool { return m.mirrors[0].listed })
+	h2.until("the catalogue answer", func(m Model) bool { return m.prov().mirrors[0].listed })
 	if s := h2.screen(); !strings.Contains(s, "cannot list its providers") || !strings.Contains(s, "--provider") {
 		t.Errorf("screen should explain how to name providers:\n%s", s)
 	}
@@ -396,10 +419,10 @@ func TestModelBackendErrorsShowAndDoNotCrash(t *testing.T) {
 	}
 	h := newHarness(t, cfg, 120, 40)
 	h.until("load", loaded)
-	if h.m.status.kind != statusBad || !strings.Contains(h.m.status.text, "[2]") {
-		t.Errorf("status %q, want the failing mirror named", h.m.status.text)
+	if h.m.status().kind != statusBad || !strings.Contains(h.m.status().text, "[2]") {
+		t.Errorf("status %q, want the failing mirror named", h.m.status().text)
 	}
-	if h.m.mirrors[1].err == nil {
+	if h.m.prov().mirrors[1].err == nil {
 		t.Errorf("the mirror's error should be kept")
 	}
 	// The first mirror still works.
@@ -415,16 +438,16 @@ func TestModelDropsLateResults(t *testing.T) {
 	w := newWorld(t)
 	h := newHarness(t, w.config(), 120, 40)
 	h.until("load", loaded)
-	before := h.m.matrix.Data()
-	stale := providerLoadedMsg{gen: 0, mirror: 1, provider: h.m.current, err: errors.New("stale")}
+	v := h.m.prov()
+	before := v.grid.Data()
+	stale := loadedMsg[backends.Provider, provHolding]{to: to(viewProviders), gen: 0, place: 1, item: v.current, err: errors.New("stale")}
 	h.send(stale)
-	after := h.m.matrix.Data()
-	if len(before.Versions) != len(after.Versions) || h.m.cache[h.m.current][1].state != stateLoaded || h.m.status.kind == statusBad {
+	after := v.grid.Data()
+	if len(before.Rows) != len(after.Rows) || v.cache[v.current][1].state != stateLoaded || h.m.status().kind == statusBad {
 		t.Errorf("a result of an overtaken load changed the state")
 	}
 	// And a load tick for a cursor that has moved on does nothing.
-	_, cmd := h.m.Update(loadTickMsg{token: h.m.loadToken + 7})
-	if cmd != nil {
+	if _, cmd := h.m.Update(loadTickMsg{to(viewProviders), v.loadToken + 7}); cmd != nil {
 		t.Errorf("a stale load tick started a load")
 	}
 }
@@ -435,7 +458,7 @@ func TestModelFilterAndHelp(t *testing.T) {
 	h.until("load", loaded)
 	h.press("/")
 	h.typeText("dns")
-	if p, _ := h.m.providers.Selected(); p.Type != "dns" {
+	if p, _ := h.m.prov().list.Selected(); p.Type != "dns" {
 		t.Errorf("filtering for dns selected %s", p)
 	}
 	h.press("q") // typed into the filter, not quitting
@@ -443,7 +466,7 @@ func TestModelFilterAndHelp(t *testing.T) {
 		t.Fatal("q while filtering quit the UI")
 	}
 	h.press("backspace", "enter")
-	h.until("dns to load", func(m Model) bool { return loaded(m) && m.current.Type == "dns" })
+	h.until("dns to load", func(m Model) bool { return loaded(m) && m.prov().current.Type == "dns" })
 
 	h.press("?")
 	s := h.screen()
@@ -459,14 +482,14 @@ func TestModelFilterAndHelp(t *testing.T) {
 	// Matrix filter on versions.
 	h.press("/", "esc")      // clear the provider filter
 	h.press("down", "enter") // acme/legacy, then focus the matrix
-	h.until("legacy", func(m Model) bool { return loaded(m) && m.current.Type == "legacy" })
+	h.until("legacy", func(m Model) bool { return loaded(m) && m.prov().current.Type == "legacy" })
 	h.press("/")
 	h.typeText("0.2")
-	if n := len(h.m.matrix.Data().Versions); n != 30 {
+	if n := len(h.m.prov().grid.Data().Rows); n != 30 {
 		t.Fatalf("the filter must not change the data: %d versions", n)
 	}
-	if c, _ := h.m.matrix.Cursor(); !strings.Contains(c.Version, "0.2") {
-		t.Errorf("cursor on %s after filtering for 0.2", c.Version)
+	if c, _ := h.m.prov().grid.Cursor(); !strings.Contains(c.Row, "0.2") {
+		t.Errorf("cursor on %s after filtering for 0.2", c.Row)
 	}
 	if s := h.screen(); !strings.Contains(s, "11 of 30 versions") {
 		t.Errorf("filter status missing:\n%s", s)
@@ -544,8 +567,8 @@ func TestModelTransferFailsVerification(t *testing.T) {
 	if st := stateOf(h.m, 0); st != sync.Failed {
 		t.Fatalf("job state %s, want failed", st)
 	}
-	if h.m.status.kind != statusBad || !strings.Contains(h.m.status.text, "h1 mismatch against mirror index") {
-		t.Errorf("status %q, want the mismatch", h.m.status.text)
+	if h.m.status().kind != statusBad || !strings.Contains(h.m.status().text, "h1 mismatch against mirror index") {
+		t.Errorf("status %q, want the mismatch", h.m.status().text)
 	}
 	if s := h.screen(); !strings.Contains(s, "✗ cloud 2.1.0 darwin_arm64") || !strings.Contains(s, "h1 mismatch against") {
 		t.Errorf("the jobs pane should show the failure and why:\n%s", s)
@@ -588,4 +611,11 @@ func TestModelCtrlCCancelsRunningJobs(t *testing.T) {
 		t.Errorf("jobs still unfinished at exit: %v", c)
 	}
 	assertNoStaging(t, w.Secondary)
+}
+
+// dialogPlan is the plan the queue dialog confirms, with the counts the
+// Providers view keeps.
+func dialogPlan(m Model) transferPlan {
+	v := m.prov()
+	return v.plan(v.grid.Targets(), v.placeIndex(m.dialog.Dest().Name))
 }

@@ -6,11 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tfmirror/tfmirror/sync"
@@ -26,29 +22,7 @@ func TestModulesEndToEnd(t *testing.T) {
 	mw := newModWorld(t)
 	cfg := w.config()
 	cfg.Modules = mw.config()
-	cfg.NoAnimation = true
-	m := New(t.Context(), cfg)
-	t.Cleanup(m.Shutdown)
-	tm := teatest.NewTestModel(t, m,
-		teatest.WithInitialTermSize(120, 36),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	waitFor := func(what ...string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-			s := ansi.Strip(string(b))
-			for _, w := range what {
-				if !strings.Contains(s, w) {
-					return false
-				}
-			}
-			return true
-		}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
-	}
-	press := func(keys ...string) {
-		for _, k := range keys {
-			tm.Send(keyPress(k))
-		}
-	}
+	tm, waitFor, press := newProgram(t, cfg)
 
 	waitFor("acme/cloud", "m modules")
 	press("m")
@@ -58,19 +32,11 @@ func TestModulesEndToEnd(t *testing.T) {
 	waitFor("1 to fetch and pack")
 	press("enter")
 	waitFor("1 done", "network/aws 2.0.0 → 2", "zh ✓")
-	// The directory is listed again and Details says it holds 2.0.0. The
-	// renderer redraws only what changed, so ask for whole frames until
-	// the line shows.
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		if strings.Contains(ansi.Strip(string(b)), "[2] ● ./modules") {
-			return true
-		}
-		tm.Send(tea.ClearScreen())
-		return false
-	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(200*time.Millisecond))
+	// The directory is listed again and Details says it holds 2.0.0.
+	waitFor("[2] ● ./modules")
 
 	press("q")
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(e2eWait)).(Model)
 	if c := final.jobs.Tracker().Counts(); c[sync.Done] != 1 {
 		t.Errorf("final model: jobs %v", c)
 	}

@@ -160,11 +160,12 @@ func (w *modWorld) ociPair(t *testing.T) (a, b *modoci.Store) {
 // modulesLoaded reports that every place's listing of the module shown is
 // in.
 func modulesLoaded(m Model) bool {
-	if !m.mod.hasCurrent {
+	v := m.mods()
+	if !v.hasCurrent {
 		return false
 	}
-	ls := m.mod.cache[m.mod.current]
-	if len(ls) != len(m.mod.places) {
+	ls := v.cache[v.current]
+	if len(ls) != len(v.places) {
 		return false
 	}
 	for _, l := range ls {
@@ -177,14 +178,16 @@ func modulesLoaded(m Model) bool {
 
 func moduleMarksAt(t *testing.T, m Model, version string) []string {
 	t.Helper()
-	d := m.mod.table.Data()
-	r := indexOf(d.Versions, version)
+	d := m.mods().grid.Data()
+	r := indexOf(d.Rows, version)
 	if r < 0 {
-		t.Fatalf("no version %s in the modules table (versions %v)", version, d.Versions)
+		t.Fatalf("no version %s in the modules table (versions %v)", version, d.Rows)
 	}
 	var out []string
-	for _, mk := range d.Marks[r] {
-		out = append(out, mk.Glyph())
+	for _, cell := range d.Marks[r] {
+		for _, mk := range cell {
+			out = append(out, mk.Glyph())
+		}
 	}
 	return out
 }
@@ -193,15 +196,15 @@ func moduleMarksAt(t *testing.T, m Model, version string) []string {
 func (h *harness) gotoVersion(version string) {
 	h.t.Helper()
 	for range 50 {
-		v, ok := h.m.mod.table.Cursor()
+		c, ok := h.m.mods().grid.Cursor()
 		if !ok {
 			h.t.Fatalf("the modules table has no cursor")
 		}
-		if v == version {
+		if c.Row == version {
 			return
 		}
-		d := h.m.mod.table.Data()
-		if indexOf(d.Versions, v) < indexOf(d.Versions, version) {
+		d := h.m.mods().grid.Data()
+		if indexOf(d.Rows, c.Row) < indexOf(d.Rows, version) {
 			h.press("down")
 		} else {
 			h.press("up")

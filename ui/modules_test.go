@@ -27,19 +27,23 @@ func TestModulesViewListsAndCompares(t *testing.T) {
 	}
 	h := newHarness(t, cfg, 160, 48)
 	h.until("providers and the module to load", func(m Model) bool { return idle(m) && modulesLoaded(m) })
-	if h.m.view != viewProviders {
+	if h.m.active != viewProviders {
 		t.Fatalf("the UI should open on providers unless told otherwise")
 	}
 	h.press("m")
-	if h.m.view != viewModules {
+	if h.m.active != viewModules {
 		t.Fatalf("m should switch to the Modules view")
 	}
-	d := h.m.mod.table.Data()
-	if want := []string{"2.0.0", "1.1.0", "1.0.0", "0.9.0"}; !slices.Equal(d.Versions, want) {
-		t.Errorf("versions %v, want %v", d.Versions, want)
+	d := h.m.mods().grid.Data()
+	if want := []string{"2.0.0", "1.1.0", "1.0.0", "0.9.0"}; !slices.Equal(d.Rows, want) {
+		t.Errorf("versions %v, want %v", d.Rows, want)
 	}
-	if want := []string{"[3] registry", "[4] fs", "[5] oci", "[6] oci"}; !slices.Equal(d.Places, want) {
-		t.Errorf("columns %v, want %v", d.Places, want)
+	var cols []string
+	for _, c := range d.Cols {
+		cols = append(cols, c.Head)
+	}
+	if want := []string{"[3] registry", "[4] fs", "[5] oci", "[6] oci"}; !slices.Equal(cols, want) {
+		t.Errorf("columns %v, want %v", cols, want)
 	}
 	for _, tc := range []struct {
 		version string
@@ -84,11 +88,11 @@ func TestModulesViewListsAndCompares(t *testing.T) {
 	if got := strings.Join(moduleMarksAt(t, h.m, "1.1.0"), ""); got != "●○●" {
 		t.Errorf("without [5], 1.1.0 marks %s, want ●○●", got)
 	}
-	if !slices.Equal(h.m.compared, []bool{true, true}) {
-		t.Errorf("a module place's number toggled a mirror: %v", h.m.compared)
+	if ps := h.m.prov().places; !ps[0].compared || !ps[1].compared {
+		t.Errorf("a module place's number toggled a mirror: %+v", ps)
 	}
 	h.press("m")
-	if h.m.view != viewProviders || !strings.Contains(h.screen(), "acme/cloud") {
+	if h.m.active != viewProviders || !strings.Contains(h.screen(), "acme/cloud") {
 		t.Errorf("m should switch back to providers:\n%s", h.screen())
 	}
 }
@@ -99,7 +103,7 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 	cfg.Modules.ShowFirst = true
 	h := newHarness(t, cfg, 120, 40)
 	h.until("the module to load", modulesLoaded)
-	if h.m.view != viewModules {
+	if h.m.active != viewModules {
 		t.Fatalf("ShowFirst should open the Modules view")
 	}
 	h.press("m")
@@ -110,16 +114,19 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 	h.press("enter") // module list -> versions
 	h.gotoVersion("2.0.0")
 	h.press("space", "down", "r") // 2.0.0 and 1.1.0
-	if got := h.m.mod.table.Selection(); !slices.Equal(got, []string{"2.0.0", "1.1.0"}) {
-		t.Fatalf("selection %v", got)
+	var sel []string
+	for _, c := range h.m.mods().grid.Selection() {
+		sel = append(sel, c.Row)
+	}
+	if !slices.Equal(sel, []string{"2.0.0", "1.1.0"}) {
+		t.Fatalf("selection %v", sel)
 	}
 	h.press("enter")
-	d := h.m.mod.dialog
-	if d == nil || !d.confirm {
-		t.Fatalf("one writable place: the dialog should go straight to confirming, got %+v", d)
+	if h.m.dialog == nil || !h.m.dialog.Confirming() {
+		t.Fatalf("one writable place: the dialog should go straight to confirming, got %+v", h.m.dialog)
 	}
-	if len(d.plan.copy) != 2 || d.plan.from[0] != 2 {
-		t.Fatalf("plan %+v, want two versions fetched from the registry", d.plan)
+	if p := moduleDialogPlan(h.m); len(p.copy) != 2 || p.from[0] != 2 {
+		t.Fatalf("plan %+v, want two versions fetched from the registry", p)
 	}
 	if s := h.screen(); !strings.Contains(s, "2 to fetch and pack: 2 from [1] registry://example.com") {
 		t.Errorf("confirm step:\n%s", s)
@@ -131,7 +138,7 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 	})
 	for i := range 2 {
 		if st := stateOf(h.m, i); st != sync.Done {
-			t.Fatalf("job %d: %s; status %q", i, st, h.m.status.text)
+			t.Fatalf("job %d: %s; status %q", i, st, h.m.status().text)
 		}
 	}
 	for _, v := range []string{"2.0.0", "1.1.0"} {
@@ -148,12 +155,12 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 			t.Errorf("%s: zip holds %v", v, names)
 		}
 	}
-	// The jobs pane names module jobs by their address; ids do not clash
-	// with the provider engine's.
+	// The jobs pane names module jobs by their address; the engine says
+	// which module each is of.
 	tr := h.m.jobs.Tracker()
 	for _, id := range tr.Order {
-		if !isModuleJob(id) || !strings.HasPrefix(tr.Jobs[id].Info.Label(), modHost+"/acme/network/aws ") {
-			t.Errorf("job %d: %q", id, tr.Jobs[id].Info.Label())
+		if tr.Jobs[id].Info.Module != mw.module || !strings.HasPrefix(tr.Jobs[id].Info.Label(), modHost+"/acme/network/aws ") {
+			t.Errorf("job %d: %+v", id, tr.Jobs[id].Info)
 		}
 	}
 	if s := h.screen(); !strings.Contains(s, "example.com/acme/network/aws 2.0.0") || !strings.Contains(s, "queue idle: 2 done") {
@@ -161,12 +168,12 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 	}
 	// Queueing what is there is a no-op unless forced.
 	h.press("enter")
-	if h.m.mod.dialog == nil || len(h.m.mod.dialog.plan.copy) != 0 || len(h.m.mod.dialog.plan.present) != 1 {
-		t.Fatalf("plan for a version already there: %+v", h.m.mod.dialog)
+	if h.m.dialog == nil || len(moduleDialogPlan(h.m).copy) != 0 || len(moduleDialogPlan(h.m).present) != 1 {
+		t.Fatalf("plan for a version already there: %+v", h.m.dialog)
 	}
 	h.press("enter")
-	if !strings.Contains(h.m.status.text, "nothing to queue") {
-		t.Errorf("status %q", h.m.status.text)
+	if !strings.Contains(h.m.status().text, "nothing to queue") {
+		t.Errorf("status %q", h.m.status().text)
 	}
 }
 
@@ -188,15 +195,15 @@ func TestModulesRetryFailedJob(t *testing.T) {
 	h.until("the module to load", modulesLoaded)
 	h.press("enter", "enter", "enter") // versions; queue 3.0.0 (the newest); confirm
 	h.until("the job to fail", jobsEnded(1))
-	if st := stateOf(h.m, 0); st != sync.Failed || !strings.Contains(h.m.status.text, "3.0.0") {
-		t.Fatalf("job %s, status %q", st, h.m.status.text)
+	if st := stateOf(h.m, 0); st != sync.Failed || !strings.Contains(h.m.status().text, "3.0.0") {
+		t.Fatalf("job %s, status %q", st, h.m.status().text)
 	}
 	fixed.Store(true)
 	h.press("tab", "R") // jobs pane; retry
-	h.until("the retry to land", func(m Model) bool { return jobsEnded(2)(m) && modulesLoaded(m) && !m.busy() })
-	if st := stateOf(h.m, 1); st != sync.Done {
-		t.Fatalf("retried job: %s; status %q", st, h.m.status.text)
-	}
+	// The job runs again in place, as a provider job does.
+	h.until("the retry to land", func(m Model) bool {
+		return stateOf(m, 0) == sync.Done && jobsEnded(1)(m) && modulesLoaded(m) && !m.busy()
+	})
 	if _, err := os.Stat(mw.zipPath("3.0.0")); err != nil {
 		t.Errorf("after the retry: %v", err)
 	}
@@ -216,19 +223,19 @@ func TestModulesLateAndForeignResults(t *testing.T) {
 	cfg.Modules.ShowFirst = true
 	h := newHarness(t, cfg, 120, 40)
 	h.until("the module to load", modulesLoaded)
-	if h.m.mod.current != mw.module {
-		t.Fatalf("current %s, want the first in order, %s", h.m.mod.current, mw.module)
+	if h.m.mods().current != mw.module {
+		t.Fatalf("current %s, want the first in order, %s", h.m.mods().current, mw.module)
 	}
 	before := moduleMarksAt(t, h.m, "1.0.0")
 
 	// A listing overtaken by a newer one is dropped.
-	l := h.m.mod.cache[mw.module][1]
-	h.send(moduleListedMsg{gen: l.gen - 1, place: 1, module: mw.module})
+	l := h.m.mods().cache[mw.module][1]
+	h.send(loadedMsg[modules.Module, modHolding]{to: to(viewModules), gen: l.gen - 1, place: 1, item: mw.module})
 	if got := moduleMarksAt(t, h.m, "1.0.0"); !slices.Equal(got, before) {
 		t.Errorf("a stale listing changed 1.0.0 from %v to %v", before, got)
 	}
 	// So is a listing of a module nobody asked for.
-	h.send(moduleListedMsg{gen: l.gen, place: 1, module: modules.Module{Host: "x.test", Namespace: "a", Name: "b", System: "c"}})
+	h.send(loadedMsg[modules.Module, modHolding]{to: to(viewModules), gen: l.gen, place: 1, item: modules.Module{Host: "x.test", Namespace: "a", Name: "b", System: "c"}})
 	if got := moduleMarksAt(t, h.m, "1.0.0"); !slices.Equal(got, before) {
 		t.Errorf("a foreign listing changed 1.0.0 to %v", got)
 	}
@@ -236,7 +243,7 @@ func TestModulesLateAndForeignResults(t *testing.T) {
 	// A module of another host: the registry is not asked, and Details
 	// says why its column is empty.
 	h.press("down")
-	h.until("the other module to load", func(m Model) bool { return m.mod.current == other && modulesLoaded(m) })
+	h.until("the other module to load", func(m Model) bool { return m.mods().current == other && modulesLoaded(m) })
 	if n := mw.srv.Count("/storage/"); n != 0 {
 		t.Errorf("the registry was asked for another host's module %d time(s)", n)
 	}
@@ -265,12 +272,12 @@ func TestModulesQuitCancelsJobs(t *testing.T) {
 	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == sync.Running })
 	<-started
 	h.press("q")
-	if !h.m.confirmQuit || !strings.Contains(h.m.status.text, "1 job(s) running") {
-		t.Fatalf("q with a module job running should ask; status %q", h.m.status.text)
+	if !h.m.confirmQuit || !strings.Contains(h.m.status().text, "1 job(s) running") {
+		t.Fatalf("q with a module job running should ask; status %q", h.m.status().text)
 	}
 	h.press("y")
 	h.until("quit", func(Model) bool { return h.quit })
-	h.m.Shutdown() // waits for the module engine to end the job
+	h.m.Shutdown() // waits for the engine to end the job
 	if _, err := os.Stat(mw.zipPath("3.0.0")); !os.IsNotExist(err) {
 		t.Errorf("the cancelled package is in the directory: %v", err)
 	}
@@ -281,10 +288,21 @@ func TestModulesKeyWithoutModules(t *testing.T) {
 	h := newHarness(t, w.config(), 120, 40)
 	h.until("load", idle)
 	h.press("m")
-	if h.m.view != viewProviders || !strings.Contains(h.m.status.text, "--module") {
-		t.Errorf("m with no modules: view %d, status %q", h.m.view, h.m.status.text)
+	if h.m.active != viewProviders || !strings.Contains(h.m.status().text, "--module") {
+		t.Errorf("m with no modules: view %d, status %q", h.m.active, h.m.status().text)
 	}
 	if strings.Contains(h.screen(), "m modules") {
 		t.Errorf("help offers m though there is no Modules view:\n%s", h.screen())
 	}
+}
+
+// moduleDialogPlan is the plan the queue dialog confirms, with the counts
+// the Modules view keeps.
+func moduleDialogPlan(m Model) modulePlan {
+	v := m.mods()
+	var versions []string
+	for _, c := range v.grid.Targets() {
+		versions = append(versions, c.Row)
+	}
+	return v.plan(versions, v.placeIndex(m.dialog.Dest().Name))
 }

@@ -7,8 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// Run shows the UI until the user quits or ctx is cancelled, then cancels
-// any jobs still running and waits for the engine to stop.
+// Run shows the UI until the user quits or ctx is cancelled, then stops
+// cfg.Engine (cancelling any jobs still running) and waits for it to end.
 func Run(ctx context.Context, cfg Config, opts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -103,7 +103,7 @@ func newDemoCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer closeModules()
-			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: sync.Options{Jobs: jobs, Hashing: env.hashing()}, Modules: mods})
+			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: sync.NewEngine(ctx, sync.Options{Jobs: jobs, Hashing: env.hashing()}), Modules: mods})
 			if keep != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "the demo world is kept in %s\n", keep)
 			}

@@ -154,7 +154,7 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	if !isTerminal(cmd) {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
 	}
-	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.Options{Jobs: u.jobs, Hashing: env.hashing()}, Modules: mods})
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.NewEngine(ctx, sync.Options{Jobs: u.jobs, Hashing: env.hashing()}), Modules: mods})
 }
 
 // isModulePlace reports whether arg opens as a module place.

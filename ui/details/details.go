@@ -59,6 +59,9 @@ func New(styles *theme.Styles) Model { return Model{styles: styles} }
 // SetSize sets the area the pane draws in.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
+// Clear shows nothing.
+func (m *Model) Clear() { m.cell, m.job, m.mod = nil, nil, nil }
+
 // ShowCell shows a matrix cell.
 func (m *Model) ShowCell(c *Cell) { m.cell, m.job, m.mod = c, nil, nil }
 
@@ -100,30 +103,18 @@ func (m Model) cellLines() []string {
 	c := m.cell
 	lines := []string{s.Bold.Render(c.Package.Version.String() + " " + c.Package.Platform.String())}
 	for _, mr := range c.Mirrors {
-		num := "[" + strconv.Itoa(mr.Number) + "] "
-		if mr.Compared {
-			num = s.Compared.Render(num[:len(num)-1]) + " "
-		}
-		head := num + s.Glyphs[mr.Mark] + " "
-		switch {
-		case mr.Err != nil:
-			lines = append(lines, head+theme.ShortPlace(mr.Name, m.w-6))
-			lines = append(lines, m.wrapStyled(s.Bad.Render, "cannot list: "+mr.Err.Error(), 4)...)
-			continue
-		case mr.Archive == nil:
-			lines = append(lines, head+theme.ShortPlace(mr.Name, m.w-8-len(mr.Mark.Label()))+s.Dim.Render(" "+mr.Mark.Label()))
-			continue
-		}
 		a := mr.Archive
 		size := ""
-		if a.Size >= 0 {
+		if a != nil && a.Size >= 0 {
 			size = " " + format.Bytes(a.Size)
 		}
-		if a.Layout == backends.Unpacked {
+		if a != nil && a.Layout == backends.Unpacked {
 			size += " unpacked"
 		}
-		name := theme.ShortPlace(mr.Name, max(6, m.w-6-theme.Width(size)))
-		lines = append(lines, head+name+s.Dim.Render(size))
+		lines = append(lines, m.placeLines(place{mr.Number, mr.Name, mr.Compared, mr.Mark, mr.Mark.Label(), mr.Err}, a != nil, size)...)
+		if mr.Err != nil || a == nil {
+			continue
+		}
 		if mr.Mark == theme.MarkDiffers && !failed(mr.Verify) {
 			what := "✗ hashes differ"
 			if c.Ref > 0 {
@@ -144,6 +135,37 @@ func (m Model) cellLines() []string {
 		lines = append(lines, m.verifyLines(mr)...)
 	}
 	return lines
+}
+
+// place is what Details says of any place before what it holds.
+type place struct {
+	num      int
+	name     string
+	compared bool
+	mark     theme.Mark
+	label    string // the mark's name, where the place lacks the thing
+	err      error  // listing the place failed
+}
+
+// placeLines begins a place's lines: its number, mark and name, then
+// suffix; held reports whether the place holds the thing. A place that
+// could not be listed, or that lacks the thing, is said whole.
+func (m Model) placeLines(p place, held bool, suffix string) []string {
+	s := m.styles
+	num := "[" + strconv.Itoa(p.num) + "]"
+	if p.compared {
+		num = s.Compared.Render(num)
+	}
+	head := num + " " + s.Glyphs[p.mark] + " "
+	switch {
+	case p.err != nil:
+		return append([]string{head + theme.ShortPlace(p.name, m.w-6)}, m.wrapStyled(s.Bad.Render, "cannot list: "+p.err.Error(), 4)...)
+	case !held:
+		return []string{head + theme.ShortPlace(p.name, m.w-8-len(p.label)) + s.Dim.Render(" "+p.label)}
+	case suffix == "":
+		return []string{head + theme.ShortPlace(p.name, max(6, m.w-6))}
+	}
+	return []string{head + theme.ShortPlace(p.name, max(6, m.w-6-theme.Width(suffix))) + s.Dim.Render(suffix)}
 }
 
 // sourceLabel names a source of truth in w cells: its kind, then as much of

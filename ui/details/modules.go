@@ -45,24 +45,16 @@ func (m Model) moduleLines() []string {
 	v := m.mod
 	lines := []string{s.Bold.Render(v.Version) + " " + s.Dim.Render(theme.Truncate(v.Module.Short(), max(1, m.w-len(v.Version)-1)))}
 	for _, p := range v.Places {
-		num := "[" + strconv.Itoa(p.Number) + "]"
-		if p.Compared {
-			num = s.Compared.Render(num)
-		}
-		head := num + " " + s.Glyphs[p.Mark] + " "
-		switch {
-		case p.Err != nil:
-			lines = append(lines, head+theme.ShortPlace(p.Name, m.w-6))
-			lines = append(lines, m.wrapStyled(s.Bad.Render, "cannot list: "+p.Err.Error(), 4)...)
+		lines = append(lines, m.placeLines(place{p.Number, p.Name, p.Compared, p.Mark, p.Label, p.Err}, p.Listing != nil, "")...)
+		if p.Err != nil {
 			continue
-		case p.Listing == nil:
-			lines = append(lines, head+theme.ShortPlace(p.Name, m.w-8-len(p.Label))+s.Dim.Render(" "+p.Label))
+		}
+		if p.Listing == nil {
 			if p.Note != "" {
 				lines = append(lines, m.wrapStyled(s.Dim.Render, p.Note, 4)...)
 			}
 			continue
 		}
-		lines = append(lines, head+theme.ShortPlace(p.Name, m.w-6))
 		it := p.Listing
 		// A registry's own spelling ("v1.2") is worth knowing: it is what a
 		// configuration's version constraint met. Tags and file names

@@ -11,6 +11,26 @@ import (
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
+// KeyMap is the keys that end typing: Done keeps the filter, Clear empties
+// it. While the user types, it is the pane's help.
+type KeyMap struct {
+	Done, Clear key.Binding
+}
+
+// DefaultKeyMap returns enter and esc.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Done:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
+		Clear: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Done, k.Clear} }
+
+// FullHelp implements help.KeyMap.
+func (k KeyMap) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
 // Model is a filter line.
 type Model struct {
 	input  textinput.Model
@@ -52,17 +72,17 @@ func (f *Model) Clear() {
 	f.input.SetValue("")
 }
 
-// Update handles a message while typing: done ends typing and keeps the
-// filter, clear ends it and empties the filter. changed reports whether the
-// filter text changed, so the pane filters its rows again.
-func (f Model) Update(msg tea.Msg, done, clear key.Binding) (_ Model, changed bool, _ tea.Cmd) {
+// Update handles a message while typing: keys.Done ends typing and keeps
+// the filter, keys.Clear ends it and empties the filter. changed reports
+// whether the filter text changed, so the pane filters its rows again.
+func (f Model) Update(msg tea.Msg, keys KeyMap) (_ Model, changed bool, _ tea.Cmd) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
-		case key.Matches(k, done):
+		case key.Matches(k, keys.Done):
 			f.typing = false
 			f.input.Blur()
 			return f, false, nil
-		case key.Matches(k, clear):
+		case key.Matches(k, keys.Clear):
 			changed = f.input.Value() != ""
 			f.Clear()
 			return f, changed, nil
@@ -72,6 +92,18 @@ func (f Model) Update(msg tea.Msg, done, clear key.Binding) (_ Model, changed bo
 	var cmd tea.Cmd
 	f.input, cmd = f.input.Update(msg)
 	return f, f.input.Value() != before, cmd
+}
+
+// Type hands a message to the line while the user types in it, and calls
+// changed when the filter text changes, so the pane filters its rows again.
+func (f *Model) Type(msg tea.Msg, keys KeyMap, changed func()) tea.Cmd {
+	var c bool
+	var cmd tea.Cmd
+	*f, c, cmd = f.Update(msg, keys)
+	if c {
+		changed()
+	}
+	return cmd
 }
 
 // View draws the line: the input while typing, else the filter in force as

@@ -1,0 +1,535 @@
+// Package grid is the centre of the UI: one item's versions as rows and, as
+// columns, what the view compares (a provider's platforms; the places that
+// hold a module), each cell a mark per compared place. It keeps a cursor, a
+// selection (of cells, or of whole rows where a column is no choice) and a
+// version filter, and renders only the rows on screen, so a provider with
+// thousands of versions scrolls as fast as one with three.
+package grid
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tfmirror/tfmirror/ui/filterline"
+	"github.com/tfmirror/tfmirror/ui/list"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+// Column is one column: its heading, and the heading's narrow form (on
+// two lines where the second is set) for when the full ones do not fit.
+type Column struct {
+	Head   string
+	Narrow [2]string
+}
+
+// Data is what the grid shows.
+type Data struct {
+	Rows []string // versions, newest first
+	Cols []Column
+	// Marks[row][col] holds one mark per compared place, in place order.
+	Marks [][][]theme.Mark
+	// PerCell is the number of marks in every cell.
+	PerCell int
+}
+
+// Cell names one cell by its row and column headings; Col is empty where
+// whole rows are selected.
+type Cell struct {
+	Row, Col string
+}
+
+// LegendItem is a mark and what it means in the view, in full and short.
+type LegendItem struct {
+	Mark        theme.Mark
+	Long, Short string
+}
+
+// Options make a grid.
+type Options struct {
+	Keys KeyMap
+	// Rows selects whole rows: there is no column cursor.
+	Rows   bool
+	Legend []LegendItem
+}
+
+// Model is the grid.
+type Model struct {
+	opts   Options
+	styles *theme.Styles
+	data   Data
+
+	rows   []int // indices into data.Rows that pass the filter
+	cur    list.Cursor
+	col    int // cursor column
+	left   int // first column on screen
+	sel    map[Cell]bool
+	filter filterline.Model
+	moved  bool // the user has moved the cursor since Reset
+
+	w, h int
+	lay  layout
+}
+
+type layout struct {
+	verW   int   // width of the version column
+	colW   []int // width of each column
+	narrow bool  // headings in their narrow form
+	lines  int   // heading lines
+}
+
+// New returns an empty grid.
+func New(styles *theme.Styles, opts Options) Model {
+	return Model{opts: opts, styles: styles, sel: map[Cell]bool{}, filter: filterline.New(styles, "version"), lay: layout{lines: 1}}
+}
+
+// Keys returns the grid's key bindings.
+func (m Model) Keys() KeyMap { return m.opts.Keys }
+
+// HelpKeys returns the keys in effect, for help.
+func (m Model) HelpKeys() help.KeyMap {
+	if m.filter.Typing() {
+		return m.opts.Keys.Typing
+	}
+	return m.opts.Keys
+}
+
+// Typing reports whether the filter is being edited, so the root sends every
+// key here.
+func (m Model) Typing() bool { return m.filter.Typing() }
+
+// SetSize sets the area the grid draws in.
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.filter.SetWidth(max(1, w/2))
+	m.relayout()
+	m.clamp()
+}
+
+// SetData replaces what is shown, keeping the cursor on the same cell and
+// what is still selected, so a listing that arrives or changes does not
+// move the user.
+func (m *Model) SetData(d Data) {
+	at, ok := m.Cursor()
+	m.data = d
+	m.refilter()
+	switch {
+	case !m.moved:
+		// Listings arrive one place at a time; until the user moves, the
+		// cursor stays on the newest version whichever arrived first.
+		m.cur, m.col = list.Cursor{}, 0
+	case ok:
+		m.moveTo(at)
+	}
+	for c := range m.sel {
+		if !slices.Contains(d.Rows, c.Row) || c.Col != "" && m.colIndex(c.Col) < 0 {
+			delete(m.sel, c) // a cell no compared place lists any more
+		}
+	}
+	m.relayout()
+	m.clamp()
+}
+
+// Reset empties the selection and the filter and puts the cursor on the
+// newest version, for a newly chosen item.
+func (m *Model) Reset() {
+	m.sel = map[Cell]bool{}
+	m.filter.Clear()
+	m.cur, m.col, m.left = list.Cursor{}, 0, 0
+	m.moved = false
+	m.refilter()
+}
+
+// Data returns what is shown.
+func (m Model) Data() Data { return m.data }
+
+// Cursor returns the cell under the cursor.
+func (m Model) Cursor() (Cell, bool) {
+	if m.cur.Pos < 0 || m.cur.Pos >= len(m.rows) {
+		return Cell{}, false
+	}
+	c := Cell{Row: m.data.Rows[m.rows[m.cur.Pos]]}
+	if m.opts.Rows {
+		return c, true
+	}
+	if m.col < 0 || m.col >= len(m.data.Cols) {
+		return Cell{}, false
+	}
+	c.Col = m.data.Cols[m.col].Head
+	return c, true
+}
+
+// Selection returns the selected cells, newest version first.
+func (m Model) Selection() []Cell {
+	out := make([]Cell, 0, len(m.sel))
+	for _, r := range m.data.Rows {
+		for _, c := range m.cellsOf(r, m.allCols()) {
+			if m.sel[c] {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Targets returns what an action applies to: the selection, or the cell
+// under the cursor when nothing is selected.
+func (m Model) Targets() []Cell {
+	if s := m.Selection(); len(s) > 0 {
+		return s
+	}
+	if c, ok := m.Cursor(); ok {
+		return []Cell{c}
+	}
+	return nil
+}
+
+// ClearSelection unselects every cell.
+func (m *Model) ClearSelection() { m.sel = map[Cell]bool{} }
+
+// Filter returns the version filter.
+func (m Model) Filter() string { return m.filter.Value() }
+
+// Shown is the number of rows the filter lets through.
+func (m Model) Shown() int { return len(m.rows) }
+
+// VisibleRows returns how many version rows fit on screen.
+func (m Model) VisibleRows() int { return max(1, m.h-m.lay.lines-1) }
+
+// Update handles the grid's keys.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if m.filter.Typing() {
+		return m, m.filter.Type(msg, m.opts.Keys.Typing, m.reapplyFilter)
+	}
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return m, nil
+	}
+	m.moved = true
+	cmd := m.updateKey(k)
+	m.clamp()
+	return m, cmd
+}
+
+func (m *Model) updateKey(k tea.KeyPressMsg) tea.Cmd {
+	keys, page := m.opts.Keys, m.VisibleRows()
+	switch {
+	case keys.Move(&m.cur, k, len(m.rows), page):
+		// Paging scrolls the screen with the cursor.
+		switch {
+		case key.Matches(k, keys.PageUp):
+			m.cur.Top -= page
+		case key.Matches(k, keys.PageDown):
+			m.cur.Top += page
+		}
+	case key.Matches(k, keys.Left):
+		m.col--
+	case key.Matches(k, keys.Right):
+		m.col++
+	case key.Matches(k, keys.Toggle):
+		if c, ok := m.Cursor(); ok {
+			m.toggleAll([]Cell{c})
+		}
+	case key.Matches(k, keys.Row):
+		m.toggleRow()
+	case key.Matches(k, keys.Column):
+		m.toggleColumn()
+	case key.Matches(k, keys.All):
+		m.toggleAll(m.cellsOfRows(m.allCols()))
+	case key.Matches(k, keys.Clear):
+		if len(m.sel) == 0 && m.filter.Value() != "" {
+			m.filter.Clear()
+			m.reapplyFilter()
+		}
+		m.sel = map[Cell]bool{}
+	case key.Matches(k, keys.Filter):
+		return m.filter.Start()
+	}
+	return nil
+}
+
+func (m *Model) reapplyFilter() {
+	at, ok := m.Cursor()
+	m.refilter()
+	m.cur = list.Cursor{}
+	if ok {
+		m.moveTo(at)
+	}
+	m.clamp()
+}
+
+// allCols is the columns a selected row spans: every one, or none where
+// whole rows are selected.
+func (m Model) allCols() []string {
+	if m.opts.Rows {
+		return []string{""}
+	}
+	out := make([]string, len(m.data.Cols))
+	for i, c := range m.data.Cols {
+		out[i] = c.Head
+	}
+	return out
+}
+
+func (m Model) cellsOf(row string, cols []string) []Cell {
+	out := make([]Cell, len(cols))
+	for i, c := range cols {
+		out[i] = Cell{row, c}
+	}
+	return out
+}
+
+// cellsOfRows is every cell of cols in the rows the filter shows.
+func (m Model) cellsOfRows(cols []string) []Cell {
+	out := make([]Cell, 0, len(m.rows)*len(cols))
+	for _, r := range m.rows {
+		out = append(out, m.cellsOf(m.data.Rows[r], cols)...)
+	}
+	return out
+}
+
+// toggleRow selects every column of the cursor's version, or unselects them
+// when all are selected already.
+func (m *Model) toggleRow() {
+	if m.cur.Pos >= len(m.rows) {
+		return
+	}
+	m.toggleAll(m.cellsOf(m.data.Rows[m.rows[m.cur.Pos]], m.allCols()))
+}
+
+// toggleColumn does the same for the cursor's column across the versions
+// the filter shows.
+func (m *Model) toggleColumn() {
+	if m.col >= len(m.data.Cols) {
+		return
+	}
+	m.toggleAll(m.cellsOfRows([]string{m.data.Cols[m.col].Head}))
+}
+
+// toggleAll selects cells, or unselects them when all are selected already.
+func (m *Model) toggleAll(cells []Cell) {
+	all := true
+	for _, c := range cells {
+		if !m.sel[c] {
+			all = false
+			break
+		}
+	}
+	for _, c := range cells {
+		if all {
+			delete(m.sel, c)
+		} else {
+			m.sel[c] = true
+		}
+	}
+}
+
+func (m *Model) refilter() {
+	f := strings.TrimSpace(m.filter.Value())
+	m.rows = m.rows[:0]
+	for i, v := range m.data.Rows {
+		if f == "" || strings.Contains(v, f) {
+			m.rows = append(m.rows, i)
+		}
+	}
+}
+
+func (m *Model) colIndex(head string) int {
+	return slices.IndexFunc(m.data.Cols, func(c Column) bool { return c.Head == head })
+}
+
+func (m *Model) moveTo(c Cell) {
+	for i, r := range m.rows {
+		if m.data.Rows[r] == c.Row {
+			m.cur.Pos = i
+			break
+		}
+	}
+	if j := m.colIndex(c.Col); j >= 0 {
+		m.col = j
+	}
+}
+
+// clamp keeps the cursor inside the data and on screen.
+func (m *Model) clamp() {
+	m.cur.Clamp(len(m.rows), m.VisibleRows())
+	m.col = max(0, min(m.col, len(m.data.Cols)-1))
+	// Columns: scroll just enough to show the cursor's.
+	if m.col < m.left {
+		m.left = m.col
+	}
+	for m.left < m.col && !m.fits(m.left, m.col) {
+		m.left++
+	}
+}
+
+// fits reports whether columns from..to fit beside the version column.
+func (m *Model) fits(from, to int) bool {
+	w := m.lay.verW + 1 // room for the "more" arrow
+	for i := from; i <= to && i < len(m.lay.colW); i++ {
+		w += m.lay.colW[i]
+	}
+	return w <= m.w
+}
+
+func (m *Model) relayout() {
+	l := layout{verW: len("version") + 2, lines: 1}
+	for _, v := range m.data.Rows {
+		l.verW = max(l.verW, len(v)+2)
+	}
+	l.verW = min(l.verW, 24)
+	cell := 1 + max(1, m.data.PerCell) // selection slot + marks
+	total := l.verW
+	l.colW = make([]int, len(m.data.Cols))
+	for i, c := range m.data.Cols {
+		l.colW[i] = max(theme.Width(c.Head), cell) + 2
+		total += l.colW[i]
+	}
+	if total > m.w {
+		l.narrow = true
+		for i, c := range m.data.Cols {
+			l.colW[i] = max(theme.Width(c.Narrow[0]), theme.Width(c.Narrow[1]), cell) + 1
+			if c.Narrow[1] != "" {
+				l.lines = 2
+			}
+		}
+	}
+	m.lay = l
+}
+
+// View renders the grid into its area, row by row, drawing only the rows
+// on screen.
+func (m Model) View() string {
+	if m.w <= 0 || m.h <= 0 || len(m.data.Rows) == 0 {
+		return ""
+	}
+	// Columns on screen, from m.left.
+	last := min(m.left, len(m.data.Cols)-1)
+	for last+1 < len(m.data.Cols) && m.fits(m.left, last+1) {
+		last++
+	}
+	lines := m.headings(last)
+	vis := m.VisibleRows()
+	for i := m.cur.Top; i < len(m.rows) && i < m.cur.Top+vis; i++ {
+		lines = append(lines, m.rowView(i, last))
+	}
+	for len(lines) < m.h-1 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, m.footer())
+	// A column wider than the whole area (a very narrow terminal) is cut.
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, m.w, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// headings are the column headings of columns m.left..last, on one line or
+// two, with arrows where columns are off screen.
+func (m Model) headings(last int) []string {
+	s := m.styles
+	moreLeft, moreRight := m.left > 0, last < len(m.data.Cols)-1
+	out := make([]string, 0, m.h)
+	for line := range m.lay.lines {
+		var b strings.Builder
+		if moreLeft {
+			b.WriteString(s.Dim.Render("‹"))
+		}
+		label := "version"
+		if line > 0 {
+			label = ""
+		}
+		b.WriteString(s.Header.Render(theme.Fit(" "+label, m.lay.verW)))
+		for c := m.left; c <= last; c++ {
+			col := m.data.Cols[c]
+			text := col.Head
+			if m.lay.narrow {
+				text = col.Narrow[line]
+			}
+			t := theme.Fit(" "+text, m.lay.colW[c])
+			if c == m.col && !m.opts.Rows {
+				t = s.Accent.Render(t)
+			} else {
+				t = s.Header.Render(t)
+			}
+			b.WriteString(t)
+		}
+		h := b.String()
+		if moreRight {
+			h = theme.Fit(h, m.w-1) + s.Dim.Render("›")
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// rowView draws screen row i (an index into m.rows), columns m.left..last.
+func (m Model) rowView(i, last int) string {
+	s := m.styles
+	r := m.rows[i]
+	v := m.data.Rows[r]
+	rowSel := m.opts.Rows && m.sel[Cell{Row: v}]
+	var b strings.Builder
+	switch {
+	case i == m.cur.Pos:
+		b.WriteString(s.Accent.Render(theme.Fit("▸"+v, m.lay.verW)))
+	case rowSel:
+		b.WriteString(s.Selected.Render("+") + theme.Fit(v, m.lay.verW-1))
+	default:
+		b.WriteString(theme.Fit(" "+v, m.lay.verW))
+	}
+	for c := m.left; c <= last; c++ {
+		var marks []theme.Mark
+		if r < len(m.data.Marks) && c < len(m.data.Marks[r]) {
+			marks = m.data.Marks[r][c]
+		}
+		sel := rowSel || m.sel[Cell{v, m.data.Cols[c].Head}]
+		b.WriteByte(' ')
+		if sel {
+			b.WriteString(s.Selected.Render("+"))
+		} else {
+			b.WriteByte(' ')
+		}
+		glyphs := &s.Glyphs
+		switch {
+		case i == m.cur.Pos && (m.opts.Rows || c == m.col):
+			glyphs = &s.CursorGlyphs
+		case sel:
+			glyphs = &s.SelGlyphs
+		}
+		for _, mk := range marks {
+			b.WriteString(glyphs[mk])
+		}
+		if pad := m.lay.colW[c] - 2 - len(marks); pad > 0 {
+			b.WriteString(strings.Repeat(" ", pad))
+		}
+	}
+	return b.String()
+}
+
+// footer is the legend, or the filter while it is typed or applied.
+func (m Model) footer() string {
+	s := m.styles
+	n := ""
+	if k := len(m.sel); k > 0 {
+		n = s.Selected.Render(strconv.Itoa(k)+" selected") + "  "
+	}
+	if m.filter.Shown() {
+		return n + m.filter.View(lipgloss.Style{}) + s.Dim.Render("  "+strconv.Itoa(len(m.rows))+" of "+strconv.Itoa(len(m.data.Rows))+" versions")
+	}
+	long, short := "", ""
+	for _, l := range m.opts.Legend {
+		long += s.Glyphs[l.Mark] + " " + s.Dim.Render(l.Long) + "  "
+		short += s.Glyphs[l.Mark] + " " + s.Dim.Render(l.Short) + " "
+	}
+	if theme.Width(n+long) <= m.w {
+		return n + long
+	}
+	return n + short
+}

@@ -1,0 +1,373 @@
+package grid
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tfmirror/tfmirror/ui/internal/keypress"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+var platforms = []string{"darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}
+
+// platformCols are the matrix's columns: platforms, split into OS and
+// architecture where room is tight.
+func platformCols(ps []string) []Column {
+	out := make([]Column, len(ps))
+	for i, p := range ps {
+		os, arch, _ := strings.Cut(p, "_")
+		out[i] = Column{Head: p, Narrow: [2]string{os, arch}}
+	}
+	return out
+}
+
+// data makes n versions, newest first, with marks that vary by cell.
+func data(n, perCell int) Data {
+	d := Data{Cols: platformCols(platforms), PerCell: perCell}
+	for i := range n {
+		d.Rows = append(d.Rows, fmt.Sprintf("%d.%d.0", (n-i)/100, (n-i)%100))
+		row := make([][]theme.Mark, len(platforms))
+		for c := range platforms {
+			for k := range perCell {
+				row[c] = append(row[c], theme.Mark((i+c+k)%4+1))
+			}
+		}
+		d.Marks = append(d.Marks, row)
+	}
+	return d
+}
+
+var matrixLegend = []LegendItem{
+	{theme.MarkOK, theme.MarkOK.Label(), theme.MarkOK.Short()},
+	{theme.MarkUnverified, theme.MarkUnverified.Label(), theme.MarkUnverified.Short()},
+}
+
+// newModel is a grid as the Providers view makes it: cells selected one by
+// one.
+func newModel(w, h int, d Data) Model {
+	s := theme.New()
+	m := New(&s, Options{Keys: CellKeys(), Legend: matrixLegend})
+	m.SetSize(w, h)
+	m.SetData(d)
+	return m
+}
+
+func press(m Model, keys ...string) Model {
+	for _, k := range keys {
+		m, _ = m.Update(keypress.Msg(k))
+	}
+	return m
+}
+
+func TestNavigationAndSelection(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		keys   []string
+		cursor Cell
+		sel    []Cell
+	}{
+		{"start", nil, Cell{"0.10.0", "darwin_amd64"}, nil},
+		{"down right", []string{"down", "right"}, Cell{"0.9.0", "darwin_arm64"}, nil},
+		{"clamped at the edges", []string{"up", "left", "left"}, Cell{"0.10.0", "darwin_amd64"}, nil},
+		{"bottom", []string{"G", "right", "right", "right", "right", "right"}, Cell{"0.1.0", "windows_amd64"}, nil},
+		{"space toggles", []string{"space", "down", "space", "space"}, Cell{"0.9.0", "darwin_amd64"},
+			[]Cell{{"0.10.0", "darwin_amd64"}}},
+		{"row", []string{"down", "r"}, Cell{"0.9.0", "darwin_amd64"},
+			[]Cell{{"0.9.0", "darwin_amd64"}, {"0.9.0", "darwin_arm64"}, {"0.9.0", "linux_amd64"}, {"0.9.0", "linux_arm64"}, {"0.9.0", "windows_amd64"}}},
+		{"row twice unselects", []string{"r", "r"}, Cell{"0.10.0", "darwin_amd64"}, nil},
+		{"row completes a partial row", []string{"space", "r"}, Cell{"0.10.0", "darwin_amd64"},
+			[]Cell{{"0.10.0", "darwin_amd64"}, {"0.10.0", "darwin_arm64"}, {"0.10.0", "linux_amd64"}, {"0.10.0", "linux_arm64"}, {"0.10.0", "windows_amd64"}}},
+		{"column of the filtered rows", []string{"/", "1", "enter", "right", "right", "c"}, Cell{"0.10.0", "linux_amd64"},
+			[]Cell{{"0.10.0", "linux_amd64"}, {"0.1.0", "linux_amd64"}}},
+		{"esc clears the selection", []string{"r", "esc"}, Cell{"0.10.0", "darwin_amd64"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := press(newModel(80, 20, data(10, 2)), tc.keys...)
+			if c, _ := m.Cursor(); c != tc.cursor {
+				t.Errorf("cursor %v, want %v", c, tc.cursor)
+			}
+			if got := m.Selection(); !slices.Equal(got, tc.sel) {
+				t.Errorf("selection %v, want %v", got, tc.sel)
+			}
+		})
+	}
+}
+
+func TestTargetsFallBackToCursor(t *testing.T) {
+	m := newModel(80, 20, data(3, 1))
+	if got := m.Targets(); !slices.Equal(got, []Cell{{"0.3.0", "darwin_amd64"}}) {
+		t.Errorf("targets without selection = %v", got)
+	}
+	m = press(m, "down", "space", "right", "space")
+	if got := m.Targets(); len(got) != 2 {
+		t.Errorf("targets with selection = %v", got)
+	}
+}
+
+func TestSetDataKeepsCursorAndSelectionOnceMoved(t *testing.T) {
+	m := press(newModel(80, 20, data(10, 2)), "down", "down", "right", "space")
+	at, _ := m.Cursor()
+	// A listing arrives with a newer version on top.
+	d := data(11, 2)
+	m.SetData(d)
+	if c, _ := m.Cursor(); c != at {
+		t.Errorf("cursor moved to %v, want it kept on %v", c, at)
+	}
+	if got := m.Selection(); !slices.Equal(got, []Cell{at}) {
+		t.Errorf("selection %v lost", got)
+	}
+	// Before the user moves, the cursor stays on the newest version.
+	fresh := newModel(80, 20, data(3, 2))
+	fresh.SetData(data(5, 2))
+	if c, _ := fresh.Cursor(); c.Row != "0.5.0" {
+		t.Errorf("unmoved cursor on %v, want the newest version", c)
+	}
+	fresh.Reset()
+	if len(fresh.Selection()) != 0 || fresh.Filter() != "" {
+		t.Errorf("Reset keeps state")
+	}
+}
+
+func TestFilter(t *testing.T) {
+	m := press(newModel(80, 20, data(120, 1)), "/", "1", ".", "1")
+	if !m.Typing() {
+		t.Fatal("/ should start typing a filter")
+	}
+	var shown []string
+	for _, r := range m.rows {
+		shown = append(shown, m.data.Rows[r])
+	}
+	for _, v := range shown {
+		if !strings.Contains(v, "1.1") {
+			t.Errorf("filter 1.1 shows %s", v)
+		}
+	}
+	if len(shown) != 11 { // 1.1.0, 1.10.0 .. 1.19.0
+		t.Errorf("filter 1.1 shows %d versions: %v", len(shown), shown)
+	}
+	if view := ansi.Strip(m.View()); !strings.Contains(view, "11 of 120 versions") {
+		t.Errorf("the footer should count the matches:\n%s", view)
+	}
+	m = press(m, "q") // typed, not a command
+	if m.Filter() != "1.1q" || len(m.rows) != 0 {
+		t.Errorf("filter %q with %d rows", m.Filter(), len(m.rows))
+	}
+	if view := m.View(); view == "" {
+		t.Errorf("an empty filter result still renders")
+	}
+	m = press(m, "backspace", "enter")
+	if m.Typing() || m.Filter() != "1.1" {
+		t.Errorf("enter keeps the filter and stops typing: typing %v, filter %q", m.Typing(), m.Filter())
+	}
+	m = press(m, "esc") // nothing selected: clears the filter
+	if m.Filter() != "" || len(m.rows) != 120 {
+		t.Errorf("esc should clear the filter, %q %d", m.Filter(), len(m.rows))
+	}
+}
+
+// TestRendersOnlyVisibleRows is what keeps a 1000-version provider fast:
+// the view holds one line per visible row, whatever the data.
+func TestRendersOnlyVisibleRows(t *testing.T) {
+	for _, tc := range []struct{ w, h, n int }{{60, 12, 3}, {60, 12, 1000}, {120, 40, 1000}, {30, 8, 1000}} {
+		m := newModel(tc.w, tc.h, data(tc.n, 3))
+		m = press(m, "pgdown", "pgdown", "down")
+		lines := strings.Split(m.View(), "\n")
+		if len(lines) != tc.h {
+			t.Errorf("%dx%d, %d versions: %d lines", tc.w, tc.h, tc.n, len(lines))
+		}
+		c, _ := m.Cursor()
+		if !strings.Contains(ansi.Strip(m.View()), "▸"+c.Row) {
+			t.Errorf("%dx%d, %d versions: the cursor row %s is not on screen", tc.w, tc.h, tc.n, c.Row)
+		}
+		for i, l := range lines {
+			if n := ansi.StringWidth(l); n > tc.w {
+				t.Errorf("%dx%d: line %d is %d wide", tc.w, tc.h, i, n)
+			}
+		}
+	}
+}
+
+func TestNarrowScrollsColumns(t *testing.T) {
+	m := newModel(30, 10, data(5, 4))
+	m = press(m, "right", "right", "right", "right")
+	c, _ := m.Cursor()
+	if c.Col != "windows_amd64" {
+		t.Fatalf("cursor on %s", c.Col)
+	}
+	view := ansi.Strip(m.View())
+	if !strings.Contains(view, "windows") || !strings.Contains(view, "‹") {
+		t.Errorf("the cursor's column should scroll into view, with a marker for those off screen:\n%s", view)
+	}
+}
+
+func TestBadData(t *testing.T) {
+	for name, d := range map[string]Data{
+		"empty":             {},
+		"no platforms":      {Rows: []string{"1.0.0"}, Marks: [][][]theme.Mark{{}}},
+		"ragged marks":      {Rows: []string{"1.0.0", "0.9.0"}, Cols: platformCols(platforms), Marks: [][][]theme.Mark{{{theme.MarkOK}}}, PerCell: 1},
+		"zero-sized marks":  {Rows: []string{"1.0.0"}, Cols: platformCols(platforms[:1]), Marks: [][][]theme.Mark{{{}}}},
+		"long version name": {Rows: []string{strings.Repeat("9", 80) + ".0.0"}, Cols: platformCols(platforms), Marks: [][][]theme.Mark{make([][]theme.Mark, 5)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, sz := range [][2]int{{80, 20}, {10, 3}, {0, 0}} {
+				for _, m := range []Model{newModel(sz[0], sz[1], d), newTable(sz[0], sz[1], d)} {
+					m = press(m, "down", "right", "space", "r", "c", "a", "G", "pgdown", "/", "x", "enter")
+					_ = m.View()
+					_ = m.Targets()
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkView1000Versions(b *testing.B) {
+	m := newModel(120, 40, data(1000, 3))
+	for b.Loop() {
+		m = press(m, "down")
+		_ = m.View()
+	}
+}
+
+func BenchmarkSetData1000Versions(b *testing.B) {
+	m := newModel(120, 40, data(1000, 3))
+	d := data(1000, 3)
+	for b.Loop() {
+		m.SetData(d)
+	}
+}
+
+// places makes a table of versions against three places, one mark each.
+func places(versions ...string) Data {
+	d := Data{Rows: versions, PerCell: 1}
+	for i, p := range []string{"registry", "fs", "oci"} {
+		num := "[" + strconv.Itoa(i+1) + "]"
+		d.Cols = append(d.Cols, Column{Head: num + " " + p, Narrow: [2]string{num}})
+	}
+	for range versions {
+		d.Marks = append(d.Marks, [][]theme.Mark{{theme.MarkOK}, {theme.MarkMissing}, {theme.MarkDiffers}})
+	}
+	return d
+}
+
+var moduleLegend = []LegendItem{
+	{theme.MarkOK, "present", "ok"},
+	{theme.MarkMissing, "missing", "missing"},
+	{theme.MarkDiffers, "digest differs", "differs"},
+	{theme.MarkError, "error", "error"},
+}
+
+// newTable is a grid as the Modules view makes it: whole versions selected.
+func newTable(w, h int, d Data) Model {
+	s := theme.New()
+	m := New(&s, Options{Keys: RowKeys(), Rows: true, Legend: moduleLegend})
+	m.SetSize(w, h)
+	m.SetData(d)
+	return m
+}
+
+func TestRowSelection(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []string
+		want []string // Targets
+	}{
+		{"nothing selected: the cursor's version", nil, []string{"3.0.0"}},
+		{"space selects", []string{"space", "down", "down"}, []string{"3.0.0"}},
+		{"r selects too", []string{"down", "r", "down", "r"}, []string{"2.0.0", "1.0.0"}},
+		{"space again unselects", []string{"space", "space", "down"}, []string{"2.0.0"}},
+		{"a selects all, newest first", []string{"a"}, []string{"3.0.0", "2.0.0", "1.0.0", "0.1.0"}},
+		{"a twice selects none", []string{"a", "a"}, []string{"3.0.0"}},
+		{"esc clears", []string{"space", "down", "space", "esc"}, []string{"2.0.0"}},
+		{"the cursor stops at the ends", []string{"up", "up", "pgdown", "down", "space"}, []string{"0.1.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := press(newTable(60, 10, places("3.0.0", "2.0.0", "1.0.0", "0.1.0")), tc.keys...)
+			if got := rowsOf(m.Targets()); !slices.Equal(got, tc.want) {
+				t.Errorf("targets %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRowsSetDataKeepsTheUser(t *testing.T) {
+	m := newTable(60, 10, places("2.0.0", "1.0.0"))
+	// Until the user moves, a listing that brings a newer version moves the
+	// cursor to it.
+	m.SetData(places("3.0.0", "2.0.0", "1.0.0"))
+	if v, _ := m.Cursor(); v.Row != "3.0.0" {
+		t.Errorf("cursor %s, want the newest", v)
+	}
+	m = press(m, "down", "space")
+	m.SetData(places("4.0.0", "3.0.0", "2.0.0", "1.0.0"))
+	if v, _ := m.Cursor(); v.Row != "2.0.0" {
+		t.Errorf("cursor moved to %s; it should stay on 2.0.0", v)
+	}
+	if got := rowsOf(m.Selection()); !slices.Equal(got, []string{"2.0.0"}) {
+		t.Errorf("selection %v", got)
+	}
+	// A version no place lists any more leaves the selection.
+	m.SetData(places("4.0.0", "3.0.0", "1.0.0"))
+	if got := m.Selection(); len(got) != 0 {
+		t.Errorf("selection %v kept a vanished version", got)
+	}
+	m.Reset()
+	if v, _ := m.Cursor(); v.Row != "4.0.0" || len(m.Selection()) != 0 {
+		t.Errorf("after Reset: cursor %s, selection %v", v, m.Selection())
+	}
+}
+
+func TestRowsView(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		w, h      int
+		want, not []string
+	}{
+		{"wide", 60, 8, []string{" version  [1] registry  [2] fs  [3] oci", "▸3.0.0     ●             ○       ✗", "● present  ○ missing  ✗ digest differs  ! error"}, nil},
+		{"narrow: short headings and legend", 24, 8, []string{"[1]", "● ok ○ missing"}, []string{"registry"}},
+		{"short: scrolls", 60, 4, []string{"▸3.0.0"}, []string{"1.0.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTable(tc.w, tc.h, places("3.0.0", "2.0.0", "1.0.0"))
+			v := ansi.Strip(m.View())
+			lines := strings.Split(v, "\n")
+			if len(lines) != tc.h {
+				t.Errorf("%d lines, want %d:\n%s", len(lines), tc.h, v)
+			}
+			for i, l := range lines {
+				if w := ansi.StringWidth(l); w > tc.w {
+					t.Errorf("line %d: %d cells, want at most %d: %q", i, w, tc.w, l)
+				}
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(v, w) {
+					t.Errorf("view lacks %q:\n%s", w, v)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(v, w) {
+					t.Errorf("view has %q:\n%s", w, v)
+				}
+			}
+		})
+	}
+	m := press(newTable(60, 8, places("3.0.0", "2.0.0")), "down", "space")
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "1 selected") || !strings.Contains(v, "▸2.0.0    +●") {
+		t.Errorf("a selected version is marked:\n%s", v)
+	}
+	if v := newTable(60, 8, Data{}).View(); v != "" {
+		t.Errorf("an empty table draws %q", v)
+	}
+}
+
+func rowsOf(cells []Cell) []string {
+	var out []string
+	for _, c := range cells {
+		out = append(out, c.Row)
+	}
+	return out
+}

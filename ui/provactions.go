@@ -1,0 +1,243 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/details"
+	"github.com/tfmirror/tfmirror/ui/grid"
+	"github.com/tfmirror/tfmirror/ui/queue"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+// What the Providers view does with the cells the user picks: shows them
+// in Details, verifies them, and plans their transfers for the queue
+// dialog.
+
+// showDetails points Details at the cell under the cursor: every mirror,
+// compared ones first, with what it holds and how verification went.
+func (v *providersView) showDetails(d *details.Model, c grid.Cell) {
+	order := v.order()
+	in := make([]cellInput, len(order))
+	v.cellInputs(in, order, c.Row, c.Col)
+	marks := cellMarks(in, nil)
+	cell := &details.Cell{Mirrors: make([]details.Mirror, len(v.places))}
+	for k, i := range order {
+		p := v.places[i]
+		if cell.Ref == 0 && marks[k] == theme.MarkOK {
+			cell.Ref = p.num
+		}
+		dm := details.Mirror{Number: p.num, Name: p.name, Compared: p.compared, Mark: marks[k], Archive: in[k].archive}
+		if l := v.listingOf(v.current, i); l != nil && l.state == stateFailed {
+			dm.Err = l.err
+		}
+		if a := in[k].archive; a != nil {
+			cell.Package = a.Package
+			vk := verifyKey{i, a.Key()}
+			if ver := v.verified[vk]; ver != nil {
+				f := ver.finding
+				dm.Verify, dm.Origin = &f, ver.origin
+			}
+			dm.Verifying = v.verifying[vk]
+		}
+		cell.Mirrors[i] = dm
+	}
+	if cell.Package.Version == nil {
+		// No mirror holds it: name it from the matrix.
+		cell.Package.Provider = v.current
+		if ver, err := backends.ParseVersion(c.Row); err == nil {
+			cell.Package.Version = ver
+		}
+		if p, err := backends.ParsePlatform(c.Col); err == nil {
+			cell.Package.Platform = p
+		}
+	}
+	if cell.Package.Version == nil {
+		d.Clear()
+		return
+	}
+	d.ShowCell(cell)
+}
+
+// verifyTargets recomputes the hashes of the selected cells (or the cell
+// under the cursor) in every compared mirror that holds them.
+func (v *providersView) verifyTargets() tea.Cmd {
+	var cmds []tea.Cmd
+	for _, c := range v.grid.Targets() {
+		for _, i := range v.compared() {
+			h, _ := v.shown(i)
+			a, ok := h.archive(c.Row, c.Col)
+			if !ok {
+				continue
+			}
+			k := verifyKey{i, a.Key()}
+			if v.verifying[k] {
+				continue
+			}
+			v.verifying[k] = true
+			cmds = append(cmds, verifyCmd(v.sh.ctx, v.slots, k, v.mirrors[i].reader, a, v.hashing))
+		}
+	}
+	if len(cmds) == 0 {
+		v.sh.setStatus(statusInfo, "nothing to verify here: no compared mirror holds the selected package(s)")
+		return nil
+	}
+	if v.batch.done >= v.batch.total {
+		v.batch = verifyBatch{}
+	}
+	v.batch.total += len(cmds)
+	v.sh.setStatus(statusInfo, fmt.Sprintf("verifying %d archive(s)…", v.batch.total-v.batch.done))
+	return tea.Batch(cmds...)
+}
+
+// verifyCmd hashes one archive, waiting for one of a few slots so that
+// verifying a whole column does not hash hundreds of archives at once.
+func verifyCmd(ctx context.Context, slots chan struct{}, key verifyKey, r backends.Reader, a backends.Archive, opts hashing.Options) tea.Cmd {
+	return func() tea.Msg {
+		msg := verifiedMsg{to: to(viewProviders), key: key}
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-ctx.Done():
+			msg.finding = sync.Finding{Package: a.Package, Status: sync.StatusError, Detail: ctx.Err().Error()}
+			return msg
+		}
+		msg.finding = sync.VerifyArchive(ctx, r, a, opts)
+		return msg
+	}
+}
+
+func (v *providersView) updateVerified(msg verifiedMsg) {
+	delete(v.verifying, msg.key)
+	f := msg.finding
+	v.verified[msg.key] = &verification{finding: f, origin: "verify"}
+	v.batch.done++
+	if f.Status != sync.StatusOK {
+		v.batch.bad++
+	}
+	switch {
+	case v.batch.bad > 0:
+		v.sh.setStatus(statusBad, fmt.Sprintf("verified %d/%d: %d failed — ✗ %s", v.batch.done, v.batch.total, v.batch.bad, f.Detail))
+	default:
+		v.sh.setStatus(statusInfo, fmt.Sprintf("verified %d/%d: all match what is stated", v.batch.done, v.batch.total))
+	}
+	if v.hasCurrent && msg.key.pkg.Provider == v.current {
+		v.rebuild()
+	}
+}
+
+// transferWords name what the Providers view queues.
+var transferWords = queue.Words{Unit: "package(s)", Place: "mirror", Verb: "copy", Jobs: "job(s)",
+	Nothing: "the destination already has everything selected",
+	NoDest:  "no writable mirror: network mirrors and registries are read-only; open a directory or oci:// place too"}
+
+// queue asks to copy the selected cells (or the cell under the cursor) to
+// a writable mirror.
+func (v *providersView) queue() (queue.Request, bool) {
+	cells := v.grid.Targets()
+	return v.request(transferWords, len(cells), func(dst int) planner { return v.plan(cells, dst) })
+}
+
+// transferPlan is what queueing cells to one mirror would do.
+type transferPlan struct {
+	// copy: the destination lacks these, or holds something no stated hash
+	// can compare (the engine decides: identical is a no-op, different a
+	// conflict).
+	copy []sync.Transfer
+	// differ: the destination holds these with different hashes.
+	differ  []sync.Transfer
+	present int         // the destination has these with the same hashes
+	none    int         // no mirror holds these as a zip
+	from    map[int]int // copies per source mirror
+}
+
+// plan decides, for each cell, the source (the first mirror holding it as
+// a zip) and whether the destination needs it.
+func (v *providersView) plan(cells []grid.Cell, dst int) transferPlan {
+	plan := transferPlan{from: map[int]int{}}
+	get := func(i int, c grid.Cell) (backends.Archive, bool) {
+		h, _ := v.shown(i)
+		return h.archive(c.Row, c.Col)
+	}
+	for _, c := range cells {
+		src := -1
+		var sa backends.Archive
+		for i := range v.mirrors {
+			if a, ok := get(i, c); ok && i != dst && a.Layout == backends.Packed {
+				src, sa = i, a
+				break
+			}
+		}
+		da, has := get(dst, c)
+		if src < 0 {
+			if has {
+				plan.present++
+			} else {
+				plan.none++
+			}
+			continue
+		}
+		t := sync.Transfer{Src: v.mirrors[src].reader, Dst: v.mirrors[dst].writer, Archive: sa}
+		if has {
+			shared, comparable := sync.Agree(known(sa, v.verified[verifyKey{src, sa.Key()}]), known(da, v.verified[verifyKey{dst, da.Key()}]))
+			switch {
+			case comparable && shared != "":
+				plan.present++
+				continue
+			case comparable:
+				plan.differ = append(plan.differ, t)
+				continue
+			}
+		}
+		plan.copy = append(plan.copy, t)
+		plan.from[src]++
+	}
+	return plan
+}
+
+func (p transferPlan) sources() map[int]int { return p.from }
+
+func (p transferPlan) queuePlan(s *theme.Styles, from []queue.Source) queue.Plan {
+	q := queue.Plan{Need: fmt.Sprintf("%d to copy", len(p.copy)), From: from}
+	if len(p.differ) > 0 {
+		q.Need += fmt.Sprintf(", %d differ", len(p.differ))
+	}
+	for _, t := range p.copy {
+		q.Run = append(q.Run, t)
+	}
+	for _, t := range append(append([]sync.Transfer(nil), p.copy...), p.differ...) {
+		t.Force = true
+		q.Forced = append(q.Forced, t)
+	}
+	present := queue.Note{Style: s.Dim, Text: fmt.Sprintf("✓ %d already there with the same hashes: skipped", p.present)}
+	none := queue.Note{Style: s.Dim, Text: fmt.Sprintf("○ %d no mirror holds as a zip: skipped", p.none)}
+	for _, force := range []bool{false, true} {
+		var notes []queue.Note
+		if p.present > 0 {
+			notes = append(notes, present)
+		}
+		switch {
+		case len(p.differ) > 0 && force:
+			notes = append(notes, queue.Note{Style: s.Bad, Text: fmt.Sprintf("✗ %d differ there: will be REPLACED (force)", len(p.differ))})
+		case len(p.differ) > 0:
+			notes = append(notes, queue.Note{Style: s.Warn, Text: fmt.Sprintf("✗ %d differ there: skipped (f replaces them)", len(p.differ))})
+		}
+		if p.none > 0 {
+			notes = append(notes, none)
+		}
+		if force && len(p.copy) > 0 {
+			notes = append(notes, queue.Note{Style: s.Warn, Text: "force: archives that turn out different are replaced"})
+		}
+		if force {
+			q.ForceNotes = notes
+		} else {
+			q.Notes = notes
+		}
+	}
+	return q
+}

@@ -1,0 +1,393 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/grid"
+	"github.com/tfmirror/tfmirror/ui/jobs"
+	"github.com/tfmirror/tfmirror/ui/list"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+// The Providers view: the mirrors' providers on the left, the chosen
+// provider's platform matrix in the centre, each cell one mark per compared
+// mirror; cells are queued as provider transfers and verified in place.
+
+// mirror is one mirror and what is known of its catalogue.
+type mirror struct {
+	reader      backends.Reader
+	writer      backends.Writer
+	listed      bool // its catalogue arrived, or it has none
+	noCatalogue bool
+	err         error
+	providers   []backends.Provider
+}
+
+// provHolding is what one mirror holds of one provider.
+type provHolding struct {
+	vs []backends.Version
+	// archives by version string, then platform string.
+	archives map[string]map[string]backends.Archive
+}
+
+func (h provHolding) versions() []backends.Version { return h.vs }
+
+func (h provHolding) archive(version, platform string) (backends.Archive, bool) {
+	a, ok := h.archives[version][platform]
+	return a, ok
+}
+
+// verifyBatch counts the results of the last `v`, for the status line.
+type verifyBatch struct{ total, done, bad int }
+
+type providersView struct {
+	base[backends.Provider, provHolding]
+	mirrors   []*mirror
+	sel       sync.Selection
+	hashing   hashing.Options
+	verified  map[verifyKey]*verification
+	verifying map[verifyKey]bool
+	batch     verifyBatch
+	// slots bounds how many archives `v` hashes at once.
+	slots chan struct{}
+}
+
+var matrixLegend = []grid.LegendItem{
+	markItem(theme.MarkOK), markItem(theme.MarkUnverified), markItem(theme.MarkMissing), markItem(theme.MarkDiffers),
+}
+
+func markItem(mk theme.Mark) grid.LegendItem {
+	return grid.LegendItem{Mark: mk, Long: mk.Label(), Short: mk.Short()}
+}
+
+func newProvidersView(sh *shell, cfg Config) *providersView {
+	v := &providersView{sel: cfg.Selection, hashing: cfg.Engine.Hashing(),
+		verified: map[verifyKey]*verification{}, verifying: map[verifyKey]bool{}, slots: make(chan struct{}, 4)}
+	var ps []place
+	for i, mr := range cfg.Mirrors {
+		w, _ := mr.Reader.(backends.Writer)
+		v.mirrors = append(v.mirrors, &mirror{reader: mr.Reader, writer: w})
+		ps = append(ps, place{num: numbered(mr.Number, i), name: mr.Reader.String(), kind: mr.Kind, compared: i < 4, writable: w != nil})
+	}
+	l := list.New(sh.styles, list.Options[backends.Provider]{Name: "Providers", Keys: list.DefaultKeyMap("open matrix"),
+		Short: backends.Provider.ShortString, Full: backends.Provider.String, NoMatch: " no provider matches"})
+	g := grid.New(sh.styles, grid.Options{Keys: grid.CellKeys(), Legend: matrixLegend})
+	v.base = newBase[backends.Provider, provHolding](sh, viewProviders, "mirror", "provider", ps, l, g)
+	v.base.load = v.loadProvider
+	v.base.rebuild = v.rebuild
+	v.base.hint = func(i int, _ backends.Provider) string { return "tfmirror ls " + v.places[i].name }
+	return v
+}
+
+// numbered is a place's number: as given, else its position from 1.
+func numbered(num, i int) int {
+	if num == 0 {
+		return i + 1
+	}
+	return num
+}
+
+func (v *providersView) words() viewWords {
+	legend := append(append([]grid.LegendItem(nil), matrixLegend...), markItem(theme.MarkLoading), markItem(theme.MarkError))
+	return viewWords{places: " ─ mirrors: ", list: "Providers", grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: legend}
+}
+
+// catalogueMsg is one mirror's catalogue of providers.
+type catalogueMsg struct {
+	to
+	mirror    int
+	providers []backends.Provider
+	err       error
+	warnings  []string
+}
+
+// verifiedMsg is the result of recomputing one archive's hashes.
+type verifiedMsg struct {
+	to
+	key     verifyKey
+	finding sync.Finding
+}
+
+// Init lists every mirror's providers.
+func (v *providersView) Init() tea.Cmd {
+	var cmds []tea.Cmd
+	for i, mr := range v.mirrors {
+		r := mr.reader
+		cmds = append(cmds, func() tea.Msg {
+			ps, err := r.Providers(v.sh.ctx)
+			msg := catalogueMsg{to: to(viewProviders), mirror: i, providers: ps, err: err}
+			if w, ok := r.(backends.Warner); ok {
+				msg.warnings = w.Warnings()
+			}
+			return msg
+		})
+	}
+	return tea.Batch(cmds...)
+}
+
+func (v *providersView) update(msg viewMsg) tea.Cmd {
+	switch msg := msg.(type) {
+	case catalogueMsg:
+		return v.updateCatalogue(msg)
+	case verifiedMsg:
+		v.updateVerified(msg)
+		return nil
+	}
+	return v.base.update(msg)
+}
+
+// key verifies in the matrix; the rest is the base's.
+func (v *providersView) key(p pane, k tea.KeyPressMsg) tea.Cmd {
+	if p == paneMatrix && key.Matches(k, v.grid.Keys().Verify) {
+		return v.verifyTargets()
+	}
+	return v.base.key(p, k)
+}
+
+// loadProvider lists mirror i's versions and archives of p.
+func (v *providersView) loadProvider(ctx context.Context, i int, p backends.Provider) (provHolding, []string, error) {
+	r := v.mirrors[i].reader
+	var vs []backends.Version
+	var as []backends.Archive
+	var err error
+	if l, ok := r.(backends.Lister); ok {
+		// One pass lists every archive; the versions are theirs.
+		if as, err = l.AllArchives(ctx, p); errors.Is(err, backends.ErrNotFound) {
+			return provHolding{}, nil, nil // the mirror holds nothing of p
+		}
+		seen := map[string]bool{}
+		for _, a := range as {
+			if s := a.Version.String(); !seen[s] {
+				seen[s] = true
+				vs = append(vs, a.Version)
+			}
+		}
+		backends.SortVersionsNewestFirst(vs)
+	} else {
+		if vs, err = r.Versions(ctx, p); errors.Is(err, backends.ErrNotFound) {
+			return provHolding{}, nil, nil
+		}
+		if err == nil {
+			as, err = backends.ListArchives(ctx, r, p, vs)
+		}
+	}
+	h := provHolding{vs: vs, archives: map[string]map[string]backends.Archive{}}
+	for _, a := range as {
+		s := a.Version.String()
+		if h.archives[s] == nil {
+			h.archives[s] = map[string]backends.Archive{}
+		}
+		h.archives[s][a.Platform.String()] = a
+	}
+	return h, nil, err
+}
+
+func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
+	mr, num := v.mirrors[msg.mirror], v.places[msg.mirror].num
+	mr.listed = true
+	switch {
+	case errors.Is(msg.err, backends.ErrNoCatalogue):
+		mr.noCatalogue = true
+	case msg.err != nil:
+		mr.err = msg.err
+		v.sh.setStatus(statusBad, fmt.Sprintf("[%d] %v", num, msg.err))
+	default:
+		mr.providers = msg.providers
+	}
+	v.sh.warn(num, msg.warnings, "tfmirror ls "+v.places[msg.mirror].name)
+	v.list.SetItems(v.providerUnion())
+	if p, ok := v.list.Selected(); ok && !v.hasCurrent {
+		return v.selectItem(p, true)
+	}
+	return nil
+}
+
+// providerUnion is every provider some mirror lists, plus those the user
+// named for the mirrors that cannot list theirs.
+func (v *providersView) providerUnion() []backends.Provider {
+	seen := map[backends.Provider]bool{}
+	var out []backends.Provider
+	add := func(p backends.Provider) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, mr := range v.mirrors {
+		for _, p := range mr.providers {
+			add(p)
+		}
+	}
+	listed := append([]backends.Provider(nil), out...)
+	for _, f := range v.sel.Providers {
+		if f.Hostname != "" {
+			if p, err := f.On(""); err == nil {
+				add(p)
+			}
+			continue
+		}
+		found := false
+		for _, p := range listed {
+			found = found || f.Matches(p)
+		}
+		if !found {
+			// The clients' default registry is the likeliest meaning of a
+			// bare NAMESPACE/TYPE; the status line says how to choose.
+			if p, err := f.On("registry.terraform.io"); err == nil {
+				add(p)
+				v.sh.setStatus(statusWarn, fmt.Sprintf("provider %s: assuming %s (write HOST/%s to choose the host)", f, p, f))
+			}
+		}
+	}
+	backends.SortProviders(out)
+	return out
+}
+
+// rebuild recomputes the matrix for the provider shown from the listings
+// of the compared mirrors and the verifications done so far.
+func (v *providersView) rebuild() {
+	if !v.hasCurrent {
+		v.grid.SetData(grid.Data{})
+		return
+	}
+	cmp := v.compared()
+	vs := v.versions(v.sel.Versions.ProviderVersions) // never 0.0.0, OpenTofu's "unspecified"
+	var plats []string
+	seen := map[string]bool{}
+	for _, i := range cmp {
+		h, _ := v.shown(i)
+		for _, byPlatform := range h.archives {
+			for s, a := range byPlatform {
+				if !seen[s] && v.sel.WantsPlatform(a.Platform) {
+					plats = append(plats, s)
+				}
+				seen[s] = true
+			}
+		}
+	}
+	sort.Strings(plats)
+	d := grid.Data{Rows: make([]string, len(vs)), Cols: make([]grid.Column, len(plats)), PerCell: len(cmp)}
+	for c, p := range plats {
+		os, arch, _ := strings.Cut(p, "_")
+		d.Cols[c] = grid.Column{Head: p, Narrow: [2]string{os, arch}}
+	}
+	d.Marks = make([][][]theme.Mark, len(vs))
+	all := make([]theme.Mark, len(vs)*len(plats)*len(cmp)) // one allocation for every cell
+	in := make([]cellInput, len(cmp))
+	for r, ver := range vs {
+		d.Rows[r] = ver.String()
+		d.Marks[r] = make([][]theme.Mark, len(plats))
+		for c, plat := range plats {
+			v.cellInputs(in, cmp, d.Rows[r], plat)
+			cell := all[:0:len(cmp)]
+			all = all[len(cmp):]
+			d.Marks[r][c] = cellMarks(in, cell)
+		}
+	}
+	v.grid.SetData(d)
+}
+
+// cellInputs fills in with what each of the mirrors in idx has for one
+// package of the provider shown.
+func (v *providersView) cellInputs(in []cellInput, idx []int, version, platform string) {
+	for k, i := range idx {
+		in[k] = cellInput{state: stateLoading}
+		l := v.listingOf(v.current, i)
+		if l == nil {
+			continue
+		}
+		in[k].state = l.state
+		if a, ok := l.data.archive(version, platform); ok {
+			in[k].archive = &a
+			in[k].verify = v.verified[verifyKey{i, a.Key()}]
+		}
+	}
+}
+
+func (v *providersView) listBox() (string, []string) {
+	if v.list.Len() > 0 {
+		return v.list.Title(), strings.Split(v.list.View(), "\n")
+	}
+	for _, mr := range v.mirrors {
+		if !mr.listed {
+			return v.list.Title(), []string{" " + v.sh.spin + " listing…"}
+		}
+	}
+	return v.list.Title(), []string{v.sh.styles.Dim.Render(" no providers")}
+}
+
+func (v *providersView) gridBox() (string, []string) {
+	if !v.hasCurrent {
+		return "Matrix", v.emptyLines()
+	}
+	return v.gridTitle(v.current.String()), v.gridLines("archives", func(int) string { return "" })
+}
+
+// emptyLines explains an empty screen: still listing, or nothing to list
+// and what to do about it.
+func (v *providersView) emptyLines() []string {
+	s := v.sh.styles
+	if len(v.mirrors) == 0 {
+		return []string{s.Dim.Render(" None of the places given holds providers; m shows the modules.")}
+	}
+	var lines []string
+	for i, mr := range v.mirrors {
+		p := v.places[i]
+		switch {
+		case !mr.listed:
+			lines = append(lines, fmt.Sprintf(" %s listing providers in [%d] %s…", v.sh.spin, p.num, p.name))
+		case mr.err != nil:
+			lines = append(lines, s.Bad.Render(fmt.Sprintf(" ✗ [%d] %v", p.num, mr.err)))
+		case mr.noCatalogue:
+			lines = append(lines, s.Warn.Render(fmt.Sprintf(" [%d] %s cannot list its providers:", p.num, p.name)),
+				s.Warn.Render("     name them with --provider HOST/NAMESPACE/TYPE"))
+		case len(mr.providers) == 0:
+			lines = append(lines, s.Dim.Render(fmt.Sprintf(" [%d] %s holds no providers", p.num, p.name)))
+		}
+	}
+	return lines
+}
+
+func (v *providersView) busy() bool {
+	if v.base.busy() || len(v.verifying) > 0 {
+		return true
+	}
+	for _, mr := range v.mirrors {
+		if !mr.listed {
+			return true
+		}
+	}
+	return false
+}
+
+// jobEvent records what a landed archive was checked against, and lists
+// its destination again once the provider's index is written.
+func (v *providersView) jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd {
+	switch ev := ev.(type) {
+	case sync.JobDone:
+		if j == nil || j.Info.Name != "" {
+			return nil // not a provider package
+		}
+		i := v.placeIndex(j.Info.Dst)
+		if i < 0 {
+			return nil
+		}
+		res := ev.Result
+		f := sync.Finding{Package: j.Info.Package, Status: sync.StatusOK, Result: &res}
+		v.verified[verifyKey{i, j.Info.Package.Key()}] = &verification{finding: f, origin: "transfer"}
+		return v.markDirty(i, j.Info.Package.Provider)
+	case sync.IndexWritten:
+		return v.markDirty(v.placeIndex(ev.Dst), ev.Provider)
+	}
+	return nil
+}

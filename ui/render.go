@@ -1,0 +1,207 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+// layout is where each pane goes, worked out on resize and on `d`.
+type layout struct {
+	leftW, rightW    int
+	provH, detailsH  int
+	matrixH, jobsH   int
+	details, tooTiny bool
+}
+
+// Minimum terminal size the UI draws in.
+const minW, minH = 60, 16
+
+func (m *Model) relayout() {
+	w, h := m.w, m.h
+	l := layout{tooTiny: w < minW || h < minH}
+	bodyH := h - 3 // header, status, help
+	l.leftW = max(22, min(44, w*28/100))
+	l.rightW = w - l.leftW
+	l.jobsH = max(6, min(16, bodyH*3/10))
+	l.matrixH = bodyH - l.jobsH
+	switch m.detailsPref {
+	case 1:
+		l.details = true
+	case 0:
+		l.details = w >= 100 && h >= 30
+	}
+	if l.details {
+		l.provH = max(5, bodyH*2/5)
+		l.detailsH = bodyH - l.provH
+	} else {
+		l.provH = bodyH
+	}
+	m.lay = l
+	for _, v := range m.views {
+		if v != nil {
+			v.setSize(l)
+		}
+	}
+	m.details.SetSize(l.leftW-2, l.detailsH-2)
+	m.jobs.SetSize(l.rightW-2, l.jobsH-2)
+	m.help.SetWidth(w - 1)
+}
+
+func (m Model) render() string {
+	if m.w == 0 {
+		return ""
+	}
+	if m.lay.tooTiny {
+		return fmt.Sprintf("tfmirror needs at least %dx%d (this terminal is %dx%d)", minW, minH, m.w, m.h)
+	}
+	if m.showHelp {
+		body := m.styles.Box("Help", m.fullHelpLines(), m.w, m.h-3, true)
+		return m.headerView() + "\n" + body + "\n" + m.statusView() + "\n" + m.styles.Dim.Render(" ? or esc closes help")
+	}
+	title, lines := m.view().listBox()
+	left := m.styles.Box(title, lines, m.lay.leftW, m.lay.provH, m.focus == paneProviders)
+	if m.lay.details {
+		left += "\n" + m.styles.Box("Details", strings.Split(m.details.View(), "\n"), m.lay.leftW, m.lay.detailsH, false)
+	}
+	focused := m.focus == paneMatrix
+	if m.dialog != nil {
+		title, lines = m.dialog.View(m.styles, m.lay.rightW)
+		focused = true
+	} else {
+		title, lines = m.view().gridBox()
+	}
+	right := m.styles.Box(title, lines, m.lay.rightW, m.lay.matrixH, focused) + "\n" +
+		m.styles.Box(m.jobs.Title(), strings.Split(m.jobs.View(), "\n"), m.lay.rightW, m.lay.jobsH, m.focus == paneJobs)
+	body := lipgloss.JoinHorizontal(lipgloss.Top, left, right)
+	return m.headerView() + "\n" + body + "\n" + m.statusView() + "\n" + m.helpView()
+}
+
+// headerView names the places of the view shown with their numbers; the
+// compared ones stand out.
+func (m Model) headerView() string {
+	s := m.styles
+	places := m.view().header()
+	head := " " + s.Accent.Render("tfmirror") + s.Dim.Render(m.view().words().places)
+	room := m.w - theme.Width(head) - 1
+	names := make([]string, len(places))
+	kinds := 0
+	for i, p := range places {
+		names[i] = p.name
+		room -= len(fmt.Sprintf("[%d]   ", p.num))
+		kinds += len(" (" + p.kind + ")")
+	}
+	// Kinds go first when names would be cut short.
+	withKinds := room-kinds >= 12*len(places)
+	if withKinds {
+		room -= kinds
+	}
+	widths := share(names, room)
+	parts := make([]string, 0, len(places))
+	for i, p := range places {
+		num := fmt.Sprintf("[%d]", p.num)
+		kind := ""
+		if withKinds {
+			kind = " (" + p.kind + ")"
+		}
+		name := theme.ShortPlace(names[i], max(8, widths[i]))
+		if p.compared {
+			parts = append(parts, s.Compared.Render(num)+" "+name+s.Dim.Render(kind))
+		} else {
+			parts = append(parts, s.Dim.Render(num+" "+name+kind))
+		}
+	}
+	return theme.Fit(head+strings.Join(parts, "  "), m.w)
+}
+
+// share divides room among names: short names get what they need, and
+// what they leave goes to the long ones, equally.
+func share(names []string, room int) []int {
+	out := make([]int, len(names))
+	order := make([]int, len(names))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return theme.Width(names[order[a]]) < theme.Width(names[order[b]]) })
+	for k, i := range order {
+		fair := room / (len(order) - k)
+		out[i] = min(theme.Width(names[i]), fair)
+		room -= out[i]
+	}
+	return out
+}
+
+func (m Model) statusView() string {
+	s := m.styles
+	t := m.sh.status.text
+	switch m.sh.status.kind {
+	case statusBad:
+		t = s.Bad.Render(t)
+	case statusWarn:
+		t = s.Warn.Render(t)
+	}
+	return theme.Fit(" "+t, m.w)
+}
+
+func (m Model) helpView() string {
+	if m.dialog != nil {
+		return " " + m.help.ShortHelpView(m.paneKeys().ShortHelp())
+	}
+	// Cut to the screen: help adds an item past its width when the
+	// ellipsis does not fit, and a wrapped last line breaks the layout.
+	return theme.Truncate(" "+m.help.ShortHelpView(mergedKeys{m.paneKeys(), m.globalKeys()}.ShortHelp()), m.w)
+}
+
+// fullHelpLines is every key of the focused pane, then the global keys
+// beside the legend of the marks.
+func (m Model) fullHelpLines() []string {
+	h := m.help
+	h.ShowAll = true
+	indent := func(block string) []string {
+		lines := strings.Split(block, "\n")
+		for i, l := range lines {
+			lines[i] = " " + l
+		}
+		return lines
+	}
+	pane := indent(h.FullHelpView(m.paneKeys().FullHelp()))
+	global := indent(h.FullHelpView(m.globalKeys().FullHelp()))
+	words := m.view().words()
+	legend := []string{"   Marks, one per compared " + words.marks + ":"}
+	for _, l := range words.legend {
+		legend = append(legend, "     "+m.styles.Glyphs[l.Mark]+" "+l.Long)
+	}
+	out := append([]string{m.styles.Bold.Render(" " + m.paneName())}, pane...)
+	out = append(out, "", m.styles.Bold.Render(" Everywhere"))
+	gw := 0
+	for _, l := range global {
+		gw = max(gw, theme.Width(l))
+	}
+	for i := range max(len(global), len(legend)) {
+		g, l := "", ""
+		if i < len(global) {
+			g = global[i]
+		}
+		if i < len(legend) {
+			l = legend[i]
+		}
+		out = append(out, theme.Fit(g, gw)+l)
+	}
+	return out
+}
+
+func (m Model) paneName() string {
+	switch {
+	case m.dialog != nil:
+		return "Queue dialog"
+	case m.focus == paneProviders:
+		return m.view().words().list
+	case m.focus == paneMatrix:
+		return m.view().words().grid
+	}
+	return "Jobs"
+}
