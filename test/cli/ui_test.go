@@ -119,7 +119,7 @@ func (s *tmuxSession) screen(escapes bool) string {
 
 func (s *tmuxSession) waitFor(what ...string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a bound for a loaded machine, not a speed
 	for {
 		scr := s.screen(false)
 		all := true
@@ -140,7 +140,7 @@ func (s *tmuxSession) waitFor(what ...string) string {
 
 func (s *tmuxSession) waitGone() {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for exec.Command("tmux", "-S", s.socket, "has-session").Run() == nil {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("the program did not exit; screen:\n%s", s.screen(false))
