@@ -214,7 +214,10 @@ func (b *blockingBuilder) Build(ctx context.Context, m modules.Module, v modules
 	return nil, ctx.Err()
 }
 
-func TestModulesCancel(t *testing.T) {
+// blockedJobs queues the world's module versions on one worker, each
+// blocking until cancelled, and returns once the first has started.
+func blockedJobs(t *testing.T) (*sync.Engine, []sync.Task, []sync.JobID) {
+	t.Helper()
 	w := newModuleWorld(t)
 	root := t.TempDir()
 	dst, _ := modfs.Open(root, root, hashing.Options{})
@@ -224,9 +227,15 @@ func TestModulesCancel(t *testing.T) {
 		specs[i].Builder = bb
 	}
 	e := sync.NewEngine(context.Background(), sync.Options{Jobs: 1})
-	ids := e.Enqueue(sync.ModuleTasks(specs)...)
-	e.Close()
+	tasks := sync.ModuleTasks(specs)
+	ids := e.Enqueue(tasks...)
 	<-bb.started
+	return e, tasks, ids
+}
+
+func TestModulesCancel(t *testing.T) {
+	e, _, ids := blockedJobs(t)
+	e.Close()
 	for _, id := range ids {
 		e.Cancel(id)
 	}
@@ -288,18 +297,7 @@ func TestOneEngineRunsTransfersAndModules(t *testing.T) {
 // TestEngineStopCancelsEverything stops an engine with a module job running
 // and another queued: both end cancelled and the event stream closes.
 func TestEngineStopCancelsEverything(t *testing.T) {
-	w := newModuleWorld(t)
-	root := t.TempDir()
-	dst, _ := modfs.Open(root, root, hashing.Options{})
-	specs := w.jobs(t, dst, ">= 1.0", false)
-	bb := &blockingBuilder{started: make(chan struct{})}
-	for i := range specs {
-		specs[i].Builder = bb
-	}
-	e := sync.NewEngine(context.Background(), sync.Options{Jobs: 1})
-	tasks := sync.ModuleTasks(specs)
-	e.Enqueue(tasks...)
-	<-bb.started
+	e, tasks, _ := blockedJobs(t)
 	e.Stop()
 	tr := sync.NewTracker()
 	done := make(chan struct{})
@@ -314,8 +312,8 @@ func TestEngineStopCancelsEverything(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the event stream stayed open after Stop")
 	}
-	if c := tr.Counts(); c[sync.Canceled] != len(specs) {
-		t.Errorf("states %v, want all %d cancelled", c, len(specs))
+	if c := tr.Counts(); c[sync.Canceled] != len(tasks) {
+		t.Errorf("states %v, want all %d cancelled", c, len(tasks))
 	}
 	for _, r := range sync.ModuleResults(tasks) {
 		if !errors.Is(r.Err, context.Canceled) {

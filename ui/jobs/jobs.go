@@ -17,21 +17,20 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/format"
+	"github.com/tfmirror/tfmirror/ui/list"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
 // KeyMap is the pane's keys.
 type KeyMap struct {
-	Up, Down, Top, Bottom, Cancel, Retry key.Binding
+	list.Nav
+	Cancel, Retry key.Binding
 }
 
 // DefaultKeyMap returns the pane's keys.
 func DefaultKeyMap() KeyMap {
 	return KeyMap{
-		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Top:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
-		Bottom: key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Nav:    list.DefaultNav("first", "last"),
 		Cancel: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel job")),
 		Retry:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry failed")),
 	}
@@ -42,7 +41,7 @@ func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Up, k.Down, k
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, {k.Cancel, k.Retry}}
+	return [][]key.Binding{k.Bindings(), {k.Cancel, k.Retry}}
 }
 
 // DefaultEmpty is what an empty pane says beside the provider matrix.
@@ -57,8 +56,7 @@ type Model struct {
 	bar     progress.Model
 	// dest maps a destination's name to its number in the header.
 	dest    map[string]int
-	cur     int // index into tracker.Order
-	top     int
+	cur     list.Cursor // over tracker.Order
 	focused bool
 	// Spin is the running-job glyph, set by the root as its spinner turns.
 	Spin string
@@ -111,60 +109,38 @@ func (m *Model) Focus(on bool) {
 
 // Selected returns the job under the cursor.
 func (m Model) Selected() (*sync.TrackedJob, bool) {
-	if m.cur < 0 || m.cur >= len(m.tracker.Order) {
+	if m.cur.Pos < 0 || m.cur.Pos >= len(m.tracker.Order) {
 		return nil, false
 	}
-	return m.tracker.Jobs[m.tracker.Order[m.cur]], true
+	return m.tracker.Jobs[m.tracker.Order[m.cur.Pos]], true
 }
 
 // Update moves the cursor. Cancel and retry are the root's: it checks
 // Keys().Cancel and Keys().Retry before handing keys here.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return m, nil
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		m.keys.Move(&m.cur, k, len(m.tracker.Order), max(1, m.h))
+		m.clamp()
 	}
-	switch {
-	case key.Matches(k, m.keys.Up):
-		m.cur--
-	case key.Matches(k, m.keys.Down):
-		m.cur++
-	case key.Matches(k, m.keys.Top):
-		m.cur = 0
-	case key.Matches(k, m.keys.Bottom):
-		m.cur = len(m.tracker.Order) - 1
-	}
-	m.clamp()
 	return m, nil
 }
 
 // follow puts the cursor on the first unfinished job, or the last job, so
 // an unfocused pane shows where the work is.
 func (m *Model) follow() {
-	m.cur = len(m.tracker.Order) - 1
+	m.cur.Pos = len(m.tracker.Order) - 1
 	for i, id := range m.tracker.Order {
 		if st := m.tracker.Jobs[id].State; st == sync.Queued || st == sync.Running {
-			m.cur = i
 			// The work in progress and what waits behind it, with the last
 			// job to end just above.
-			m.top = max(0, i-1)
+			m.cur = list.Cursor{Pos: i, Top: max(0, i-1)}
 			break
 		}
 	}
 	m.clamp()
 }
 
-func (m *Model) clamp() {
-	m.cur = max(0, min(m.cur, len(m.tracker.Order)-1))
-	vis := max(1, m.h)
-	m.top = max(0, min(m.top, len(m.tracker.Order)-vis))
-	if m.cur < m.top {
-		m.top = m.cur
-	}
-	if m.cur >= m.top+vis {
-		m.top = m.cur - vis + 1
-	}
-}
+func (m *Model) clamp() { m.cur.Clamp(len(m.tracker.Order), m.h) }
 
 // Title is the pane's title with the counts of jobs by state.
 func (m Model) Title() string {
@@ -190,7 +166,7 @@ func (m Model) View() string {
 		return s.Dim.Render(m.Empty)
 	}
 	nameW := 10
-	for i := m.top; i < len(m.tracker.Order) && i < m.top+m.h; i++ {
+	for i := m.cur.Top; i < len(m.tracker.Order) && i < m.cur.Top+m.h; i++ {
 		nameW = max(nameW, len(jobName(m.tracker.Jobs[m.tracker.Order[i]])))
 	}
 	nameW = min(nameW, max(10, m.w/2))
@@ -204,9 +180,9 @@ func (m Model) View() string {
 	bar := m.bar
 	bar.SetWidth(barW)
 	lines := make([]string, 0, m.h)
-	for i := m.top; i < len(m.tracker.Order) && i < m.top+m.h; i++ {
+	for i := m.cur.Top; i < len(m.tracker.Order) && i < m.cur.Top+m.h; i++ {
 		j := m.tracker.Jobs[m.tracker.Order[i]]
-		lines = append(lines, m.row(j, i == m.cur && m.focused, nameW, bar))
+		lines = append(lines, m.row(j, i == m.cur.Pos && m.focused, nameW, bar))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -147,10 +147,10 @@ func keyDown() tea.KeyPressMsg { return tea.KeyPressMsg{Code: tea.KeyDown} }
 func TestModuleJobRow(t *testing.T) {
 	m := newPane(60, 4)
 	for i, v := range []string{"1.0.0", "2.0.0"} {
-		m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: sync.JobID(-1 - i), Name: "registry.example.com/acme/network/aws " + v, Src: "registry://registry.example.com", Dst: "./dst", Size: -1}})
+		m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: sync.JobID(1 + i), Name: "registry.example.com/acme/network/aws " + v, Src: "registry://registry.example.com", Dst: "./dst", Size: -1}})
 	}
-	m.Apply(sync.JobStarted{ID: -1, Attempt: 1})
-	m.Apply(sync.JobDone{ID: -1, Bytes: 300})
+	m.Apply(sync.JobStarted{ID: 1, Attempt: 1})
+	m.Apply(sync.JobDone{ID: 1, Bytes: 300})
 	v := ansi.Strip(m.View())
 	for _, want := range []string{"network/aws 1.0.0 → 2", "network/aws 2.0.0 → 2", "queued"} {
 		if !strings.Contains(v, want) {
@@ -164,5 +164,28 @@ func TestModuleJobRow(t *testing.T) {
 	empty.Empty = " No jobs: select versions"
 	if v := ansi.Strip(empty.View()); v != " No jobs: select versions" {
 		t.Errorf("empty text %q", v)
+	}
+}
+
+// TestPaging: a long queue pages like the lists do, and the cursor stays
+// on screen.
+func TestPaging(t *testing.T) {
+	m := newPane(100, 5)
+	for i := range 40 {
+		m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: sync.JobID(i + 1), Package: pkg(t, fmt.Sprintf("1.%d.0", i), "linux_amd64"), Dst: "./dst", Size: 1}})
+	}
+	m.Focus(true)
+	m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	j, _ := m.Selected()
+	if j.Info.ID != 11 {
+		t.Errorf("two pages down from the first job: job %d, want 11", j.Info.ID)
+	}
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "cloud 1.10.0 linux_amd64") {
+		t.Errorf("the cursor's job is off screen:\n%s", v)
+	}
+	m, _ = m.Update(tea.KeyPressMsg{Code: 'G', Text: "G"})
+	if j, _ := m.Selected(); j.Info.ID != 40 {
+		t.Errorf("G: job %d, want the last", j.Info.ID)
 	}
 }

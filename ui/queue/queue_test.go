@@ -1,0 +1,92 @@
+package queue_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/internal/keypress"
+	"github.com/tfmirror/tfmirror/ui/queue"
+	"github.com/tfmirror/tfmirror/ui/theme"
+)
+
+// request asks to queue to two places: the second lacks more. A plan's
+// tasks are transfers that never run; the dialog only counts and hands
+// them on.
+func request(dests ...queue.Place) queue.Request {
+	styles := theme.New()
+	return queue.Request{
+		Words: queue.Words{Unit: "package(s)", Place: "mirror", Verb: "copy", Jobs: "job(s)"},
+		N:     3, Subject: "acme/cloud", Dests: dests,
+		Plan: func(i int) queue.Plan {
+			run := make([]sync.Task, i+1) // the second place lacks more
+			for k := range run {
+				run[k] = sync.Transfer{}
+			}
+			return queue.Plan{Run: run, Forced: append(run, sync.Transfer{Force: true}),
+				Need: "to copy", From: []queue.Source{{Place: queue.Place{Num: 9, Name: "./src"}, N: len(run)}},
+				Notes:      []queue.Note{{Style: styles.Warn, Text: "1 differs: skipped"}},
+				ForceNotes: []queue.Note{{Style: styles.Bad, Text: "1 differs: REPLACED"}}}
+		},
+	}
+}
+
+var a, b = queue.Place{Num: 1, Name: "./a", Kind: "fs"}, queue.Place{Num: 2, Name: "./b", Kind: "fs"}
+
+func press(d queue.Model, keys ...string) (queue.Model, queue.Action) {
+	act := queue.Stay
+	for _, k := range keys {
+		d, act = d.Update(keypress.Msg(k))
+	}
+	return d, act
+}
+
+func TestPickConfirmForce(t *testing.T) {
+	s := theme.New()
+	d := queue.New(request(a, b))
+	if d.Confirming() || d.Dest() != b {
+		t.Fatalf("the dialog should start by asking, on the place lacking the most (./b): confirming %v, dest %+v", d.Confirming(), d.Dest())
+	}
+	title, lines := d.View(&s, 80)
+	if v := ansi.Strip(strings.Join(lines, "\n")); title != "Queue to…" || !strings.Contains(v, "Queue 3 package(s) of acme/cloud to which mirror?") || !strings.Contains(v, "▸ [2] ./b (fs) to copy") {
+		t.Errorf("pick step %q:\n%s", title, v)
+	}
+	d, _ = press(d, "down", "down", "up", "up", "up") // clamped at both ends
+	if d.Dest() != a {
+		t.Errorf("dest %+v after moving up past the top", d.Dest())
+	}
+	d, act := press(d, "enter")
+	if act != queue.Stay || !d.Confirming() || len(d.Plan().Run) != 1 {
+		t.Fatalf("enter confirms the place: action %v, confirming %v, plan %+v", act, d.Confirming(), d.Plan())
+	}
+	title, lines = d.View(&s, 80)
+	if v := ansi.Strip(strings.Join(lines, "\n")); title != "Confirm" || !strings.Contains(v, "1 to copy: 1 from [9] ./src") || !strings.Contains(v, "1 differs: skipped") {
+		t.Errorf("confirm step %q:\n%s", title, v)
+	}
+	if len(d.Tasks()) != 1 {
+		t.Errorf("unforced, the plan's Run is queued: %d tasks", len(d.Tasks()))
+	}
+	d, _ = press(d, "f")
+	_, lines = d.View(&s, 80)
+	if !d.Forced() || len(d.Tasks()) != 2 || !strings.Contains(ansi.Strip(strings.Join(lines, "\n")), "REPLACED") {
+		t.Errorf("f forces: forced %v, %d tasks", d.Forced(), len(d.Tasks()))
+	}
+	if _, act := press(d, "enter"); act != queue.Queue {
+		t.Errorf("enter on the confirm step queues: action %v", act)
+	}
+	if _, act := press(d, "esc"); act != queue.Cancel {
+		t.Errorf("esc cancels: action %v", act)
+	}
+}
+
+func TestOnePlaceGoesStraightToConfirm(t *testing.T) {
+	d := queue.New(request(a))
+	if !d.Confirming() || d.Dest() != a {
+		t.Fatalf("one writable place: confirming %v, dest %+v", d.Confirming(), d.Dest())
+	}
+	if keys := d.HelpKeys().ShortHelp(); len(keys) != 3 || keys[1].Help().Key != "f" {
+		t.Errorf("the confirm step's help offers f: %v", keys)
+	}
+}
