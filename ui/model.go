@@ -315,15 +315,19 @@ func (m *Model) enqueue(d queue.Model) tea.Cmd {
 	return enqueueCmd(m.engine, tasks, label, words.Jobs)
 }
 
-// quit stops at once when nothing runs; otherwise it stops the engine and
-// waits for it to say it has (engineClosedMsg), so staging files are
-// cleaned up before the program exits.
+// quit stops at once when the engine is idle; otherwise it stops the
+// engine and waits for it to say it has (engineClosedMsg), so staging files
+// are cleaned up, and the index documents of what landed written, before
+// the program exits. Those are written after the last job ends: a queue
+// whose jobs are all done is not idle yet.
 func (m *Model) quit() tea.Cmd {
-	if !m.jobs.Tracker().Unfinished() || m.quitting {
+	if m.quitting || !m.queueActive && !m.jobs.Tracker().Unfinished() {
 		return tea.Quit
 	}
 	m.quitting = true
-	m.setStatus(statusWarn, "canceling jobs…")
+	if m.jobs.Tracker().Unfinished() {
+		m.setStatus(statusWarn, "canceling jobs…")
+	}
 	return tea.Batch(jobCmd(m.engine.Stop), quitAfter())
 }
 

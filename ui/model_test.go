@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	gosync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/demo"
@@ -315,6 +317,47 @@ func assertNoStaging(t *testing.T, dir string) {
 		}
 		return nil
 	})
+}
+
+// slowIndex is a filesystem mirror whose index documents are written only
+// once the test says so.
+type slowIndex struct {
+	*fs.Mirror
+	release chan struct{}
+}
+
+func (s slowIndex) Flush(ctx context.Context, p backends.Provider) error {
+	<-s.release
+	return s.Mirror.Flush(ctx, p)
+}
+
+// TestModelQuitWaitsForIndexDocuments quits after the last job has landed
+// but before the destination's index documents are written: the UI waits
+// for them, so no staging file is left and the mirror lists what landed.
+func TestModelQuitWaitsForIndexDocuments(t *testing.T) {
+	w := newWorld(t)
+	dst := slowIndex{Mirror: w.secondary, release: make(chan struct{})}
+	release := gosync.OnceFunc(func() { close(dst.release) })
+	cfg := Config{Mirrors: []Mirror{{Reader: w.primary, Kind: "fs"}, {Reader: dst, Kind: "fs"}}}
+	h := newHarness(t, cfg, 120, 40)
+	t.Cleanup(release) // before the engine is stopped, should the test end early
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("2.1.0", "darwin_arm64")
+	h.press("enter", "enter", "enter")
+	h.until("the job to land", jobsEnded(1))
+	h.press("q")
+	if !h.m.quitting || h.m.confirmQuit {
+		t.Fatalf("q while the index documents are still to be written should wait for them, not quit at once (quitting %v)", h.m.quitting)
+	}
+	release()
+	h.until("the quit", func(Model) bool { return h.quit })
+	assertNoStaging(t, w.Secondary)
+	v, _ := backends.ParseVersion("2.1.0")
+	as, err := w.secondary.Archives(t.Context(), h.m.prov().current, v)
+	if err != nil || len(as) != 1 || len(as[0].Hashes()) == 0 {
+		t.Errorf("the destination's index does not state the archive that landed: %v %+v", err, as)
+	}
 }
 
 func TestModelQuitWithoutJobs(t *testing.T) {
