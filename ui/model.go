@@ -44,8 +44,8 @@ type Config struct {
 	// cannot list theirs; Selection.Versions narrows modules' versions too.
 	Selection sync.Selection
 	// Engine runs the UI's jobs, provider transfers and module packages
-	// alike. The caller starts it, one per process; the UI stops it when
-	// it quits (see Shutdown).
+	// alike; it is required. The caller starts it, one per process; the UI
+	// stops it when it quits (see Shutdown).
 	Engine *sync.Engine
 	// NoAnimation keeps the spinner still, for tests and recordings.
 	NoAnimation bool
