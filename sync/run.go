@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/modules"
 )
 
 // Sink receives a run's events in the order they happen: the command line's
@@ -32,6 +33,7 @@ type Summary struct {
 	Failed     []*TrackedJob  // jobs that ended in an error
 	Canceled   int            // jobs cancelled, or never started, by an interrupt
 	Skipped    []Item         // conflicts without force, packages the source cannot supply
+	Unsupplied int            // versions a module registry could not supply (no plan item)
 	IndexFails []IndexWritten // index documents that could not be written
 	// Held are the packages of the plans dst holds after the run: present
 	// before it, or landed by it.
@@ -44,7 +46,9 @@ type Summary struct {
 
 // Problems counts what went wrong: failed jobs, skipped packages and index
 // documents not written. A run with no problems and no interrupt succeeded.
-func (s Summary) Problems() int { return len(s.Failed) + len(s.Skipped) + len(s.IndexFails) }
+func (s Summary) Problems() int {
+	return len(s.Failed) + len(s.Skipped) + s.Unsupplied + len(s.IndexFails)
+}
 
 // OK reports whether the run did everything it set out to do.
 func (s Summary) OK() bool { return s.Problems() == 0 && !s.Interrupted }
@@ -81,14 +85,39 @@ func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sin
 		t.Apply(ev)
 		sink.Show(ev)
 	}
-	eng.Enqueue(specs...)
+	drain(eng, specs, show)
+	if ctx.Err() == nil {
+		flushStale(ctx, dst, plans, show)
+	}
+	sum.tally(ctx, t, start)
+	return sum
+}
+
+// RunTasks runs tasks that no plan made (module packages) on eng, reports
+// every event to sink, and returns the summary. It closes eng.
+func RunTasks(ctx context.Context, eng *Engine, src, dst string, sink Sink, tasks []Task) Summary {
+	start := time.Now()
+	sum := Summary{Src: src, Dst: dst}
+	t := NewTracker()
+	drain(eng, tasks, func(ev Event) {
+		t.Apply(ev)
+		sink.Show(ev)
+	})
+	sum.tally(ctx, t, start)
+	return sum
+}
+
+// drain enqueues tasks, closes eng and shows its events until they end.
+func drain(eng *Engine, tasks []Task, show func(Event)) {
+	eng.Enqueue(tasks...)
 	eng.Close()
 	for ev := range eng.Events() {
 		show(ev)
 	}
-	if ctx.Err() == nil {
-		flushStale(ctx, dst, plans, show)
-	}
+}
+
+// tally counts what the tracked jobs did.
+func (sum *Summary) tally(ctx context.Context, t *Tracker, start time.Time) {
 	for _, j := range t.Failures() {
 		if j.State == Canceled {
 			sum.Canceled++
@@ -97,14 +126,13 @@ func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sin
 		}
 	}
 	for _, id := range t.Order {
-		if j := t.Jobs[id]; j.State == Done {
+		if j := t.Jobs[id]; j.State == Done && j.Info.Module == (modules.Module{}) {
 			sum.Held = append(sum.Held, j.Info.Package)
 		}
 	}
 	sum.Done, sum.Bytes, sum.IndexFails = t.Counts()[Done], t.BytesMoved(), t.IndexFails
 	sum.Interrupted = ctx.Err() != nil
 	sum.Duration = time.Since(start)
-	return sum
 }
 
 // flushStale writes the index documents of providers whose archives dst

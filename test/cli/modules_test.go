@@ -146,7 +146,7 @@ func TestCLIModulesSyncToOCIAndRewrite(t *testing.T) {
 			t.Errorf("module_source event %v", ev)
 		}
 	}
-	if got := strings.Join(types, ","); !strings.HasPrefix(got, "queued,started") || !strings.HasSuffix(got, "idle,module_source") {
+	if got := strings.Join(types, ","); !strings.HasPrefix(got, "queued,started") || !strings.HasSuffix(got, "idle,module_source,summary") {
 		t.Errorf("event types %s", got)
 	}
 	// A listing of the mirror names the same digests.

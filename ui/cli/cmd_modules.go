@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modoci"
 	"github.com/tfmirror/tfmirror/backends/modules/modplace"
 	"github.com/tfmirror/tfmirror/backends/modules/rewrite"
@@ -146,80 +146,12 @@ type moduleSyncFlags struct {
 // address is printed at the end.
 func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, raw []string, f moduleSyncFlags) error {
 	ctx := cmd.Context()
-	c, err := onlyModuleSelection(sel)
+	ms, err := openModuleSync(cmd, env, args, sel, raw)
 	if err != nil {
 		return err
 	}
-	if c.IsZero() {
-		return usageErr("%s: syncing modules needs --version (e.g. \"~> 5.0\", \">= 1.2, < 2.0\" or latest): a registry keeps every release ever made", args[0])
-	}
-	o := env.modplaceOptions()
-	reg, err := modplace.OpenRegistry(args[0], o)
-	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	mods, err := moduleArgs(raw, reg.Host())
-	if err != nil {
-		return err
-	}
-	for _, m := range mods {
-		if m.Host != reg.Host() {
-			return usageErr("--module %s: the source is the registry %s; name modules on it (NAMESPACE/NAME/SYSTEM)", m, reg.Host())
-		}
-	}
-	dst, err := modplace.OpenWriter(ctx, args[1], o)
-	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	if store, ok := dst.(*modoci.Store); ok {
-		repos := map[string]modules.Module{}
-		for _, m := range mods {
-			r, err := store.Repository(m)
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			if prev, dup := repos[r]; dup {
-				return usageErr("%s: %s and %s would share the repository %s; use ${namespace}, ${name} and ${system} in the template", args[1], prev, m, r)
-			}
-			repos[r] = m
-		}
-	}
-	errw := cmd.ErrOrStderr()
-	tmp, err := os.MkdirTemp("", "tfmirror-modules-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	builder, err := modplace.Builder(o, tmp)
-	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	defer builder.Close()
-
-	var specs []sync.ModuleJobSpec
-	problems := 0
-	for _, m := range mods {
-		ls, err := reg.ListModule(ctx, m, c)
-		for _, w := range ls.Warnings {
-			fmt.Fprintln(errw, "warning:", w)
-		}
-		if err != nil {
-			fmt.Fprintf(errw, "tfmirror: %v\n", err)
-			problems++
-			continue
-		}
-		if len(ls.Items) == 0 {
-			fmt.Fprintf(errw, "tfmirror: %s: %s: no version matches %q\n", reg, m.Short(), c)
-			problems++
-			continue
-		}
-		ss, unavailable := sync.ModuleJobs(ls, reg.String(), builder, dst, f.force)
-		for _, it := range unavailable {
-			fmt.Fprintf(errw, "unavailable %s %s: skipped: %v\n", m, it.Version, it.Err)
-			problems++
-		}
-		specs = append(specs, ss...)
-	}
+	defer ms.close()
+	specs, unsupplied := ms.specs(cmd, f.force)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -231,49 +163,134 @@ func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 		if err := report.ModuleRows(cmd.OutOrStdout(), rows, f.asJSON); err != nil {
 			return err
 		}
-		if problems > 0 {
+		if unsupplied > 0 {
 			return errProblem
 		}
 		return nil
 	}
-
 	rep := reporter(cmd, f.asJSON, false)
-	start := time.Now()
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
+	rep.Noun("modules")
 	tasks := sync.ModuleTasks(specs)
-	eng.Enqueue(tasks...)
-	eng.Close()
-	for ev := range eng.Events() {
-		rep.Show(ev)
-	}
-	t := rep.Tracker()
+	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
+	sum := sync.RunTasks(ctx, eng, ms.reg.String(), ms.dst.String(), rep, tasks)
 	results := sync.ModuleResults(tasks)
-	report.ModuleSources(cmd.OutOrStdout(), results, f.asJSON)
-	present, synced := 0, 0
 	for _, r := range results {
-		switch {
-		case r.Err != nil:
-		case r.Stored.Present:
-			present++
-		default:
-			synced++
+		if r.Err == nil && r.Stored.Present {
+			sum.Done, sum.Present = sum.Done-1, sum.Present+1 // nothing moved: it was there
 		}
 	}
-	failed := t.Failures()
-	if !f.asJSON {
-		fmt.Fprintf(errw, "%s -> %s: %d modules synced (%s) in %s, %d already present, %d failed, %d skipped\n",
-			reg, dst, synced, report.HumanBytes(t.BytesMoved()), time.Since(start).Round(time.Millisecond), present, len(failed), problems)
-		for _, j := range failed {
-			fmt.Fprintf(errw, "  failed: %s: %v\n", j.Info.Label(), j.Err)
+	sum.Unsupplied = unsupplied
+	report.ModuleSources(cmd.OutOrStdout(), results, f.asJSON)
+	rep.Finish(sum)
+	return summaryErr(ctx, sum)
+}
+
+// moduleSync is what sync --module works with: the registry, the modules
+// named on it, the constraint, the destination and a builder that packs
+// packages in a temp dir.
+type moduleSync struct {
+	reg     *modules.Registry
+	mods    []modules.Module
+	c       backends.VersionConstraint
+	dst     modules.Writer
+	builder *fetch.Builder
+	close   func()
+}
+
+// openModuleSync checks sync --module's arguments and opens its places.
+func openModuleSync(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, raw []string) (*moduleSync, error) {
+	c, err := onlyModuleSelection(sel)
+	if err != nil {
+		return nil, err
+	}
+	if c.IsZero() {
+		return nil, usageErr("%s: syncing modules needs --version (e.g. \"~> 5.0\", \">= 1.2, < 2.0\" or latest): a registry keeps every release ever made", args[0])
+	}
+	o := env.modplaceOptions()
+	reg, err := modplace.OpenRegistry(args[0], o)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	mods, err := moduleArgs(raw, reg.Host())
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mods {
+		if m.Host != reg.Host() {
+			return nil, usageErr("--module %s: the source is the registry %s; name modules on it (NAMESPACE/NAME/SYSTEM)", m, reg.Host())
 		}
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	dst, err := modplace.OpenWriter(cmd.Context(), args[1], o)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
 	}
-	if len(failed)+problems > 0 {
-		return errProblem
+	if err := distinctRepositories(args[1], dst, mods); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "tfmirror-modules-")
+	if err != nil {
+		return nil, err
+	}
+	builder, err := modplace.Builder(o, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return &moduleSync{reg: reg, mods: mods, c: c, dst: dst, builder: builder,
+		close: func() { builder.Close(); os.RemoveAll(tmp) }}, nil
+}
+
+// distinctRepositories refuses an OCI template that would put two modules
+// in one repository.
+func distinctRepositories(arg string, dst modules.Writer, mods []modules.Module) error {
+	store, ok := dst.(*modoci.Store)
+	if !ok {
+		return nil
+	}
+	repos := map[string]modules.Module{}
+	for _, m := range mods {
+		r, err := store.Repository(m)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if prev, dup := repos[r]; dup {
+			return usageErr("%s: %s and %s would share the repository %s; use ${namespace}, ${name} and ${system} in the template", arg, prev, m, r)
+		}
+		repos[r] = m
 	}
 	return nil
+}
+
+// specs lists the selected versions of every module and returns their
+// jobs, and how many versions (or modules) could not be supplied; it says
+// why for each on stderr.
+func (ms *moduleSync) specs(cmd *cobra.Command, force bool) ([]sync.ModuleJobSpec, int) {
+	errw := cmd.ErrOrStderr()
+	var specs []sync.ModuleJobSpec
+	unsupplied := 0
+	for _, m := range ms.mods {
+		ls, err := ms.reg.ListModule(cmd.Context(), m, ms.c)
+		for _, w := range ls.Warnings {
+			fmt.Fprintln(errw, "warning:", w)
+		}
+		if err != nil {
+			fmt.Fprintf(errw, "tfmirror: %v\n", err)
+			unsupplied++
+			continue
+		}
+		if len(ls.Items) == 0 {
+			fmt.Fprintf(errw, "tfmirror: %s: %s: no version matches %q\n", ms.reg, m.Short(), ms.c)
+			unsupplied++
+			continue
+		}
+		ss, unavailable := sync.ModuleJobs(ls, ms.reg.String(), ms.builder, ms.dst, force)
+		for _, it := range unavailable {
+			fmt.Fprintf(errw, "unavailable %s %s: skipped: %v\n", m, it.Version, it.Err)
+			unsupplied++
+		}
+		specs = append(specs, ss...)
+	}
+	return specs, unsupplied
 }
 
 func newModulesCmd(env *Env) *cobra.Command {

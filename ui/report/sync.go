@@ -37,6 +37,9 @@ type SyncOptions struct {
 	// Push words the lines for tfmirror push: "pushed" and "already there",
 	// and in Plain mode a line per archive with its hashes and rate.
 	Push bool
+	// Noun names what moves in the closing line ("modules"); none for
+	// provider archives.
+	Noun string
 }
 
 // SyncReporter shows a run's events on a writer: it is the command line's
@@ -67,6 +70,9 @@ func NewSyncReporter(w io.Writer, o SyncOptions) *SyncReporter {
 	}
 	return &SyncReporter{w: w, errw: errw, o: o, tracker: sync.NewTracker(), bar: progress.New(opts...)}
 }
+
+// Noun sets what the closing line says moved ("3 modules synced").
+func (r *SyncReporter) Noun(n string) { r.o.Noun = n }
 
 // Tracker returns the state built from the events seen so far.
 func (r *SyncReporter) Tracker() *sync.Tracker { return r.tracker }
@@ -134,13 +140,16 @@ func (r *SyncReporter) summaryLines(s sync.Summary) {
 	if r.o.Push {
 		verb, present, place = "pushed", "already there", s.Dst
 	}
+	if r.o.Noun != "" {
+		verb = r.o.Noun + " " + verb
+	}
 	if s.Interrupted {
 		fmt.Fprintf(r.errw, "%s: interrupted: %d %s (%s), %d %s, %d failed, %d not started or cancelled\n",
 			place, s.Done, verb, HumanBytes(s.Bytes), s.Present, present, len(s.Failed), s.Canceled)
 		return
 	}
 	fmt.Fprintf(r.errw, "%s: %d %s (%s) in %s, %d %s, %d failed, %d skipped\n",
-		place, s.Done, verb, HumanBytes(s.Bytes), s.Duration.Round(time.Millisecond), s.Present, present, len(s.Failed), len(s.Skipped))
+		place, s.Done, verb, HumanBytes(s.Bytes), s.Duration.Round(time.Millisecond), s.Present, present, len(s.Failed), len(s.Skipped)+s.Unsupplied)
 	for _, j := range s.Failed {
 		fmt.Fprintf(r.errw, "  failed: %s: %v\n", j.Info.Label(), j.Err)
 	}
@@ -294,7 +303,7 @@ func summaryJSON(s sync.Summary) map[string]any {
 		skipped = append(skipped, map[string]any{"package": it.Archive.Package.String(), "status": string(it.Status), "detail": it.Detail})
 	}
 	return map[string]any{"type": "summary", "src": s.Src, "dst": s.Dst,
-		"done": s.Done, "present": s.Present, "failed": len(s.Failed), "canceled": s.Canceled, "skipped": len(s.Skipped),
+		"done": s.Done, "present": s.Present, "failed": len(s.Failed), "canceled": s.Canceled, "skipped": len(s.Skipped) + s.Unsupplied,
 		"index_failures": len(s.IndexFails), "bytes": s.Bytes, "duration_ms": s.Duration.Milliseconds(),
 		"interrupted": s.Interrupted, "ok": s.OK(), "failures": failed, "skips": skipped}
 }
