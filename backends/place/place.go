@@ -91,7 +91,9 @@ func mistypedScheme(arg string) error {
 	return nil
 }
 
-// Options carry what opening any kind of place may need.
+// Options carry what opening any kind of place may need, for providers
+// and modules alike (backends/modules/modplace opens module places with
+// them).
 type Options struct {
 	// Create: a filesystem destination that does not exist yet is created.
 	Create bool
@@ -122,8 +124,9 @@ type Options struct {
 	Debug io.Writer
 }
 
-// httpClient is the HTTP setup for network mirrors and origin registries.
-func (o Options) httpClient() (httpclient.Client, error) {
+// NetClient is the HTTP setup for network mirrors, registries (provider and
+// module) and module package downloads.
+func (o Options) NetClient() (httpclient.Client, error) {
 	if o.HTTPClient != nil {
 		return httpclient.Client{HTTP: o.HTTPClient, Debug: o.Debug}, nil
 	}
@@ -132,7 +135,9 @@ func (o Options) httpClient() (httpclient.Client, error) {
 	return c, err
 }
 
-func (o Options) credentials() backends.Credentials {
+// Tokens are the bearer tokens for network places: Credentials, or the
+// TF_TOKEN_* environment variables.
+func (o Options) Tokens() backends.Credentials {
 	if o.Credentials != nil {
 		return o.Credentials
 	}
@@ -149,18 +154,18 @@ func Openers() map[Kind]Opener {
 			return fs.Open(s.Raw, s.Target, fs.Options{Create: o.Create, Unpacked: o.Unpacked, Hashing: o.Hashing})
 		},
 		NetMirror: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
-			hc, err := o.httpClient()
+			hc, err := o.NetClient()
 			if err != nil {
 				return nil, err
 			}
-			return netmirror.Open(s.Raw, netmirror.Options{HTTP: hc, Credentials: o.credentials()})
+			return netmirror.Open(s.Raw, netmirror.Options{HTTP: hc, Credentials: o.Tokens()})
 		},
 		Registry: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
-			hc, err := o.httpClient()
+			hc, err := o.NetClient()
 			if err != nil {
 				return nil, err
 			}
-			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.credentials()})
+			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.Tokens()})
 		},
 		OCI: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			roots, err := httpclient.LoadRoots(o.CACertFile)

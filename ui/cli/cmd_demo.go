@@ -132,7 +132,7 @@ func demoModules(ctx context.Context, env *Env, world *demo.World, num int) (ui.
 	}
 	var dir modules.Writer
 	if err == nil {
-		dir, err = modplace.OpenWriter(ctx, world.Modules, env.modplaceOptions())
+		dir, err = modplace.OpenWriter(ctx, world.Modules, env.placeOptions())
 	}
 	tmp := ""
 	if err == nil {

@@ -92,7 +92,7 @@ func runModulesLs(cmd *cobra.Command, env *Env, arg string, sel *selectionFlags,
 	if err != nil {
 		return err
 	}
-	l, err := modplace.Open(ctx, arg, env.modplaceOptions())
+	l, err := modplace.Open(ctx, arg, env.placeOptions())
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -206,7 +206,7 @@ func openModuleSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 	if c.IsZero() {
 		return nil, usageErr("%s: syncing modules needs --version (e.g. \"~> 5.0\", \">= 1.2, < 2.0\" or latest): a registry keeps every release ever made", args[0])
 	}
-	o := env.modplaceOptions()
+	o := env.placeOptions()
 	reg, err := modplace.OpenRegistry(args[0], o)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
@@ -354,7 +354,7 @@ use ${hostname}.
 			if !strings.HasPrefix(tmpl, "oci://") {
 				tmpl = "oci://" + tmpl
 			}
-			store, err := modplace.OpenOCI(tmpl, env.modplaceOptions())
+			store, err := modplace.OpenOCI(tmpl, env.placeOptions())
 			if err != nil {
 				return usageErr("--oci: %v", err)
 			}

@@ -159,7 +159,7 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 
 // isModulePlace reports whether arg opens as a module place.
 func isModulePlace(ctx context.Context, arg string, env *Env) bool {
-	_, err := modplace.Open(ctx, arg, env.modplaceOptions())
+	_, err := modplace.Open(ctx, arg, env.placeOptions())
 	return err == nil
 }
 
@@ -174,7 +174,7 @@ func uiModules(ctx context.Context, env *Env, raw, args []string) (ui.ModulesCon
 		return cfg, func() {}, nil
 	}
 	host, registries := modules.DefaultHost, 0
-	o := env.modplaceOptions()
+	o := env.placeOptions()
 	for i, a := range args {
 		l, err := modplace.Open(ctx, a, o)
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
-	"github.com/tfmirror/tfmirror/backends/modules/modplace"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -43,6 +42,8 @@ type Env struct {
 
 func (env *Env) hashing() hashing.Options { return hashing.Options{MaxUnpacked: env.maxUnpacked} }
 
+// placeOptions are the options every place of a command opens with,
+// provider and module places alike.
 func (env *Env) placeOptions() place.Options {
 	env.credsOnce.Do(env.loadCredentials)
 	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
@@ -73,12 +74,6 @@ func (env *Env) loadCredentials() {
 		ambient = nil
 	}
 	env.ociCreds = c.OCIStore(ambient)
-}
-
-func (env *Env) modplaceOptions() modplace.Options {
-	env.credsOnce.Do(env.loadCredentials)
-	return modplace.Options{CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure, Hashing: env.hashing(),
-		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog()}
 }
 
 // noCatalogue makes "name the providers" a usage error: the place cannot

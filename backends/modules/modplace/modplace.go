@@ -7,62 +7,19 @@ package modplace
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 
-	"oras.land/oras-go/v2/registry/remote/credentials"
-
-	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modfs"
 	"github.com/tfmirror/tfmirror/backends/modules/modoci"
 	"github.com/tfmirror/tfmirror/backends/place"
-	"github.com/tfmirror/tfmirror/hashing"
 )
 
-// Options carry what opening module places may need.
-type Options struct {
-	// HTTP is the client for registries and archive downloads; nil makes
-	// one trusting the system roots (SSL_CERT_FILE, SSL_CERT_DIR) and
-	// CACertFile.
-	HTTP       *http.Client
-	CACertFile string
-	// Credentials supplies registry tokens (the CLI configuration's
-	// credentials blocks and TF_TOKEN_*, as for provider places); nil means
-	// the TF_TOKEN_* environment variables.
-	Credentials backends.Credentials
-	// OCICredentials, when set, is where OCI registries' credentials come
-	// from; nil means those container tools use (oci.DefaultCredentials).
-	OCICredentials credentials.Store
-	// PlainHTTP and Insecure apply to OCI registries.
-	PlainHTTP bool
-	Insecure  bool
-	// OCI, when set, is the client under OCI authentication (tests).
-	OCI     *http.Client
-	Hashing hashing.Options
-	// Debug, when set, gets a line for every HTTP request attempt (--debug;
-	// see httpclient.Wrap).
-	Debug io.Writer
-}
-
-func (o Options) httpClient() (httpclient.Client, error) {
-	if o.HTTP != nil {
-		return httpclient.Client{HTTP: o.HTTP, Debug: o.Debug}, nil
-	}
-	c, err := httpclient.New(o.CACertFile)
-	c.Debug = o.Debug
-	return c, err
-}
-
-func (o Options) credentials() backends.Credentials {
-	if o.Credentials != nil {
-		return o.Credentials
-	}
-	return backends.EnvCredentials(os.Environ())
-}
+// Options are the place options every kind of place is opened with: one
+// struct, so module commands get the same credentials, roots and --debug as
+// provider commands.
+type Options = place.Options
 
 // OpenRegistry opens registry://HOST.
 func OpenRegistry(arg string, o Options) (*modules.Registry, error) {
@@ -73,20 +30,20 @@ func OpenRegistry(arg string, o Options) (*modules.Registry, error) {
 	if s.Kind != place.Registry {
 		return nil, fmt.Errorf("place %s: modules are read from a module registry: registry://HOST", arg)
 	}
-	hc, err := o.httpClient()
+	hc, err := o.NetClient()
 	if err != nil {
 		return nil, err
 	}
-	return modules.NewRegistry(arg, s.Target, modules.Options{HTTP: hc, Credentials: o.credentials()})
+	return modules.NewRegistry(arg, s.Target, modules.Options{HTTP: hc, Credentials: o.Tokens()})
 }
 
 // Builder returns the package builder for sources a registry names.
 func Builder(o Options, tempDir string) (*fetch.Builder, error) {
-	hc, err := o.httpClient()
+	hc, err := o.NetClient()
 	if err != nil {
 		return nil, err
 	}
-	return fetch.New(fetch.Options{HTTP: hc, Credentials: o.credentials(), TempDir: tempDir, Hashing: o.Hashing}), nil
+	return fetch.New(fetch.Options{HTTP: hc, Credentials: o.Tokens(), TempDir: tempDir, Hashing: o.Hashing}), nil
 }
 
 // Open opens any module place for listing.
@@ -132,5 +89,5 @@ func OpenOCI(arg string, o Options) (*modoci.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modoci.Open(arg, s.Target, modoci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, HTTP: o.OCI, Credentials: o.OCICredentials, Debug: o.Debug})
+	return modoci.Open(arg, s.Target, modoci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Credentials: o.OCICredentials, Debug: o.Debug})
 }
