@@ -14,11 +14,11 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrNoCatalogue: the place cannot list its providers; the caller must
 	// name them (selection flags or a lock file).
-	ErrNoCatalogue = errors.New("this place cannot list its providers: name them with --provider or --lock")
+	ErrNoCatalogue = errors.New("this place cannot list its providers")
 	// ErrUnauthorized: the place refused the credentials (or their absence).
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrConflict: the destination holds a different archive for the package.
-	ErrConflict = errors.New("destination holds a different archive")
+	ErrConflict = errors.New("conflict: the destination holds a different archive")
 	// ErrUnpackedOnly: the place holds only an unpacked directory, so the
 	// original zip cannot be reproduced byte for byte.
 	ErrUnpackedOnly = errors.New("only an unpacked directory is present; the original release zip is needed")

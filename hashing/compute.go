@@ -181,7 +181,7 @@ func (c *capped) Read(p []byte) (int, error) {
 	if !c.b.unlimited {
 		c.b.left -= int64(n)
 		if c.b.left < 0 {
-			return n, fmt.Errorf("zip entry %q: %w (raise the limit with --max-unpacked)", c.name, ErrTooLarge)
+			return n, fmt.Errorf("zip entry %q: %w", c.name, ErrTooLarge)
 		}
 	}
 	if err != nil && err != io.EOF {

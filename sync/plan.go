@@ -221,11 +221,11 @@ func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst
 		res := hashing.Verify(sums, a.Evidence...)
 		switch {
 		case !res.OK():
-			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s differs from the source: %v (use --force to replace it)", dst, res.Err())
+			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s differs from the source: %v", dst, res.Err())
 		case res.Verified():
 			item.Status, item.Detail = StatusPresent, "present; "+describeMatches(res)
 		default:
-			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s holds %s, but the source states no hash to compare it with (use --force to replace it)", dst, sums.ZH)
+			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s holds %s, but the source states no hash to compare it with", dst, sums.ZH)
 		}
 		return item, nil
 	}
@@ -234,7 +234,7 @@ func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst
 		return item, nil
 	}
 	item.Status = StatusConflict
-	item.Detail = fmt.Sprintf("destination %s states %s, the source %s (use --force to replace it)", dst, shortList(dstHashes), shortList(srcHashes))
+	item.Detail = fmt.Sprintf("destination %s states %s, the source %s", dst, shortList(dstHashes), shortList(srcHashes))
 	return item, nil
 }
 

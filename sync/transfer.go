@@ -65,7 +65,7 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	start := time.Now()
 	unpacked, limit := maxArchive(env.Hashing)
 	if limit >= 0 && a.Size > limit {
-		return JobDone{}, t.opErr("open", "source", src, fmt.Errorf("the source states %d bytes, more than a zip that unpacks within --max-unpacked (%d bytes) can be; refusing to download it", a.Size, unpacked))
+		return JobDone{}, t.opErr("open", "source", src, fmt.Errorf("the source states %d bytes, more than a zip that unpacks within the limit (%d bytes) can be; refusing to download it: %w", a.Size, unpacked, hashing.ErrTooLarge))
 	}
 	rc, err := t.Src.Open(ctx, a)
 	if err != nil {
@@ -182,7 +182,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.progress(int64(n))
 	c.read += int64(n)
 	if c.limit >= 0 && c.read > c.limit {
-		return n, fmt.Errorf("the source sent more than %d bytes, more than a zip that unpacks within --max-unpacked (%d bytes) can be; refusing the rest", c.limit, c.unpacked)
+		return n, fmt.Errorf("the source sent more than %d bytes, more than a zip that unpacks within the limit (%d bytes) can be; refusing the rest: %w", c.limit, c.unpacked, hashing.ErrTooLarge)
 	}
 	return n, err
 }

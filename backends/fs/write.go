@@ -267,7 +267,7 @@ func (s *staged) fail(err error) error {
 // conflict is the error of a commit that found a different archive in
 // place; detail says what is there.
 func (s *staged) conflict(detail string) error {
-	return fmt.Errorf("mirror %s: %s: conflict: %w (%s; use --force to replace it)", s.m.name, s.pkg, backends.ErrConflict, detail)
+	return fmt.Errorf("mirror %s: %s: %w (%s)", s.m.name, s.pkg, backends.ErrConflict, detail)
 }
 
 // providerLockName is the lock file in each provider directory that every

@@ -196,7 +196,7 @@ func TestConflictAndForce(t *testing.T) {
 	if !errors.Is(err, backends.ErrConflict) {
 		t.Fatalf("different zip without force: %v, want ErrConflict", err)
 	}
-	for _, want := range []string{"repository " + reg.Host() + "/providers/example.com/acme/alpha", "linux_amd64", "--force", string(sumsOf(t, other).ZH)} {
+	for _, want := range []string{"repository " + reg.Host() + "/providers/example.com/acme/alpha", "linux_amd64", "conflict", string(sumsOf(t, other).ZH)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("conflict message %q lacks %q", err, want)
 		}

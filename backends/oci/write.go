@@ -235,7 +235,7 @@ func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 			if oldZH == "" {
 				oldZH = hashing.Hash(existing.String())
 			}
-			return s.errorf("%w (has %s, incoming %s; use --force to replace it)", backends.ErrConflict, oldZH, zh)
+			return s.errorf("%w (has %s, incoming %s)", backends.ErrConflict, oldZH, zh)
 		}
 	}
 
@@ -478,7 +478,7 @@ func (pv *pendingVersion) load(ctx context.Context, m *Mirror, r *remote.Reposit
 	case !isContentError(err):
 		return classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
 	case !force:
-		return fmt.Errorf("oci mirror %s: repository %s: %s: %w: tag %q holds something else: %v; use --force to replace it", m.name, pv.addr, label, backends.ErrConflict, pv.tag, err)
+		return fmt.Errorf("oci mirror %s: repository %s: %s: %w: tag %q holds something else: %v", m.name, pv.addr, label, backends.ErrConflict, pv.tag, err)
 	}
 	pv.loaded = true
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/ui/report"
 )
 
 // Exit codes, as the command-line contract fixes them.
@@ -83,11 +84,11 @@ func exitCode(cmd *cobra.Command, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee != errProblem {
-			fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", ee.err)
+			fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", report.Advised(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", err)
+	fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", report.Advised(err))
 	if errors.Is(err, backends.ErrUsage) {
 		return exitUsage
 	}

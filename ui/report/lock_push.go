@@ -21,7 +21,7 @@ func pushLine(ev sync.Event, j *sync.TrackedJob) string {
 		return fmt.Sprintf("pushed %s  %s in %s (%s/s)  %s %s", j.Info.Package, HumanBytes(ev.Bytes),
 			ev.Elapsed.Round(time.Millisecond), HumanBytes(rate), ev.Sums.H1, ev.Sums.ZH)
 	case sync.JobFailed:
-		return fmt.Sprintf("failed %s: %v", j.Info.Package, ev.Err)
+		return fmt.Sprintf("failed %s: %s", j.Info.Package, Advised(ev.Err))
 	case sync.JobRetrying:
 		return fmt.Sprintf("retry  %s: attempt %d failed, retrying in %s: %v", j.Info.Package, ev.Attempt, ev.Delay, ev.Err)
 	case sync.IndexWritten:

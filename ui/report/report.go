@@ -105,7 +105,7 @@ func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
 	if asJSON {
 		rows := make([]FindingJSON, 0, len(fs))
 		for _, f := range fs {
-			row := FindingJSON{Status: f.Status, Detail: f.Detail, SrcHashes: f.SrcHashes, DstHashes: f.DstHashes}
+			row := FindingJSON{Status: f.Status, Detail: advisedDetail(f), SrcHashes: f.SrcHashes, DstHashes: f.DstHashes}
 			if f.Package.Version != nil {
 				row.Provider, row.Version, row.Platform = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
 			}
@@ -123,7 +123,7 @@ func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
 		if f.Package.Version != nil {
 			prov, ver, plat = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Status, prov, ver, plat, f.Detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Status, prov, ver, plat, advisedDetail(f))
 	}
 	return tw.Flush()
 }

@@ -128,7 +128,7 @@ func (r *SyncReporter) Finish(s sync.Summary) {
 func (r *SyncReporter) leftLine(ev sync.PlanItemLeft) {
 	it := ev.Item
 	if it.Status != sync.StatusPresent {
-		fmt.Fprintf(r.errw, "%s %s: skipped: %s\n", it.Status, it.Archive.Package, it.Detail)
+		fmt.Fprintf(r.errw, "%s %s: skipped: %s\n", it.Status, it.Archive.Package, advisedDetail(it.Finding()))
 	} else if r.o.Push {
 		fmt.Fprintf(r.w, "= %s: already in %s (%s)\n", it.Archive.Package, ev.Dst, it.Detail)
 	}
@@ -151,7 +151,7 @@ func (r *SyncReporter) summaryLines(s sync.Summary) {
 	fmt.Fprintf(r.errw, "%s: %d %s (%s) in %s, %d %s, %d failed, %d skipped\n",
 		place, s.Done, verb, HumanBytes(s.Bytes), s.Duration.Round(time.Millisecond), s.Present, present, len(s.Failed), len(s.Skipped)+s.Unsupplied)
 	for _, j := range s.Failed {
-		fmt.Fprintf(r.errw, "  failed: %s: %v\n", j.Info.Label(), j.Err)
+		fmt.Fprintf(r.errw, "  failed: %s: %s\n", j.Info.Label(), Advised(j.Err))
 	}
 }
 
@@ -168,7 +168,7 @@ func (r *SyncReporter) finishedLine(ev sync.Event, j *sync.TrackedJob) string {
 		if ev.Canceled {
 			return fmt.Sprintf("%s %s: cancelled", r.style("-", "3"), j.Info.Label())
 		}
-		return fmt.Sprintf("%s %s: %v", r.style("✗", "1"), j.Info.Label(), ev.Err)
+		return fmt.Sprintf("%s %s: %s", r.style("✗", "1"), j.Info.Label(), Advised(ev.Err))
 	case sync.JobRetrying:
 		return fmt.Sprintf("%s %s: attempt %d failed, retrying in %s: %v", r.style("↻", "3"), j.Info.Label(), ev.Attempt, ev.Delay, ev.Err)
 	case sync.IndexWritten:
@@ -276,7 +276,7 @@ func EventJSON(ev sync.Event, j *sync.TrackedJob) map[string]any {
 	case sync.JobDone:
 		m["type"], m["bytes"], m["h1"], m["zh"], m["verified"], m["elapsed_ms"] = "done", ev.Bytes, ev.Sums.H1, ev.Sums.ZH, ev.Verified, ev.Elapsed.Milliseconds()
 	case sync.JobFailed:
-		m["type"], m["error"], m["canceled"] = "failed", ev.Err.Error(), ev.Canceled
+		m["type"], m["error"], m["canceled"] = "failed", Advised(ev.Err), ev.Canceled
 	case sync.IndexWritten:
 		m["type"], m["dst"], m["provider"] = "index_written", ev.Dst, ev.Provider.String()
 		if ev.Err != nil {
@@ -287,7 +287,7 @@ func EventJSON(ev sync.Event, j *sync.TrackedJob) map[string]any {
 	case sync.PlanItemLeft:
 		pkg := ev.Item.Archive.Package
 		m["type"], m["provider"], m["version"], m["platform"] = string(ev.Item.Status), pkg.Provider.String(), pkg.Version.String(), pkg.Platform.String()
-		m["src"], m["dst"], m["detail"] = ev.Src, ev.Dst, ev.Item.Detail
+		m["src"], m["dst"], m["detail"] = ev.Src, ev.Dst, advisedDetail(ev.Item.Finding())
 	}
 	return m
 }

@@ -93,7 +93,7 @@ func (s *Store) Put(ctx context.Context, pkg *modules.Package, force bool, progr
 			st.Present = true
 			st.Checks = []hashing.Check{{Source: src, Scheme: hashing.SchemeH1, Status: hashing.Match, Want: []hashing.Hash{pkg.Sums.H1}, Got: have.H1}}
 		case !force:
-			return modules.Stored{}, s.fail(label, dst, fmt.Errorf("%w: it holds %s (%s), this build is %s (%s); --force replaces it", backends.ErrConflict, have.ZH, orNone(have.H1), pkg.Sums.ZH, pkg.Sums.H1))
+			return modules.Stored{}, s.fail(label, dst, fmt.Errorf("%w: it holds %s (%s), this build is %s (%s)", backends.ErrConflict, have.ZH, orNone(have.H1), pkg.Sums.ZH, pkg.Sums.H1))
 		}
 		if st.Present {
 			if rec, err := s.record(pkg.Module, pkg.Version); err == nil {

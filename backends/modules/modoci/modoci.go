@@ -300,7 +300,7 @@ func (s *Store) Put(ctx context.Context, pkg *modules.Package, force bool, progr
 	case err != nil && !errors.Is(err, ErrNotModule):
 		return modules.Stored{}, s.opError("resolve tag "+tag, s.tmpl.Registry+"/"+repoName, label, err)
 	case err != nil && !force:
-		return modules.Stored{}, s.opError("tag "+tag, s.tmpl.Registry+"/"+repoName, label, fmt.Errorf("%w: it holds something else (%w); --force replaces the tag", backends.ErrConflict, err))
+		return modules.Stored{}, s.opError("tag "+tag, s.tmpl.Registry+"/"+repoName, label, fmt.Errorf("%w: it holds something else (%w)", backends.ErrConflict, err))
 	case h != nil:
 		if c, ok := sameContent(h, pkg); ok {
 			st := stored(h.desc.Digest)
@@ -314,7 +314,7 @@ func (s *Store) Put(ctx context.Context, pkg *modules.Package, force bool, progr
 			return st, nil
 		}
 		if !force {
-			return modules.Stored{}, s.opError("tag "+tag, s.tmpl.Registry+"/"+repoName, label, fmt.Errorf("%w: it holds layer %s (h1 %s), this build is %s (%s); --force replaces the tag",
+			return modules.Stored{}, s.opError("tag "+tag, s.tmpl.Registry+"/"+repoName, label, fmt.Errorf("%w: it holds layer %s (h1 %s), this build is %s (%s)",
 				backends.ErrConflict, h.layer.Digest, orNone(h.manifest.Annotations[modules.AnnotationH1]), pkg.Digest(), pkg.Sums.H1))
 		}
 	}
