@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/tfmirror/tfmirror/backends"
 )
 
@@ -211,5 +213,53 @@ func TestWarningLog(t *testing.T) {
 	}
 	if got := strings.Join(w.Warnings(), ","); got != "a,b,c" {
 		t.Fatalf("Warnings = %q, want each once in order", got)
+	}
+}
+
+// "latest N" selects the newest N versions, and "latest N, CONSTRAINTS"
+// the newest N of those the constraints allow; NewestMatching is the choice
+// `terraform init` makes.
+func TestLatestN(t *testing.T) {
+	var vs []backends.Version
+	for _, s := range []string{"1.0.0", "1.10.0", "2.0.0-rc.1", "1.2.0", "2.0.0", "0.9.0", "3.0.0-beta"} {
+		v, _ := backends.ParseVersion(s)
+		vs = append(vs, v)
+	}
+	for c, want := range map[string]string{
+		"latest 1":              "2.0.0",
+		"latest 3":              "2.0.0 1.10.0 1.2.0",
+		"latest 10":             "2.0.0 1.10.0 1.2.0 1.0.0 0.9.0",
+		" latest  2 ":           "2.0.0 1.10.0",
+		"latest 2, ~> 1.0":      "1.10.0 1.2.0",
+		"latest, < 2.0":         "1.10.0",
+		"latest, >= 3.0.0-a":    "3.0.0-beta",
+		"latest 2, >= 1.2, < 2": "1.10.0 1.2.0",
+	} {
+		vc, err := backends.ParseVersionConstraint(c)
+		if err != nil {
+			t.Fatalf("%q: %v", c, err)
+		}
+		if got := join(vc.Filter(vs)); got != want {
+			t.Errorf("%q selects %q, want %q", c, got, want)
+		}
+		if vc.String() != strings.TrimSpace(c) {
+			t.Errorf("%q: String() = %q", c, vc.String())
+		}
+	}
+	for _, bad := range []string{"latest 0", "latest -1", "latest x", "latest 2 3", "latest, ~>", "latest 2, banana"} {
+		if _, err := backends.ParseVersionConstraint(bad); err == nil || !strings.Contains(err.Error(), "latest") {
+			t.Errorf("constraint %q: %v", bad, err)
+		}
+	}
+	c, _ := version.NewConstraint(">= 1.0, < 2.0")
+	nm := backends.NewestMatching(c)
+	if got := join(nm.Filter(vs)); got != "1.10.0" {
+		t.Errorf("NewestMatching(>= 1.0, < 2.0) selects %q", got)
+	}
+	if got := join(backends.NewestMatching(nil).Filter(vs)); got != "2.0.0" {
+		t.Errorf("NewestMatching(nil) selects %q", got)
+	}
+	if nm.String() != "latest, >= 1.0, < 2.0" {
+		t.Errorf("NewestMatching String() = %q", nm.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/go-version"
@@ -65,28 +66,72 @@ func SortVersionsNewestFirst(vs []Version) {
 
 // VersionConstraint selects versions: Terraform constraint syntax, or
 // "latest" meaning the newest version a place offers (prereleases excluded
-// unless they are all there is).
+// unless they are all there is), "latest N" the newest N, and either
+// followed by a comma and a constraint, the newest among the versions it
+// allows ("latest 2, ~> 5.0").
 type VersionConstraint struct {
-	Latest      bool
-	Constraints version.Constraints // nil: every version
+	Latest bool
+	// Newest is how many of the newest versions Latest selects; 0 means 1.
+	Newest int
+	// Constraints limit the versions (with Latest, the versions the newest
+	// are taken from); nil: every version.
+	Constraints version.Constraints
 	text        string
 }
 
-// ParseVersionConstraint parses "" (every version), "latest", or a Terraform
-// constraint string such as "~> 5.0" or ">= 1.2, < 2.0".
+// ParseVersionConstraint parses "" (every version), "latest", "latest N",
+// either of those followed by ", CONSTRAINTS", or a Terraform constraint
+// string such as "~> 5.0" or ">= 1.2, < 2.0".
 func ParseVersionConstraint(s string) (VersionConstraint, error) {
 	s = strings.TrimSpace(s)
-	switch s {
-	case "":
+	if s == "" {
 		return VersionConstraint{}, nil
-	case "latest":
-		return VersionConstraint{Latest: true, text: s}, nil
+	}
+	head, rest, _ := strings.Cut(s, ",")
+	if f := strings.Fields(head); len(f) > 0 && f[0] == "latest" {
+		return parseLatest(s, f[1:], rest)
 	}
 	c, err := version.NewConstraint(s)
 	if err != nil {
-		return VersionConstraint{}, fmt.Errorf("version constraint %q: %v (examples: \"~> 5.0\", \">= 1.2, < 2.0\", \"= 1.4.2\", \"latest\")", s, err)
+		return VersionConstraint{}, fmt.Errorf("version constraint %q: %v (examples: \"~> 5.0\", \">= 1.2, < 2.0\", \"= 1.4.2\", \"latest\", \"latest 3\", \"latest 2, ~> 5.0\")", s, err)
 	}
 	return VersionConstraint{Constraints: c, text: s}, nil
+}
+
+// parseLatest parses "latest [N][, CONSTRAINTS]": count holds what followed
+// "latest" before the first comma, rest what followed the comma.
+func parseLatest(s string, count []string, rest string) (VersionConstraint, error) {
+	vc := VersionConstraint{Latest: true, Newest: 1, text: s}
+	switch len(count) {
+	case 0:
+	case 1:
+		n, err := strconv.Atoi(count[0])
+		if err != nil || n < 1 {
+			return VersionConstraint{}, fmt.Errorf("version constraint %q: \"latest N\" needs a whole number N of at least 1 (e.g. \"latest 3\": the newest three)", s)
+		}
+		vc.Newest = n
+	default:
+		return VersionConstraint{}, fmt.Errorf("version constraint %q: want \"latest\", \"latest N\" or \"latest N, CONSTRAINTS\" (e.g. \"latest 2, ~> 5.0\")", s)
+	}
+	if strings.TrimSpace(rest) != "" {
+		c, err := version.NewConstraint(rest)
+		if err != nil {
+			return VersionConstraint{}, fmt.Errorf("version constraint %q: after \"latest\": %v (e.g. \"latest 2, ~> 5.0\")", s, err)
+		}
+		vc.Constraints = c
+	}
+	return vc, nil
+}
+
+// NewestMatching is the constraint that selects the newest version c
+// allows, as `terraform init` and `providers mirror` choose one (c nil:
+// the newest of all).
+func NewestMatching(c version.Constraints) VersionConstraint {
+	vc := VersionConstraint{Latest: true, Newest: 1, Constraints: c, text: "latest"}
+	if len(c) > 0 {
+		vc.text = "latest, " + c.String()
+	}
+	return vc
 }
 
 // IsZero reports whether the constraint selects every version.
@@ -110,25 +155,29 @@ func (c VersionConstraint) ProviderVersions(vs []Version) []Version {
 func (c VersionConstraint) Filter(vs []Version) []Version {
 	sorted := append([]Version(nil), vs...)
 	SortVersionsNewestFirst(sorted)
-	if c.Latest {
-		for _, v := range sorted {
-			if v.Prerelease() == "" {
-				return []Version{v}
-			}
-		}
-		if len(sorted) > 0 {
-			return sorted[:1]
-		}
-		return nil
-	}
-	if c.Constraints == nil {
-		return sorted
-	}
 	var out []Version
 	for _, v := range sorted {
-		if c.Constraints.Check(v) {
+		if c.Constraints == nil || c.Constraints.Check(v) {
 			out = append(out, v)
 		}
 	}
-	return out
+	if !c.Latest {
+		return out
+	}
+	return newest(out, max(c.Newest, 1))
+}
+
+// newest returns the first n of sorted (newest first), leaving out
+// prereleases unless they are all there is.
+func newest(sorted []Version, n int) []Version {
+	var released []Version
+	for _, v := range sorted {
+		if v.Prerelease() == "" {
+			released = append(released, v)
+		}
+	}
+	if len(released) == 0 {
+		released = sorted
+	}
+	return released[:min(n, len(released))]
 }
