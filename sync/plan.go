@@ -112,6 +112,14 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
 		}
 		selected[p] = len(versions) > 0
+		for _, v := range sel.PinnedMissing(p, versions) {
+			selected[p] = true // the unavailable item says what is missing
+			plan.Items = append(plan.Items, Item{
+				Archive: backends.Archive{Package: backends.Package{Provider: p, Version: v}, Size: -1},
+				Status:  StatusUnavailable,
+				Detail:  fmt.Sprintf("source %s does not offer %s %s", src, p, v),
+			})
+		}
 		if l, ok := sel.Locked[p]; ok && len(versions) == 0 {
 			selected[p] = true // an unavailable item says what is missing
 			plan.Items = append(plan.Items, Item{

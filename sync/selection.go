@@ -22,6 +22,11 @@ type Selection struct {
 	// Locked, when set, restricts each provider to its locked version and
 	// adds the locked hashes as evidence.
 	Locked map[backends.Provider]Locked
+	// Pinned, when set, selects exactly its providers at exactly the
+	// versions it lists for each (what a mirror spec resolved); hashes a
+	// lock file gave for a version are evidence, as Locked's are. Providers,
+	// Versions and Locked are then not consulted.
+	Pinned map[backends.Provider][]Locked
 }
 
 // Locked is one provider's entry in a lock file.
@@ -39,6 +44,16 @@ type DefaultHoster interface {
 
 // Providers resolves the selection's providers against r.
 func (s Selection) ProvidersIn(ctx context.Context, r backends.Reader) ([]backends.Provider, error) {
+	if s.Pinned != nil {
+		// Every pinned provider, whether or not r lists it: one r lacks is
+		// a problem to report, not a provider to leave out quietly.
+		out := make([]backends.Provider, 0, len(s.Pinned))
+		for p := range s.Pinned {
+			out = append(out, p)
+		}
+		backends.SortProviders(out)
+		return out, nil
+	}
 	listed, err := r.Providers(ctx)
 	if errors.Is(err, backends.ErrNoCatalogue) {
 		return s.namedProviders(r)
@@ -56,6 +71,10 @@ func (s Selection) ProvidersIn(ctx context.Context, r backends.Reader) ([]backen
 }
 
 func (s Selection) wants(p backends.Provider) bool {
+	if s.Pinned != nil {
+		_, ok := s.Pinned[p]
+		return ok
+	}
 	if s.Locked != nil {
 		if _, ok := s.Locked[p]; !ok {
 			return false
@@ -114,6 +133,16 @@ func (s Selection) VersionsOf(ctx context.Context, r backends.Reader, p backends
 	if err != nil {
 		return nil, err
 	}
+	if s.Pinned != nil {
+		var out []backends.Version
+		for _, v := range vs {
+			if len(s.pinnedAt(p, v)) > 0 {
+				out = append(out, v)
+			}
+		}
+		backends.SortVersionsNewestFirst(out)
+		return out, nil
+	}
 	if l, ok := s.Locked[p]; ok {
 		for _, v := range vs {
 			if v.Equal(l.Version) && v.String() == l.Version.String() {
@@ -123,6 +152,40 @@ func (s Selection) VersionsOf(ctx context.Context, r backends.Reader, p backends
 		return nil, nil
 	}
 	return s.Versions.ProviderVersions(vs), nil
+}
+
+// pinnedAt returns the pins of p at exactly v (one per lock file or
+// constraint that chose it).
+func (s Selection) pinnedAt(p backends.Provider, v backends.Version) []Locked {
+	var out []Locked
+	for _, l := range s.Pinned[p] {
+		if l.Version.Equal(v) && l.Version.String() == v.String() {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// PinnedMissing returns the versions of p the selection pins that
+// offered (the versions a source has) lacks.
+func (s Selection) PinnedMissing(p backends.Provider, offered []backends.Version) []backends.Version {
+	var out []backends.Version
+	seen := map[string]bool{}
+	for _, l := range s.Pinned[p] {
+		v := l.Version.String()
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		found := false
+		for _, o := range offered {
+			found = found || o.String() == v
+		}
+		if !found {
+			out = append(out, l.Version)
+		}
+	}
+	return out
 }
 
 // WantsPlatform reports whether the selection includes plat.
@@ -140,6 +203,15 @@ func (s Selection) WantsPlatform(plat backends.Platform) bool {
 
 // LockEvidence returns the lock file's hashes for pkg, if a lock is in play.
 func (s Selection) LockEvidence(pkg backends.Package) []hashing.Evidence {
+	if s.Pinned != nil {
+		var out []hashing.Evidence
+		for _, l := range s.pinnedAt(pkg.Provider, pkg.Version) {
+			if len(l.Hashes) > 0 {
+				out = append(out, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceLockFile, Detail: l.Source}, Hashes: l.Hashes, AnyOf: true})
+			}
+		}
+		return out
+	}
 	l, ok := s.Locked[pkg.Provider]
 	if !ok || !l.Version.Equal(pkg.Version) || len(l.Hashes) == 0 {
 		return nil
@@ -204,6 +276,9 @@ func (e *NoMatchError) Is(target error) bool { return target == ErrNothingSelect
 // names reports whether the selection asks for p by name: a --provider
 // filter or a lock file entry, rather than every provider of a place.
 func (s Selection) names(p backends.Provider) bool {
+	if _, ok := s.Pinned[p]; ok {
+		return true
+	}
 	if _, ok := s.Locked[p]; ok {
 		return true
 	}
@@ -225,6 +300,13 @@ func (s Selection) unmatched(ctx context.Context, r backends.Reader, p backends.
 		return fmt.Sprintf("%s holds no version of %s", r, p)
 	}
 	avail := versionList(all)
+	if pins, ok := s.Pinned[p]; ok {
+		var want []string
+		for _, l := range pins {
+			want = append(want, l.Version.String())
+		}
+		return fmt.Sprintf("%s does not offer %s %s (available: %s)", r, p, strings.Join(want, ", "), avail)
+	}
 	if l, ok := s.Locked[p]; ok {
 		return fmt.Sprintf("%s does not offer %s %s, the version %s locks (available: %s)", r, p, l.Version, l.Source, avail)
 	}
