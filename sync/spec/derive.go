@@ -156,6 +156,7 @@ type module struct {
 	// blocks, in order, with where; provider blocks may add constraints.
 	uses  []use
 	calls []call
+	files int // configuration files read
 }
 
 type declared struct {
@@ -200,6 +201,7 @@ func (d *deriver) load(dir string) (*module, error) {
 		if err := d.loadFile(m, filepath.Join(dir, e.Name())); err != nil {
 			return nil, err
 		}
+		m.files++
 	}
 	return m, nil
 }
@@ -457,7 +459,7 @@ func (d *deriver) configuration(dir string, locked bool) (Configuration, error) 
 		if err != nil {
 			return c, backends.Usagef("%v", err)
 		}
-		_, hasConfig := d.mods[dir]
+		hasConfig := d.mods[dir] != nil && d.mods[dir].files > 0
 		for _, l := range f.Providers() {
 			r, ok := reqs[l.Addr]
 			if !ok && hasConfig {
