@@ -124,15 +124,15 @@ terraform {
 		}
 	}
 	want := map[string]string{
-		"infra example.com/acme/alpha":                 "locked 1.0.0 from infra/main.tf:4 modules/net/versions.tf:4 infra/.terraform.lock.hcl",
-		"infra registry.terraform.io/hashicorp/null":   "latest, ~> 3.0 from infra/main.tf:5",
-		"infra registry.terraform.io/hashicorp/random": "latest from infra/main.tf:9",
-		"infra registry.terraform.io/acme/beta":        "latest, ~> 1.1 from modules/net/versions.tf:5 modules/net/inner/main.tf.json:1",
-		"platform example.com/acme/alpha":              "latest, 1.5.0 from platform/.terraform/modules/remote/main.tf:3",
-		"platform corp.example/acme/delta":             "latest from platform/main.tf:15",
+		"infra example.com/acme/alpha":                   "locked 1.0.0 from infra/main.tf:4 modules/net/versions.tf:4 infra/.terraform.lock.hcl",
+		"infra registry.terraform.io/hashicorp/null":     "latest, ~> 3.0 from infra/main.tf:5",
+		"infra registry.terraform.io/hashicorp/random":   "latest from infra/main.tf:9",
+		"infra registry.terraform.io/acme/beta":          "latest, ~> 1.1 from modules/net/versions.tf:5 modules/net/inner/main.tf.json:1",
+		"platform example.com/acme/alpha":                "latest, 1.5.0 from platform/.terraform/modules/remote/main.tf:3",
+		"platform corp.example/acme/delta":               "latest from platform/main.tf:15",
 		"platform registry.terraform.io/hashicorp/gamma": "latest, >= 2 from platform/main.tf:7",
-		"lockonly example.com/acme/alpha":              "locked 1.0.0 from lockonly/.terraform.lock.hcl",
-		"lockonly example.com/acme/stale":              "locked 9.9.9 from lockonly/.terraform.lock.hcl",
+		"lockonly example.com/acme/alpha":                "locked 1.0.0 from lockonly/.terraform.lock.hcl",
+		"lockonly example.com/acme/stale":                "locked 9.9.9 from lockonly/.terraform.lock.hcl",
 	}
 	if len(got) != len(want) {
 		var keys []string
