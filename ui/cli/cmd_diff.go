@@ -15,9 +15,10 @@ import (
 
 func newDiffCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
+	var sf specFlags
 	var asJSON, verifyExisting bool
 	cmd := &cobra.Command{
-		Use:   "diff SRC DST [selection]",
+		Use:   "diff SRC DST [selection] | diff --spec FILE | diff [SRC] DST --from DIR",
 		Short: "Show the sync plan: what DST lacks, has, or has with different hashes",
 		Long: `Compare the selected packages of SRC with DST and print the plan a sync would
 carry out, one row per package: missing (DST lacks it), present (same hashes),
@@ -26,11 +27,29 @@ Only listings and stated hashes are read, so it is fast; --verify-existing
 recomputes the hashes of the archives already in DST.
 
 Exits 1 when DST lacks something or holds a different archive, so it works as a
-CI check.`,
-		Example: `  tfmirror diff registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
+CI check.
+
+With --spec or --from, the plan of every destination, each row naming the
+spec blocks, configuration files and lock files that ask for its version
+(--json: "destination", "source" and "from" fields); rows with status
+unavailable are versions no source offers. ` + specHelp,
+		Example: `  tfmirror diff --spec mirror.hcl --json
+  tfmirror diff ./mirror --from ../infra --platform linux_amd64
+  tfmirror diff registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
   tfmirror diff ./mirror oci://registry.corp/tf/'${namespace}/${type}' --json`,
-		Args: exactArgs(2, "SRC and DST"),
+		Args: sf.args(),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if sf.set() {
+				sp, err := sf.load(args, &sel)
+				if err != nil {
+					return err
+				}
+				w, err := wanted(cmd, env, sp)
+				if err != nil {
+					return err
+				}
+				return specDiff(cmd, env, sp, w, asJSON, verifyExisting)
+			}
 			s, err := sel.selection()
 			if err != nil {
 				return err
@@ -67,6 +86,7 @@ CI check.`,
 		},
 	}
 	sel.add(cmd)
+	sf.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
 	cmd.Flags().BoolVar(&verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
 	return cmd

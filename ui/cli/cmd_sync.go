@@ -33,7 +33,9 @@ source (or run tfmirror modules rewrite).
 
 ` + moduleTemplateHelp
 
-const syncExample = `  tfmirror sync registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64 --platform darwin_arm64
+const syncExample = `  tfmirror sync --spec mirror.hcl
+  tfmirror sync ./mirror --from ../infra --from ../platform --platform linux_amd64 --platform darwin_arm64
+  tfmirror sync registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64 --platform darwin_arm64
   tfmirror sync ./mirror oci://registry.corp/tf/'${namespace}/${type}' --jobs 8
   tfmirror sync https://mirror.corp/tf/ ./mirror -p registry.terraform.io/hashicorp/null --dry-run
   tfmirror sync registry://registry.opentofu.org oci://registry.corp/modules/'${namespace}/${name}-${system}' --module terraform-aws-modules/vpc/aws -v "~> 5.0"`
@@ -42,6 +44,7 @@ const syncExample = `  tfmirror sync registry://registry.terraform.io ./mirror -
 type syncFlags struct {
 	sel                                             selectionFlags
 	mods                                            moduleFlags
+	spec                                            specFlags
 	asJSON, dryRun, force, verifyExisting, unpacked bool
 	jobs                                            int
 }
@@ -49,12 +52,18 @@ type syncFlags struct {
 func newSyncCmd(env *Env) *cobra.Command {
 	var f syncFlags
 	cmd := &cobra.Command{
-		Use:     "sync SRC DST [selection]",
+		Use:     "sync SRC DST [selection] | sync --spec FILE | sync [SRC] DST --from DIR",
 		Short:   "Copy the selected packages from SRC to DST, verified and atomically",
-		Long:    syncLong,
+		Long:    syncLong + "\n\n" + specHelp,
 		Example: syncExample,
-		Args:    exactArgs(2, "SRC and DST"),
+		Args:    f.spec.args(),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.spec.set() {
+				if f.mods.set() {
+					return usageErr("--module does not go with --spec or --from: put module blocks in the spec")
+				}
+				return runSpecSync(cmd, env, args, &f)
+			}
 			if f.mods.set() {
 				return runModulesSync(cmd, env, args, &f.sel, f.mods.modules, moduleSyncFlags{jobs: f.jobs, force: f.force, dryRun: f.dryRun, asJSON: f.asJSON})
 			}
@@ -70,6 +79,7 @@ func newSyncCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.unpacked, "unpacked", false, "write a filesystem DST in the unpacked layout (VERSION/OS_ARCH/ directories)")
 	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
 	f.mods.add(cmd)
+	f.spec.add(cmd)
 	return cmd
 }
 

@@ -105,14 +105,7 @@ func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
 	if asJSON {
 		rows := make([]FindingJSON, 0, len(fs))
 		for _, f := range fs {
-			row := FindingJSON{Status: f.Status, Detail: advisedDetail(f), SrcHashes: f.SrcHashes, DstHashes: f.DstHashes}
-			if f.Package.Version != nil {
-				row.Provider, row.Version, row.Platform = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
-			}
-			if f.Result != nil {
-				row.Checks = f.Result.Checks
-			}
-			rows = append(rows, row)
+			rows = append(rows, findingJSON(f))
 		}
 		return writeJSON(w, rows)
 	}
@@ -126,6 +119,18 @@ func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Status, prov, ver, plat, advisedDetail(f))
 	}
 	return tw.Flush()
+}
+
+// findingJSON is a finding's row in --json output.
+func findingJSON(f sync.Finding) FindingJSON {
+	row := FindingJSON{Status: f.Status, Detail: advisedDetail(f), SrcHashes: f.SrcHashes, DstHashes: f.DstHashes}
+	if f.Package.Version != nil {
+		row.Provider, row.Version, row.Platform = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
+	}
+	if f.Result != nil {
+		row.Checks = f.Result.Checks
+	}
+	return row
 }
 
 // Summary counts findings by status, e.g. "12 ok, 1 mismatch".

@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/spec"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+// specHelp explains --spec and --from; the help of sync and diff include it.
+const specHelp = `With --spec FILE, what to mirror comes from a mirror spec (see the README's
+"Declarative mirrors"): every destination it names is made to hold every
+provider version it wants, for its platforms, from its source (by default
+each provider's origin registry); SRC and DST are not given. For example:
+
+  destinations = ["./mirror", "oci://registry.corp/tf/${namespace}/${type}"]
+  platforms    = ["linux_amd64", "darwin_arm64"]
+  from         = ["../infra"]    # the providers these configurations require
+  deny         = ["hashicorp/template"]
+
+  provider "hashicorp/aws" {
+    versions = "~> 5.0"           # or "latest", "latest 3", "latest 2, ~> 5.0"
+  }
+  provider "hashicorp/random" {
+    versions  = "latest"
+    platforms = ["linux_amd64"]
+  }
+
+--from DIR (repeatable) takes the providers the Terraform configurations under
+DIR require: the required_providers of every module a configuration calls,
+their constraints merged as terraform merges them (the newest version all of
+them allow), or the version its .terraform.lock.hcl locks, whose hashes then
+also check the archives. .terraform/ and hidden directories are skipped. With
+--spec it adds to the spec's from; without, [SRC] DST are given (no SRC: each
+provider's origin registry) and --platform names the platforms.
+
+Exits 1 when anything wanted is missing or failed.`
+
+// specFlags are --spec and --from.
+type specFlags struct {
+	file string
+	from []string
+}
+
+func (s *specFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&s.file, "spec", "", "a mirror spec `FILE`: its destinations, providers, platforms and sources (SRC and DST are not given)")
+	f.StringSliceVar(&s.from, "from", nil, "take the providers and versions the configurations and lock files under `DIR` require (repeatable)")
+}
+
+func (s *specFlags) set() bool { return s.file != "" || len(s.from) > 0 }
+
+// args checks the positional arguments: none with --spec, [SRC] DST with
+// --from alone, otherwise SRC and DST.
+func (s *specFlags) args() cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case s.file != "" && len(args) > 0:
+			return usageErr("%s --spec takes no SRC or DST: the spec names its source and destinations (got %q)", cmd.Name(), args)
+		case s.file == "" && len(s.from) > 0 && (len(args) < 1 || len(args) > 2):
+			return usageErr("%s --from takes [SRC] DST (without SRC, each provider's origin registry); got %d arguments", cmd.Name(), len(args))
+		case !s.set():
+			return exactArgs(2, "SRC and DST")(cmd, args)
+		}
+		return nil
+	}
+}
+
+// load is the spec the flags describe: the file, with --from's
+// directories added; or, from --from alone, [SRC] DST and --platform.
+func (s *specFlags) load(args []string, sel *selectionFlags) (*spec.Spec, error) {
+	if len(sel.providers) > 0 || sel.version != "" || sel.lock != "" {
+		return nil, usageErr("--provider, --version and --lock do not go with --spec or --from: the spec and the configurations say what to mirror")
+	}
+	var from []string
+	for _, d := range s.from {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, usageErr("--from %s: %v", d, err)
+		}
+		from = append(from, abs)
+	}
+	if s.file != "" {
+		if len(sel.platforms) > 0 {
+			return nil, usageErr("--platform does not go with --spec: the spec's platforms say which")
+		}
+		sp, err := spec.Load(s.file)
+		if err != nil {
+			return nil, err
+		}
+		sp.From = append(sp.From, from...)
+		return sp, nil
+	}
+	base, err := sel.baseSelection()
+	if err != nil {
+		return nil, err
+	}
+	sp := &spec.Spec{Path: "--from", From: from, Destinations: args[len(args)-1:], Platforms: base.Platforms, DefaultRegistry: spec.DefaultRegistry}
+	if len(args) == 2 {
+		sp.Source = args[0]
+	}
+	return sp, nil
+}
+
+// wanted resolves sp against its sources, opened with the command's place
+// options, and prints what was left out.
+func wanted(cmd *cobra.Command, env *Env, sp *spec.Spec) (*spec.Wanted, error) {
+	open := func(ctx context.Context, arg string) (backends.Reader, error) {
+		return openPlace(ctx, arg, env.placeOptions())
+	}
+	w, err := sp.Wanted(cmd.Context(), open)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range w.Notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+	}
+	if len(w.Destinations) == 0 || len(w.Destinations[0].Providers)+len(w.Problems) == 0 {
+		if len(sp.Modules) == 0 {
+			return nil, usageErr("%s: nothing to mirror: no provider is wanted (the configurations under from require none, or allow/deny leave none)", sp.Path)
+		}
+	}
+	return w, nil
+}
+
+// problemRows are the spec's unavailable wants, and the providers whose
+// plan failed, as rows.
+func problemRows(w *spec.Wanted) []report.SpecFinding {
+	var out []report.SpecFinding
+	for _, p := range w.Problems {
+		f := sync.Finding{Package: backends.Package{Provider: p.Provider}, Status: sync.StatusUnavailable, Detail: p.Detail}
+		if v, err := backends.ParseVersion(p.Version); err == nil {
+			f.Package.Version = v
+		}
+		out = append(out, report.SpecFinding{Finding: f, Source: p.Source, From: p.From})
+	}
+	return out
+}
+
+// plannedRows are one destination's plan as rows, each naming what asked
+// for its version; a provider whose plan failed is one error row.
+func plannedRows(dst string, planned []spec.Planned) []report.SpecFinding {
+	var out []report.SpecFinding
+	for _, p := range planned {
+		if p.Err != nil {
+			out = append(out, report.SpecFinding{Finding: sync.Finding{Package: backends.Package{Provider: p.Provider}, Status: sync.StatusError, Detail: p.Err.Error()},
+				Destination: dst, Source: p.Source.String(), From: allFrom(p.Resolved)})
+			continue
+		}
+		for _, f := range p.Plan.Findings() {
+			out = append(out, report.SpecFinding{Finding: f, Destination: dst, Source: p.Source.String(), From: p.From[f.Package.Version.String()]})
+		}
+	}
+	return out
+}
+
+func allFrom(r spec.Resolved) []string {
+	var out []string
+	for _, v := range r.Versions() {
+		out = append(out, r.From[v.String()]...)
+	}
+	return out
+}
+
+// runSpecSync is sync --spec / --from: each destination in turn is planned
+// and synced on an engine of its own; then the spec's modules; one summary.
+func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) error {
+	ctx := cmd.Context()
+	sp, err := f.spec.load(args, &f.sel)
+	if err != nil {
+		return err
+	}
+	w, err := wanted(cmd, env, sp)
+	if err != nil {
+		return err
+	}
+	if f.dryRun {
+		return specDiff(cmd, env, sp, w, f.asJSON, f.verifyExisting)
+	}
+	rep := reporter(cmd, f.asJSON, false)
+	problems := problemRows(w)
+	for _, p := range problems {
+		rep.Unavailable(p)
+	}
+	var sums []sync.Summary
+	for _, d := range w.Destinations {
+		o := env.placeOptions()
+		o.Unpacked = f.unpacked
+		dst, err := place.OpenWriter(ctx, d.Place, o)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		planned, err := spec.Plan(ctx, d, dst, sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing()})
+		if err != nil {
+			return err
+		}
+		var plans []*sync.Plan
+		for _, row := range plannedRows(d.Place, planned) {
+			if row.Finding.Status == sync.StatusError {
+				problems = append(problems, row)
+				rep.Unavailable(row)
+			}
+		}
+		for _, p := range planned {
+			if p.Plan != nil {
+				plans = append(plans, p.Plan)
+			}
+		}
+		drep := reporter(cmd, f.asJSON, false)
+		sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), dst, f.force, drep, plans...)
+		drep.FinishDestination(sum)
+		sums = append(sums, sum)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	modErr := specModules(cmd, env, sp, moduleSyncFlags{jobs: f.jobs, force: f.force, asJSON: f.asJSON})
+	rep.FinishSpec(sp.Path, sums, len(problems))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for _, s := range sums {
+		if !s.OK() {
+			return errProblem
+		}
+	}
+	if len(problems) > 0 {
+		return errProblem
+	}
+	return modErr
+}
+
+// specModules syncs the spec's module blocks, each with sync --module's
+// code; the first error is returned once all have run.
+func specModules(cmd *cobra.Command, env *Env, sp *spec.Spec, f moduleSyncFlags) error {
+	var first error
+	for _, m := range sp.Modules {
+		sel := &selectionFlags{version: m.Versions.String()}
+		err := runModulesSync(cmd, env, []string{m.Source, m.Destination}, sel, []string{m.Addr.String()}, f)
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// specDiff is diff --spec (and sync --spec --dry-run): every destination's
+// plan, one row per package with what asked for it; exit 1 when any
+// destination lacks something wanted or holds something else.
+func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSON, verifyExisting bool) error {
+	rows := problemRows(w)
+	for _, d := range w.Destinations {
+		dst, cleanup, err := openDiffDst(cmd, env, d.Place)
+		if err != nil {
+			return err
+		}
+		planned, err := spec.Plan(cmd.Context(), d, dst, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: env.hashing()})
+		printWarnings(cmd, dst)
+		cleanup()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, plannedRows(d.Place, planned)...)
+	}
+	if err := report.SpecFindings(cmd.OutOrStdout(), rows, asJSON); err != nil {
+		return err
+	}
+	var findings []sync.Finding
+	for _, r := range rows {
+		findings = append(findings, r.Finding)
+	}
+	var modErr error
+	if !asJSON {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%d destinations: %s\n", len(w.Destinations), report.Summary(findings))
+		modErr = specModules(cmd, env, sp, moduleSyncFlags{dryRun: true})
+	} else if len(sp.Modules) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: the spec's %d module blocks are listed without --json\n", len(sp.Modules))
+	}
+	if err := cmd.Context().Err(); err != nil {
+		return err
+	}
+	for _, f := range findings {
+		if f.Status != sync.StatusPresent {
+			return errProblem
+		}
+	}
+	return modErr
+}
