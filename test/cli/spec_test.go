@@ -248,3 +248,146 @@ func tofuInstallsFromOCI(t *testing.T, oreg *ocitest.Registry, caPEM []byte, pro
 		t.Errorf("tofu init from the OCI mirror: %v\n%s", err, out)
 	}
 }
+
+// pkgSet lists a place's packages as "TYPE VERSION PLATFORM".
+func pkgSet(t *testing.T, place string, extra ...string) []string {
+	t.Helper()
+	ls := run(t, nil, append([]string{"ls", place, "--json"}, extra...)...)
+	if ls.code != 0 {
+		t.Fatalf("ls %s: exit %d\n%s", place, ls.code, ls.stderr)
+	}
+	var rows []struct{ Provider, Version, Platform string }
+	json.Unmarshal([]byte(ls.stdout), &rows)
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Provider[strings.LastIndex(r.Provider, "/")+1:]+" "+r.Version+" "+r.Platform)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// --from over a tree of two configurations (one calling a shared module
+// that calls a nested one, the other with a lock file pinning older
+// versions) selects the providers and versions `terraform providers mirror`
+// selects in each configuration, together: constraints merged across the
+// modules of a configuration, the lock file's versions honoured. diff --json
+// names the files that ask for each version.
+func TestFromSelectsWhatTerraformProvidersMirrorSelects(t *testing.T) {
+	reg := specRegistry(t, []string{"alpha", "beta", "gamma"}, map[string][]string{
+		"alpha": {"1.0.0", "1.1.0", "1.2.0", "2.0.0"}, "beta": {"0.9.0", "1.0.0", "1.5.0"}, "gamma": {"3.0.0", "3.1.0"},
+	})
+	host := reg.Host()
+	ca := caFile(t, reg.CertPEM())
+	tf, env := terraformEnv(t, reg.CertPEM(), "")
+	tree := t.TempDir()
+	src := func(typ string) string { return host + "/acme/" + typ }
+	files := map[string]string{
+		"infra/main.tf": fmt.Sprintf(`terraform {
+  required_providers {
+    alpha = { source = %q, version = ">= 1.0" }
+  }
+}
+module "net" {
+  source = "../modules/net"
+}
+`, src("alpha")),
+		"modules/net/main.tf": fmt.Sprintf(`terraform {
+  required_providers {
+    alpha = { source = %q, version = "< 2.0" }
+    beta  = { source = %q, version = "~> 1.0" }
+  }
+}
+module "inner" {
+  source = "./inner"
+}
+`, src("alpha"), src("beta")),
+		"modules/net/inner/main.tf": fmt.Sprintf("terraform {\n  required_providers {\n    gamma = { source = %q }\n  }\n}\n", src("gamma")),
+		"app/main.tf": fmt.Sprintf("terraform {\n  required_providers {\n    alpha = { source = %q }\n    beta = { source = %q, version = \">= 0.9\" }\n  }\n}\n", src("alpha"), src("beta")),
+	}
+	for p, c := range files {
+		full := filepath.Join(tree, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(c), 0o644)
+	}
+	// app's lock file pins versions older than the newest its constraints allow.
+	lock := filepath.Join(tree, "app", ".terraform.lock.hcl")
+	for _, pin := range [][2]string{{"alpha", "1.1.0"}, {"beta", "1.0.0"}} {
+		if r := run(t, nil, "lock", "registry://"+host, "--lock", lock, "-p", "acme/"+pin[0], "-v", pin[1], "--platform", "linux_amd64", "--ca-cert", ca); r.code != 0 {
+			t.Fatalf("lock %s: exit %d\n%s", pin[0], r.code, r.stderr)
+		}
+	}
+	plats := []string{"-platform=linux_amd64", "-platform=darwin_arm64"}
+
+	var byTerraform []string
+	for _, root := range []string{"infra", "app"} {
+		dir := filepath.Join(tree, root)
+		runTerraform(t, tf, env, "-chdir="+dir, "get", "-no-color")
+		out := t.TempDir()
+		runTerraform(t, tf, env, append([]string{"-chdir=" + dir, "providers", "mirror"}, append(plats, out)...)...)
+		byTerraform = append(byTerraform, pkgSet(t, out)...)
+	}
+	byTerraform = uniqueSorted(byTerraform)
+	want := []string{
+		"alpha 1.1.0 darwin_arm64", "alpha 1.1.0 linux_amd64", "alpha 1.2.0 darwin_arm64", "alpha 1.2.0 linux_amd64",
+		"beta 1.0.0 darwin_arm64", "beta 1.0.0 linux_amd64", "beta 1.5.0 darwin_arm64", "beta 1.5.0 linux_amd64",
+		"gamma 3.1.0 darwin_arm64", "gamma 3.1.0 linux_amd64",
+	}
+	if strings.Join(byTerraform, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("terraform providers mirror selected\n  %s\nthe test expects\n  %s", strings.Join(byTerraform, "\n  "), strings.Join(want, "\n  "))
+	}
+
+	dst := filepath.Join(t.TempDir(), "mirror")
+	d := run(t, nil, "diff", dst, "--from", tree, "--platform", "linux_amd64", "--platform", "darwin_arm64", "--ca-cert", ca, "--json")
+	if d.code != 1 {
+		t.Errorf("diff into an empty mirror: exit %d, want 1\n%s", d.code, d.stderr)
+	}
+	from := map[string][]string{}
+	for _, row := range specRows(t, d.stdout) {
+		if row.Status != "missing" {
+			t.Errorf("diff row %+v", row)
+		}
+		typ := row.Provider[strings.LastIndex(row.Provider, "/")+1:]
+		for _, f := range row.From {
+			rel, _ := filepath.Rel(tree, f)
+			from[typ+" "+row.Version] = appendUnique(from[typ+" "+row.Version], filepath.ToSlash(rel))
+		}
+	}
+	for k, w := range map[string]string{
+		"alpha 1.1.0": "app/main.tf:3 app/.terraform.lock.hcl",
+		"alpha 1.2.0": "infra/main.tf:3 modules/net/main.tf:3",
+		"beta 1.5.0":  "modules/net/main.tf:4",
+		"gamma 3.1.0": "modules/net/inner/main.tf:3",
+	} {
+		if got := strings.Join(from[k], " "); got != w {
+			t.Errorf("%s asked for by %q, want %q", k, got, w)
+		}
+	}
+
+	r := run(t, nil, "sync", dst, "--from", tree, "--platform", "linux_amd64", "--platform", "darwin_arm64", "--ca-cert", ca)
+	if r.code != 0 {
+		t.Fatalf("sync --from: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := pkgSet(t, dst); strings.Join(got, "\n") != strings.Join(byTerraform, "\n") {
+		t.Errorf("sync --from selected\n  %s\nterraform providers mirror\n  %s", strings.Join(got, "\n  "), strings.Join(byTerraform, "\n  "))
+	}
+}
+
+func uniqueSorted(s []string) []string {
+	sort.Strings(s)
+	var out []string
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, l := range list {
+		if l == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
