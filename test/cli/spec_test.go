@@ -302,7 +302,7 @@ module "inner" {
 }
 `, src("alpha"), src("beta")),
 		"modules/net/inner/main.tf": fmt.Sprintf("terraform {\n  required_providers {\n    gamma = { source = %q }\n  }\n}\n", src("gamma")),
-		"app/main.tf": fmt.Sprintf("terraform {\n  required_providers {\n    alpha = { source = %q }\n    beta = { source = %q, version = \">= 0.9\" }\n  }\n}\n", src("alpha"), src("beta")),
+		"app/main.tf":               fmt.Sprintf("terraform {\n  required_providers {\n    alpha = { source = %q }\n    beta = { source = %q, version = \">= 0.9\" }\n  }\n}\n", src("alpha"), src("beta")),
 	}
 	for p, c := range files {
 		full := filepath.Join(tree, filepath.FromSlash(p))
