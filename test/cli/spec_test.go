@@ -391,3 +391,64 @@ func appendUnique(list []string, s string) []string {
 	}
 	return append(list, s)
 }
+
+// Exit codes: a spec with a mistake, or flags that do not go with it, exit
+// 2 naming the file and line; a wanted version no source offers makes sync
+// exit 1 after syncing the rest, and is counted in the JSON summary, the
+// last line; --help shows a real spec.
+func TestSpecExitCodes(t *testing.T) {
+	src, _ := fsMirror(t) // example.com/acme/alpha 1.0.0, 1.1.0
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.hcl", fmt.Sprintf(`destinations = ["./dst"]
+source = %q
+provider "example.com/acme/alpha" {
+  versions = ">= 1.1"
+}
+provider "example.com/acme/alpha-gone" {
+  versions = "latest"
+}
+`, src))
+	bad := writeFile(t, dir, "bad.hcl", "destinations = [\"./dst\"]\nprovider \"example.com/acme/alpha\" {\n  versions = \"~> x\"\n}\n")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"malformed spec", []string{"sync", "--spec", bad}, 2, "bad.hcl:3:"},
+		{"diff of a malformed spec", []string{"diff", "--spec", bad}, 2, "bad.hcl:3:"},
+		{"spec and places", []string{"sync", "--spec", good, src, "x"}, 2, "takes no SRC or DST"},
+		{"spec and --provider", []string{"diff", "--spec", good, "-p", "acme/alpha"}, 2, "do not go with --spec"},
+		{"spec and --platform", []string{"sync", "--spec", good, "--platform", "linux_amd64"}, 2, "spec's platforms"},
+		{"--from without DST", []string{"sync", "--from", dir}, 2, "[SRC] DST"},
+		{"--from finding nothing", []string{"diff", t.TempDir(), "--from", dir}, 2, "nothing to mirror"},
+		{"missing spec", []string{"sync", "--spec", filepath.Join(dir, "none.hcl")}, 2, "none.hcl"},
+	} {
+		r := run(t, nil, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", c.name, r.code, r.stderr, c.code, c.want)
+		}
+	}
+
+	r := run(t, nil, "sync", "--spec", good, "--json")
+	if r.code != 1 {
+		t.Fatalf("sync with a wanted provider the source lacks: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	sum := lastJSON(t, r.stdout)
+	if sum["type"] != "summary" || sum["unavailable"] != float64(1) || sum["done"] != float64(2) || sum["ok"] != false {
+		t.Errorf("summary %v: want 2 done (alpha 1.1.0 on two platforms), 1 unavailable", sum)
+	}
+	if !strings.Contains(r.stdout, `"type":"unavailable"`) || !strings.Contains(r.stdout, "alpha-gone") || !strings.Contains(r.stdout, "good.hcl:6") {
+		t.Errorf("no unavailable event naming alpha-gone and good.hcl:6:\n%s", r.stdout)
+	}
+	if d := run(t, nil, "diff", "--spec", good); d.code != 1 || !strings.Contains(d.stdout, "unavailable") {
+		t.Errorf("diff --spec: exit %d\n%s", d.code, d.stdout)
+	}
+
+	h := run(t, nil, "sync", "--help")
+	for _, w := range []string{"--spec", "--from", "destinations = [", `provider "hashicorp/aws"`, "latest 3"} {
+		if !strings.Contains(h.stdout, w) {
+			t.Errorf("sync --help lacks %q", w)
+		}
+	}
+}
