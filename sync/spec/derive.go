@@ -45,9 +45,9 @@ type Requirement struct {
 	From []string
 }
 
-// Versions is what the requirement selects: the locked version, or else the
-// newest version its constraints allow, as `terraform init` and
-// `terraform providers mirror` choose.
+// Versions is what the requirement's constraints select: the newest
+// version they all allow, as `terraform init` and `terraform providers
+// mirror` choose. When Locked is set, the locked version is wanted instead.
 func (r Requirement) Versions() backends.VersionConstraint {
 	return backends.NewestMatching(r.Constraints)
 }
