@@ -194,3 +194,35 @@ type Problem struct {
 type Auditor interface {
 	Audit(ctx context.Context, p Provider) []Problem
 }
+
+// Remover is the delete capability of a writable place, detected by type
+// assertion: prune uses it. Places whose storage cannot delete do not
+// implement it, or say so in Removal.Notes.
+type Remover interface {
+	Writer
+	// Remove deletes archives of p, as the place listed them (Archives):
+	// it first rewrites the place's index documents without them, then
+	// deletes their content, so that at no instant does an index list an
+	// archive that is gone. It holds the place's write lock for p, as
+	// commits and flushes do, and leaves (in Removal.Left) an archive that
+	// changed since it was listed: another writer replaced or re-added it.
+	Remove(ctx context.Context, p Provider, as []Archive) (Removal, error)
+}
+
+// Removal is what a Remove did.
+type Removal struct {
+	// Removed are the packages no index lists any more and whose content
+	// is gone (or, where the place cannot delete, unreachable: see Notes).
+	Removed []Package
+	// Left are the packages that were asked for and are still there.
+	Left []Left
+	// Notes say what the place could not do although the packages are
+	// gone from its indexes (a registry that refuses deletes).
+	Notes []string
+}
+
+// Left is a package Remove did not remove, and why.
+type Left struct {
+	Package Package
+	Reason  string
+}

@@ -38,6 +38,9 @@ type Mirror struct {
 	mu        sync.Mutex
 	committed map[string]hashing.Sums // by archive path, this process's commits
 	swept     map[string]bool         // directories cleared of stale staging files
+
+	// afterStep, set by tests, is called after each write of a Remove.
+	afterStep func(what string)
 }
 
 var (
