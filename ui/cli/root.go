@@ -127,6 +127,7 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 	})
 	root.AddCommand(newLsCmd(env), newHashCmd(env), newVerifyCmd(env))
 	root.AddCommand(newDiffCmd(env), newSyncCmd(env))
+	root.AddCommand(newOutdatedCmd(env), newPruneCmd(env))
 	root.AddCommand(newModulesCmd(env))
 	root.AddCommand(newPushCmd(env))
 	root.AddCommand(newUICmd(env), newDemoCmd(env))

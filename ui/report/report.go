@@ -135,7 +135,8 @@ func findingJSON(f sync.Finding) FindingJSON {
 
 // Summary counts findings by status, e.g. "12 ok, 1 mismatch".
 func Summary(fs []sync.Finding) string {
-	order := []sync.Status{sync.StatusOK, sync.StatusPresent, sync.StatusMissing, sync.StatusConflict, sync.StatusMismatch, sync.StatusUnavailable, sync.StatusError}
+	order := []sync.Status{sync.StatusOK, sync.StatusPresent, sync.StatusMissing, sync.StatusConflict, sync.StatusMismatch, sync.StatusUnavailable,
+		sync.StatusNewer, sync.StatusRemove, sync.StatusKeep, sync.StatusRemoved, sync.StatusLeft, sync.StatusError}
 	counts := map[sync.Status]int{}
 	for _, f := range fs {
 		counts[f.Status]++

@@ -1,0 +1,260 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/backends"
+)
+
+// The statuses of prune's plan and result rows.
+const (
+	// StatusRemove: the plan removes the package.
+	StatusRemove Status = "remove"
+	// StatusKeep: the plan keeps the package.
+	StatusKeep Status = "keep"
+	// StatusRemoved: the package is gone from the place.
+	StatusRemoved Status = "removed"
+	// StatusLeft: the plan removed the package, but it is still there
+	// (another writer changed it meanwhile, or the place refused).
+	StatusLeft Status = "left"
+)
+
+// Wanted is a source of what a place should hold, such as a spec file:
+// prune removes what it does not want.
+type Wanted interface {
+	// String names the source in plans ("spec tfmirror.hcl").
+	String() string
+	// Wants reports whether the place should hold pkg; when not, why
+	// says what the source wants instead.
+	Wants(ctx context.Context, pkg backends.Package) (ok bool, why string, err error)
+}
+
+// LockedVersions are the provider versions lock files reference, with the
+// files that reference each.
+type LockedVersions map[backends.Provider]map[string][]string
+
+// Add records that file locks p at v.
+func (l LockedVersions) Add(p backends.Provider, v backends.Version, file string) {
+	if l[p] == nil {
+		l[p] = map[string][]string{}
+	}
+	l[p][v.String()] = append(l[p][v.String()], file)
+}
+
+// Retention says what prune keeps. A package goes when Keep or Wanted
+// drops it and no lock file references its version.
+type Retention struct {
+	// Keep is how many versions of each provider stay, the newest by
+	// version precedence; 0 leaves the count alone.
+	Keep int
+	// Wanted, when set, drops every package it does not want.
+	Wanted Wanted
+	// Locked versions stay, whatever Keep and Wanted say.
+	Locked LockedVersions
+	// Providers limits prune to these providers (empty: every one).
+	Providers []backends.ProviderFilter
+}
+
+// PrunePlan is what a prune would do, one row per package the place holds.
+type PrunePlan struct {
+	Dst   backends.Reader
+	Items []PruneItem
+}
+
+// PruneItem is one package of a prune plan.
+type PruneItem struct {
+	Archive backends.Archive
+	Remove  bool
+	Reason  string
+}
+
+// Count returns how many packages the plan removes and keeps.
+func (p *PrunePlan) Count() (remove, keep int) {
+	for _, it := range p.Items {
+		if it.Remove {
+			remove++
+		} else {
+			keep++
+		}
+	}
+	return remove, keep
+}
+
+// Findings returns the plan as rows: remove or keep, and why.
+func (p *PrunePlan) Findings() []Finding {
+	out := make([]Finding, len(p.Items))
+	for i, it := range p.Items {
+		out[i] = Finding{Package: it.Archive.Package, Status: StatusKeep, Detail: it.Reason}
+		if it.Remove {
+			out[i].Status = StatusRemove
+		}
+	}
+	return out
+}
+
+// PlanPrune reads what dst holds and decides, package by package, what
+// the retention rules remove. Nothing is changed.
+func PlanPrune(ctx context.Context, dst backends.Reader, r Retention) (*PrunePlan, error) {
+	sel := Selection{Providers: r.Providers}
+	ps, err := sel.ProvidersIn(ctx, dst)
+	if err != nil {
+		return nil, err
+	}
+	plan := &PrunePlan{Dst: dst}
+	for _, p := range ps {
+		items, err := r.planProvider(ctx, dst, p)
+		if err != nil {
+			return nil, err
+		}
+		plan.Items = append(plan.Items, items...)
+	}
+	return plan, nil
+}
+
+// planProvider decides for each package of p in dst.
+func (r Retention) planProvider(ctx context.Context, dst backends.Reader, p backends.Provider) ([]PruneItem, error) {
+	vs, err := dst.Versions(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	backends.SortVersionsNewestFirst(vs)
+	as, err := backends.ListArchives(ctx, dst, p, vs)
+	if err != nil {
+		return nil, err
+	}
+	rank := map[string]int{}
+	for i, v := range vs {
+		rank[v.String()] = i
+	}
+	var kept []string
+	for _, v := range vs[:min(r.Keep, len(vs))] {
+		kept = append(kept, v.String())
+	}
+	items := make([]PruneItem, 0, len(as))
+	for _, a := range as {
+		it, err := r.decide(ctx, a, rank[a.Version.String()], kept)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// decide applies the rules to one archive whose version is the rank-th
+// newest of its provider; kept are the versions Keep keeps.
+func (r Retention) decide(ctx context.Context, a backends.Archive, rank int, kept []string) (PruneItem, error) {
+	it := PruneItem{Archive: a}
+	var drop, keep []string
+	if r.Keep > 0 {
+		if rank >= r.Keep {
+			drop = append(drop, fmt.Sprintf("older than the newest %d (%s)", r.Keep, strings.Join(kept, ", ")))
+		} else {
+			keep = append(keep, fmt.Sprintf("among the newest %d", r.Keep))
+		}
+	}
+	if r.Wanted != nil {
+		ok, why, err := r.Wanted.Wants(ctx, a.Package)
+		if err != nil {
+			return it, err
+		}
+		if ok {
+			keep = append(keep, "wanted by "+r.Wanted.String())
+		} else {
+			drop = append(drop, fmt.Sprintf("%s does not want it", r.Wanted))
+			if why != "" {
+				drop[len(drop)-1] += " (" + why + ")"
+			}
+		}
+	}
+	if files := r.Locked[a.Provider][a.Version.String()]; len(files) > 0 {
+		it.Reason = "locked by " + strings.Join(files, ", ")
+		if len(drop) > 0 {
+			it.Reason += "; otherwise " + strings.Join(drop, "; ")
+		}
+		return it, nil
+	}
+	it.Remove = len(drop) > 0
+	if it.Remove {
+		it.Reason = strings.Join(drop, "; ")
+	} else {
+		it.Reason = strings.Join(keep, "; ")
+	}
+	return it, nil
+}
+
+// PruneResult is what a prune did.
+type PruneResult struct {
+	// Findings has a row per package the plan removed: removed, left (with
+	// why), or error.
+	Findings []Finding
+	// Notes are what the place could not do although the packages are
+	// gone from its indexes.
+	Notes []string
+}
+
+// OK reports whether every package the plan removed is gone.
+func (r PruneResult) OK() bool {
+	for _, f := range r.Findings {
+		if f.Status != StatusRemoved {
+			return false
+		}
+	}
+	return true
+}
+
+// Prune carries out a plan: provider by provider, one Remove of the
+// packages the plan removes. A provider whose Remove fails does not stop
+// the others.
+func Prune(ctx context.Context, dst backends.Remover, plan *PrunePlan) PruneResult {
+	var res PruneResult
+	var order []backends.Provider
+	byProvider := map[backends.Provider][]backends.Archive{}
+	for _, it := range plan.Items {
+		if !it.Remove {
+			continue
+		}
+		p := it.Archive.Provider
+		if byProvider[p] == nil {
+			order = append(order, p)
+		}
+		byProvider[p] = append(byProvider[p], it.Archive)
+	}
+	for _, p := range order {
+		as := byProvider[p]
+		rm, err := dst.Remove(ctx, p, as)
+		res.Notes = append(res.Notes, rm.Notes...)
+		res.Findings = append(res.Findings, removalFindings(dst, as, rm, err)...)
+	}
+	return res
+}
+
+// removalFindings says, for each archive asked for, what Remove did.
+func removalFindings(dst backends.Reader, as []backends.Archive, rm backends.Removal, err error) []Finding {
+	removed := map[backends.PackageKey]bool{}
+	for _, p := range rm.Removed {
+		removed[p.Key()] = true
+	}
+	left := map[backends.PackageKey]string{}
+	for _, l := range rm.Left {
+		left[l.Package.Key()] = l.Reason
+	}
+	out := make([]Finding, 0, len(as))
+	for _, a := range as {
+		f := Finding{Package: a.Package}
+		switch why, isLeft := left[a.Key()]; {
+		case removed[a.Key()]:
+			f.Status, f.Detail = StatusRemoved, fmt.Sprintf("removed from %s", dst)
+		case isLeft:
+			f.Status, f.Detail = StatusLeft, why
+		case err != nil:
+			f.Status, f.Detail = StatusError, err.Error()
+		default:
+			f.Status, f.Detail = StatusError, fmt.Sprintf("%s did not say what became of it", dst)
+		}
+		out = append(out, f)
+	}
+	return out
+}

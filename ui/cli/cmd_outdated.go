@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	gosync "sync"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+const outdatedLong = `For every provider MIRROR holds, list the releases upstream that MIRROR lacks:
+missing, when the constraints want it (sync would add it), and newer, when it
+is newer than MIRROR's newest version of the provider but outside the
+constraints. Only version lists are read, one request per provider.
+
+Upstream is --source PLACE for every provider (an origin registry, a network
+mirror, another mirror), or by default each provider's origin registry,
+registry://HOSTNAME. The constraints are --version; without it every release
+newer than MIRROR's newest is wanted (prereleases are shown as newer).
+
+Places that cannot list their providers (a network mirror, an OCI mirror
+without a catalogue) need --provider. Module mirrors are not compared yet.
+
+Exits 1 when a wanted release is missing, or an upstream could not be read.`
+
+const outdatedExample = `  tfmirror outdated ./mirror
+  tfmirror outdated ./mirror --source registry://registry.opentofu.org -p hashicorp/aws -v "~> 5.0"
+  tfmirror outdated oci://registry.corp/tf/'${hostname}/${namespace}/${type}' --source https://mirror.corp/tf/ --json`
+
+func newOutdatedCmd(env *Env) *cobra.Command {
+	var providers []string
+	var source, constraint string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "outdated MIRROR [--source PLACE] [--provider ADDR] [--version C] [--json]",
+		Short:   "List the releases upstream that a mirror lacks",
+		Long:    outdatedLong,
+		Example: outdatedExample,
+		Args:    exactArgs(1, "MIRROR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sf := selectionFlags{providers: providers, version: constraint}
+			sel, err := sf.baseSelection()
+			if err != nil {
+				return err
+			}
+			up, err := upstream(cmd.Context(), env, source, sel.Versions)
+			if err != nil {
+				return err
+			}
+			mirror, err := openPlace(cmd.Context(), args[0], env.placeOptions())
+			if err != nil {
+				return err
+			}
+			rows, err := sync.Outdated(cmd.Context(), mirror, sync.Selection{Providers: sel.Providers}, up)
+			printWarnings(cmd, mirror)
+			if err != nil {
+				return noCatalogue(err)
+			}
+			if err := report.Outdated(cmd.OutOrStdout(), rows, asJSON); err != nil {
+				return err
+			}
+			findings := make([]sync.Finding, len(rows))
+			for i, r := range rows {
+				findings[i] = r.Finding()
+			}
+			if !asJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", mirror, outdatedSummary(findings))
+			}
+			for _, f := range findings {
+				if f.Status == sync.StatusMissing || f.Status == sync.StatusError {
+					return errProblem
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "where releases are published, for every provider (`PLACE`: registry://HOST, https://MIRROR/, a directory, oci://...); default each provider's origin registry")
+	f.StringSliceVarP(&providers, "provider", "p", nil, "provider HOST/NAMESPACE/TYPE, or NAMESPACE/TYPE on any host (repeatable); default every provider MIRROR holds")
+	f.StringVarP(&constraint, "version", "v", "", `the versions MIRROR should hold ("~> 5.0", ">= 1.2", "latest"); default every release newer than MIRROR's newest`)
+	f.BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","status","newest","source","detail"}`)
+	return cmd
+}
+
+func outdatedSummary(fs []sync.Finding) string {
+	if len(fs) == 0 {
+		return "up to date"
+	}
+	return report.Summary(fs)
+}
+
+// upstream is where outdated looks: --source for every provider, or each
+// provider's origin registry, opened once per host.
+func upstream(ctx context.Context, env *Env, source string, want backends.VersionConstraint) (sync.Upstream, error) {
+	if source != "" {
+		src, err := openPlace(ctx, source, env.placeOptions())
+		if err != nil {
+			return nil, err
+		}
+		return func(context.Context, backends.Provider) (backends.Reader, backends.VersionConstraint, error) {
+			return src, want, nil
+		}, nil
+	}
+	var mu gosync.Mutex
+	registries := map[string]backends.Reader{}
+	return func(ctx context.Context, p backends.Provider) (backends.Reader, backends.VersionConstraint, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r, ok := registries[p.Hostname]; ok {
+			return r, want, nil
+		}
+		r, err := openPlace(ctx, "registry://"+p.Hostname, env.placeOptions())
+		if err != nil {
+			return nil, want, fmt.Errorf("%v (name another upstream with --source PLACE)", err)
+		}
+		registries[p.Hostname] = r
+		return r, want, nil
+	}, nil
+}

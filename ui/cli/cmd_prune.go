@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+const pruneLong = `Remove old packages from DST, a filesystem mirror or an OCI mirror. The plan
+comes first: one row per package, remove or keep, and why. Nothing is removed
+without --yes, or a "y" to the question asked when stdin is a terminal.
+
+  --keep N            keep the newest N versions of each provider
+  --keep-locked DIR   keep every version a .terraform.lock.hcl under DIR locks
+                      (repeatable; .terraform/ directories are skipped)
+
+--keep says what goes; --keep-locked only what stays, whatever --keep says.
+
+A filesystem mirror is changed under each provider's lock, the one sync holds:
+index.json and the <version>.json documents are rewritten without the packages
+first, and only then are the archives deleted, so no index ever lists an
+archive that is gone. A kill in between leaves archives that no index lists:
+verify reports them, and the next prune removes them. A package another writer
+replaced or listed after the plan was made is left.
+
+An OCI mirror: each version's index is pushed again without the platforms
+removed (and read back, as sync does, so another writer's platforms are
+kept), a tag left with no platform is deleted, and then the platforms'
+manifests are deleted where the registry allows deletes; where it does not,
+prune says so. The zip blobs go with the registry's garbage collection.
+
+Exits 1 when a package the plan removes is still there afterwards, 2 when the
+command line is wrong.`
+
+const pruneExample = `  tfmirror prune ./mirror --keep 3                      # the plan only
+  tfmirror prune ./mirror --keep 3 --keep-locked ../infra --keep-locked ../platform --yes
+  tfmirror prune oci://registry.corp/tf/'${hostname}/${namespace}/${type}' --keep 5 -p hashicorp/aws --yes --json`
+
+type pruneFlags struct {
+	keep       int
+	lockDirs   []string
+	providers  []string
+	yes        bool
+	asJSON     bool
+}
+
+func newPruneCmd(env *Env) *cobra.Command {
+	var f pruneFlags
+	cmd := &cobra.Command{
+		Use:     "prune DST [--keep N] [--keep-locked DIR...] [--yes]",
+		Short:   "Remove old packages from a mirror, keeping the newest and the locked ones",
+		Long:    pruneLong,
+		Example: pruneExample,
+		Args:    exactArgs(1, "DST"),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runPrune(cmd, env, args[0], &f) },
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.keep, "keep", 0, "keep the newest `N` versions of each provider, remove the older ones")
+	fl.StringSliceVar(&f.lockDirs, "keep-locked", nil, "keep every version a .terraform.lock.hcl under `DIR` locks (repeatable)")
+	fl.StringSliceVarP(&f.providers, "provider", "p", nil, "prune only this provider, HOST/NAMESPACE/TYPE or NAMESPACE/TYPE (repeatable)")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "remove what the plan says without asking")
+	fl.BoolVar(&f.asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}: the plan (remove, keep), or with --yes what was done (keep, removed, left, error)`)
+	return cmd
+}
+
+// runPrune is prune: the retention from the flags, the plan, a
+// confirmation, one call into sync.Prune, the result.
+func runPrune(cmd *cobra.Command, env *Env, dstArg string, f *pruneFlags) error {
+	ctx := cmd.Context()
+	ret, err := f.retention()
+	if err != nil {
+		return err
+	}
+	r, err := openPlace(ctx, dstArg, env.placeOptions())
+	if err != nil {
+		return err
+	}
+	dst, ok := r.(backends.Remover)
+	if !ok {
+		return usageErr("%s: prune removes packages from a filesystem or OCI mirror; this place cannot be changed", dstArg)
+	}
+	plan, err := sync.PlanPrune(ctx, dst, ret)
+	printWarnings(cmd, dst)
+	if err != nil {
+		return noCatalogue(err)
+	}
+	remove, _ := plan.Count()
+	if !f.asJSON || !f.yes || remove == 0 {
+		if err := report.Findings(cmd.OutOrStdout(), plan.Findings(), f.asJSON); err != nil {
+			return err
+		}
+		if !f.asJSON {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", dst, report.Summary(plan.Findings()))
+		}
+	}
+	if remove == 0 {
+		return nil
+	}
+	if !f.yes && !confirm(cmd, fmt.Sprintf("Remove %d packages from %s? [y/N] ", remove, dst)) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "nothing removed: run again with --yes to remove them")
+		return nil
+	}
+	res := sync.Prune(ctx, dst, plan)
+	return reportPrune(cmd, dst, plan, res, f.asJSON)
+}
+
+// retention is the rules the flags describe, with the lock files read.
+func (f *pruneFlags) retention() (sync.Retention, error) {
+	var ret sync.Retention
+	if f.keep < 0 {
+		return ret, usageErr("--keep %d: want a number of versions, 1 or more", f.keep)
+	}
+	if f.keep == 0 {
+		return ret, usageErr("prune needs --keep N to say what goes (--keep-locked only says what stays)")
+	}
+	ret.Keep = f.keep
+	for _, p := range f.providers {
+		pf, err := backends.ParseProviderFilter(p)
+		if err != nil {
+			return ret, usageErr("--provider: %v", err)
+		}
+		ret.Providers = append(ret.Providers, pf)
+	}
+	locked, err := lockedUnder(f.lockDirs)
+	if err != nil {
+		return ret, err
+	}
+	ret.Locked = locked
+	return ret, nil
+}
+
+// lockedUnder reads every lock file under dirs. A lock file that cannot be
+// read is a usage error: prune must not remove what it might lock.
+func lockedUnder(dirs []string) (sync.LockedVersions, error) {
+	locked := sync.LockedVersions{}
+	for _, dir := range dirs {
+		files, err := lockfile.Find(dir)
+		if err != nil {
+			return nil, usageErr("--keep-locked: %v", err)
+		}
+		if len(files) == 0 {
+			return nil, usageErr("--keep-locked %s: no %s under it", dir, lockfile.DefaultName)
+		}
+		for _, file := range files {
+			lf, err := lockfile.Load(file)
+			if err != nil {
+				return nil, usageErr("--keep-locked: %v", err)
+			}
+			for _, l := range lf.Providers() {
+				locked.Add(l.Addr, l.Version, file)
+			}
+		}
+	}
+	return locked, nil
+}
+
+// confirm asks on the terminal; without one (a script, a pipe) the answer
+// is no.
+func confirm(cmd *cobra.Command, question string) bool {
+	in, ok := cmd.InOrStdin().(*os.File)
+	if !ok || !term.IsTerminal(in.Fd()) {
+		return false
+	}
+	fmt.Fprint(cmd.ErrOrStderr(), question)
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return answer == "y" || answer == "yes"
+}
+
+// reportPrune writes what prune did for each package the plan removed:
+// removed, left or error (with --json, after the rows the plan kept, so
+// the array describes every package); the place's notes on stderr.
+func reportPrune(cmd *cobra.Command, dst backends.Reader, plan *sync.PrunePlan, res sync.PruneResult, asJSON bool) error {
+	rows := res.Findings
+	if asJSON {
+		rows = nil
+		for _, f := range plan.Findings() {
+			if f.Status == sync.StatusKeep {
+				rows = append(rows, f)
+			}
+		}
+		rows = append(rows, res.Findings...)
+	} else {
+		fmt.Fprintln(cmd.OutOrStdout())
+	}
+	if err := report.Findings(cmd.OutOrStdout(), rows, asJSON); err != nil {
+		return err
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+	}
+	if !asJSON {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", dst, report.Summary(res.Findings))
+	}
+	if err := cmd.Context().Err(); err != nil {
+		return err
+	}
+	if !res.OK() {
+		return errProblem
+	}
+	return nil
+}
