@@ -45,11 +45,11 @@ const pruneExample = `  tfmirror prune ./mirror --keep 3                      # 
   tfmirror prune oci://registry.corp/tf/'${hostname}/${namespace}/${type}' --keep 5 -p hashicorp/aws --yes --json`
 
 type pruneFlags struct {
-	keep       int
-	lockDirs   []string
-	providers  []string
-	yes        bool
-	asJSON     bool
+	keep      int
+	lockDirs  []string
+	providers []string
+	yes       bool
+	asJSON    bool
 }
 
 func newPruneCmd(env *Env) *cobra.Command {
