@@ -39,6 +39,7 @@ func (m *Mirror) Remove(ctx context.Context, p backends.Provider, as []backends.
 		return out, fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
 	}
 	defer unlock()
+	m.sweepOnce(m.providerDir(p))
 	s, err := m.scan(ctx, p)
 	if errors.Is(err, backends.ErrNotFound) {
 		for _, a := range as {
