@@ -166,3 +166,34 @@ func TestTerraformInitFromSyncedMirror(t *testing.T) {
 		}
 	}
 }
+
+// After prune, `terraform init` installs a kept version from the
+// filesystem mirror, and finds no trace of the removed one.
+func TestTerraformInitAfterPrune(t *testing.T) {
+	reg := testRegistry(t)
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	tf, env := terraformEnv(t, reg.CertPEM(), fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror))
+	addr := reg.Host() + "/acme/alpha"
+	r := run(t, env, "sync", "registry://"+reg.Host(), mirror, "-p", "acme/alpha", "-v", ">= 1.0.0", "--platform", "linux_amd64", "--platform", "darwin_arm64")
+	if r.code != 0 {
+		t.Fatalf("sync: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, env, "prune", mirror, "--keep", "1", "--yes"); r.code != 0 || !strings.Contains(r.stderr, "2 removed") {
+		t.Fatalf("prune: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	initWith := func(version string) (string, error) {
+		cfg := t.TempDir()
+		os.WriteFile(filepath.Join(cfg, "main.tf"), []byte(fmt.Sprintf(
+			"terraform {\n  required_providers {\n    alpha = { source = %q, version = \"= %s\" }\n  }\n}\n", addr, version)), 0o644)
+		cmd := exec.Command(tf, "-chdir="+cfg, "init", "-input=false", "-no-color")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := initWith("1.1.0"); err != nil || !strings.Contains(out, "Installed "+addr+" v1.1.0") {
+		t.Fatalf("init of the kept version: %v\n%s", err, out)
+	}
+	if out, err := initWith("1.0.0"); err == nil || !strings.Contains(out, "no available releases match") {
+		t.Fatalf("init of the removed version succeeded or said nothing of it: %v\n%s", err, out)
+	}
+}
