@@ -54,6 +54,10 @@ type Options struct {
 	// docker-registry. The registry pauses briefly between the two steps, so
 	// that tests meet the window as often as busy production registries do.
 	TornWrites bool
+	// NoDelete turns deletes off (storage.delete.enabled false, the
+	// distribution registry's default): DELETE requests are answered 405
+	// UNSUPPORTED.
+	NoDelete bool
 }
 
 // Request is one request the registry served.
@@ -154,14 +158,14 @@ func NewWithOptions(t testing.TB, o Options) *Registry {
 }
 
 // config is the distribution registry's configuration: filesystem storage
-// that can delete, the torn-writes middleware and htpasswd users when the
+// that can delete (unless NoDelete), the torn-writes middleware and htpasswd users when the
 // options ask for them.
 func (r *Registry) config(t testing.TB, o Options, dir string) *configuration.Configuration {
 	t.Helper()
 	cfg := &configuration.Configuration{}
 	cfg.Storage = configuration.Storage{
 		"filesystem":  configuration.Parameters{"rootdirectory": r.root},
-		"delete":      configuration.Parameters{"enabled": true},
+		"delete":      configuration.Parameters{"enabled": !o.NoDelete},
 		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
 	}
 	if o.TornWrites {
