@@ -26,6 +26,9 @@ var (
 	// ErrDigestMismatch: the registry served bytes that do not match the
 	// digest or size that names them.
 	ErrDigestMismatch = errors.New("content does not match its digest")
+	// ErrDeletesRefused: the registry does not allow deletes (the
+	// distribution registry's default answers 405 UNSUPPORTED).
+	ErrDeletesRefused = errors.New("the registry does not allow deletes")
 )
 
 // Error is a failed registry operation, classified once: what was being
@@ -188,6 +191,9 @@ func classify(err error, op, place string, repo Repository, pkg string) error {
 		if strings.HasPrefix(op, "push") {
 			e.Hint = "the registry did not find, or found half-written, content this process had just pushed: another push into the same repository was writing it at the same moment (distribution 2.8 rewrites a blob's link in place); tfmirror retried it a few times: run again, and if it persists, check for a proxy that alters uploads"
 		}
+	case strings.HasPrefix(op, "delete") && (e.Code == errcode.ErrorCodeUnsupported || e.Status == http.StatusMethodNotAllowed):
+		e.kind = ErrDeletesRefused
+		e.Hint = "enable deletes on the registry (distribution: storage.delete.enabled: true) to have tfmirror delete what it removes"
 	case e.Code == errcode.ErrorCodeManifestInvalid, e.Code == errcode.ErrorCodeUnsupported,
 		e.Status == http.StatusUnsupportedMediaType:
 		e.kind = ErrRejected

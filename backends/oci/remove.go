@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
-	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/tfmirror/tfmirror/backends"
 )
@@ -136,13 +134,12 @@ func (vr *versionRemoval) run(ctx context.Context) ([]ocispec.Descriptor, error)
 // refused turns a registry's refusal to delete the version's index into
 // Left rows: the version stays whole.
 func (vr *versionRemoval) refused(err error) error {
-	var r *refusedError
-	if !errors.As(err, &r) {
+	if !errors.Is(err, ErrDeletesRefused) {
 		return err
 	}
 	for _, a := range vr.as {
 		if _, ok := vr.doomed[a.Platform]; ok {
-			vr.leave(a.Package, "%v: the registry does not allow deletes, so tag %q cannot be removed and version %s stays whole; enable deletes (distribution: storage.delete.enabled) and run prune again", r.err, vr.tag, vr.version)
+			vr.leave(a.Package, "%v; until then tag %q stays, and version %s whole", err, vr.tag, vr.version)
 		}
 	}
 	return nil
@@ -244,9 +241,6 @@ func (vr *versionRemoval) unlist(ctx context.Context, desc ocispec.Descriptor, i
 		if err == nil || isNotFound(err) {
 			return nil
 		}
-		if deleteRefused(err) {
-			return &refusedError{err: classify(err, fmt.Sprintf("delete index %s (tag %q)", desc.Digest, vr.tag), vr.m.name, vr.addr, vr.label())}
-		}
 		return classify(err, fmt.Sprintf("delete index %s (tag %q)", desc.Digest, vr.tag), vr.m.name, vr.addr, vr.label())
 	}
 	b, err := json.Marshal(kept)
@@ -295,31 +289,6 @@ func withoutPlatforms(idx *ocispec.Index, doomed map[backends.Platform]ocispec.D
 	return out
 }
 
-// refusedError is a delete the registry refused: it does not allow
-// deletes (distribution without storage.delete.enabled answers 405
-// UNSUPPORTED).
-type refusedError struct{ err error }
-
-func (e *refusedError) Error() string { return e.err.Error() }
-func (e *refusedError) Unwrap() error { return e.err }
-
-// deleteRefused reports the answers of a registry that does not allow
-// deletes.
-func deleteRefused(err error) bool {
-	if statusOf(err) == http.StatusMethodNotAllowed {
-		return true
-	}
-	var resp *errcode.ErrorResponse
-	if errors.As(err, &resp) {
-		for _, e := range resp.Errors {
-			if e.Code == errcode.ErrorCodeUnsupported {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // deleteManifests deletes the manifests of removed platforms that no tag
 // of the repository references (the same zip can be another version's),
 // and returns notes on what it could not delete.
@@ -335,14 +304,14 @@ func (m *Mirror) deleteManifests(ctx context.Context, r *remote.Repository, addr
 			continue
 		}
 		err := r.Manifests().Delete(ctx, d)
-		switch {
-		case err == nil || isNotFound(err):
-		case deleteRefused(err):
-			return append(notes, fmt.Sprintf("%v: registry %s does not allow deletes: the manifests of the removed platforms stay in repository %s, referenced by no tag, so no client sees them; enable deletes (distribution: storage.delete.enabled) to have prune delete them, and run the registry's garbage collection to reclaim their zips",
-				classify(err, "delete manifest "+d.Digest.String(), m.name, addr, ""), addr.Registry, addr))
-		default:
-			notes = append(notes, fmt.Sprintf("%v: left in the registry, referenced by no tag", classify(err, "delete manifest "+d.Digest.String(), m.name, addr, "")))
+		if err == nil || isNotFound(err) {
+			continue
 		}
+		err = classify(err, "delete manifest "+d.Digest.String(), m.name, addr, "")
+		if errors.Is(err, ErrDeletesRefused) {
+			return append(notes, fmt.Sprintf("%v; until then the manifests of the removed platforms stay in repository %s, referenced by no tag, so no client sees them", err, addr))
+		}
+		notes = append(notes, fmt.Sprintf("%v: left in the registry, referenced by no tag", err))
 	}
 	return notes
 }
