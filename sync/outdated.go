@@ -37,7 +37,7 @@ type OutdatedRow struct {
 // newer when not, error when the upstream could not be read.
 func (r OutdatedRow) Finding() Finding {
 	f := Finding{Package: backends.Package{Provider: r.Provider, Version: r.Version}}
-	held := "the mirror holds no version"
+	held := "the mirror holds no version of it"
 	if r.Newest != nil {
 		held = "the mirror's newest is " + r.Newest.String()
 	}
@@ -45,9 +45,9 @@ func (r OutdatedRow) Finding() Finding {
 	case r.Err != nil:
 		f.Status, f.Detail = StatusError, r.Err.Error()
 	case r.Wanted:
-		f.Status, f.Detail = StatusMissing, fmt.Sprintf("%s offers it; %s", r.Source, held)
+		f.Status, f.Detail = StatusMissing, fmt.Sprintf("offered by %s; %s", r.Source, held)
 	default:
-		f.Status, f.Detail = StatusNewer, fmt.Sprintf("%s offers it, outside the constraints; %s", r.Source, held)
+		f.Status, f.Detail = StatusNewer, fmt.Sprintf("offered by %s, outside the constraints; %s", r.Source, held)
 	}
 	return f
 }
