@@ -2,7 +2,9 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tfmirror/tfmirror/backends"
 )
@@ -15,10 +17,11 @@ const (
 )
 
 // Upstream says, for a provider, where its releases are published and
-// which of them the mirror should hold: the zero constraint wants every
-// release (not a prerelease) newer than the newest the mirror holds. A
-// spec file is one; --source PLACE with --version is another.
-type Upstream func(ctx context.Context, p backends.Provider) (src backends.Reader, want backends.VersionConstraint, err error)
+// which of them the mirror should hold: want picks those among the
+// versions src offers; nil wants every release (not a prerelease) newer
+// than the newest the mirror holds. A nil src leaves the provider out. A
+// spec file is one Upstream; --source PLACE with --version is another.
+type Upstream func(ctx context.Context, p backends.Provider) (src backends.Reader, want func(offered []backends.Version) []backends.Version, err error)
 
 // OutdatedRow is one release upstream that the mirror lacks, or a provider
 // whose upstream could not be read.
@@ -52,23 +55,33 @@ func (r OutdatedRow) Finding() Finding {
 	return f
 }
 
-// Outdated compares, for every selected provider of mirror, the versions
-// it holds with those its upstream offers: the releases the mirror lacks
-// that the constraints want, and those newer than its newest that they do
-// not. An upstream that cannot be read is a row of its own, so the other
-// providers are still compared.
-func Outdated(ctx context.Context, mirror backends.Reader, sel Selection, up Upstream) ([]OutdatedRow, error) {
+// Outdated compares, for every selected provider of mirror and every one
+// of also (providers the upstream wants that the mirror may lack), the
+// versions the mirror holds with those its upstream offers: the releases
+// the mirror lacks that the upstream wants, and those newer than its
+// newest that it does not. An upstream that cannot be read is a row of its
+// own, so the other providers are still compared.
+func Outdated(ctx context.Context, mirror backends.Reader, sel Selection, up Upstream, also ...backends.Provider) ([]OutdatedRow, error) {
 	ps, err := sel.ProvidersIn(ctx, mirror)
+	if errors.Is(err, backends.ErrNoCatalogue) && len(also) > 0 {
+		ps, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range also {
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	backends.SortProviders(ps)
 	var out []OutdatedRow
 	for _, p := range ps {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
 		held, err := mirror.Versions(ctx, p)
-		if err != nil {
+		if err != nil && !errors.Is(err, backends.ErrNotFound) {
 			return nil, err
 		}
 		rows, err := outdatedProvider(ctx, p, held, up)
@@ -86,7 +99,7 @@ func Outdated(ctx context.Context, mirror backends.Reader, sel Selection, up Ups
 // outdatedProvider compares held with what p's upstream offers.
 func outdatedProvider(ctx context.Context, p backends.Provider, held []backends.Version, up Upstream) ([]OutdatedRow, error) {
 	src, want, err := up(ctx, p)
-	if err != nil {
+	if err != nil || src == nil {
 		return nil, err
 	}
 	offered, err := src.Versions(ctx, p)
@@ -99,12 +112,12 @@ func outdatedProvider(ctx context.Context, p backends.Provider, held []backends.
 	}
 	top := newest(held)
 	wanted := map[string]bool{}
-	if want.IsZero() {
+	if want == nil {
 		for _, v := range offered {
 			wanted[v.String()] = v.Prerelease() == "" && (top == nil || v.GreaterThan(top))
 		}
 	} else {
-		for _, v := range want.ProviderVersions(offered) {
+		for _, v := range want(offered) {
 			wanted[v.String()] = true
 		}
 	}

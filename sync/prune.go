@@ -26,8 +26,8 @@ const (
 type Wanted interface {
 	// String names the source in plans ("spec tfmirror.hcl").
 	String() string
-	// Wants reports whether the place should hold pkg; when not, why
-	// says what the source wants instead.
+	// Wants reports whether the place should hold pkg, and why (when
+	// not, what the source wants instead).
 	Wants(ctx context.Context, pkg backends.Package) (ok bool, why string, err error)
 }
 
@@ -160,9 +160,12 @@ func (r Retention) decide(ctx context.Context, a backends.Archive, rank int, kep
 		if err != nil {
 			return it, err
 		}
-		if ok {
+		switch {
+		case ok && why != "":
+			keep = append(keep, why)
+		case ok:
 			keep = append(keep, "wanted by "+r.Wanted.String())
-		} else {
+		default:
 			drop = append(drop, fmt.Sprintf("%s does not want it", r.Wanted))
 			if why != "" {
 				drop[len(drop)-1] += " (" + why + ")"

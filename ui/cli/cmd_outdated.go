@@ -94,19 +94,23 @@ func outdatedSummary(fs []sync.Finding) string {
 
 // upstream is where outdated looks: --source for every provider, or each
 // provider's origin registry, opened once per host.
-func upstream(ctx context.Context, env *Env, source string, want backends.VersionConstraint) (sync.Upstream, error) {
+func upstream(ctx context.Context, env *Env, source string, c backends.VersionConstraint) (sync.Upstream, error) {
+	var want func([]backends.Version) []backends.Version
+	if !c.IsZero() {
+		want = c.ProviderVersions
+	}
 	if source != "" {
 		src, err := openPlace(ctx, source, env.placeOptions())
 		if err != nil {
 			return nil, err
 		}
-		return func(context.Context, backends.Provider) (backends.Reader, backends.VersionConstraint, error) {
+		return func(context.Context, backends.Provider) (backends.Reader, func([]backends.Version) []backends.Version, error) {
 			return src, want, nil
 		}, nil
 	}
 	var mu gosync.Mutex
 	registries := map[string]backends.Reader{}
-	return func(ctx context.Context, p backends.Provider) (backends.Reader, backends.VersionConstraint, error) {
+	return func(ctx context.Context, p backends.Provider) (backends.Reader, func([]backends.Version) []backends.Version, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if r, ok := registries[p.Hostname]; ok {
@@ -114,7 +118,7 @@ func upstream(ctx context.Context, env *Env, source string, want backends.Versio
 		}
 		r, err := openPlace(ctx, "registry://"+p.Hostname, env.placeOptions())
 		if err != nil {
-			return nil, want, fmt.Errorf("%v (name another upstream with --source PLACE)", err)
+			return nil, nil, fmt.Errorf("%v (name another upstream with --source PLACE)", err)
 		}
 		registries[p.Hostname] = r
 		return r, want, nil
