@@ -21,6 +21,10 @@ mirror, another mirror), or by default each provider's origin registry,
 registry://HOSTNAME. The constraints are --version; without it every release
 newer than MIRROR's newest is wanted (prereleases are shown as newer).
 
+With --spec FILE, upstream and constraints are the spec's: each provider it
+wants, from its source, at the versions its constraints and lock files
+resolve to (also the providers MIRROR does not hold yet).
+
 Places that cannot list their providers (a network mirror, an OCI mirror
 without a catalogue) need --provider. Module mirrors are not compared yet.
 
@@ -28,14 +32,15 @@ Exits 1 when a wanted release is missing, or an upstream could not be read.`
 
 const outdatedExample = `  tfmirror outdated ./mirror
   tfmirror outdated ./mirror --source registry://registry.opentofu.org -p hashicorp/aws -v "~> 5.0"
+  tfmirror outdated ./mirror --spec mirror.hcl --json
   tfmirror outdated oci://registry.corp/tf/'${hostname}/${namespace}/${type}' --source https://mirror.corp/tf/ --json`
 
 func newOutdatedCmd(env *Env) *cobra.Command {
 	var providers []string
-	var source, constraint string
+	var source, constraint, specFile string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "outdated MIRROR [--source PLACE] [--provider ADDR] [--version C] [--json]",
+		Use:     "outdated MIRROR [--spec FILE | --source PLACE] [--provider ADDR] [--version C] [--json]",
 		Short:   "List the releases upstream that a mirror lacks",
 		Long:    outdatedLong,
 		Example: outdatedExample,
@@ -46,7 +51,7 @@ func newOutdatedCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			up, err := upstream(cmd.Context(), env, source, sel.Versions)
+			up, also, err := outdatedUpstream(cmd, env, args[0], source, specFile, sel.Versions)
 			if err != nil {
 				return err
 			}
@@ -54,7 +59,7 @@ func newOutdatedCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, err := sync.Outdated(cmd.Context(), mirror, sync.Selection{Providers: sel.Providers}, up)
+			rows, err := sync.Outdated(cmd.Context(), mirror, sync.Selection{Providers: sel.Providers}, up, also...)
 			printWarnings(cmd, mirror)
 			if err != nil {
 				return noCatalogue(err)
@@ -78,6 +83,7 @@ func newOutdatedCmd(env *Env) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&specFile, "spec", "", "compare with what the mirror spec `FILE` wants: each provider's source and the versions it resolves to (MIRROR must be one of its destinations)")
 	f.StringVar(&source, "source", "", "where releases are published, for every provider (`PLACE`: registry://HOST, https://MIRROR/, a directory, oci://...); default each provider's origin registry")
 	f.StringSliceVarP(&providers, "provider", "p", nil, "provider HOST/NAMESPACE/TYPE, or NAMESPACE/TYPE on any host (repeatable); default every provider MIRROR holds")
 	f.StringVarP(&constraint, "version", "v", "", `the versions MIRROR should hold ("~> 5.0", ">= 1.2", "latest"); default every release newer than MIRROR's newest`)
@@ -90,6 +96,23 @@ func outdatedSummary(fs []sync.Finding) string {
 		return "up to date"
 	}
 	return report.Summary(fs)
+}
+
+// outdatedUpstream is where outdated looks: the spec's sources and
+// versions with --spec (and the providers it wants), else upstream's.
+func outdatedUpstream(cmd *cobra.Command, env *Env, mirror, source, specFile string, c backends.VersionConstraint) (sync.Upstream, []backends.Provider, error) {
+	if specFile == "" {
+		up, err := upstream(cmd.Context(), env, source, c)
+		return up, nil, err
+	}
+	if source != "" || !c.IsZero() {
+		return nil, nil, usageErr("--spec names the sources and versions: --source and --version do not apply with it")
+	}
+	_, w, d, err := specFor(cmd, env, specFile, mirror)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w.Upstream(d), w.Providers(d), nil
 }
 
 // upstream is where outdated looks: --source for every provider, or each

@@ -19,10 +19,15 @@ comes first: one row per package, remove or keep, and why. Nothing is removed
 without --yes, or a "y" to the question asked when stdin is a terminal.
 
   --keep N            keep the newest N versions of each provider
+  --spec FILE         keep only what the mirror spec FILE wants of DST: its
+                      providers, at the versions it resolves to, for its
+                      platforms (DST must be one of its destinations)
   --keep-locked DIR   keep every version a .terraform.lock.hcl under DIR locks
                       (repeatable; .terraform/ directories are skipped)
 
---keep says what goes; --keep-locked only what stays, whatever --keep says.
+--keep and --spec say what goes (with both, what either drops); --keep-locked
+only what stays, whatever they say. A provider the spec cannot resolve (its
+source cannot be read) is kept whole.
 
 A filesystem mirror is changed under each provider's lock, the one sync holds:
 index.json and the <version>.json documents are rewritten without the packages
@@ -42,10 +47,12 @@ command line is wrong.`
 
 const pruneExample = `  tfmirror prune ./mirror --keep 3                      # the plan only
   tfmirror prune ./mirror --keep 3 --keep-locked ../infra --keep-locked ../platform --yes
+  tfmirror prune ./mirror --spec mirror.hcl --yes
   tfmirror prune oci://registry.corp/tf/'${hostname}/${namespace}/${type}' --keep 5 -p hashicorp/aws --yes --json`
 
 type pruneFlags struct {
 	keep      int
+	spec      string
 	lockDirs  []string
 	providers []string
 	yes       bool
@@ -55,7 +62,7 @@ type pruneFlags struct {
 func newPruneCmd(env *Env) *cobra.Command {
 	var f pruneFlags
 	cmd := &cobra.Command{
-		Use:     "prune DST [--keep N] [--keep-locked DIR...] [--yes]",
+		Use:     "prune DST [--keep N] [--keep-locked DIR...] [--spec FILE] [--yes]",
 		Short:   "Remove old packages from a mirror, keeping the newest and the locked ones",
 		Long:    pruneLong,
 		Example: pruneExample,
@@ -64,6 +71,7 @@ func newPruneCmd(env *Env) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.keep, "keep", 0, "keep the newest `N` versions of each provider, remove the older ones")
+	fl.StringVar(&f.spec, "spec", "", "remove what the mirror spec `FILE` does not want of DST (its providers, versions and platforms); DST must be one of its destinations")
 	fl.StringSliceVar(&f.lockDirs, "keep-locked", nil, "keep every version a .terraform.lock.hcl under `DIR` locks (repeatable)")
 	fl.StringSliceVarP(&f.providers, "provider", "p", nil, "prune only this provider, HOST/NAMESPACE/TYPE or NAMESPACE/TYPE (repeatable)")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "remove what the plan says without asking")
@@ -78,6 +86,13 @@ func runPrune(cmd *cobra.Command, env *Env, dstArg string, f *pruneFlags) error 
 	ret, err := f.retention()
 	if err != nil {
 		return err
+	}
+	if f.spec != "" {
+		s, w, d, err := specFor(cmd, env, f.spec, dstArg)
+		if err != nil {
+			return err
+		}
+		ret.Wanted = w.Retention(s, d)
 	}
 	r, err := openPlace(ctx, dstArg, env.placeOptions())
 	if err != nil {
@@ -118,8 +133,8 @@ func (f *pruneFlags) retention() (sync.Retention, error) {
 	if f.keep < 0 {
 		return ret, usageErr("--keep %d: want a number of versions, 1 or more", f.keep)
 	}
-	if f.keep == 0 {
-		return ret, usageErr("prune needs --keep N to say what goes (--keep-locked only says what stays)")
+	if f.keep == 0 && f.spec == "" {
+		return ret, usageErr("prune needs --keep N or --spec FILE to say what goes (--keep-locked only says what stays)")
 	}
 	ret.Keep = f.keep
 	for _, p := range f.providers {
