@@ -37,7 +37,7 @@ func TestPruneOCIThenTofuInit(t *testing.T) {
 		t.Fatalf("verify: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	tofu := findTofu(t)
+	tofu := backendtest.Tofu(t, "tofu init after prune of an OCI mirror")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "cli.tfrc")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("provider_installation {\n  oci_mirror {\n    repository_template = %q\n    include = [\"example.com/*/*\"]\n  }\n}\n"+
@@ -73,29 +73,6 @@ func versionsHeldAt(t *testing.T, env []string, place, ca string) string {
 		}
 	}
 	return strings.Join(vs, " ")
-}
-
-// findTofu returns OpenTofu: $TFMIRROR_TOFU, the binary .ci/run caches, or
-// tofu on PATH; the test is skipped without one.
-func findTofu(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("TFMIRROR_TOFU"); p != "" {
-		return p
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if home, err := os.UserHomeDir(); cache == "" && err == nil {
-		cache = filepath.Join(home, ".cache")
-	}
-	if p := filepath.Join(cache, "tfmirror-tools", "tofu-1.12.6"); cache != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("tofu"); err == nil {
-		return p
-	}
-	t.Skip("OpenTofu is not installed (see /work/shared/testing.md): skipping the install from the pruned OCI mirror")
-	return ""
 }
 
 // A registry that does not allow deletes: prune says so for each version
