@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"time"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tfmirror/tfmirror/sync"
@@ -52,13 +50,4 @@ func jobCmd(f func()) tea.Cmd {
 		f()
 		return nil
 	}
-}
-
-// quitTimeoutMsg ends a quit that waits for jobs to stop, should they not.
-type quitTimeoutMsg struct{}
-
-const quitTimeout = 5 * time.Second
-
-func quitAfter() tea.Cmd {
-	return tea.Tick(quitTimeout, func(time.Time) tea.Msg { return quitTimeoutMsg{} })
 }

@@ -189,7 +189,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.updateEngine(msg.ev)
 	case enqueuedMsg:
 		m.sh.setStatus(statusInfo, fmt.Sprintf("queued %d %s to %s", len(msg.ids), msg.jobs, msg.dest))
-	case engineClosedMsg, quitTimeoutMsg:
+	case engineClosedMsg:
 		return m, tea.Quit
 	case spinner.TickMsg:
 		return m.updateSpinner(msg)
@@ -319,16 +319,19 @@ func (m *Model) enqueue(d queue.Model) tea.Cmd {
 // engine and waits for it to say it has (engineClosedMsg), so staging files
 // are cleaned up, and the index documents of what landed written, before
 // the program exits. Those are written after the last job ends: a queue
-// whose jobs are all done is not idle yet.
+// whose jobs are all done is not idle yet. However long that takes (a
+// registry that stopped answering), a second q quits at once.
 func (m *Model) quit() tea.Cmd {
 	if m.quitting || !m.queueActive && !m.jobs.Tracker().Unfinished() {
 		return tea.Quit
 	}
 	m.quitting = true
+	what := "writing the index documents of what landed"
 	if m.jobs.Tracker().Unfinished() {
-		m.setStatus(statusWarn, "canceling jobs…")
+		what = "canceling jobs"
 	}
-	return tea.Batch(jobCmd(m.engine.Stop), quitAfter())
+	m.setStatus(statusWarn, what+"… (q again quits now)")
+	return jobCmd(m.engine.Stop)
 }
 
 // --- spinner ----------------------------------------------------------------
