@@ -26,9 +26,9 @@ import (
 // in one working directory, against a local world: an origin registry, a
 // module registry and an OCI registry, each over TLS, and the files the
 // tour names. README's hosts are mapped to the local servers by the table
-// in newTourWorld (tourWorld.hosts);
-// a line naming any other host fails, so no line escapes the test. Each
-// line must exit 0, or with the code its comment states ("exit 1: ...").
+// in newTourWorld; a line naming any other host fails, so no line escapes
+// the test. Each line must exit 0, or with the code its comment states
+// ("exit 1: ..."). Terminal-UI lines run in tmux, serve in the background.
 func TestREADMETour(t *testing.T) {
 	lines := readTour(t, filepath.Join("..", "..", "README.md"))
 	w := newTourWorld(t)
