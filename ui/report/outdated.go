@@ -38,6 +38,9 @@ func Outdated(w io.Writer, rows []sync.OutdatedRow, asJSON bool) error {
 	if asJSON {
 		return writeJSON(w, out)
 	}
+	if len(out) == 0 {
+		return nil // the closing line says it is up to date
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATUS\tPROVIDER\tVERSION\tMIRROR'S NEWEST\tDETAIL")
 	for _, r := range out {
