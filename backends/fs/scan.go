@@ -91,7 +91,11 @@ func (m *Mirror) isDirAtShallowDepth(path string, d os.DirEntry) bool {
 		return false
 	}
 	if !d.IsDir() {
-		if !isHidden(d.Name()) {
+		switch name := strings.ToLower(d.Name()); {
+		case isHidden(d.Name()):
+		case strings.HasPrefix(name, "terraform-provider-") && strings.HasSuffix(name, ".zip"):
+			m.warnf("%s: a release zip outside HOST/NAMESPACE/TYPE/, where a filesystem mirror keeps its archives: the clients do not see it (move it under HOST/NAMESPACE/TYPE/, or push loose zips with tfmirror push --provider HOST/NAMESPACE/TYPE)", m.rel(path))
+		default:
 			m.warnf("%s: ignored stray file", m.rel(path))
 		}
 		return false

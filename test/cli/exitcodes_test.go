@@ -35,7 +35,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{"diff: no version matches", []string{"diff", reg, t.TempDir(), "-p", "acme/alpha", "-v", ">= 3.0", "--ca-cert", ca}, 1,
 			[]string{"available: 1.1.0, 1.0.0"}},
 		{"no provider matches", []string{"ls", mirror, "-p", "acme/nothing"}, 1, []string{"no provider in", "it holds", "example.com/acme/alpha"}},
-		{"verify: not a mirror", []string{"verify", zips}, 1, []string{"holds no providers", "terraform-provider-alpha_1.0.0_linux_amd64.zip"}},
+		{"verify: not a mirror", []string{"verify", zips}, 1, []string{"holds no providers", "terraform-provider-alpha_1.0.0_linux_amd64.zip: a release zip outside HOST/NAMESPACE/TYPE/", "tfmirror push"}},
 		{"ls: not a mirror", []string{"ls", zips}, 1, []string{"holds no providers"}},
 		{"sync: not a mirror", []string{"sync", zips, t.TempDir()}, 1, []string{"holds no providers"}},
 		{"NAMESPACE/TYPE on a network mirror", []string{"ls", "https://127.0.0.1:1/m/", "-p", "acme/alpha"}, 2, []string{"write the full address, HOSTNAME/acme/alpha"}},
