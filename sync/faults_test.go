@@ -216,10 +216,12 @@ func trickle(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 	return true
 }
 
-// silent never answers: no status line, no headers.
+// silent never answers: no status line, no headers. Once the client has
+// given up it aborts the stream: returning would send a 200 that a client
+// on a loaded machine could still read.
 func silent(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
 	<-r.Context().Done()
-	return true
+	panic(http.ErrAbortHandler)
 }
 
 // endless streams zeros without a Content-Length until the client hangs up.
