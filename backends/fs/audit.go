@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 )
 
 // Audit checks p's index documents against the archives on disk, where a
@@ -31,7 +32,7 @@ func (m *Mirror) Audit(ctx context.Context, p backends.Provider) []backends.Prob
 		if os.IsNotExist(err) {
 			continue // a plain filesystem mirror needs no index documents
 		}
-		var idx indexDoc
+		var idx mirrordoc.Index
 		if err == nil {
 			err = json.Unmarshal(b, &idx)
 		}

@@ -2,17 +2,15 @@ package fs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -167,8 +165,7 @@ func (m *Mirror) archives(s *providerScan, v backends.Version) []backends.Archiv
 		if !s.indexed[dir][v.String()] {
 			continue
 		}
-		if doc, path := m.readVersionDoc(dir, v); doc != nil {
-			doc.path = path
+		if doc, _ := m.readVersionDoc(dir, v); doc != nil {
 			docs = append(docs, doc)
 		}
 	}
@@ -204,19 +201,10 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 // be hashed in place.
 func (m *Mirror) LocalPath(a backends.Archive) string { return a.Location }
 
-// versionDoc is a <version>.json document of the network mirror protocol.
+// versionDoc is a <version>.json document and where it was read.
 type versionDoc struct {
-	Archives map[string]archiveDoc `json:"archives"`
-	path     string
-}
-
-type archiveDoc struct {
-	Hashes []string `json:"hashes,omitempty"`
-	URL    string   `json:"url"`
-}
-
-type indexDoc struct {
-	Versions map[string]struct{} `json:"versions"`
+	*mirrordoc.Version
+	path string
 }
 
 // readIndex returns the versions an index.json lists (canonical form).
@@ -226,22 +214,16 @@ func (m *Mirror) readIndex(path string) map[string]bool {
 		m.warnf("%s: %v", m.rel(path), err)
 		return nil
 	}
-	var idx indexDoc
-	if err := json.Unmarshal(b, &idx); err != nil {
+	out, err := mirrordoc.ParseIndex(b)
+	if err != nil {
 		m.warnf("%s: ignored: not a valid index document: %v", m.rel(path), err)
 		return nil
-	}
-	out := make(map[string]bool, len(idx.Versions))
-	for vs := range idx.Versions {
-		if v, err := backends.ParseVersion(vs); err == nil {
-			out[v.String()] = true
-		}
 	}
 	return out
 }
 
 func (m *Mirror) readVersionDoc(dir string, v backends.Version) (*versionDoc, string) {
-	p := filepath.Join(dir, v.String()+".json")
+	p := filepath.Join(dir, mirrordoc.VersionName(v))
 	b, err := os.ReadFile(p)
 	if err != nil {
 		if !os.IsNotExist(err) {
@@ -249,32 +231,36 @@ func (m *Mirror) readVersionDoc(dir string, v backends.Version) (*versionDoc, st
 		}
 		return nil, p
 	}
-	var doc versionDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
+	doc, err := mirrordoc.ParseVersion(b)
+	if err != nil {
 		m.warnf("%s: ignored: not a valid version document: %v", m.rel(p), err)
 		return nil, p
 	}
-	return &doc, p
+	return &versionDoc{Version: doc, path: p}, p
+}
+
+// entry returns d's entry for e's platform; describes reports whether it
+// names e's file. A nil d has none.
+func (d *versionDoc) entry(e *entry) (ad mirrordoc.Archive, ok, describes bool) {
+	if d == nil {
+		return mirrordoc.Archive{}, false, false
+	}
+	return d.Entry(e.pkg.Platform, filepath.Base(e.path))
 }
 
 // evidence returns what doc states about e, if it describes e's file.
 func (d *versionDoc) evidence(e *entry, m *Mirror) (hashing.Evidence, bool) {
-	ad, ok := d.Archives[e.pkg.Platform.String()]
+	ad, ok, describes := d.entry(e)
 	if !ok {
 		return hashing.Evidence{}, false
 	}
-	if !strings.EqualFold(path.Base(ad.URL), filepath.Base(e.path)) {
+	if !describes {
 		m.warnf("%s: %s lists url %q, but the archive is %s", m.rel(d.path), e.pkg.Platform, ad.URL, filepath.Base(e.path))
 		return hashing.Evidence{}, false
 	}
-	ev := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: m.rel(d.path)}}
-	for _, s := range ad.Hashes {
-		h, err := hashing.ParseHash(s)
-		if err != nil {
-			m.warnf("%s: %s: %v", m.rel(d.path), e.pkg.Platform, err)
-			continue
-		}
-		ev.Hashes = append(ev.Hashes, h)
+	ev, bad := ad.Evidence(m.rel(d.path))
+	for _, err := range bad {
+		m.warnf("%s: %s: %v", m.rel(d.path), e.pkg.Platform, err)
 	}
 	return ev, true
 }

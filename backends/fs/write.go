@@ -3,7 +3,6 @@ package fs
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	iofs "io/fs"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -396,7 +396,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	defer unlock()
 	m.sweepOnce(dir)
 	s := m.scanProvider(p, []string{dir})
-	index := indexDoc{Versions: map[string]struct{}{}}
+	index := mirrordoc.Index{Versions: map[string]struct{}{}}
 	versions := make([]string, 0, len(s.entries))
 	for v := range s.entries {
 		versions = append(versions, v)
@@ -406,11 +406,8 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		doc := versionDoc{Archives: map[string]archiveDoc{}}
-		old, oldPath := m.readVersionDoc(dir, s.versions[v])
-		if old != nil {
-			old.path = oldPath
-		}
+		doc := mirrordoc.Version{Archives: map[string]mirrordoc.Archive{}}
+		old, _ := m.readVersionDoc(dir, s.versions[v])
 		for plat, e := range s.entries[v] {
 			if e.layout != backends.Packed {
 				continue
@@ -419,91 +416,48 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 			if err != nil {
 				return fmt.Errorf("mirror %s: %s: %w", m.name, e.pkg, err)
 			}
-			doc.Archives[plat] = archiveDoc{Hashes: hashes, URL: filepath.Base(e.path)}
+			doc.Archives[plat] = mirrordoc.Archive{Hashes: hashes, URL: filepath.Base(e.path)}
 		}
 		if len(doc.Archives) == 0 {
 			continue
 		}
 		index.Versions[v] = struct{}{}
-		if err := writeJSON(filepath.Join(dir, v+".json"), doc); err != nil {
+		if err := writeJSON(filepath.Join(dir, mirrordoc.VersionName(s.versions[v])), doc); err != nil {
 			return fmt.Errorf("mirror %s: %s %s: %w", m.name, p, v, err)
 		}
 	}
-	if err := writeJSON(filepath.Join(dir, "index.json"), index); err != nil {
+	if err := writeJSON(filepath.Join(dir, mirrordoc.IndexName), index); err != nil {
 		return fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
 	}
 	return nil
 }
 
-// indexHashes returns the hashes to list for e: those old already lists for
-// the same file, with its h1: and zh:.
-//
-// A listing stating both h1: and zh: is reused without reading the archive:
-// every writer changes an archive under the provider lock and unlists it
-// first (a replacement, or a landing where a stale listing outlived a
-// deleted file), so a listing describes the file on disk as it was verified
-// when it landed. Recomputing instead would cost every archive's bytes on
-// every rewrite (under the lock other writers wait on) and would vouch for
-// a file changed behind the mirror's back; as it is, verify reports one.
-// Otherwise the sums this process recorded when it landed the file, or
-// sums computed from the file, are listed; listed hashes they contradict
-// are dropped when this process landed the file, and are kept alone (for
-// verify to report) when the file only changed on disk.
+// indexHashes returns the hashes to list for e, by mirrordoc.Hashes' rule:
+// what old lists for the same file, with the sums this process recorded
+// when it landed the file or, where needed, sums computed from it.
 func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
-	var listed []hashing.Hash
-	var hasH1, hasZH bool
-	if old != nil {
-		if ad, ok := old.Archives[e.pkg.Platform.String()]; ok && strings.EqualFold(filepath.Base(ad.URL), filepath.Base(e.path)) {
-			for _, s := range ad.Hashes {
-				if h, err := hashing.ParseHash(s); err == nil {
-					listed = append(listed, h)
-					hasH1 = hasH1 || h.Scheme() == hashing.SchemeH1
-					hasZH = hasZH || h.Scheme() == hashing.SchemeZip
-				}
-			}
-		}
+	var listed []string
+	if ad, _, describes := old.entry(e); describes {
+		listed = ad.Hashes
 	}
-	sums, landedHere := m.recorded(e.path)
-	var out []hashing.Hash
-	switch {
-	case !landedHere && hasH1 && hasZH:
-		out = listed
-	default:
-		if !landedHere {
-			var err error
-			if sums, err = hashing.HashPath(e.path, m.opts.Hashing); err != nil {
-				return nil, err
-			}
-		}
-		agree := true
-		for _, h := range listed {
-			if (h.Scheme() == hashing.SchemeZip || h.Scheme() == hashing.SchemeH1) && !sums.Matches(h) {
-				agree = false
-			}
-		}
-		switch {
-		case agree:
-			out = append(sums.List(), listed...)
-		case landedHere:
-			out = sums.List()
-		default:
-			m.warnf("%s: does not match the hashes %s lists for it; they are left for verify to report", m.rel(e.path), m.rel(old.path))
-			out = listed
-		}
+	var landed *hashing.Sums
+	if sums, ok := m.recorded(e.path); ok {
+		landed = &sums
 	}
-	hs := hashing.SortUnique(out)
-	strs := make([]string, len(hs))
-	for i, h := range hs {
-		strs[i] = string(h)
+	out, contradicted, err := mirrordoc.Hashes(listed, landed, func() (hashing.Sums, error) {
+		return hashing.HashPath(e.path, m.opts.Hashing)
+	})
+	if contradicted {
+		m.warnf("%s: does not match the hashes %s lists for it; they are left for verify to report", m.rel(e.path), m.rel(old.path))
 	}
-	return strs, nil
+	return out, err
 }
 
 // writeJSON writes v as `providers mirror` does (json.MarshalIndent with two
 // spaces, sorted keys, no trailing newline, mode 0644), atomically, and only
 // when the content changes.
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := mirrordoc.Encode(v)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,155 @@
+// Package mirrordoc is the Provider Network Mirror Protocol's two documents,
+// HOST/NAMESPACE/TYPE/index.json and HOST/NAMESPACE/TYPE/VERSION.json, as
+// tfmirror writes them into every place that holds that layout (a directory,
+// an object storage bucket): byte for byte what `providers mirror` writes,
+// and one rule for which hashes a rewritten document lists.
+package mirrordoc
+
+import (
+	"encoding/json"
+	"path"
+	"strings"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// IndexName is the name of a provider's index document.
+const IndexName = "index.json"
+
+// VersionName is the name of v's version document.
+func VersionName(v backends.Version) string { return v.String() + ".json" }
+
+// Index is index.json: the versions the mirror offers.
+type Index struct {
+	Versions map[string]struct{} `json:"versions"`
+}
+
+// Version is VERSION.json: each platform's archive, by URL relative to the
+// document, with its hashes.
+type Version struct {
+	Archives map[string]Archive `json:"archives"`
+}
+
+// Archive is one platform's entry in a version document.
+type Archive struct {
+	Hashes []string `json:"hashes,omitempty"`
+	URL    string   `json:"url"`
+}
+
+// Encode returns a document as `providers mirror` writes it:
+// json.MarshalIndent with two spaces (map keys sorted), no trailing newline.
+func Encode(doc any) ([]byte, error) { return json.MarshalIndent(doc, "", "  ") }
+
+// ParseIndex returns the versions an index document lists, in canonical
+// form; entries that are not versions are left out, as the clients skip
+// them.
+func ParseIndex(b []byte) (map[string]bool, error) {
+	var idx Index
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(idx.Versions))
+	for vs := range idx.Versions {
+		if v, err := backends.ParseVersion(vs); err == nil {
+			out[v.String()] = true
+		}
+	}
+	return out, nil
+}
+
+// ParseVersion decodes a version document.
+func ParseVersion(b []byte) (*Version, error) {
+	var doc Version
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	return &doc, nil
+}
+
+// Entry returns d's entry for plat, when there is one. describes reports
+// whether its url names the archive file (compared by last segment,
+// ignoring case, as the clients compare archive names).
+func (d *Version) Entry(plat backends.Platform, file string) (a Archive, ok, describes bool) {
+	if d == nil {
+		return Archive{}, false, false
+	}
+	a, ok = d.Archives[plat.String()]
+	return a, ok, ok && strings.EqualFold(path.Base(a.URL), file)
+}
+
+// Evidence returns what the entry states, labelled as the mirror index at
+// detail (the document's name), and the hashes it lists that do not parse.
+func (a Archive) Evidence(detail string) (hashing.Evidence, []error) {
+	ev := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: detail}}
+	var bad []error
+	for _, s := range a.Hashes {
+		h, err := hashing.ParseHash(s)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		ev.Hashes = append(ev.Hashes, h)
+	}
+	return ev, bad
+}
+
+// Hashes decides what a rewritten version document lists for one archive,
+// given the hashes the old document lists for the same file (nil when it
+// lists none), the sums this process verified when it landed the archive
+// (nil when another process did), and a way to find the archive's sums
+// otherwise (hashing it, or what its writer recorded beside it).
+//
+// A listing stating both h1: and zh: of an archive this process did not
+// land is kept without finding its sums: every tfmirror writer unlists an
+// archive before replacing it, so such a listing describes the archive as
+// it was verified when it landed. Finding them again would cost every
+// archive's bytes on every rewrite and would vouch for an archive changed
+// behind the mirror's back; as it is, verify reports one. Otherwise the
+// archive's sums are listed with the listed hashes they agree with. Listed
+// hashes they contradict are dropped when this process landed the archive,
+// and are kept alone (contradicted is true: for verify to report) when the
+// archive only changed in place.
+func Hashes(listed []string, landed *hashing.Sums, find func() (hashing.Sums, error)) (out []string, contradicted bool, err error) {
+	var hs []hashing.Hash
+	var hasH1, hasZH bool
+	for _, s := range listed {
+		if h, err := hashing.ParseHash(s); err == nil {
+			hs = append(hs, h)
+			hasH1 = hasH1 || h.Scheme() == hashing.SchemeH1
+			hasZH = hasZH || h.Scheme() == hashing.SchemeZip
+		}
+	}
+	var chosen []hashing.Hash
+	switch {
+	case landed == nil && hasH1 && hasZH:
+		chosen = hs
+	default:
+		var sums hashing.Sums
+		if landed != nil {
+			sums = *landed
+		} else if sums, err = find(); err != nil {
+			return nil, false, err
+		}
+		agree := true
+		for _, h := range hs {
+			if (h.Scheme() == hashing.SchemeZip || h.Scheme() == hashing.SchemeH1) && !sums.Matches(h) {
+				agree = false
+			}
+		}
+		switch {
+		case agree:
+			chosen = append(sums.List(), hs...)
+		case landed != nil:
+			chosen = sums.List()
+		default:
+			chosen, contradicted = hs, true
+		}
+	}
+	sorted := hashing.SortUnique(chosen)
+	out = make([]string, len(sorted))
+	for i, h := range sorted {
+		out[i] = string(h)
+	}
+	return out, contradicted, nil
+}
