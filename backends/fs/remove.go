@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -197,7 +198,7 @@ func (m *Mirror) unlistVersions(dir string, vs []string) error {
 		// would drop what another tool wrote. Flush rewrites it.
 		return nil
 	}
-	index := indexDoc{Versions: map[string]struct{}{}}
+	index := mirrordoc.Index{Versions: map[string]struct{}{}}
 	for v := range listed {
 		if !slices.Contains(vs, v) {
 			index.Versions[v] = struct{}{}

@@ -1,0 +1,249 @@
+// Package s3 reads and writes provider mirrors in object storage (AWS S3 and
+// S3-compatible stores) in the Provider Network Mirror Protocol's layout:
+// PREFIX/HOST/NAMESPACE/TYPE/index.json, VERSION.json and the release zips
+// beside them. Served over HTTPS (a bucket with anonymous read, a static
+// website, a CDN in front), the bucket is a network mirror Terraform and
+// OpenTofu install from.
+//
+// Writes keep readers safe without a lock: an archive lands by a conditional
+// create (If-None-Match: *), so nothing is replaced without force; the
+// version documents are rebuilt from the bucket's listing after the
+// archives, and index.json last; every document is replaced only if it is
+// still the one read before the listing (If-Match), so concurrent writers
+// converge on documents that list every archive any of them landed.
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	gosync "sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// DefaultConcurrency is how many listing and document requests are in
+// flight at once.
+const DefaultConcurrency = 16
+
+// Options configure a Store.
+type Options struct {
+	// Endpoint is the URL of an S3-compatible store (--s3-endpoint), which is
+	// then addressed path-style (ENDPOINT/BUCKET/KEY). Empty means AWS S3, at
+	// the endpoint the AWS configuration names, virtual-hosted style.
+	Endpoint string
+	// HTTPClient carries the transport (TLS trust). Nil means one that
+	// trusts the system pool.
+	HTTPClient *http.Client
+	// Hashing caps the work hashing an archive another writer landed may do.
+	Hashing hashing.Options
+	// Credentials and Region, when set, replace what the AWS configuration
+	// chain (environment, shared config and credentials files, profiles,
+	// SSO, instance roles) gives.
+	Credentials aws.CredentialsProvider
+	Region      string
+	// Concurrency bounds parallel requests for listings and documents; 0
+	// means DefaultConcurrency.
+	Concurrency int
+}
+
+// Store is a bucket, or a prefix of one, holding the network-mirror layout.
+type Store struct {
+	backends.WarningLog
+
+	name   string // as the user wrote it
+	bucket string
+	prefix string // "" or ending in "/"
+	client *s3api.Client
+	opts   Options
+
+	mu     gosync.Mutex
+	landed map[string]hashing.Sums // by key: the archives this process landed, as verified
+}
+
+var (
+	_ backends.Writer         = (*Store)(nil)
+	_ backends.Lister         = (*Store)(nil)
+	_ backends.VersionsLister = (*Store)(nil)
+	_ backends.Warner         = (*Store)(nil)
+	_ backends.Auditor        = (*Store)(nil)
+)
+
+// ParseTarget splits BUCKET[/PREFIX] (an s3:// place without its scheme).
+// The prefix is returned without leading or trailing slashes.
+func ParseTarget(target string) (bucket, prefix string, err error) {
+	bucket, prefix, _ = strings.Cut(target, "/")
+	prefix = strings.Trim(prefix, "/")
+	switch {
+	case bucket == "":
+		return "", "", backends.Usagef("s3://%s: no bucket: write s3://BUCKET or s3://BUCKET/PREFIX", target)
+	case strings.ContainsAny(bucket, "?#\\ ") || strings.ContainsAny(prefix, "?#\\"):
+		return "", "", backends.Usagef("s3://%s: a bucket name or prefix has no ?, #, \\ (or spaces in the bucket)", target)
+	}
+	for _, seg := range strings.Split(prefix, "/") {
+		if (seg == "" && prefix != "") || seg == "." || seg == ".." {
+			return "", "", backends.Usagef("s3://%s: the prefix has an empty, . or .. segment", target)
+		}
+	}
+	return bucket, prefix, nil
+}
+
+// Open prepares a store for s3://TARGET, name being the place as the user
+// wrote it. The AWS configuration is read now; no request is made until the
+// store is used.
+func Open(ctx context.Context, name, target string, opts Options) (*Store, error) {
+	bucket, prefix, err := ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	if prefix != "" {
+		prefix += "/"
+	}
+	client, err := newClient(ctx, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts, landed: map[string]hashing.Sums{}}, nil
+}
+
+// newClient builds the S3 client from the AWS configuration chain and opts:
+// request checksums only where an operation requires them (S3-compatible
+// stores reject the SDK's newer default ones), and no client-side retry
+// quota, which ends a long sync's retries for good after a burst of errors.
+func newClient(ctx context.Context, name string, opts Options) (*s3api.Client, error) {
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: httpclient.NewTransport(nil)}
+	}
+	load := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(sdkHTTPClient(hc)),
+		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
+		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
+		}),
+	}
+	if opts.Region != "" {
+		load = append(load, config.WithRegion(opts.Region))
+	}
+	if opts.Credentials != nil {
+		load = append(load, config.WithCredentialsProvider(opts.Credentials))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return nil, fmt.Errorf("place %s: the AWS configuration: %v: %w", name, err, backends.ErrUsage)
+	}
+	if cfg.Region == "" {
+		if opts.Endpoint == "" {
+			return nil, backends.Usagef("place %s: no AWS region: set AWS_REGION, or region in the profile AWS_PROFILE names", name)
+		}
+		cfg.Region = "us-east-1" // what S3-compatible stores expect when told nothing
+	}
+	return s3api.NewFromConfig(cfg, func(o *s3api.Options) {
+		if opts.Endpoint != "" {
+			o.BaseEndpoint = aws.String(opts.Endpoint)
+			o.UsePathStyle = true
+		}
+	}), nil
+}
+
+// sdkHTTPClient carries hc's transport settings (TLS trust, proxy, idle
+// connections) into the SDK's own kind of client, to which the AWS
+// configuration can add a CA bundle (AWS_CA_BUNDLE, ca_bundle). The trust
+// pool is copied, since the bundle is added to it.
+func sdkHTTPClient(hc *http.Client) aws.HTTPClient {
+	tr, ok := hc.Transport.(*http.Transport)
+	if !ok {
+		return hc
+	}
+	return awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.Proxy, t.MaxIdleConnsPerHost = tr.Proxy, max(tr.MaxIdleConnsPerHost, t.MaxIdleConnsPerHost)
+		if tr.DialContext != nil {
+			t.DialContext = tr.DialContext
+		}
+		if tr.TLSClientConfig != nil {
+			t.TLSClientConfig = tr.TLSClientConfig.Clone()
+			if t.TLSClientConfig.RootCAs != nil {
+				t.TLSClientConfig.RootCAs = t.TLSClientConfig.RootCAs.Clone()
+			}
+		}
+	})
+}
+
+func (s *Store) String() string { return s.name }
+
+func (s *Store) warnf(format string, args ...any) {
+	s.Warn(fmt.Sprintf("mirror %s: ", s.name) + fmt.Sprintf(format, args...))
+}
+
+func (s *Store) concurrency() int {
+	if s.opts.Concurrency > 0 {
+		return s.opts.Concurrency
+	}
+	return DefaultConcurrency
+}
+
+// providerPrefix is where p's objects are: PREFIX/HOST/NAMESPACE/TYPE/, the
+// hostname in its ASCII form, as the clients request it from a network
+// mirror.
+func (s *Store) providerPrefix(p backends.Provider) string {
+	return s.prefix + p.Hostname + "/" + p.Namespace + "/" + p.Type + "/"
+}
+
+// location is how an object is named in messages and archive locations.
+func (s *Store) location(key string) string { return "s3://" + s.bucket + "/" + key }
+
+// keyOf returns the key an archive location names.
+func (s *Store) keyOf(a backends.Archive) string {
+	if k, ok := strings.CutPrefix(a.Location, "s3://"+s.bucket+"/"); ok {
+		return k
+	}
+	return s.providerPrefix(a.Provider) + a.Filename()
+}
+
+func (s *Store) recordLanded(key string, sums hashing.Sums) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.landed[key] = sums
+}
+
+func (s *Store) landedSums(key string) (hashing.Sums, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sums, ok := s.landed[key]
+	return sums, ok
+}
+
+// landedUnder returns the keys this process landed under prefix.
+func (s *Store) landedUnder(prefix string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.landed {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// errorf wraps err with the place and what was being done, once.
+func (s *Store) errorf(err error, format string, args ...any) error {
+	return fmt.Errorf("mirror %s: %s: %w", s.name, fmt.Sprintf(format, args...), classify(err))
+}
+
+// isCanceled reports whether err is the context's end.
+func isCanceled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
