@@ -37,6 +37,7 @@ const (
 	KindNetMirror Kind = "net"
 	KindRegistry  Kind = "registry"
 	KindOCI       Kind = "oci"
+	KindS3        Kind = "s3"
 )
 
 // Reader is what every place offers: listing and opening packages.

@@ -1,7 +1,8 @@
 // Package place turns the MIRROR / SRC / DST arguments of the command line
 // into backends: PATH or file://PATH (filesystem mirror), https://HOST/PATH/
-// (network mirror), registry://HOST (origin registry) and
-// oci://REGISTRY/TEMPLATE (OCI mirror).
+// (network mirror), registry://HOST (origin registry),
+// oci://REGISTRY/TEMPLATE (OCI mirror) and s3://BUCKET[/PREFIX] (object
+// storage holding the network-mirror layout).
 package place
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/registry"
+	"github.com/tfmirror/tfmirror/backends/s3"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -34,6 +36,7 @@ const (
 	NetMirror = backends.KindNetMirror
 	Registry  = backends.KindRegistry
 	OCI       = backends.KindOCI
+	S3        = backends.KindS3
 )
 
 // Spec is a parsed place argument.
@@ -41,8 +44,8 @@ type Spec struct {
 	Kind Kind
 	// Raw is the argument as the user wrote it.
 	Raw string
-	// Target is the argument without its scheme: a path, a URL, a host, or
-	// REGISTRY/TEMPLATE.
+	// Target is the argument without its scheme: a path, a URL, a host,
+	// REGISTRY/TEMPLATE or BUCKET[/PREFIX].
 	Target string
 }
 
@@ -51,7 +54,7 @@ func (s Spec) String() string { return s.Raw }
 // Parse classifies a place argument.
 func Parse(arg string) (Spec, error) {
 	if arg == "" {
-		return Spec{}, errors.New("empty place: give a directory, https://HOST/PATH/, registry://HOST or oci://REGISTRY/TEMPLATE")
+		return Spec{}, errors.New("empty place: give a directory, https://HOST/PATH/, registry://HOST, oci://REGISTRY/TEMPLATE or s3://BUCKET/PREFIX")
 	}
 	scheme, rest, ok := strings.Cut(arg, "://")
 	if !ok {
@@ -71,8 +74,10 @@ func Parse(arg string) (Spec, error) {
 		return Spec{Kind: Registry, Raw: arg, Target: strings.TrimSuffix(rest, "/")}, nil
 	case "oci":
 		return Spec{Kind: OCI, Raw: arg, Target: rest}, nil
+	case "s3":
+		return Spec{Kind: S3, Raw: arg, Target: rest}, nil
 	}
-	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry:// or oci://)", arg, scheme)
+	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry://, oci:// or s3://)", arg, scheme)
 }
 
 // mistypedScheme catches a scheme written with one slash or none
@@ -122,6 +127,10 @@ type Options struct {
 	// Debug, when set, gets a line for every HTTP request attempt of every
 	// kind of place (--debug; see httpclient.Wrap).
 	Debug io.Writer
+	// S3Endpoint is the URL of an S3-compatible store for s3:// places
+	// (--s3-endpoint), addressed path-style; empty means AWS S3. Their
+	// credentials and region come from the AWS configuration chain.
+	S3Endpoint string
 }
 
 // NetClient is the HTTP setup for network mirrors, registries (provider and
@@ -142,6 +151,20 @@ func (o Options) Tokens() backends.Credentials {
 		return o.Credentials
 	}
 	return backends.EnvCredentials(os.Environ())
+}
+
+// tlsClient is the HTTP transport for places that speak TLS through an
+// SDK of their own (object storage): HTTPClient, or one that trusts the
+// system pool and CACertFile.
+func (o Options) tlsClient() (*http.Client, error) {
+	if o.HTTPClient != nil {
+		return o.HTTPClient, nil
+	}
+	roots, err := httpclient.LoadRoots(o.CACertFile)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: httpclient.NewTransport(roots)}, nil
 }
 
 // Opener opens one kind of place. Kinds register theirs in Openers.
@@ -174,6 +197,13 @@ func Openers() map[Kind]Opener {
 			}
 			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing, Credentials: o.OCICredentials, Debug: o.Debug})
 		},
+		S3: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
+			hc, err := o.tlsClient()
+			if err != nil {
+				return nil, err
+			}
+			return s3.Open(ctx, s.Raw, s.Target, s3.Options{Endpoint: o.S3Endpoint, HTTPClient: hc, Hashing: o.Hashing})
+		},
 	}
 }
 
@@ -199,7 +229,7 @@ func OpenWriter(ctx context.Context, arg string, o Options) (backends.Writer, er
 	}
 	w, ok := r.(backends.Writer)
 	if !ok {
-		return nil, fmt.Errorf("place %s: cannot be written to (network mirrors and origin registries are read-only; write to a directory or oci://, and serve a directory with `tfmirror serve`)", arg)
+		return nil, fmt.Errorf("place %s: cannot be written to (network mirrors and origin registries are read-only; write to a directory, oci:// or s3://, and serve a directory with `tfmirror serve`)", arg)
 	}
 	return w, nil
 }

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	gosync "sync"
 
@@ -109,6 +110,12 @@ func Open(ctx context.Context, name, target string, opts Options) (*Store, error
 	}
 	if prefix != "" {
 		prefix += "/"
+	}
+	if opts.Endpoint != "" {
+		u, err := url.Parse(opts.Endpoint)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+			return nil, backends.Usagef("place %s: --s3-endpoint %s: want the store's URL, https://HOST[:PORT] (http:// for a store without TLS)", name, opts.Endpoint)
+		}
 	}
 	client, err := newClient(ctx, name, opts)
 	if err != nil {

@@ -31,8 +31,9 @@ type Env struct {
 	plainHTTP   bool
 	insecure    bool
 	// debug (--debug) sends a line per HTTP request attempt to stderr.
-	debug  bool
-	stderr io.Writer
+	debug      bool
+	stderr     io.Writer
+	s3Endpoint string
 
 	// creds are the credentials every place of one command uses, read once.
 	credsOnce gosync.Once
@@ -47,7 +48,7 @@ func (env *Env) hashing() hashing.Options { return hashing.Options{MaxUnpacked: 
 func (env *Env) placeOptions() place.Options {
 	env.credsOnce.Do(env.loadCredentials)
 	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
-		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog()}
+		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog(), S3Endpoint: env.s3Endpoint}
 }
 
 // debugLog is where --debug writes, or nil without it.

@@ -105,8 +105,10 @@ func newRootCmd() *cobra.Command {
 		Short: "Browse, compare, sync and verify private Terraform/OpenTofu provider mirrors",
 		Long: `tfmirror browses, compares, syncs and verifies private Terraform/OpenTofu
 provider mirrors: filesystem mirrors (a directory), network mirrors
-(https://HOST/PATH/), origin registries (registry://HOST) and OCI registries in
-OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
+(https://HOST/PATH/), origin registries (registry://HOST), OCI registries in
+OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE) and object storage
+holding a network mirror (s3://BUCKET/PREFIX; credentials and region from the
+AWS configuration, --s3-endpoint for S3-compatible stores).`,
 		Example: `  tfmirror ls ./mirror
   tfmirror hash ./mirror/registry.terraform.io/hashicorp/null/*.zip
   tfmirror verify ./mirror --provider hashicorp/aws`,
@@ -116,12 +118,14 @@ OpenTofu's oci_mirror layout (oci://REGISTRY/TEMPLATE).`,
 	root.PersistentFlags().Int64Var(&env.maxUnpacked, "max-unpacked", hashing.DefaultMaxUnpacked,
 		"the most bytes hashing one zip may unpack (a guard against zip bombs); -1 for no limit")
 	root.PersistentFlags().StringVar(&env.caCert, "ca-cert", "",
-		"PEM `FILE` of extra CA certificates to trust for https:// and registry:// places, such as the one tfmirror serve writes")
+		"PEM `FILE` of extra CA certificates to trust for https://, registry://, oci:// and s3:// places, such as the one tfmirror serve writes")
 	root.PersistentFlags().BoolVar(&env.plainHTTP, "plain-http", false, "talk plain HTTP to oci:// registries (local test registries; OpenTofu itself needs HTTPS)")
 	root.PersistentFlags().BoolVar(&env.insecure, "insecure", false, "do not verify the TLS certificates of oci:// registries")
 	root.PersistentFlags().BoolVar(&env.debug, "debug", false,
 		"write every HTTP request to stderr: method, URL, status, bytes, time and attempt (never credentials)")
 	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { env.stderr = cmd.ErrOrStderr() }
+	root.PersistentFlags().StringVar(&env.s3Endpoint, "s3-endpoint", "",
+		"`URL` of an S3-compatible store (MinIO, Ceph, versitygw, ...) for s3:// places, addressed path-style; default AWS S3")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
