@@ -64,9 +64,15 @@ type started struct {
 // without the machine's CLI configuration; a minute bounds it.
 func start(t *testing.T, args ...string) *started {
 	t.Helper()
+	return startWith(t, nil, args...)
+}
+
+// startWith is start with env added to the clean environment.
+func startWith(t *testing.T, env []string, args ...string) *started {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	p := &started{cmd: exec.CommandContext(ctx, tfmirrorBin, args...), cancel: cancel}
-	p.cmd.Env = cleanEnv(t)
+	p.cmd.Env = append(cleanEnv(t), env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		cancel()

@@ -1,0 +1,177 @@
+package s3_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/s3"
+	"github.com/tfmirror/tfmirror/backends/s3/s3test"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// holdingTransport holds the first PUT of a version document until the
+// test releases it: the moment between a writer's listing and its write.
+type holdingTransport struct {
+	next    http.RoundTripper
+	once    gosync.Once
+	held    chan struct{} // closed when the PUT is being held
+	release chan struct{}
+}
+
+func (h *holdingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, ".json") && !strings.HasSuffix(r.URL.Path, "/index.json") {
+		first := false
+		h.once.Do(func() { first = true })
+		if first {
+			close(h.held)
+			select {
+			case <-h.release:
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+		}
+	}
+	return h.next.RoundTrip(r)
+}
+
+// commit lands one archive the way the engine does: stage, hash, commit.
+func commit(t *testing.T, w backends.Writer, pkg backends.Package, zip []byte, force bool) error {
+	t.Helper()
+	ctx := context.Background()
+	st, err := w.Stage(ctx, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Abort()
+	if _, err := st.Write(zip); err != nil {
+		t.Fatal(err)
+	}
+	sums, err := hashing.HashPath(st.Path(), hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Commit(ctx, sums, force)
+}
+
+// Writer A lists the bucket and, before it writes the version document,
+// writer B lands another platform of the same version and writes its
+// documents. A's document, built from a listing without B's archive, must
+// not replace B's: A starts again and both archives end up listed.
+func TestFlushConvergesWithAConcurrentWriter(t *testing.T) {
+	t.Setenv("AWS_CA_BUNDLE", "") // the AWS configuration adds a bundle only to its own kind of transport
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	hold := &holdingTransport{next: srv.HTTPClient().Transport, held: make(chan struct{}), release: make(chan struct{})}
+	oa := srv.Options()
+	oa.HTTPClient = &http.Client{Transport: hold}
+	ctx := context.Background()
+	a, err := s3.Open(ctx, "s3://"+bucket, bucket, oa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := openStore(t, srv, bucket, "")
+	x := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	y := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
+	if err := commit(t, a, x, backendtest.ProviderZip(t, x, ""), false); err != nil {
+		t.Fatal(err)
+	}
+	flushed := make(chan error, 1)
+	go func() { flushed <- a.Flush(ctx, x.Provider) }()
+	select {
+	case <-hold.held:
+	case err := <-flushed:
+		t.Fatalf("A's flush ended without writing a version document: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("A's flush did not reach its write within a minute")
+	}
+	if err := commit(t, b, y, backendtest.ProviderZip(t, y, ""), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(ctx, y.Provider); err != nil {
+		t.Fatal(err)
+	}
+	close(hold.release)
+	if err := <-flushed; err != nil {
+		t.Fatalf("A's flush: %v", err)
+	}
+	as, err := b.Archives(ctx, x.Provider, x.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != 2 {
+		t.Fatalf("Archives = %v, want both platforms", as)
+	}
+	for _, a := range as {
+		if len(a.Hashes()) != 2 {
+			t.Errorf("%s is listed with %v, want its h1: and zh:", a.Package, a.Hashes())
+		}
+	}
+}
+
+// An archive whose listing outlived it (deleted by hand) lands without the
+// old listing describing it meanwhile: Commit drops the listing first.
+func TestCommitDropsTheListingOfADeletedArchive(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	st := openStore(t, srv, bucket, "")
+	ctx := context.Background()
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	other := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
+	for _, p := range []backends.Package{pkg, other} {
+		if err := commit(t, st, p, backendtest.ProviderZip(t, p, "old"), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Flush(ctx, pkg.Provider); err != nil {
+		t.Fatal(err)
+	}
+	key := "example.com/acme/alpha/" + pkg.Filename()
+	if _, err := srv.Client().DeleteObject(ctx, &s3api.DeleteObjectInput{Bucket: &bucket, Key: &key}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := openStore(t, srv, bucket, "") // another process: it did not land the old archive
+	if err := commit(t, fresh, pkg, backendtest.ProviderZip(t, pkg, "new"), false); err != nil {
+		t.Fatal(err)
+	}
+	// Before any flush, the new archive is not described by the old listing.
+	as, err := fresh.Archives(ctx, pkg.Provider, pkg.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range as {
+		if a.Key() == pkg.Key() && len(a.Evidence) != 0 {
+			t.Fatalf("the new archive is listed with the deleted one's hashes: %v", a.Hashes())
+		}
+	}
+	if err := fresh.Flush(ctx, pkg.Provider); err != nil {
+		t.Fatal(err)
+	}
+	if probs := fresh.Audit(ctx, pkg.Provider); len(probs) != 0 {
+		t.Fatalf("Audit after the flush: %v", probs)
+	}
+}
+
+// A conditional create that finds a different archive is a conflict
+// (backends.ErrConflict) that leaves the archive and its listing alone.
+func TestCommitConflictLeavesTheArchive(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	a, b := openStore(t, srv, bucket, ""), openStore(t, srv, bucket, "")
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	if err := commit(t, a, pkg, backendtest.ProviderZip(t, pkg, "a"), false); err != nil {
+		t.Fatal(err)
+	}
+	err := commit(t, b, pkg, backendtest.ProviderZip(t, pkg, "b"), false)
+	if !errors.Is(err, backends.ErrConflict) || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("err = %v, want a conflict that names --force", err)
+	}
+}
