@@ -10,8 +10,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -379,5 +381,110 @@ func TestS3ConcurrentWritersConverge(t *testing.T) {
 		}
 		w.must(t, "verify", dst)
 		w.must(t, "diff", src, dst)
+	}
+}
+
+// tofuBinary finds OpenTofu: TFMIRROR_TOFU, the tool cache the test setup
+// builds it into, or PATH; it skips the test otherwise.
+func tofuBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("TFMIRROR_TOFU"); p != "" {
+		return p
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		if p := filepath.Join(cache, "tfmirror-tools", "tofu-1.12.6"); isFile(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("tofu"); err == nil {
+		return p
+	}
+	t.Skip("tofu is not installed (set TFMIRROR_TOFU, or build OpenTofu 1.12.6 into ~/.cache/tfmirror-tools/tofu-1.12.6): skipping the test against the real client")
+	return ""
+}
+
+func isFile(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.Mode().IsRegular()
+}
+
+// clientInit runs `init` of a real client (terraform or tofu) in a fresh
+// directory whose configuration pins provider at version, with a CLI
+// configuration whose only installation method is the network mirror at
+// url, trusting only caPEM. It returns the output, the lock file written
+// and how the client exited.
+func clientInit(t *testing.T, bin string, caPEM []byte, url, provider, version string) (out, lock string, err error) {
+	t.Helper()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	cfg := filepath.Join(dir, "cli.tfrc")
+	home := filepath.Join(dir, "home")
+	work := filepath.Join(dir, "work")
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(ca, caPEM, 0o644)
+	os.WriteFile(cfg, []byte(fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", url)), 0o644)
+	os.WriteFile(filepath.Join(work, "main.tf"), []byte(fmt.Sprintf(
+		"terraform {\n  required_providers {\n    alpha = { source = %q, version = \"= %s\" }\n  }\n}\n", provider, version)), 0o644)
+	cmd := exec.Command(bin, "-chdir="+work, "init", "-input=false", "-no-color")
+	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+ca, "SSL_CERT_DIR="+dir, "HOME="+home, "TF_CLI_CONFIG_FILE="+cfg,
+		"TF_PLUGIN_CACHE_DIR=", "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+	b, err := cmd.CombinedOutput()
+	l, _ := os.ReadFile(filepath.Join(work, ".terraform.lock.hcl"))
+	return string(b), string(l), err
+}
+
+// terraform init and tofu init install straight from the bucket, read
+// anonymously over HTTPS as a network mirror, the provider tfmirror synced
+// into it; they record the h1: tfmirror lists; and they refuse an archive
+// swapped behind the bucket's documents.
+func TestS3ClientsInstallFromTheBucket(t *testing.T) {
+	clients := map[string]string{"tofu": tofuBinary(t)}
+	if tf, err := exec.LookPath("terraform"); err == nil {
+		clients["terraform"] = tf
+	} else {
+		t.Log("terraform is not on PATH: only tofu is tried")
+	}
+	w := newS3World(t)
+	w.srv.PublicRead(t, w.bucket)
+	host := runtime.GOOS + "_" + runtime.GOARCH
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0", "1.1.0"}, []string{host, "windows_386"})
+	src := sourceMirror(t, seeds)
+	w.must(t, "sync", src, w.place("tf/providers"))
+	url := w.srv.URL + "/" + w.bucket + "/tf/providers/"
+	rows := lsRows(t, w.must(t, "ls", w.place("tf/providers"), "--json", "-v", "1.1.0", "--platform", host))
+	if len(rows) != 1 {
+		t.Fatalf("ls: %+v", rows)
+	}
+	for name, bin := range clients {
+		out, lock, err := clientInit(t, bin, w.srv.CertPEM(), url, "example.com/acme/alpha", "1.1.0")
+		if err != nil || !strings.Contains(out, "Installed example.com/acme/alpha v1.1.0") {
+			t.Fatalf("%s init from %s: %v\n%s", name, url, err, out)
+		}
+		for _, h := range rows[0].Hashes {
+			if strings.HasPrefix(h, "h1:") && !strings.Contains(lock, h) {
+				t.Errorf("%s recorded another h1: than the bucket lists (%s):\n%s", name, h, lock)
+			}
+		}
+	}
+
+	// An archive swapped behind the documents: both clients refuse it.
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", host)
+	key := "tf/providers/example.com/acme/alpha/" + pkg.Filename()
+	body := backendtest.ProviderZip(t, pkg, "swapped")
+	if _, err := w.srv.Client().PutObject(context.Background(), &s3api.PutObjectInput{Bucket: &w.bucket, Key: &key, Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+	for name, bin := range clients {
+		out, _, err := clientInit(t, bin, w.srv.CertPEM(), url, "example.com/acme/alpha", "1.0.0")
+		if err == nil || !strings.Contains(strings.ToLower(out), "checksum") {
+			t.Errorf("%s init of a swapped archive: %v\n%s", name, err, out)
+		}
+	}
+	if r := w.run(t, "verify", w.place("tf/providers")); r.code != 1 || !strings.Contains(r.stdout, "mismatch") {
+		t.Errorf("verify of the swapped archive: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
