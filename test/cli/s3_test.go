@@ -408,12 +408,17 @@ func isFile(p string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
+// networkMirror is a CLI configuration whose only installation method is
+// the network mirror at url.
+func networkMirror(url string) string {
+	return fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", url)
+}
+
 // clientInit runs `init` of a real client (terraform or tofu) in a fresh
-// directory whose configuration pins provider at version, with a CLI
-// configuration whose only installation method is the network mirror at
-// url, trusting only caPEM. It returns the output, the lock file written
-// and how the client exited.
-func clientInit(t *testing.T, bin string, caPEM []byte, url, provider, version string) (out, lock string, err error) {
+// directory whose configuration pins provider at version, with the CLI
+// configuration cliConfig, trusting only caPEM. It returns the output, the
+// lock file written and how the client exited.
+func clientInit(t *testing.T, bin string, caPEM []byte, cliConfig, provider, version string) (out, lock string, err error) {
 	t.Helper()
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
@@ -426,7 +431,7 @@ func clientInit(t *testing.T, bin string, caPEM []byte, url, provider, version s
 		}
 	}
 	os.WriteFile(ca, caPEM, 0o644)
-	os.WriteFile(cfg, []byte(fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", url)), 0o644)
+	os.WriteFile(cfg, []byte(cliConfig), 0o644)
 	os.WriteFile(filepath.Join(work, "main.tf"), []byte(fmt.Sprintf(
 		"terraform {\n  required_providers {\n    alpha = { source = %q, version = \"= %s\" }\n  }\n}\n", provider, version)), 0o644)
 	cmd := exec.Command(bin, "-chdir="+work, "init", "-input=false", "-no-color")
@@ -460,7 +465,7 @@ func TestS3ClientsInstallFromTheBucket(t *testing.T) {
 		t.Fatalf("ls: %+v", rows)
 	}
 	for name, bin := range clients {
-		out, lock, err := clientInit(t, bin, w.srv.CertPEM(), url, "example.com/acme/alpha", "1.1.0")
+		out, lock, err := clientInit(t, bin, w.srv.CertPEM(), networkMirror(url), "example.com/acme/alpha", "1.1.0")
 		if err != nil || !strings.Contains(out, "Installed example.com/acme/alpha v1.1.0") {
 			t.Fatalf("%s init from %s: %v\n%s", name, url, err, out)
 		}
@@ -479,12 +484,50 @@ func TestS3ClientsInstallFromTheBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, bin := range clients {
-		out, _, err := clientInit(t, bin, w.srv.CertPEM(), url, "example.com/acme/alpha", "1.0.0")
+		out, _, err := clientInit(t, bin, w.srv.CertPEM(), networkMirror(url), "example.com/acme/alpha", "1.0.0")
 		if err == nil || !strings.Contains(strings.ToLower(out), "checksum") {
 			t.Errorf("%s init of a swapped archive: %v\n%s", name, err, out)
 		}
 	}
 	if r := w.run(t, "verify", w.place("tf/providers")); r.code != 1 || !strings.Contains(r.stdout, "mismatch") {
 		t.Errorf("verify of the swapped archive: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// An OCI registry on object storage (Debian's docker-registry, its s3
+// driver writing into a versitygw bucket): tfmirror syncs into it, the
+// blobs are objects in the bucket, tfmirror verifies it, and tofu installs
+// from it as an oci_mirror.
+func TestTofuInstallsFromAnOCIRegistryOnObjectStorage(t *testing.T) {
+	tofu := tofuBinary(t)
+	w := newS3World(t)
+	reg := w.srv.Registry(t, w.bucket)
+	host := runtime.GOOS + "_" + runtime.GOARCH
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{host, "windows_386"})
+	src := sourceMirror(t, seeds)
+	dst := "oci://" + reg.Host + "/tf/${namespace}/${type}"
+	if r := run(t, cleanEnv(t), "sync", src, dst, "--ca-cert", reg.CAFile()); r.code != 0 {
+		t.Fatalf("sync into the registry: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	blobs := w.listKeys(t, strings.TrimPrefix(reg.Root, "/")+"/docker/registry/v2/blobs/sha256/")
+	for _, s := range seeds {
+		sum := sha256.Sum256(s.Zip)
+		d := hex.EncodeToString(sum[:])
+		if !slices.Contains(blobs, strings.TrimPrefix(reg.Root, "/")+"/docker/registry/v2/blobs/sha256/"+d[:2]+"/"+d+"/data") {
+			t.Errorf("%s: its zip is not a blob in the bucket (%d blobs there)", s.Package, len(blobs))
+		}
+	}
+	if r := run(t, cleanEnv(t), "verify", dst, "--ca-cert", reg.CAFile(), "-p", "example.com/acme/alpha"); r.code != 0 {
+		t.Fatalf("verify the registry: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	cliConfig := fmt.Sprintf("provider_installation {\n  oci_mirror {\n    repository_template = %q\n    include = [\"example.com/*/*\"]\n  }\n}\n"+
+		"oci_default_credentials {\n  discover_ambient_credentials = false\n}\n", reg.Host+"/tf/${namespace}/${type}")
+	out, lock, err := clientInit(t, tofu, reg.CertPEM(), cliConfig, "example.com/acme/alpha", "1.0.0")
+	if err != nil || !strings.Contains(out, "Installed example.com/acme/alpha v1.0.0") {
+		t.Fatalf("tofu init from the registry on object storage: %v\n%s", err, out)
+	}
+	sum := sha256.Sum256(seeds[0].Zip)
+	if !strings.Contains(lock, "zh:"+hex.EncodeToString(sum[:])) {
+		t.Errorf("tofu did not record the layer's zh: in the lock:\n%s", lock)
 	}
 }

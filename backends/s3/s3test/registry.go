@@ -1,0 +1,125 @@
+package s3test
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends/netmirror"
+)
+
+// Registry is an OCI registry on object storage: Debian's docker-registry
+// (the CNCF distribution registry 2.8) with its s3 storage driver writing
+// into a bucket of a Server, over TLS on 127.0.0.1. It stops when the test
+// ends.
+type Registry struct {
+	// Host is 127.0.0.1:PORT.
+	Host string
+	// Root is the key prefix its storage driver writes under.
+	Root string
+
+	caFile string
+	caPEM  []byte
+}
+
+// CAFile is the PEM file of the registry's certificate (its own CA).
+func (r *Registry) CAFile() string { return r.caFile }
+
+// CertPEM is the registry's certificate.
+func (r *Registry) CertPEM() []byte { return r.caPEM }
+
+// Registry starts docker-registry storing into bucket; it skips the test
+// when docker-registry is not installed.
+func (s *Server) Registry(t testing.TB, bucket string) *Registry {
+	t.Helper()
+	bin, err := exec.LookPath("docker-registry")
+	if err != nil {
+		t.Skip("docker-registry is not installed (apt-get install -y docker-registry): skipping the OCI registry on object storage")
+	}
+	dir := t.TempDir()
+	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	r := &Registry{Root: "/registry", caFile: filepath.Join(dir, "registry.pem"), caPEM: certPEM}
+	keyFile := filepath.Join(dir, "registry-key.pem")
+	os.WriteFile(r.caFile, certPEM, 0o600)
+	os.WriteFile(keyFile, keyPEM, 0o600)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	r.Host = l.Addr().String()
+	l.Close()
+	// The registry trusts the S3 server through SSL_CERT_FILE; blobs are
+	// served by the registry itself, not by redirects to the store.
+	config := fmt.Sprintf(`version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  s3:
+    accesskey: %s
+    secretkey: %s
+    region: %s
+    regionendpoint: %s
+    bucket: %s
+    secure: true
+    v4auth: true
+    rootdirectory: %s
+  delete:
+    enabled: true
+  redirect:
+    disable: true
+http:
+  addr: %s
+  secret: s3test-not-a-secret
+  tls:
+    certificate: %s
+    key: %s
+`, AccessKey, SecretKey, Region, s.URL, bucket, r.Root, r.Host, r.caFile, keyFile)
+	cfgFile := filepath.Join(dir, "config.yml")
+	os.WriteFile(cfgFile, []byte(config), 0o600)
+	logFile, err := os.Create(filepath.Join(dir, "registry.log"))
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, "serve", cfgFile)
+	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+s.caFile, "SSL_CERT_DIR="+filepath.Dir(s.caFile), "AWS_CA_BUNDLE=")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("s3test: docker-registry: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(certPEM)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		select {
+		case <-done:
+			out, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("s3test: docker-registry exited: %s", strings.TrimSpace(string(out)))
+		default:
+		}
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", r.Host, &tls.Config{RootCAs: roots})
+		if err == nil {
+			conn.Close()
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("s3test: docker-registry did not answer on %s within a minute: %v", r.Host, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition: the registry's first handshake
+	}
+}
