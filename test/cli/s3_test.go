@@ -531,3 +531,27 @@ func TestTofuInstallsFromAnOCIRegistryOnObjectStorage(t *testing.T) {
 		t.Errorf("tofu did not record the layer's zh: in the lock:\n%s", lock)
 	}
 }
+
+// The terminal UI opens a bucket beside a directory, shows what each holds,
+// and copies a package the bucket lacks into it.
+func TestS3InTheTerminalUI(t *testing.T) {
+	w := newS3World(t)
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"darwin_arm64", "linux_amd64"})
+	src := sourceMirror(t, seeds)
+	dst := w.place("tf")
+	w.must(t, "sync", src, dst, "--platform", "linux_amd64")
+	s := newTmux(t, 120, 36, append(w.srv.Env(), "NO_COLOR=1"), append([]string{"ui", src, dst}, w.srv.Args()...)...)
+	s.waitFor("acme/alpha", "(s3)")
+	s.keys("Enter", "Enter") // the matrix; queue 1.0.0 darwin_arm64, which the bucket lacks
+	s.waitFor("to which mirror?")
+	s.keys("Enter")
+	s.waitFor("1 to copy: 1 from [1]")
+	s.keys("Enter")
+	s.waitFor("1 done")
+	s.keys("q")
+	s.waitGone()
+	if rows := lsRows(t, w.must(t, "ls", dst, "--json")); len(rows) != 2 {
+		t.Errorf("after the UI's copy the bucket holds %+v", rows)
+	}
+	w.must(t, "verify", dst)
+}
