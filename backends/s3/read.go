@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -301,9 +302,45 @@ func (s *Store) subfolders(ctx context.Context, prefixes []string) ([]string, er
 	return out, nil
 }
 
+// listingTTL is how long a reader reuses a provider's listing: a command
+// asks for a provider's versions and then for their archives, which one
+// listing answers. The store's own writes drop it at once.
+const listingTTL = 2 * time.Second
+
+type cachedListing struct {
+	at time.Time
+	l  *providerListing
+}
+
+// listed returns p's listing, reusing one made within listingTTL.
+func (s *Store) listed(ctx context.Context, p backends.Provider) (*providerListing, error) {
+	s.mu.Lock()
+	c, ok := s.listings[p]
+	s.mu.Unlock()
+	if ok && time.Since(c.at) < listingTTL {
+		return c.l, nil
+	}
+	at := time.Now()
+	l, err := s.listProvider(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.listings[p] = cachedListing{at: at, l: l}
+	s.mu.Unlock()
+	return l, nil
+}
+
+// forget drops p's reused listing, after a write to p.
+func (s *Store) forget(p backends.Provider) {
+	s.mu.Lock()
+	delete(s.listings, p)
+	s.mu.Unlock()
+}
+
 // Versions lists p's versions that have archives, newest first.
 func (s *Store) Versions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
-	l, err := s.listProvider(ctx, p)
+	l, err := s.listed(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +354,7 @@ func (s *Store) Archives(ctx context.Context, p backends.Provider, v backends.Ve
 
 // ArchivesAt lists p's archives at vs from one listing of its folder.
 func (s *Store) ArchivesAt(ctx context.Context, p backends.Provider, vs []backends.Version) ([]backends.Archive, error) {
-	l, err := s.listProvider(ctx, p)
+	l, err := s.listed(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +363,7 @@ func (s *Store) ArchivesAt(ctx context.Context, p backends.Provider, vs []backen
 
 // AllArchives lists every archive of p, newest version first.
 func (s *Store) AllArchives(ctx context.Context, p backends.Provider) ([]backends.Archive, error) {
-	l, err := s.listProvider(ctx, p)
+	l, err := s.listed(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -69,8 +69,9 @@ type Store struct {
 	client *s3api.Client
 	opts   Options
 
-	mu     gosync.Mutex
-	landed map[string]hashing.Sums // by key: the archives this process landed, as verified
+	mu       gosync.Mutex
+	landed   map[string]hashing.Sums // by key: the archives this process landed, as verified
+	listings map[backends.Provider]cachedListing
 }
 
 var (
@@ -121,7 +122,7 @@ func Open(ctx context.Context, name, target string, opts Options) (*Store, error
 	if err != nil {
 		return nil, err
 	}
-	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts, landed: map[string]hashing.Sums{}}, nil
+	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts, landed: map[string]hashing.Sums{}, listings: map[backends.Provider]cachedListing{}}, nil
 }
 
 // newClient builds the S3 client from the AWS configuration chain and opts:

@@ -85,6 +85,7 @@ func (st *staged) fail(err error) error {
 // the new bytes under the old hashes.
 func (st *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) error {
 	defer st.Abort()
+	defer st.s.forget(st.pkg.Provider)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -124,9 +125,11 @@ func (st *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) err
 }
 
 // put uploads the staged file with cond's precondition, recording sums in
-// the object's metadata. The request is signed with the zip's SHA-256 (its
-// zh:), which the store checks against the bytes it receives, and which the
-// SDK would otherwise read the file a second time to compute.
+// the object's metadata. Over plain HTTP the request is signed with the
+// zip's SHA-256 (its zh:), which the store checks against the bytes it
+// receives and which the SDK would otherwise read the file a second time to
+// compute; over TLS, which protects the bytes on the way, the SDK sends
+// them unsigned, as it does by default, sparing the store that work.
 func (st *staged) put(ctx context.Context, sums hashing.Sums, cond func(*s3api.PutObjectInput)) error {
 	if _, err := st.f.Seek(0, io.SeekStart); err != nil {
 		return err
@@ -141,7 +144,11 @@ func (st *staged) put(ctx context.Context, sums hashing.Sums, cond func(*s3api.P
 		Metadata:    map[string]string{metaH1: string(sums.H1), metaZH: string(sums.ZH)},
 	}
 	cond(in)
-	_, err = st.s.client.PutObject(ctx, in, withPayloadHash(sums.ZH))
+	var sign []func(*s3api.Options)
+	if strings.HasPrefix(st.s.opts.Endpoint, "http://") {
+		sign = append(sign, withPayloadHash(sums.ZH))
+	}
+	_, err = st.s.client.PutObject(ctx, in, sign...)
 	return classify(err)
 }
 
@@ -266,6 +273,7 @@ func backoff(ctx context.Context, attempt int) error {
 // documents converge on every archive any writer landed. When they cannot
 // be written, the archives this process landed for p are reported unlisted.
 func (s *Store) Flush(ctx context.Context, p backends.Provider) error {
+	defer s.forget(p)
 	known := map[string]bool{}
 	var err error
 	for attempt := 0; attempt < maxAttempts; attempt++ {

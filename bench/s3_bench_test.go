@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	gosync "sync"
+	"testing"
+
+	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/s3/s3test"
+	"github.com/tfmirror/tfmirror/sync"
+)
+
+// runS3 runs the tfmirror binary against srv (its AWS environment, flags
+// and nothing of the machine's AWS configuration).
+func runS3(bin string, srv *s3test.Server, args ...string) (string, error) {
+	cmd := exec.Command(bin, append(args, srv.Args()...)...)
+	cmd.Env = append(os.Environ(), srv.Env()...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%v\n%s%s", err, out.String(), errb.String())
+	}
+	if os.Getenv("TFMIRROR_BENCH_CPU") != "" {
+		fmt.Fprintf(os.Stderr, "    %s: tfmirror used %s user, %s system\n", args[0], cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime())
+	}
+	return out.String(), nil
+}
+
+// BenchmarkS3Sync syncs 24 release zips (8 MB executables) from a
+// filesystem mirror into a bucket of a real S3 server (versitygw, over
+// loopback TLS) with tfmirror, and compares with the same bytes PUT with
+// the AWS SDK as fast as it goes (as many in flight as tfmirror's jobs, no
+// staging, hashing or documents): the limit of a write into this store on
+// this machine. Then the same sync again, which finds everything present.
+func BenchmarkS3Sync(b *testing.B) {
+	bin := buildTfmirror(b)
+	body := executableBytes(b, 8<<20)
+	var names []string
+	for _, t := range []string{"alpha", "beta"} {
+		for _, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
+			for _, p := range []string{"linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"} {
+				names = append(names, fmt.Sprintf("bench/%s/%s/%s", t, v, p))
+			}
+		}
+	}
+	zips := releaseZips(b, body, names)
+	src := b.TempDir()
+	var total int64
+	for name, z := range zips {
+		parts := strings.Split(name, "/")
+		dir := filepath.Join(src, "example.com", parts[0], parts[1])
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("terraform-provider-%s_%s_%s.zip", parts[1], parts[2], parts[3])), z, 0o644)
+		total += int64(len(z))
+	}
+	b.Logf("%d zips, %.0f MB, %d cores", len(zips), float64(total)/1e6, runtime.NumCPU())
+
+	srv := s3test.Start(b)
+	bucket := srv.Bucket(b)
+	dst := "s3://" + bucket + "/tf"
+	a := timeIt(b, "(a) tfmirror sync fs -> s3", func() error { _, err := runS3(bin, srv, "sync", src, dst); return err })
+	again := timeIt(b, "(b) tfmirror sync again (no-op)", func() error { _, err := runS3(bin, srv, "sync", src, dst); return err })
+	if _, err := runS3(bin, srv, "verify", dst); err != nil {
+		b.Fatalf("verify: %v", err)
+	}
+
+	raw := timeIt(b, "(R) raw parallel PUT of the same bytes", func() error { return rawPut(srv, srv.Bucket(b), zips) })
+	var files []string
+	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".zip") {
+			files = append(files, p)
+		}
+		return err
+	})
+	h1 := timeIt(b, "(H) h1 of every zip on all cores", func() error { return hashAll(files) })
+	limit := max(raw, h1)
+	b.Logf("ratios: (a)/(R) = %.2f (target <= 1.2)   (a)/max(R,H) = %.2f   (b)/(a) = %.1f%%",
+		a.Seconds()/raw.Seconds(), a.Seconds()/limit.Seconds(), 100*again.Seconds()/a.Seconds())
+}
+
+// rawPut PUTs every zip with the SDK, as many at once as tfmirror's jobs.
+func rawPut(srv *s3test.Server, bucket string, zips map[string][]byte) error {
+	client := srv.Client()
+	var wg gosync.WaitGroup
+	errs := make(chan error, len(zips))
+	sem := make(chan struct{}, sync.DefaultJobs())
+	for name, z := range zips {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			key := "raw/" + name + ".zip"
+			if _, err := client.PutObject(context.Background(), &s3api.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(z)}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// BenchmarkS3List lists a bucket holding 10,000 archives (10 providers x
+// 250 versions x 4 platforms, with their documents) with tfmirror ls, and
+// re-syncs the same mirror into it (nothing to do). The mirror is written
+// into the server's storage directory as files (the setup, not what is
+// measured), as versitygw serves files placed there.
+func BenchmarkS3List(b *testing.B) {
+	bin := buildTfmirror(b)
+	var providers, versions []string
+	for i := range 10 {
+		providers = append(providers, fmt.Sprintf("example.com/bench/p%02d", i))
+	}
+	for i := range 250 {
+		versions = append(versions, fmt.Sprintf("%d.%d.0", 1+i/50, i%50))
+	}
+	seeds := backendtest.Seeds(b, providers, versions, []string{"linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64"})
+	src := b.TempDir()
+	backendtest.WritePacked(b, src, seeds)
+	m, err := fs.Open(src, src, fs.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range providers {
+		pp, _ := backends.ParseProvider(p)
+		if err := m.Flush(context.Background(), pp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv := s3test.Start(b)
+	bucket := srv.Bucket(b)
+	copyVisible(b, src, filepath.Join(srv.Dir, bucket, "tf"))
+	dst := "s3://" + bucket + "/tf"
+	b.Logf("%d archives in %d providers, %d cores", len(seeds), len(providers), runtime.NumCPU())
+
+	var out string
+	ls := timeIt(b, "(l) tfmirror ls s3:// (10,000 archives)", func() error { out, err = runS3(bin, srv, "ls", dst, "--json"); return err })
+	if n := strings.Count(out, `"provider"`); n != len(seeds) {
+		b.Fatalf("ls listed %d packages, want %d", n, len(seeds))
+	}
+	lsDir := timeIt(b, "(d) tfmirror ls of the same mirror as a directory", func() error { _, err := runS3(bin, srv, "ls", src, "--json"); return err })
+	noop := timeIt(b, "(n) tfmirror sync of it again (no-op)", func() error {
+		out, err := runS3(bin, srv, "sync", src, dst, "--json")
+		if err == nil && !strings.Contains(out, `"done":0`) {
+			err = fmt.Errorf("the re-sync did something:\n%s", out)
+		}
+		return err
+	})
+	b.Logf("(l) = %.2fs (target < 2 s), %.1fx the directory's (d); no-op re-sync (n) = %.2fs", ls.Seconds(), ls.Seconds()/lsDir.Seconds(), noop.Seconds())
+}
+
+// copyVisible copies the files under src that are not hidden (the lock
+// files a filesystem mirror keeps) to dst.
+func copyVisible(b *testing.B, src, dst string) {
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
