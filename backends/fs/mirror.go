@@ -33,9 +33,10 @@ type Mirror struct {
 	dir  string
 	opts Options
 
-	mu        sync.Mutex
-	committed map[string]hashing.Sums // by archive path, this process's commits
-	swept     map[string]bool         // directories cleared of stale staging files
+	landed mirrordoc.Landed // by archive path, this process's commits
+
+	mu    sync.Mutex
+	swept map[string]bool // directories cleared of stale staging files
 
 	// afterStep, set by tests, is called after each write of a Remove.
 	afterStep func(what string)
@@ -67,7 +68,7 @@ func Open(name, dir string, opts Options) (*Mirror, error) {
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = resolved
 	}
-	return &Mirror{name: name, dir: dir, opts: opts, committed: map[string]hashing.Sums{}}, nil
+	return &Mirror{name: name, dir: dir, opts: opts}, nil
 }
 
 func (m *Mirror) String() string { return m.name }

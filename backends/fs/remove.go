@@ -214,9 +214,7 @@ func (m *Mirror) unlistVersions(dir string, vs []string) error {
 // directory is first renamed to a hidden staging name, so no reader sees
 // it half deleted; a kill leaves the hidden name for the next sweep.
 func (m *Mirror) deleteEntry(e *entry) error {
-	m.mu.Lock()
-	delete(m.committed, e.path)
-	m.mu.Unlock()
+	m.landed.Forget(e.path)
 	if e.layout == backends.Packed {
 		if err := os.Remove(e.path); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 			return err

@@ -233,7 +233,7 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	existing, err := hashing.HashZipFile(s.target)
 	switch {
 	case err == nil && existing == sums.ZH:
-		s.m.record(s.target, sums)
+		s.m.landed.Record(s.target, sums)
 		return s.Abort() // identical archive already there
 	case err != nil && !force:
 		return s.conflict(fmt.Sprintf("it holds %s, which cannot be read (%v)", filepath.Base(s.target), err))
@@ -256,7 +256,7 @@ func (s *staged) landed(sums hashing.Sums) error {
 	s.done = true
 	s.f.Close()
 	syncDir(filepath.Dir(s.target))
-	s.m.record(s.target, sums)
+	s.m.landed.Record(s.target, sums)
 	return nil
 }
 
@@ -359,19 +359,6 @@ func (m *Mirror) unlist(pkg backends.Package) error {
 	return writeJSON(path, doc)
 }
 
-func (m *Mirror) record(path string, sums hashing.Sums) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.committed[path] = sums
-}
-
-func (m *Mirror) recorded(path string) (hashing.Sums, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.committed[path]
-	return s, ok
-}
-
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
@@ -440,11 +427,7 @@ func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
 	if ad, _, describes := old.entry(e); describes {
 		listed = ad.Hashes
 	}
-	var landed *hashing.Sums
-	if sums, ok := m.recorded(e.path); ok {
-		landed = &sums
-	}
-	out, contradicted, err := mirrordoc.Hashes(listed, landed, func() (hashing.Sums, error) {
+	out, contradicted, err := mirrordoc.Hashes(listed, m.landed.Sums(e.path), func() (hashing.Sums, error) {
 		return hashing.HashPath(e.path, m.opts.Hashing)
 	})
 	if contradicted {

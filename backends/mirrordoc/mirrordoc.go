@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -152,4 +153,54 @@ func Hashes(listed []string, landed *hashing.Sums, find func() (hashing.Sums, er
 		out[i] = string(h)
 	}
 	return out, contradicted, nil
+}
+
+// Landed records the archives this process landed, by where they are (a
+// path, a key), with the sums it verified them against: what Hashes takes
+// as landed. The zero value is ready; it is safe for concurrent use.
+type Landed struct {
+	mu   sync.Mutex
+	sums map[string]hashing.Sums
+}
+
+// Record notes that the archive at where landed with sums.
+func (l *Landed) Record(where string, sums hashing.Sums) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sums == nil {
+		l.sums = map[string]hashing.Sums{}
+	}
+	l.sums[where] = sums
+}
+
+// Forget drops what was recorded at where (the archive was removed).
+func (l *Landed) Forget(where string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.sums, where)
+}
+
+// Sums returns the sums of the archive at where, or nil when this process
+// did not land it.
+func (l *Landed) Sums(where string) *hashing.Sums {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := l.sums[where]; ok {
+		return &s
+	}
+	return nil
+}
+
+// Under returns where this process landed archives, of those beginning
+// with prefix.
+func (l *Landed) Under(prefix string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for w := range l.sums {
+		if strings.HasPrefix(w, prefix) {
+			out = append(out, w)
+		}
+	}
+	return out
 }

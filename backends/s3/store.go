@@ -31,6 +31,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
+	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -69,8 +70,9 @@ type Store struct {
 	client *s3api.Client
 	opts   Options
 
+	landed mirrordoc.Landed // by key: the archives this process landed, as verified
+
 	mu       gosync.Mutex
-	landed   map[string]hashing.Sums // by key: the archives this process landed, as verified
 	listings map[backends.Provider]cachedListing
 }
 
@@ -122,7 +124,7 @@ func Open(ctx context.Context, name, target string, opts Options) (*Store, error
 	if err != nil {
 		return nil, err
 	}
-	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts, landed: map[string]hashing.Sums{}, listings: map[backends.Provider]cachedListing{}}, nil
+	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts, listings: map[backends.Provider]cachedListing{}}, nil
 }
 
 // newClient builds the S3 client from the AWS configuration chain and opts:
@@ -218,32 +220,6 @@ func (s *Store) keyOf(a backends.Archive) string {
 		return k
 	}
 	return s.providerPrefix(a.Provider) + a.Filename()
-}
-
-func (s *Store) recordLanded(key string, sums hashing.Sums) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.landed[key] = sums
-}
-
-func (s *Store) landedSums(key string) (hashing.Sums, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sums, ok := s.landed[key]
-	return sums, ok
-}
-
-// landedUnder returns the keys this process landed under prefix.
-func (s *Store) landedUnder(prefix string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for k := range s.landed {
-		if strings.HasPrefix(k, prefix) {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // errorf wraps err with the place and what was being done, once.

@@ -94,7 +94,7 @@ func (st *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) err
 	}
 	err := st.put(ctx, sums, func(in *s3api.PutObjectInput) { in.IfNoneMatch = aws.String("*") })
 	if err == nil {
-		st.s.recordLanded(st.key, sums)
+		st.s.landed.Record(st.key, sums)
 		return nil
 	}
 	if !isPrecondition(err) {
@@ -105,7 +105,7 @@ func (st *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) err
 	case err != nil:
 		return st.fail(err)
 	case existing == sums.ZH:
-		st.s.recordLanded(st.key, sums)
+		st.s.landed.Record(st.key, sums)
 		return nil
 	case !force:
 		return fmt.Errorf("mirror %s: %s: conflict: %w (has %s, incoming %s; use --force to replace it)", st.s.name, st.pkg, backends.ErrConflict, existing, sums.ZH)
@@ -120,7 +120,7 @@ func (st *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) err
 	if err != nil {
 		return st.fail(err)
 	}
-	st.s.recordLanded(st.key, sums)
+	st.s.landed.Record(st.key, sums)
 	return nil
 }
 
@@ -290,7 +290,7 @@ func (s *Store) Flush(ctx context.Context, p backends.Provider) error {
 		err = fmt.Errorf("other writers kept rewriting them")
 	}
 	var pkgs []backends.Package
-	for _, key := range s.landedUnder(s.providerPrefix(p)) {
+	for _, key := range s.landed.Under(s.providerPrefix(p)) {
 		if pkg, perr := packageOf(p, key); perr == nil {
 			pkgs = append(pkgs, pkg)
 		}
@@ -429,11 +429,7 @@ func (s *Store) rebuild(ctx context.Context, archives map[string]archiveObject, 
 		if e, _, describes := prev.Entry(o.pkg.Platform, file); describes {
 			listed = e.Hashes
 		}
-		var landed *hashing.Sums
-		if sums, ok := s.landedSums(o.key); ok {
-			landed = &sums
-		}
-		hs, contradicted, err := mirrordoc.Hashes(listed, landed, func() (hashing.Sums, error) { return s.findSums(ctx, o) })
+		hs, contradicted, err := mirrordoc.Hashes(listed, s.landed.Sums(o.key), func() (hashing.Sums, error) { return s.findSums(ctx, o) })
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", o.pkg, err)
 		}
@@ -479,7 +475,7 @@ func (s *Store) findSums(ctx context.Context, o archiveObject) (hashing.Sums, er
 // writer replaced them with older ones since, and the flush goes again.
 func (s *Store) missesLanded(ctx context.Context, p backends.Provider, l *providerListing) (bool, error) {
 	want := map[string][]archiveObject{}
-	for _, key := range s.landedUnder(s.providerPrefix(p)) {
+	for _, key := range s.landed.Under(s.providerPrefix(p)) {
 		for v, plats := range l.archives {
 			for _, o := range plats {
 				if o.key == key {
