@@ -22,6 +22,25 @@ import (
 // for an OCI push on this machine.
 func BenchmarkOCIPush(b *testing.B) {
 	bin := buildTfmirror(b)
+	src, zips := mirrorOf24Zips(b)
+
+	reg := ocitest.New(b)
+	push := timeIt(b, "tfmirror sync fs -> oci", func() error {
+		cmd := []string{"sync", src, "oci://" + reg.Host() + "/tf/${namespace}/${type}", "--ca-cert", reg.CAFile()}
+		w := &world{env: os.Environ()}
+		return w.run(bin, cmd...)
+	})
+
+	reg2 := ocitest.New(b)
+	raw := timeIt(b, "plain HTTP pushes of the same blobs", func() error { return rawPush(reg2, zips) })
+	b.Logf("ratio: tfmirror / plain HTTP = %.2f", push.Seconds()/raw.Seconds())
+}
+
+// mirrorOf24Zips writes a filesystem mirror of 24 release zips (8 MB
+// executables; example.com/bench/{alpha,beta}, 3 versions, 4 platforms),
+// without index documents, and returns it with the zips by
+// bench/TYPE/VERSION/PLATFORM: what the write benchmarks push.
+func mirrorOf24Zips(b *testing.B) (string, map[string][]byte) {
 	body := executableBytes(b, 8<<20)
 	var names []string
 	for _, t := range []string{"alpha", "beta"} {
@@ -43,17 +62,7 @@ func BenchmarkOCIPush(b *testing.B) {
 		total += int64(len(z))
 	}
 	b.Logf("%d zips, %.0f MB, %d cores", len(zips), float64(total)/1e6, runtime.NumCPU())
-
-	reg := ocitest.New(b)
-	push := timeIt(b, "tfmirror sync fs -> oci", func() error {
-		cmd := []string{"sync", src, "oci://" + reg.Host() + "/tf/${namespace}/${type}", "--ca-cert", reg.CAFile()}
-		w := &world{env: os.Environ()}
-		return w.run(bin, cmd...)
-	})
-
-	reg2 := ocitest.New(b)
-	raw := timeIt(b, "plain HTTP pushes of the same blobs", func() error { return rawPush(reg2, zips) })
-	b.Logf("ratio: tfmirror / plain HTTP = %.2f", push.Seconds()/raw.Seconds())
+	return src, zips
 }
 
 // rawPush uploads every zip as a monolithic blob, one image manifest each and

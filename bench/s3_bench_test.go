@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	gosync "sync"
 	"testing"
 
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
@@ -45,26 +45,7 @@ func runS3(bin string, srv *s3test.Server, args ...string) (string, error) {
 // this machine. Then the same sync again, which finds everything present.
 func BenchmarkS3Sync(b *testing.B) {
 	bin := buildTfmirror(b)
-	body := executableBytes(b, 8<<20)
-	var names []string
-	for _, t := range []string{"alpha", "beta"} {
-		for _, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
-			for _, p := range []string{"linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"} {
-				names = append(names, fmt.Sprintf("bench/%s/%s/%s", t, v, p))
-			}
-		}
-	}
-	zips := releaseZips(b, body, names)
-	src := b.TempDir()
-	var total int64
-	for name, z := range zips {
-		parts := strings.Split(name, "/")
-		dir := filepath.Join(src, "example.com", parts[0], parts[1])
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("terraform-provider-%s_%s_%s.zip", parts[1], parts[2], parts[3])), z, 0o644)
-		total += int64(len(z))
-	}
-	b.Logf("%d zips, %.0f MB, %d cores", len(zips), float64(total)/1e6, runtime.NumCPU())
+	src, zips := mirrorOf24Zips(b)
 
 	srv := s3test.Start(b)
 	bucket := srv.Bucket(b)
@@ -92,24 +73,16 @@ func BenchmarkS3Sync(b *testing.B) {
 // rawPut PUTs every zip with the SDK, as many at once as tfmirror's jobs.
 func rawPut(srv *s3test.Server, bucket string, zips map[string][]byte) error {
 	client := srv.Client()
-	var wg gosync.WaitGroup
-	errs := make(chan error, len(zips))
-	sem := make(chan struct{}, sync.DefaultJobs())
+	var g errgroup.Group
+	g.SetLimit(sync.DefaultJobs())
 	for name, z := range zips {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			key := "raw/" + name + ".zip"
-			if _, err := client.PutObject(context.Background(), &s3api.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(z)}); err != nil {
-				errs <- err
-			}
-		}()
+			_, err := client.PutObject(context.Background(), &s3api.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(z)})
+			return err
+		})
 	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return g.Wait()
 }
 
 // BenchmarkS3List lists a bucket holding 10,000 archives (10 providers x

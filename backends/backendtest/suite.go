@@ -178,10 +178,21 @@ func WriterSuite(t *testing.T, empty func(t *testing.T) backends.Writer) {
 }
 
 // put takes one archive into a writable place the whole way the Writer
-// contract prescribes: stage, write, hash what was staged, commit, flush.
-// Only the commit's and the flush's errors are returned, as they are what the
-// cases judge; a failure before them fails the case outright.
+// contract prescribes: Commit, then flush. Only the commit's and the flush's
+// errors are returned, as they are what the cases judge; a failure before
+// them fails the case outright.
 func put(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Package, data []byte, force bool) error {
+	t.Helper()
+	if err := Commit(ctx, t, w, pkg, data, force); err != nil {
+		return err
+	}
+	return w.Flush(ctx, pkg.Provider)
+}
+
+// Commit lands one archive in a writable place as the sync engine does:
+// stage, write, hash what was staged, commit. It returns the commit's error;
+// a failure before the commit fails the test.
+func Commit(ctx context.Context, t testing.TB, w backends.Writer, pkg backends.Package, data []byte, force bool) error {
 	t.Helper()
 	st, err := w.Stage(ctx, pkg)
 	if err != nil {
@@ -195,10 +206,7 @@ func put(ctx context.Context, t *testing.T, w backends.Writer, pkg backends.Pack
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Commit(ctx, sums, force); err != nil {
-		return err
-	}
-	return w.Flush(ctx, pkg.Provider)
+	return st.Commit(ctx, sums, force)
 }
 
 // readBack reads the one archive of pkg the place lists, through the Reader

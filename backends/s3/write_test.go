@@ -15,7 +15,6 @@ import (
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/s3"
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
-	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // holdingTransport holds the first PUT of a version document until the
@@ -43,23 +42,10 @@ func (h *holdingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
-// commit lands one archive the way the engine does: stage, hash, commit.
+// commit lands one archive the way the engine does.
 func commit(t *testing.T, w backends.Writer, pkg backends.Package, zip []byte, force bool) error {
 	t.Helper()
-	ctx := context.Background()
-	st, err := w.Stage(ctx, pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Abort()
-	if _, err := st.Write(zip); err != nil {
-		t.Fatal(err)
-	}
-	sums, err := hashing.HashPath(st.Path(), hashing.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Commit(ctx, sums, force)
+	return backendtest.Commit(context.Background(), t, w, pkg, zip, force)
 }
 
 // Writer A lists the bucket and, before it writes the version document,
