@@ -1,14 +1,12 @@
 package s3test
 
 import (
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -58,9 +56,36 @@ func (s *Server) Registry(t testing.TB, bucket string) *Registry {
 	}
 	r.Host = l.Addr().String()
 	l.Close()
-	// The registry trusts the S3 server through SSL_CERT_FILE; blobs are
-	// served by the registry itself, not by redirects to the store.
-	config := fmt.Sprintf(`version: 0.1
+	cfgFile := filepath.Join(dir, "config.yml")
+	os.WriteFile(cfgFile, []byte(s.registryConfig(bucket, r, keyFile)), 0o600)
+	logFile, err := os.Create(filepath.Join(dir, "registry.log"))
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, "serve", cfgFile)
+	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+s.caFile, "SSL_CERT_DIR="+filepath.Dir(s.caFile), "AWS_CA_BUNDLE=")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("s3test: docker-registry: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(certPEM)
+	if err := awaitTLS("docker-registry", r.Host, roots, done, logFile.Name()); err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	return r
+}
+
+// registryConfig is docker-registry's configuration: its s3 driver storing
+// into bucket on s (which it trusts through SSL_CERT_FILE), blobs served by
+// the registry itself rather than by redirects to the store, TLS with the
+// registry's own certificate.
+func (s *Server) registryConfig(bucket string, r *Registry, keyFile string) string {
+	return fmt.Sprintf(`version: 0.1
 log:
   level: error
   accesslog:
@@ -86,40 +111,4 @@ http:
     certificate: %s
     key: %s
 `, AccessKey, SecretKey, Region, s.URL, bucket, r.Root, r.Host, r.caFile, keyFile)
-	cfgFile := filepath.Join(dir, "config.yml")
-	os.WriteFile(cfgFile, []byte(config), 0o600)
-	logFile, err := os.Create(filepath.Join(dir, "registry.log"))
-	if err != nil {
-		t.Fatalf("s3test: %v", err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, "serve", cfgFile)
-	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+s.caFile, "SSL_CERT_DIR="+filepath.Dir(s.caFile), "AWS_CA_BUNDLE=")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("s3test: docker-registry: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-done })
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(certPEM)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		select {
-		case <-done:
-			out, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("s3test: docker-registry exited: %s", strings.TrimSpace(string(out)))
-		default:
-		}
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", r.Host, &tls.Config{RootCAs: roots})
-		if err == nil {
-			conn.Close()
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("s3test: docker-registry did not answer on %s within a minute: %v", r.Host, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition: the registry's first handshake
-	}
 }

@@ -183,29 +183,38 @@ func (s *Server) start(t testing.TB, bin, keyFile, logFile string) error {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
+	if err := awaitTLS("versitygw", addr, s.roots, done, logFile); err != nil {
+		cmd.Process.Kill()
+		<-done
+		return err
+	}
+	s.URL, s.cmd, s.done = "https://"+addr, cmd, done
+	t.Cleanup(s.Stop)
+	return nil
+}
+
+// awaitTLS waits, a minute at most, until the server at addr completes a
+// TLS handshake trusting roots; done closes when its process exits, whose
+// log is then the error.
+func awaitTLS(name, addr string, roots *x509.CertPool, done <-chan struct{}, logFile string) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		select {
 		case <-done:
 			out, _ := os.ReadFile(logFile)
-			return fmt.Errorf("versitygw exited: %s", strings.TrimSpace(string(out)))
+			return fmt.Errorf("%s exited: %s", name, strings.TrimSpace(string(out)))
 		default:
 		}
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{RootCAs: s.roots})
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{RootCAs: roots})
 		if err == nil {
 			conn.Close()
-			break
+			return nil
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-done
-			return fmt.Errorf("versitygw did not answer on %s within a minute: %v", addr, err)
+			return fmt.Errorf("%s did not answer on %s within a minute: %v", name, addr, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition: the server's first handshake
 	}
-	s.URL, s.cmd, s.done = "https://"+addr, cmd, done
-	t.Cleanup(s.Stop)
-	return nil
 }
 
 // Stop kills the server (by its PID) and waits for it to exit.
