@@ -2,9 +2,13 @@ package s3
 
 import (
 	"cmp"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/aws/smithy-go"
@@ -77,10 +81,7 @@ func classify(err error) error {
 		e.code, e.msg = api.ErrorCode(), api.ErrorMessage()
 	}
 	if e.status == 0 && e.code == "" {
-		if msg := err.Error(); strings.Contains(msg, "get identity") || strings.Contains(msg, "retrieve credentials") {
-			return fmt.Errorf("no AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; see the AWS configuration files): %v: %w", err, backends.ErrUsage)
-		}
-		return err // a network failure: backends.IsTransient knows those
+		return sendError(e.op, err)
 	}
 	switch {
 	case e.code == "NoSuchBucket":
@@ -96,6 +97,35 @@ func classify(err error) error {
 	case e.status >= 500, e.status == http.StatusTooManyRequests, e.code == "SlowDown", e.code == "RequestTimeout",
 		e.status == http.StatusConflict && e.code == "ConditionalRequestConflict":
 		e.transient = true
+	}
+	return e
+}
+
+// sendError is a request that got no response: no credentials to sign it
+// with (a usage error), or a network or TLS failure, named by its own
+// message rather than the SDK's chain. backends.IsTransient still sees the
+// cause through Unwrap.
+func sendError(op string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "get identity") || strings.Contains(msg, "retrieve credentials") {
+		return backends.Usagef("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (the AWS configuration files), or run where a role provides them (%v)", err)
+	}
+	var cause error
+	var opErr *net.OpError
+	var urlErr *url.Error
+	switch {
+	case errors.As(err, &opErr):
+		cause = opErr
+	case errors.As(err, &urlErr):
+		cause = urlErr.Err
+	default:
+		return err
+	}
+	e := &apiError{op: cmp.Or(op, "S3"), msg: cause.Error(), err: err, transient: backends.IsTransient(err)}
+	var unknownCA x509.UnknownAuthorityError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &unknownCA) || errors.As(err, &verify) {
+		e.msg += " (trust the store's certificate authority with --ca-cert or AWS_CA_BUNDLE)"
 	}
 	return e
 }

@@ -152,7 +152,7 @@ func newClient(ctx context.Context, name string, opts Options) (*s3api.Client, e
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, load...)
 	if err != nil {
-		return nil, fmt.Errorf("place %s: the AWS configuration: %v: %w", name, err, backends.ErrUsage)
+		return nil, backends.Usagef("place %s: the AWS configuration: %v", name, err)
 	}
 	if cfg.Region == "" {
 		if opts.Endpoint == "" {

@@ -159,6 +159,8 @@ func TestS3UsageErrors(t *testing.T) {
 	w := newS3World(t)
 	noRegion := append(cleanEnv(t), "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=y", "AWS_REGION=", "AWS_DEFAULT_REGION=",
 		"AWS_CONFIG_FILE=/nonexistent", "AWS_SHARED_CREDENTIALS_FILE=/nonexistent", "AWS_EC2_METADATA_DISABLED=true")
+	noCredentials := append(cleanEnv(t), "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_PROFILE=", "AWS_REGION=us-east-1",
+		"AWS_CONFIG_FILE=/nonexistent", "AWS_SHARED_CREDENTIALS_FILE=/nonexistent", "AWS_EC2_METADATA_DISABLED=true")
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -169,6 +171,7 @@ func TestS3UsageErrors(t *testing.T) {
 		{"bad endpoint", nil, []string{"ls", "s3://b", "--s3-endpoint", "ftp://x"}, "--s3-endpoint ftp://x"},
 		{"no region", noRegion, []string{"ls", "s3://b"}, "no AWS region"},
 		{"no such bucket", nil, append([]string{"ls", "s3://nosuch-bucket/tf"}, w.srv.Args()...), "the bucket does not exist"},
+		{"no credentials", noCredentials, append([]string{"ls", "s3://" + w.bucket}, w.srv.Args()...), "no AWS credentials: set AWS_ACCESS_KEY_ID"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := tc.env
@@ -176,10 +179,15 @@ func TestS3UsageErrors(t *testing.T) {
 				env = append(cleanEnv(t), w.srv.Env()...)
 			}
 			r := run(t, env, tc.args...)
-			if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.HasSuffix(strings.TrimSpace(r.stderr), ": usage") {
 				t.Errorf("%v: exit %d, want 2 with %q\n%s%s", tc.args, r.code, tc.want, r.stdout, r.stderr)
 			}
 		})
+	}
+	// A store whose certificate is not trusted: the message says how to.
+	r := run(t, append(cleanEnv(t), append(w.srv.Env(), "AWS_CA_BUNDLE=")...), "ls", "s3://"+w.bucket, "--s3-endpoint", w.srv.URL)
+	if r.code == 0 || !strings.Contains(r.stderr, "ListObjectsV2: ") || !strings.Contains(r.stderr, "--ca-cert") || strings.Contains(r.stderr, "RequestID") {
+		t.Errorf("an untrusted store: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
