@@ -563,3 +563,22 @@ func TestS3InTheTerminalUI(t *testing.T) {
 	}
 	w.must(t, "verify", dst)
 }
+
+// Credentials and region come from the AWS configuration chain: here a
+// named profile in the shared config and credentials files, with nothing in
+// the environment but AWS_PROFILE and the files' paths.
+func TestS3CredentialsFromAProfile(t *testing.T) {
+	w := newS3World(t)
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "credentials")
+	config := filepath.Join(dir, "config")
+	os.WriteFile(creds, []byte(fmt.Sprintf("[mirror-writer]\naws_access_key_id = %s\naws_secret_access_key = %s\n", s3test.AccessKey, s3test.SecretKey)), 0o600)
+	os.WriteFile(config, []byte("[profile mirror-writer]\nregion = "+s3test.Region+"\n"), 0o600)
+	env := append(cleanEnv(t), "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_REGION=", "AWS_DEFAULT_REGION=", "AWS_EC2_METADATA_DISABLED=true",
+		"AWS_PROFILE=mirror-writer", "AWS_SHARED_CREDENTIALS_FILE="+creds, "AWS_CONFIG_FILE="+config)
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64"}))
+	if r := run(t, env, append([]string{"sync", src, w.place("tf")}, w.srv.Args()...)...); r.code != 0 {
+		t.Fatalf("sync with a profile's credentials: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	w.must(t, "diff", src, w.place("tf"))
+}
