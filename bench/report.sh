@@ -11,6 +11,9 @@
 #   hashing              h1: and zh: MB/s vs plain sha256 on one core
 #   OCI push             tfmirror sync fs -> oci vs the same blobs and manifests
 #                        pushed with plain HTTP requests
+#   S3 sync              tfmirror sync fs -> s3:// (versitygw, loopback TLS) vs
+#                        the same bytes PUT with the AWS SDK; no-op re-sync
+#   S3 listing           ls and no-op re-sync of a bucket of 10,000 archives
 #   network mirror ls    20 providers x 30 versions over loopback TLS
 #   TUI first frame      tfmirror ui over a 100,000-archive mirror, in tmux
 set -euo pipefail
@@ -34,6 +37,10 @@ grep -E '^BenchmarkHash/.*MB/s' "$OUT/hash.txt" | awk '{printf "  %-40s %10s MB/
 echo "== OCI push (24 zips into the distribution registry, TLS)"
 gotest ./bench '^BenchmarkOCIPush$' oci.txt
 grep -E '(tfmirror sync fs|plain HTTP|ratio)' "$OUT/oci.txt" | sed -E 's/^\s+[a-z_]+_test.go:[0-9]+: /  /'
+
+echo "== S3 (versitygw over loopback TLS): sync of 24 zips, listing of 10,000 archives"
+gotest ./bench '^BenchmarkS3(Sync|List)$' s3.txt
+grep -E '(\(a\)|\(b\)|\(R\)|\(H\)|\(l\)|\(d\)|\(n\)|ratios)' "$OUT/s3.txt" | sed -E 's/^\s+[a-z0-9_]+_test.go:[0-9]+: /  /'
 
 echo "== network mirror listing (20 providers x 30 versions, loopback TLS)"
 BENCHTIME=10x gotest ./backends/netmirror '^BenchmarkListNetworkMirror$' netmirror.txt
