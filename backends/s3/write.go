@@ -3,6 +3,8 @@ package s3
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -125,11 +127,12 @@ func (st *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) err
 }
 
 // put uploads the staged file with cond's precondition, recording sums in
-// the object's metadata. Over plain HTTP the request is signed with the
-// zip's SHA-256 (its zh:), which the store checks against the bytes it
-// receives and which the SDK would otherwise read the file a second time to
-// compute; over TLS, which protects the bytes on the way, the SDK sends
-// them unsigned, as it does by default, sparing the store that work.
+// the object's metadata. The request is signed with the zip's SHA-256 (its
+// zh:), which the store checks against the bytes it receives before it
+// creates the object: an upload cut short (the process killed, the
+// connection reset) never lands as a truncated archive. Over TLS the SDK
+// would send the bytes unsigned, and some stores (versitygw) then create
+// the object from however much of the body arrived.
 func (st *staged) put(ctx context.Context, sums hashing.Sums, cond func(*s3api.PutObjectInput)) error {
 	if _, err := st.f.Seek(0, io.SeekStart); err != nil {
 		return err
@@ -144,21 +147,18 @@ func (st *staged) put(ctx context.Context, sums hashing.Sums, cond func(*s3api.P
 		Metadata:    map[string]string{metaH1: string(sums.H1), metaZH: string(sums.ZH)},
 	}
 	cond(in)
-	var sign []func(*s3api.Options)
-	if strings.HasPrefix(st.s.opts.Endpoint, "http://") {
-		sign = append(sign, withPayloadHash(sums.ZH))
+	sum, ok := strings.CutPrefix(string(sums.ZH), string(hashing.SchemeZip))
+	if !ok {
+		return fmt.Errorf("no zh: to sign the upload with")
 	}
-	_, err = st.s.client.PutObject(ctx, in, sign...)
+	_, err = st.s.client.PutObject(ctx, in, withPayloadHash(sum))
 	return classify(err)
 }
 
-// withPayloadHash signs a request with a payload hash known beforehand.
-func withPayloadHash(zh hashing.Hash) func(*s3api.Options) {
-	sum, ok := strings.CutPrefix(string(zh), string(hashing.SchemeZip))
+// withPayloadHash signs a request with the SHA-256 of its body (hex), known
+// beforehand, so that the store refuses a body cut short.
+func withPayloadHash(sum string) func(*s3api.Options) {
 	return func(o *s3api.Options) {
-		if !ok {
-			return
-		}
 		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
 			return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("tfmirrorPayloadHash",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -185,7 +185,8 @@ func (s *Store) hashObject(ctx context.Context, key string) (hashing.Hash, strin
 
 // putDoc writes a document if it is still the one old read: If-Match its
 // ETag, or If-None-Match: * when it did not exist. A refusal (someone
-// wrote it since) is a precondition error.
+// wrote it since) is a precondition error. Like archives, it is signed
+// with its SHA-256, so a write cut short leaves the old document.
 func (s *Store) putDoc(ctx context.Context, old doc, body []byte) error {
 	in := &s3api.PutObjectInput{
 		Bucket: &s.bucket, Key: &old.key, Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
@@ -196,7 +197,8 @@ func (s *Store) putDoc(ctx context.Context, old doc, body []byte) error {
 	} else {
 		in.IfNoneMatch = aws.String("*")
 	}
-	_, err := s.client.PutObject(ctx, in)
+	sum := sha256.Sum256(body)
+	_, err := s.client.PutObject(ctx, in, withPayloadHash(hex.EncodeToString(sum[:])))
 	return classify(err)
 }
 

@@ -3,6 +3,8 @@ package s3_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	gosync "sync"
@@ -210,5 +212,61 @@ func TestRequestsCarryNoChecksumsUnlessRequired(t *testing.T) {
 		if strings.Contains(h.Get("Content-Encoding"), "aws-chunked") {
 			t.Errorf("a request (%s) has an aws-chunked body", h.Get("Content-Type"))
 		}
+	}
+}
+
+// cutConn is a TCP connection that dies after left bytes have been
+// written, as a process killed mid-upload does: the store sees the TCP
+// stream end inside a TLS record, with no close_notify and the body short.
+type cutConn struct {
+	net.Conn
+	left int
+}
+
+func (c *cutConn) Write(p []byte) (int, error) {
+	if len(p) > c.left {
+		n, _ := c.Conn.Write(p[:c.left])
+		c.left = 0
+		c.Conn.Close()
+		return n, errors.New("the uploading process died")
+	}
+	c.left -= len(p)
+	return c.Conn.Write(p)
+}
+
+// An upload cut short, its connection dropped mid-body, lands nothing: the
+// store checks the bytes it got against the SHA-256 the request is signed
+// with, so a truncated archive never appears in the bucket (versitygw
+// creates the object from what arrived of an unsigned body).
+func TestAnUploadCutShortLandsNothing(t *testing.T) {
+	srv := s3test.Start(t)
+	tr := srv.HTTPClient().Transport.(*http.Transport)
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &cutConn{Conn: c, left: 256 << 10}, nil
+	}
+	o := srv.Options()
+	o.HTTPClient = &http.Client{Transport: tr}
+	bucket := srv.Bucket(t)
+	st, err := s3.Open(context.Background(), "s3://"+bucket, bucket, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	body := make([]byte, 1<<20) // incompressible: the zip is larger than the cut
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range body {
+		body[i] = byte(rng.Uint32())
+	}
+	zip := backendtest.Zip(t, backendtest.Entry{Name: "terraform-provider-alpha", Body: body})
+	if err := commit(t, st, pkg, zip, false); err == nil {
+		t.Fatal("a commit whose upload was cut short succeeded")
+	}
+	key := "example.com/acme/alpha/" + pkg.Filename()
+	if _, err := srv.Client().HeadObject(context.Background(), &s3api.HeadObjectInput{Bucket: &bucket, Key: &key}); err == nil {
+		t.Fatalf("the bucket holds %s after an upload cut short", key)
 	}
 }
