@@ -45,6 +45,29 @@ type cellInput struct {
 	state   loadState
 	archive *backends.Archive
 	verify  *verification
+	// excluded: the CLI configuration does not use the mirror for the
+	// provider, so lacking the package is no gap.
+	excluded bool
+}
+
+// verifiedOK reports whether recomputing the archive's hashes matched at
+// least one stated hash and contradicted none.
+func (v *verification) verifiedOK() bool {
+	return v != nil && !v.failed() && v.finding.Result != nil && v.finding.Result.Verified()
+}
+
+// agreeing is the mark of a package whose hashes agree with the
+// reference's: verified when recomputed against what is stated, stated
+// when only stated, and neither when no statement describes it (its hashes
+// were only computed).
+func agreeing(c cellInput) theme.Mark {
+	switch {
+	case c.verify.verifiedOK():
+		return theme.MarkVerified
+	case len(known(*c.archive, nil)) > 0:
+		return theme.MarkStated
+	}
+	return theme.MarkUnverified
 }
 
 // cellMarks decides the mark of each compared mirror for one package. The
@@ -52,40 +75,49 @@ type cellInput struct {
 // other mirror is compared with it, as a sync plan would (sync.Agree).
 func cellMarks(in []cellInput, out []theme.Mark) []theme.Mark {
 	out = out[:0]
-	ref := -1
-	var refHashes []hashing.Hash
+	ref, refHashes := reference(in)
+	for i, c := range in {
+		out = append(out, cellMark(c, i == ref, refHashes))
+	}
+	return out
+}
+
+// reference is the index of the mirror the others are compared with, -1
+// when none holds the package with hashes known, and its hashes.
+func reference(in []cellInput) (int, []hashing.Hash) {
 	for i, c := range in {
 		if c.archive != nil && !c.verify.failed() {
 			if hs := known(*c.archive, c.verify); len(hs) > 0 {
-				ref, refHashes = i, hs
-				break
+				return i, hs
 			}
 		}
 	}
-	for i, c := range in {
-		switch {
-		case c.archive == nil && c.state == stateLoading:
-			out = append(out, theme.MarkLoading)
-		case c.archive == nil && c.state == stateFailed:
-			out = append(out, theme.MarkError)
-		case c.archive == nil:
-			out = append(out, theme.MarkMissing)
-		case c.verify.failed():
-			out = append(out, theme.MarkDiffers)
-		case i == ref:
-			out = append(out, theme.MarkOK)
-		default:
-			hs := known(*c.archive, c.verify)
-			shared, comparable := sync.Agree(hs, refHashes)
-			switch {
-			case len(hs) == 0 || !comparable:
-				out = append(out, theme.MarkUnverified)
-			case shared != "":
-				out = append(out, theme.MarkOK)
-			default:
-				out = append(out, theme.MarkDiffers)
-			}
-		}
+	return -1, nil
+}
+
+// cellMark is one mirror's mark; ref says whether it is the reference.
+func cellMark(c cellInput, ref bool, refHashes []hashing.Hash) theme.Mark {
+	switch {
+	case c.archive == nil && c.state == stateLoading:
+		return theme.MarkLoading
+	case c.archive == nil && c.state == stateFailed:
+		return theme.MarkError
+	case c.archive == nil && c.excluded:
+		return theme.MarkNotApplicable
+	case c.archive == nil:
+		return theme.MarkMissing
+	case c.verify.failed():
+		return theme.MarkFailed
+	case ref:
+		return agreeing(c)
 	}
-	return out
+	hs := known(*c.archive, c.verify)
+	shared, comparable := sync.Agree(hs, refHashes)
+	switch {
+	case len(hs) == 0 || !comparable:
+		return theme.MarkUnverified
+	case shared != "":
+		return agreeing(c)
+	}
+	return theme.MarkDiffers
 }

@@ -23,9 +23,11 @@ import (
 )
 
 const (
-	ok   = theme.MarkOK
+	ok   = theme.MarkStated // present, its stated hashes agreeing
+	vf   = theme.MarkVerified
 	miss = theme.MarkMissing
 	diff = theme.MarkDiffers
+	fail = theme.MarkFailed
 	unv  = theme.MarkUnverified
 )
 
@@ -139,7 +141,7 @@ func TestModelQueueMissingCell(t *testing.T) {
 	// The cell turns present once the destination is listed again, and the
 	// screen says the hashes were verified.
 	h.until("the cell to update", func(m Model) bool {
-		return idle(m) && slices.Equal(marksAt(t, m, "2.1.0", "darwin_arm64"), []theme.Mark{ok, ok})
+		return idle(m) && slices.Equal(marksAt(t, m, "2.1.0", "darwin_arm64"), []theme.Mark{ok, vf})
 	})
 	if s := h.screen(); !strings.Contains(s, "h1 ✓ zh ✓ mirror index") {
 		t.Errorf("jobs pane lacks the verification:\n%s", s)
@@ -182,7 +184,7 @@ func TestModelConflictNeedsForce(t *testing.T) {
 		t.Errorf("the differing archive was not replaced by the source's")
 	}
 	h.until("the cell to agree", func(m Model) bool {
-		return idle(m) && slices.Equal(marksAt(t, m, "2.0.0", "linux_amd64"), []theme.Mark{ok, ok})
+		return idle(m) && slices.Equal(marksAt(t, m, "2.0.0", "linux_amd64"), []theme.Mark{ok, vf})
 	})
 }
 
@@ -238,8 +240,8 @@ func TestModelVerify(t *testing.T) {
 		t.Fatalf("v should verify the cell in both mirrors, verifying %d", len(h.m.prov().verifying))
 	}
 	h.until("verification", func(m Model) bool { return len(m.prov().verifying) == 0 })
-	if got := marksAt(t, h.m, "1.0.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{diff, ok}) {
-		t.Errorf("after verifying, marks %v, want the tampered one ✗", got)
+	if got := marksAt(t, h.m, "1.0.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{fail, vf}) {
+		t.Errorf("after verifying, marks %v, want the tampered one failed, the other verified", got)
 	}
 	if h.m.status().kind != statusBad || !strings.Contains(h.m.status().text, "1 failed") {
 		t.Errorf("status %q, want the failure", h.m.status().text)
@@ -472,8 +474,8 @@ func TestModelBackendErrorsShowAndDoNotCrash(t *testing.T) {
 	if got := marksAt(t, h.m, "2.1.0", "linux_amd64"); got[0] != ok {
 		t.Errorf("marks %v", got)
 	}
-	if !strings.Contains(h.screen(), "✗") {
-		t.Errorf("the status line should show the failure:\n%s", h.screen())
+	if lines := strings.Split(h.screen(), "\n"); !strings.HasPrefix(lines[len(lines)-2], " ✗ [2] ") {
+		t.Errorf("the status line should show the failure, marked as one without colour:\n%s", h.screen())
 	}
 }
 
@@ -513,7 +515,7 @@ func TestModelFilterAndHelp(t *testing.T) {
 
 	h.press("?")
 	s := h.screen()
-	for _, want := range []string{"Help", "filter", "next pane", "not yet verified"} {
+	for _, want := range []string{"Help", "filter", "next pane", "stated, not recomputed", "verification failed", "excluded by CLI config", "cannot list"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("help lacks %q:\n%s", want, s)
 		}

@@ -33,14 +33,14 @@ func TestModulesEndToEnd(t *testing.T) {
 	press("enter")
 	waitFor("1 done", "network/aws 2.0.0 → 2", "zh ✓")
 	// The directory is listed again and Details says it holds 2.0.0.
-	waitFor("[2] ● ./modules")
+	waitFor("[2] ◇ ./modules")
 
 	press("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(e2eWait)).(Model)
 	if c := final.jobs.Tracker().Counts(); c[sync.Done] != 1 {
 		t.Errorf("final model: jobs %v", c)
 	}
-	if got := strings.Join(moduleMarksAt(t, final, "2.0.0"), ""); got != "●●" {
+	if got := strings.Join(moduleMarksAt(t, final, "2.0.0"), ""); got != "◇◇" {
 		t.Errorf("final model: 2.0.0 marks %s, want present in both", got)
 	}
 	zr, err := zip.OpenReader(mw.zipPath("2.0.0"))

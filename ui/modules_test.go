@@ -49,9 +49,9 @@ func TestModulesViewListsAndCompares(t *testing.T) {
 		version string
 		want    string // one glyph per place: registry, directory, OCI A, OCI B
 	}{
-		{"2.0.0", "●○○○"}, // only the registry offers it
-		{"1.1.0", "●○●✗"}, // both OCI places hold it, with different manifests
-		{"1.0.0", "●●○○"}, // the directory holds it
+		{"2.0.0", "◇○○○"}, // only the registry offers it
+		{"1.1.0", "◇○◇≠"}, // both OCI places hold it, with different manifests
+		{"1.0.0", "◇◇○○"}, // the directory holds it
 		{"0.9.0", "!○○○"}, // listed, but the registry gives no location
 	} {
 		if got := strings.Join(moduleMarksAt(t, h.m, tc.version), ""); got != tc.want {
@@ -72,7 +72,7 @@ func TestModulesViewListsAndCompares(t *testing.T) {
 	h.gotoVersion("1.1.0")
 	dt := detailsText(h.m)
 	for _, want := range []string{"https://example.com/archives/network-1.1.0.zip", "/a/acme/network-aws?digest=sha256:",
-		"/b/acme/network-aws?digest=sha256:", "✗ digest differs from [5]'s", "./modules missing"} {
+		"/b/acme/network-aws?digest=sha256:", "≠ digest differs from [5]'s", "./modules missing"} {
 		if !strings.Contains(dt, want) {
 			t.Errorf("Details of 1.1.0 lack %q:\n%s", want, dt)
 		}
@@ -85,8 +85,8 @@ func TestModulesViewListsAndCompares(t *testing.T) {
 	// Taking OCI A out of the comparison leaves B's 1.1.0 with no digest to
 	// differ from; the provider view's comparison is untouched.
 	h.press("5")
-	if got := strings.Join(moduleMarksAt(t, h.m, "1.1.0"), ""); got != "●○●" {
-		t.Errorf("without [5], 1.1.0 marks %s, want ●○●", got)
+	if got := strings.Join(moduleMarksAt(t, h.m, "1.1.0"), ""); got != "◇○◇" {
+		t.Errorf("without [5], 1.1.0 marks %s, want ◇○◇", got)
 	}
 	if ps := h.m.prov().places; !ps[0].compared || !ps[1].compared {
 		t.Errorf("a module place's number toggled a mirror: %+v", ps)
@@ -134,7 +134,7 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 	h.press("enter")
 	h.until("the jobs to land and the directory to be listed again", func(m Model) bool {
 		return jobsEnded(2)(m) && modulesLoaded(m) && !m.busy() &&
-			slices.Equal(moduleMarksAt(t, m, "2.0.0"), []string{"●", "●"})
+			slices.Equal(moduleMarksAt(t, m, "2.0.0"), []string{"◇", "◇"})
 	})
 	for i := range 2 {
 		if st := stateOf(h.m, i); st != sync.Done {
@@ -207,7 +207,7 @@ func TestModulesRetryFailedJob(t *testing.T) {
 	if _, err := os.Stat(mw.zipPath("3.0.0")); err != nil {
 		t.Errorf("after the retry: %v", err)
 	}
-	if got := moduleMarksAt(t, h.m, "3.0.0"); !slices.Equal(got, []string{"●", "●"}) {
+	if got := moduleMarksAt(t, h.m, "3.0.0"); !slices.Equal(got, []string{"◇", "◇"}) {
 		t.Errorf("3.0.0 marks %v after the retry", got)
 	}
 }

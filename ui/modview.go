@@ -53,10 +53,11 @@ const moduleJobsEmpty = " No jobs: select versions (space, a for all), then ente
 // moduleLegend is the marks the Modules view draws, with what each means
 // for a module: only OCI places state digests, so "differs" is a digest.
 var moduleLegend = []grid.LegendItem{
-	{Mark: theme.MarkOK, Long: "present", Short: "ok"},
+	{Mark: theme.MarkStated, Long: "present", Short: "present"},
 	{Mark: theme.MarkMissing, Long: "missing", Short: "missing"},
 	{Mark: theme.MarkDiffers, Long: "digest differs", Short: "differs"},
 	{Mark: theme.MarkError, Long: "error", Short: "error"},
+	{Mark: theme.MarkLoading, Long: "loading", Short: "loading"},
 }
 
 // moduleMarkLabel names a mark as the Modules view means it.
@@ -133,8 +134,7 @@ func newModulesView(sh *shell, cfg ModulesConfig) *modulesView {
 }
 
 func (v *modulesView) words() viewWords {
-	legend := append(append([]grid.LegendItem(nil), moduleLegend...), markItem(theme.MarkLoading))
-	return viewWords{places: " ─ module places: ", list: "Modules", grid: "Module versions", jobsEmpty: moduleJobsEmpty, marks: "place", legend: legend}
+	return viewWords{places: " ─ module places: ", list: "Modules", grid: "Module versions", jobsEmpty: moduleJobsEmpty, marks: "place", legend: moduleLegend}
 }
 
 // startMsg lists the first module when the UI starts: Init cannot change
@@ -207,7 +207,7 @@ func (v *modulesView) marks(idx []int, version string) ([]theme.Mark, int) {
 			case it.Digest != "" && ref >= 0 && it.Digest != refDigest:
 				mk = theme.MarkDiffers
 			default:
-				mk = theme.MarkOK
+				mk = theme.MarkStated
 			}
 		}
 		out = append(out, mk)

@@ -27,11 +27,11 @@ func (v *providersView) showDetails(d *details.Model, c grid.Cell) {
 	v.cellInputs(in, order, c.Row, c.Col)
 	marks := cellMarks(in, nil)
 	cell := &details.Cell{Mirrors: make([]details.Mirror, len(v.places))}
+	if ref, _ := reference(in); ref >= 0 {
+		cell.Ref = v.places[order[ref]].num
+	}
 	for k, i := range order {
 		p := v.places[i]
-		if cell.Ref == 0 && marks[k] == theme.MarkOK {
-			cell.Ref = p.num
-		}
 		dm := details.Mirror{Number: p.num, Name: p.name, Compared: p.compared, Mark: marks[k], Archive: in[k].archive}
 		if l := v.listingOf(v.current, i); l != nil && l.state == stateFailed {
 			dm.Err = l.err

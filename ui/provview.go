@@ -63,7 +63,9 @@ type providersView struct {
 }
 
 var matrixLegend = []grid.LegendItem{
-	markItem(theme.MarkOK), markItem(theme.MarkUnverified), markItem(theme.MarkMissing), markItem(theme.MarkDiffers),
+	markItem(theme.MarkVerified), markItem(theme.MarkStated), markItem(theme.MarkUnverified), markItem(theme.MarkMissing),
+	markItem(theme.MarkDiffers), markItem(theme.MarkFailed), markItem(theme.MarkNotApplicable),
+	markItem(theme.MarkLoading), markItem(theme.MarkError),
 }
 
 func markItem(mk theme.Mark) grid.LegendItem {
@@ -98,8 +100,7 @@ func numbered(num, i int) int {
 }
 
 func (v *providersView) words() viewWords {
-	legend := append(append([]grid.LegendItem(nil), matrixLegend...), markItem(theme.MarkLoading), markItem(theme.MarkError))
-	return viewWords{places: " ─ mirrors: ", list: "Providers", grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: legend}
+	return viewWords{places: " ─ mirrors: ", list: "Providers", grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
 }
 
 // catalogueMsg is one mirror's catalogue of providers.

@@ -140,6 +140,10 @@ func (m Model) statusView() string {
 	t := m.sh.status.text
 	switch m.sh.status.kind {
 	case statusBad:
+		// Never colour alone: a failure reads as one without it too.
+		if !strings.HasPrefix(t, "✗") {
+			t = "✗ " + t
+		}
 		t = s.Bad.Render(t)
 	case statusWarn:
 		t = s.Warn.Render(t)
@@ -156,8 +160,9 @@ func (m Model) helpView() string {
 	return theme.Truncate(" "+m.help.ShortHelpView(mergedKeys{m.paneKeys(), m.globalKeys()}.ShortHelp()), m.w)
 }
 
-// fullHelpLines is every key of the focused pane, then the global keys
-// beside the legend of the marks.
+// fullHelpLines is every key of the focused pane beside the legend of
+// every mark the view draws (below it where the two do not fit side by
+// side), then the global keys.
 func (m Model) fullHelpLines() []string {
 	h := m.help
 	h.ShowAll = true
@@ -168,28 +173,41 @@ func (m Model) fullHelpLines() []string {
 		}
 		return lines
 	}
-	pane := indent(h.FullHelpView(m.paneKeys().FullHelp()))
-	global := indent(h.FullHelpView(m.globalKeys().FullHelp()))
+	pane := append([]string{m.styles.Bold.Render(" " + m.paneName())}, indent(h.FullHelpView(m.paneKeys().FullHelp()))...)
 	words := m.view().words()
-	legend := []string{"   Marks, one per compared " + words.marks + ":"}
+	legend := []string{m.styles.Bold.Render("Marks") + ", one per compared " + words.marks + ":"}
 	for _, l := range words.legend {
-		legend = append(legend, "     "+m.styles.Glyphs[l.Mark]+" "+l.Long)
+		legend = append(legend, "  "+m.styles.Glyphs[l.Mark]+" "+l.Long)
 	}
-	out := append([]string{m.styles.Bold.Render(" " + m.paneName())}, pane...)
+	out := beside(pane, legend, m.w-2)
 	out = append(out, "", m.styles.Bold.Render(" Everywhere"))
-	gw := 0
-	for _, l := range global {
-		gw = max(gw, theme.Width(l))
+	return append(out, indent(h.FullHelpView(m.globalKeys().FullHelp()))...)
+}
+
+// beside sets right to the right of left where both fit in w cells, and
+// below it where they do not.
+func beside(left, right []string, w int) []string {
+	lw, rw := 0, 0
+	for _, l := range left {
+		lw = max(lw, theme.Width(l))
 	}
-	for i := range max(len(global), len(legend)) {
-		g, l := "", ""
-		if i < len(global) {
-			g = global[i]
+	for _, l := range right {
+		rw = max(rw, theme.Width(l))
+	}
+	lw += 3
+	if lw+rw > w {
+		return append(append(left, ""), right...)
+	}
+	out := make([]string, max(len(left), len(right)))
+	for i := range out {
+		l, r := "", ""
+		if i < len(left) {
+			l = left[i]
 		}
-		if i < len(legend) {
-			l = legend[i]
+		if i < len(right) {
+			r = right[i]
 		}
-		out = append(out, theme.Fit(g, gw)+l)
+		out[i] = theme.Fit(l, lw) + r
 	}
 	return out
 }

@@ -116,7 +116,7 @@ func (m Model) cellLines() []string {
 			continue
 		}
 		if mr.Mark == theme.MarkDiffers && !failed(mr.Verify) {
-			what := "✗ hashes differ"
+			what := "≠ hashes differ"
 			if c.Ref > 0 {
 				what += " from [" + strconv.Itoa(c.Ref) + "]'s"
 			}

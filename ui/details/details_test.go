@@ -40,11 +40,11 @@ func TestCell(t *testing.T) {
 		Checks: []hashing.Check{{Source: index, Scheme: hashing.SchemeH1, Status: hashing.Match}},
 	}}
 	cell := &Cell{Package: pkg(), Ref: 1, Mirrors: []Mirror{
-		{Number: 1, Name: "./a", Compared: true, Mark: theme.MarkDiffers, Archive: packed, Verify: mismatch, Origin: "verify"},
+		{Number: 1, Name: "./a", Compared: true, Mark: theme.MarkFailed, Archive: packed, Verify: mismatch, Origin: "verify"},
 		{Number: 2, Name: "/srv/mirrors/b", Compared: true, Mark: theme.MarkUnverified, Archive: unpacked, Verifying: true},
 		{Number: 3, Name: "https://m.example/", Mark: theme.MarkError, Err: errors.New("GET https://m.example/acme/cloud/index.json: HTTP 503")},
 		{Number: 4, Name: "./d", Mark: theme.MarkMissing},
-		{Number: 5, Name: "./e", Mark: theme.MarkOK, Archive: packed, Verify: ok, Origin: "transfer"},
+		{Number: 5, Name: "./e", Mark: theme.MarkVerified, Archive: packed, Verify: ok, Origin: "transfer"},
 	}}
 	m := pane(60, 40)
 	m.ShowCell(cell)

@@ -67,7 +67,7 @@ func (m Model) moduleLines() []string {
 			continue
 		}
 		if p.Mark == theme.MarkDiffers && v.Ref > 0 {
-			lines = append(lines, "    "+s.Bad.Render("✗ digest differs from ["+strconv.Itoa(v.Ref)+"]'s"))
+			lines = append(lines, "    "+s.Bad.Render("≠ digest differs from ["+strconv.Itoa(v.Ref)+"]'s"))
 		}
 		lines = append(lines, m.wrap(it.Location, 4)...)
 	}

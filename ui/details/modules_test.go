@@ -17,15 +17,15 @@ func TestModuleVersion(t *testing.T) {
 	v, _ := modules.ParseVersion("v1.2")
 	oci := "oci://oci.example.com/m/acme/network-aws?digest=sha256:" + strings.Repeat("ab", 32)
 	mv := &ModuleVersion{Module: mod, Version: v.String(), Ref: 2, Places: []ModulePlace{
-		{Number: 1, Name: "registry://registry.example.com", Compared: true, Mark: theme.MarkOK, Label: "present",
+		{Number: 1, Name: "registry://registry.example.com", Compared: true, Mark: theme.MarkStated, Label: "present",
 			Listing: &modules.Listing{Module: mod, Version: v, Listed: "v1.2", Location: "git::https://git.example.com/net.git?ref=v1.2",
 				Source: &modules.Location{Source: "git::https://git.example.com/net.git?ref=v1.2"}}},
-		{Number: 2, Name: "oci://oci.example.com/m/${namespace}/${name}-${system}", Compared: true, Mark: theme.MarkOK, Label: "present",
+		{Number: 2, Name: "oci://oci.example.com/m/${namespace}/${name}-${system}", Compared: true, Mark: theme.MarkStated, Label: "present",
 			Listing: &modules.Listing{Module: mod, Version: v, Listed: "1.2.0", Location: oci, Digest: "sha256:ab"}},
 		{Number: 3, Name: "oci://other.example.com/m", Compared: true, Mark: theme.MarkDiffers, Label: "digest differs",
 			Listing: &modules.Listing{Module: mod, Version: v, Listed: "1.2.0", Location: "oci://other.example.com/m?digest=sha256:cd", Digest: "sha256:cd"}},
 		{Number: 4, Name: "./modules", Mark: theme.MarkMissing, Label: "missing"},
-		{Number: 8, Name: "./other", Mark: theme.MarkOK, Label: "present",
+		{Number: 8, Name: "./other", Mark: theme.MarkStated, Label: "present",
 			Listing: &modules.Listing{Module: mod, Version: v, Listed: "1.2.0.zip", Location: "/srv/other/registry.example.com/acme/network/aws/1.2.0.zip"}},
 		{Number: 5, Name: "registry://other.example.com", Mark: theme.MarkMissing, Label: "missing", Note: "serves other.example.com's modules, not registry.example.com's"},
 		{Number: 6, Name: "registry://down.example.com", Mark: theme.MarkError, Label: "error", Err: errors.New("GET https://down.example.com/.well-known/terraform.json: HTTP 503")},
@@ -38,12 +38,12 @@ func TestModuleVersion(t *testing.T) {
 	joined := strings.ReplaceAll(got, "\n    ", "")
 	for _, want := range []string{
 		"1.2.0 acme/network/aws",
-		"[1] ● registry://registry.example.com",
+		"[1] ◇ registry://registry.example.com",
 		"listed as v1.2",
 		"git::https://git.example.com/net.git?ref=v1.2",
 		oci,
-		"[3] ✗ oci://other.example.com/m",
-		"✗ digest differs from [2]'s",
+		"[3] ≠ oci://other.example.com/m",
+		"≠ digest differs from [2]'s",
 		"[4] ○ ./modules missing",
 		"serves other.example.com's modules, not", // wrapped at a space
 		"cannot list: GET https://down.example.com/.well-known/terraform.json: HTTP 503",

@@ -82,6 +82,9 @@ type layout struct {
 	colW   []int // width of each column
 	narrow bool  // headings in their narrow form
 	lines  int   // heading lines
+	// legend is the legend's lines: one, or two where even its short form
+	// does not fit on one.
+	legend []string
 }
 
 // New returns an empty grid.
@@ -200,7 +203,10 @@ func (m Model) Filter() string { return m.filter.Value() }
 func (m Model) Shown() int { return len(m.rows) }
 
 // VisibleRows returns how many version rows fit on screen.
-func (m Model) VisibleRows() int { return max(1, m.h-m.lay.lines-1) }
+func (m Model) VisibleRows() int { return max(1, m.h-m.lay.lines-m.footerLines()) }
+
+// footerLines is how many lines the footer takes under the rows.
+func (m Model) footerLines() int { return max(1, len(m.lay.legend)) }
 
 // Update handles the grid's keys.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
@@ -401,6 +407,63 @@ func (m *Model) relayout() {
 		}
 	}
 	m.lay = l
+	m.lay.legend = m.legendLines()
+}
+
+// legendItems is the legend of every mark the data holds, in the order the
+// view gave, with any mark the view did not describe after them: the legend
+// explains every mark on screen and no other.
+func (m Model) legendItems() []LegendItem {
+	var held uint64 // a bit per mark
+	for _, row := range m.data.Marks {
+		for _, cell := range row {
+			for _, mk := range cell {
+				held |= 1 << uint(mk)
+			}
+		}
+	}
+	var out []LegendItem
+	for _, l := range m.opts.Legend {
+		if bit := uint64(1) << uint(l.Mark); held&bit != 0 {
+			out = append(out, l)
+			held &^= bit
+		}
+	}
+	for mk := theme.Mark(0); held != 0 && mk < 64; mk++ {
+		if bit := uint64(1) << uint(mk); held&bit != 0 {
+			out = append(out, LegendItem{Mark: mk, Long: mk.Label(), Short: mk.Short()})
+			held &^= bit
+		}
+	}
+	return out
+}
+
+// legendLines lays the legend out: in full on one line where it fits, else
+// short, on two lines where one is not enough.
+func (m Model) legendLines() []string {
+	s := m.styles
+	items := m.legendItems()
+	if len(items) == 0 {
+		return nil
+	}
+	long := ""
+	for _, l := range items {
+		long += s.Glyphs[l.Mark] + " " + s.Dim.Render(l.Long) + "  "
+	}
+	room := m.w
+	if theme.Width(long) <= room {
+		return []string{long}
+	}
+	var lines []string
+	line := ""
+	for _, l := range items {
+		item := s.Glyphs[l.Mark] + " " + s.Dim.Render(l.Short) + " "
+		if line != "" && theme.Width(line+item) > room && len(lines) == 0 {
+			lines, line = append(lines, line), ""
+		}
+		line += item
+	}
+	return append(lines, line)
 }
 
 // View renders the grid into its area, row by row, drawing only the rows
@@ -419,10 +482,11 @@ func (m Model) View() string {
 	for i := m.cur.Top; i < len(m.rows) && i < m.cur.Top+vis; i++ {
 		lines = append(lines, m.rowView(i, last))
 	}
-	for len(lines) < m.h-1 {
+	foot := m.footer()
+	for len(lines) < m.h-len(foot) {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.footer())
+	lines = append(lines, foot...)
 	// A column wider than the whole area (a very narrow terminal) is cut.
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, m.w, "")
@@ -513,23 +577,23 @@ func (m Model) rowView(i, last int) string {
 	return b.String()
 }
 
-// footer is the legend, or the filter while it is typed or applied.
-func (m Model) footer() string {
+// footer is the legend, or the filter while it is typed or applied, in
+// the lines the legend takes.
+func (m Model) footer() []string {
 	s := m.styles
 	n := ""
 	if k := len(m.sel); k > 0 {
 		n = s.Selected.Render(strconv.Itoa(k)+" selected") + "  "
 	}
-	if m.filter.Shown() {
-		return n + m.filter.View(lipgloss.Style{}) + s.Dim.Render("  "+strconv.Itoa(len(m.rows))+" of "+strconv.Itoa(len(m.data.Rows))+" versions")
+	out := make([]string, m.footerLines())
+	switch {
+	case m.filter.Shown():
+		out[0] = n + m.filter.View(lipgloss.Style{}) + s.Dim.Render("  "+strconv.Itoa(len(m.rows))+" of "+strconv.Itoa(len(m.data.Rows))+" versions")
+	case len(m.lay.legend) > 0:
+		copy(out, m.lay.legend)
+		out[0] = n + out[0]
+	default:
+		out[0] = n
 	}
-	long, short := "", ""
-	for _, l := range m.opts.Legend {
-		long += s.Glyphs[l.Mark] + " " + s.Dim.Render(l.Long) + "  "
-		short += s.Glyphs[l.Mark] + " " + s.Dim.Render(l.Short) + " "
-	}
-	if theme.Width(n+long) <= m.w {
-		return n + long
-	}
-	return n + short
+	return out
 }

@@ -43,7 +43,7 @@ func data(n, perCell int) Data {
 }
 
 var matrixLegend = []LegendItem{
-	{theme.MarkOK, theme.MarkOK.Label(), theme.MarkOK.Short()},
+	{theme.MarkStated, theme.MarkStated.Label(), theme.MarkStated.Short()},
 	{theme.MarkUnverified, theme.MarkUnverified.Label(), theme.MarkUnverified.Short()},
 }
 
@@ -209,7 +209,7 @@ func TestBadData(t *testing.T) {
 	for name, d := range map[string]Data{
 		"empty":             {},
 		"no platforms":      {Rows: []string{"1.0.0"}, Marks: [][][]theme.Mark{{}}},
-		"ragged marks":      {Rows: []string{"1.0.0", "0.9.0"}, Cols: platformCols(platforms), Marks: [][][]theme.Mark{{{theme.MarkOK}}}, PerCell: 1},
+		"ragged marks":      {Rows: []string{"1.0.0", "0.9.0"}, Cols: platformCols(platforms), Marks: [][][]theme.Mark{{{theme.MarkStated}}}, PerCell: 1},
 		"zero-sized marks":  {Rows: []string{"1.0.0"}, Cols: platformCols(platforms[:1]), Marks: [][][]theme.Mark{{{}}}},
 		"long version name": {Rows: []string{strings.Repeat("9", 80) + ".0.0"}, Cols: platformCols(platforms), Marks: [][][]theme.Mark{make([][]theme.Mark, 5)}},
 	} {
@@ -249,13 +249,13 @@ func places(versions ...string) Data {
 		d.Cols = append(d.Cols, Column{Head: num + " " + p, Narrow: [2]string{num}})
 	}
 	for range versions {
-		d.Marks = append(d.Marks, [][]theme.Mark{{theme.MarkOK}, {theme.MarkMissing}, {theme.MarkDiffers}})
+		d.Marks = append(d.Marks, [][]theme.Mark{{theme.MarkStated}, {theme.MarkMissing}, {theme.MarkDiffers}})
 	}
 	return d
 }
 
 var moduleLegend = []LegendItem{
-	{theme.MarkOK, "present", "ok"},
+	{theme.MarkStated, "present", "present"},
 	{theme.MarkMissing, "missing", "missing"},
 	{theme.MarkDiffers, "digest differs", "differs"},
 	{theme.MarkError, "error", "error"},
@@ -327,8 +327,8 @@ func TestRowsView(t *testing.T) {
 		w, h      int
 		want, not []string
 	}{
-		{"wide", 60, 8, []string{" version  [1] registry  [2] fs  [3] oci", "▸3.0.0     ●             ○       ✗", "● present  ○ missing  ✗ digest differs  ! error"}, nil},
-		{"narrow: short headings and legend", 24, 8, []string{"[1]", "● ok ○ missing"}, []string{"registry"}},
+		{"wide", 60, 8, []string{" version  [1] registry  [2] fs  [3] oci", "▸3.0.0     ◇             ○       ≠", "◇ present  ○ missing  ≠ digest differs"}, []string{"error"}},
+		{"narrow: short headings, the legend short on two lines", 24, 8, []string{"[1]", "◇ present ○ missing \n≠ differs"}, []string{"registry", "error"}},
 		{"short: scrolls", 60, 4, []string{"▸3.0.0"}, []string{"1.0.0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -356,7 +356,7 @@ func TestRowsView(t *testing.T) {
 		})
 	}
 	m := press(newTable(60, 8, places("3.0.0", "2.0.0")), "down", "space")
-	if v := ansi.Strip(m.View()); !strings.Contains(v, "1 selected") || !strings.Contains(v, "▸2.0.0    +●") {
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "1 selected") || !strings.Contains(v, "▸2.0.0    +◇") {
 		t.Errorf("a selected version is marked:\n%s", v)
 	}
 	if v := newTable(60, 8, Data{}).View(); v != "" {
@@ -370,4 +370,25 @@ func rowsOf(cells []Cell) []string {
 		out = append(out, c.Row)
 	}
 	return out
+}
+
+// TestLegendListsEveryMarkShown: the legend explains the marks the grid
+// draws, those the view left out of its legend too (a loading or failed
+// place), and no others.
+func TestLegendListsEveryMarkShown(t *testing.T) {
+	d := places("2.0.0", "1.0.0")
+	d.Marks[0][1] = []theme.Mark{theme.MarkLoading}
+	d.Marks[1][1] = []theme.Mark{theme.MarkStated}
+	d.Marks[1][2] = []theme.Mark{theme.MarkError}
+	v := ansi.Strip(newModel(120, 8, d).View())
+	for _, want := range []string{"◇ stated, not recomputed", "≠ hashes differ", "· loading", "! cannot list"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("legend lacks %q:\n%s", want, v)
+		}
+	}
+	for _, not := range []string{"◐", "○ missing"} { // the view's, but not on screen
+		if strings.Contains(v, not) {
+			t.Errorf("legend explains %q, which no cell shows:\n%s", not, v)
+		}
+	}
 }

@@ -13,6 +13,9 @@ import (
 )
 
 // Mark is what one mirror has for one package, as a matrix cell shows it.
+// Only a filled mark says "verified": hashes stated by a place are shown
+// apart from hashes recomputed from the bytes, and a failed recomputation
+// apart from two places stating different hashes.
 type Mark int
 
 const (
@@ -20,34 +23,47 @@ const (
 	MarkLoading Mark = iota
 	// MarkMissing: the mirror lacks the package.
 	MarkMissing
-	// MarkOK: present, and its hashes are stated (or were computed) and agree
-	// with the other mirrors'.
-	MarkOK
-	// MarkUnverified: present, but nothing states its hashes yet, so it
-	// cannot be compared until it is verified.
+	// MarkVerified: present, its hashes recomputed from the bytes and
+	// matching what is stated, and agreeing with the other mirrors'.
+	MarkVerified
+	// MarkStated: present, and the hashes stated for it agree with the
+	// other mirrors'; nothing has recomputed them yet.
+	MarkStated
+	// MarkUnverified: present, but nothing states hashes it can be
+	// compared by.
 	MarkUnverified
-	// MarkDiffers: present with hashes that differ from the first mirror's,
-	// or that failed verification.
+	// MarkDiffers: present with hashes that differ from the reference
+	// mirror's.
 	MarkDiffers
+	// MarkFailed: recomputing its hashes contradicted what is stated, or
+	// failed.
+	MarkFailed
 	// MarkError: the mirror could not be listed.
 	MarkError
+	// MarkNotApplicable: absent from a mirror that the CLI configuration
+	// does not use for the provider (include/exclude), so not a gap.
+	MarkNotApplicable
 	numMarks
 )
 
 // Glyph returns the one-cell symbol of a mark.
 func (m Mark) Glyph() string {
-	return [...]string{"·", "○", "●", "◐", "✗", "!"}[m]
+	return [...]string{"·", "○", "●", "◇", "◐", "≠", "✗", "!", "-"}[m]
 }
 
 // Label names a mark in the legend and in Details.
 func (m Mark) Label() string {
-	return [...]string{"loading", "missing", "present", "not yet verified", "hashes differ", "cannot list"}[m]
+	return [...]string{"loading", "missing", "verified (recomputed)", "stated, not recomputed", "nothing stated to compare",
+		"hashes differ", "verification failed", "cannot list", "excluded by CLI config"}[m]
 }
 
 // Short names a mark where room is tight.
 func (m Mark) Short() string {
-	return [...]string{"loading", "missing", "ok", "unverified", "differs", "error"}[m]
+	return [...]string{"loading", "missing", "verified", "stated", "unstated", "differs", "failed", "error", "n/a"}[m]
 }
+
+// String names a mark in test output.
+func (m Mark) String() string { return m.Short() }
 
 // Styles is every style the UI uses, built once and passed down; nothing
 // builds a style while rendering.
@@ -106,12 +122,15 @@ func New() Styles {
 		Key:           lipgloss.NewStyle().Bold(true).Foreground(colCyan),
 	}
 	markStyles := [numMarks]lipgloss.Style{
-		MarkLoading:    s.Dim,
-		MarkMissing:    s.Dim,
-		MarkOK:         s.OK,
-		MarkUnverified: s.Warn,
-		MarkDiffers:    s.Bad,
-		MarkError:      s.Bad,
+		MarkLoading:       s.Dim,
+		MarkMissing:       s.Dim,
+		MarkVerified:      s.OK,
+		MarkStated:        lipgloss.NewStyle(), // green is for verified only
+		MarkUnverified:    s.Warn,
+		MarkDiffers:       s.Bad,
+		MarkFailed:        s.Bad,
+		MarkError:         s.Bad,
+		MarkNotApplicable: s.Dim,
 	}
 	for m := range numMarks {
 		g := m.Glyph()
