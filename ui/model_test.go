@@ -664,3 +664,42 @@ func dialogPlan(m Model) transferPlan {
 	v := m.prov()
 	return v.plan(v.grid.Targets(), v.placeIndex(m.dialog.Dest().Name))
 }
+
+// TestModelVerifyQuotesTheFailedCheck: whatever order the results of one
+// `v` arrive in, the status line quotes the check that failed, not the
+// detail of the last archive that passed.
+func TestModelVerifyQuotesTheFailedCheck(t *testing.T) {
+	w := newWorld(t)
+	bad := archivePath(w.Primary, "acme/cloud", "1.0.0", "linux_amd64")
+	other, err := os.ReadFile(archivePath(w.Primary, "acme/cloud", "1.1.0", "linux_amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("1.0.0", "linux_amd64")
+	v := h.m.prov()
+	var msgs []verifiedMsg
+	for i, mr := range v.mirrors {
+		hold, _ := v.shown(i)
+		a, _ := hold.archive("1.0.0", "linux_amd64")
+		k := verifyKey{i, a.Key()}
+		v.verifying[k] = true
+		msgs = append(msgs, verifiedMsg{to: to(viewProviders), key: k, finding: sync.VerifyArchive(t.Context(), mr.reader, a, hashing.Options{})})
+	}
+	v.batch = verifyBatch{total: 2}
+	if msgs[0].finding.Status != sync.StatusMismatch || msgs[1].finding.Status != sync.StatusOK {
+		t.Fatalf("findings %s, %s; want the tampered primary's to fail", msgs[0].finding.Status, msgs[1].finding.Status)
+	}
+	h.send(msgs[0]) // the failure first, then one that passed
+	h.send(msgs[1])
+	st := h.m.status()
+	if st.kind != statusBad || !strings.Contains(st.text, "1 failed") || !strings.Contains(st.text, "[1]") ||
+		!strings.Contains(st.text, "mismatch against mirror index") || strings.Contains(st.text, "matches") {
+		t.Errorf("status %q, want the failed check of [1] quoted", st.text)
+	}
+}

@@ -119,16 +119,34 @@ func (v *providersView) updateVerified(msg verifiedMsg) {
 	v.batch.done++
 	if f.Status != sync.StatusOK {
 		v.batch.bad++
+		what := fmt.Sprintf("[%d] %s %s %s: %s", v.places[msg.key.mirror].num, f.Package.Provider.ShortString(),
+			f.Package.Version, f.Package.Platform, failedCheck(f))
+		if v.batch.firstBad == "" {
+			v.batch.firstBad = what
+		}
 	}
 	switch {
 	case v.batch.bad > 0:
-		v.sh.setStatus(statusBad, fmt.Sprintf("verified %d/%d: %d failed — ✗ %s", v.batch.done, v.batch.total, v.batch.bad, f.Detail))
+		v.sh.setStatus(statusBad, fmt.Sprintf("verified %d/%d: %d failed — ✗ %s", v.batch.done, v.batch.total, v.batch.bad, v.batch.firstBad))
 	default:
 		v.sh.setStatus(statusInfo, fmt.Sprintf("verified %d/%d: all match what is stated", v.batch.done, v.batch.total))
 	}
 	if v.hasCurrent && msg.key.pkg.Provider == v.current {
 		v.rebuild()
 	}
+}
+
+// failedCheck quotes what failed in a verification: the first check that
+// contradicted what is stated, or why the hashes could not be computed.
+func failedCheck(f sync.Finding) string {
+	if f.Result != nil {
+		for _, c := range f.Result.Checks {
+			if c.Status == hashing.Mismatch {
+				return c.String()
+			}
+		}
+	}
+	return f.Detail
 }
 
 // transferWords name what the Providers view queues.

@@ -47,8 +47,12 @@ func (h provHolding) archive(version, platform string) (backends.Archive, bool) 
 	return a, ok
 }
 
-// verifyBatch counts the results of the last `v`, for the status line.
-type verifyBatch struct{ total, done, bad int }
+// verifyBatch counts the results of the last `v`, for the status line,
+// which quotes the first failure.
+type verifyBatch struct {
+	total, done, bad int
+	firstBad         string
+}
 
 type providersView struct {
 	base[backends.Provider, provHolding]
