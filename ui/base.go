@@ -326,10 +326,10 @@ func (b *base[K, V]) updateLoaded(msg loadedMsg[K, V]) {
 		return
 	case msg.err != nil && l.state == stateLoaded:
 		// A refresh failed: keep what was listed, say why it is stale.
-		b.sh.setStatus(statusBad, fmt.Sprintf("[%d] %v", num, msg.err))
+		b.sh.problem(statusBad, fmt.Sprintf("[%d] %v", num, msg.err), "")
 	case msg.err != nil:
 		l.state, l.err = stateFailed, msg.err
-		b.sh.setStatus(statusBad, fmt.Sprintf("[%d] %v", num, msg.err))
+		b.sh.problem(statusBad, fmt.Sprintf("[%d] %v", num, msg.err), "")
 	default:
 		l.state, l.err, l.data = stateLoaded, nil, msg.data
 	}

@@ -15,6 +15,7 @@ import (
 type KeyMap struct {
 	NextPane, PrevPane key.Binding
 	Details            key.Binding
+	Events             key.Binding
 	Compare            key.Binding
 	Modules            key.Binding
 	Help               key.Binding
@@ -27,6 +28,7 @@ func DefaultKeyMap() KeyMap {
 		NextPane:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Details:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "details")),
+		Events:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
 		Compare:   key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "compare mirror")),
 		Modules:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "modules")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -37,27 +39,12 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Modules, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Modules, k.Events, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.Help, k.Quit, k.ForceQuit}}
-}
-
-// mergedKeys is the help shown at the bottom: the focused pane's keys, then
-// the global ones.
-type mergedKeys struct {
-	pane   help.KeyMap
-	global help.KeyMap
-}
-
-func (m mergedKeys) ShortHelp() []key.Binding {
-	return append(append([]key.Binding(nil), m.pane.ShortHelp()...), m.global.ShortHelp()...)
-}
-
-func (m mergedKeys) FullHelp() [][]key.Binding {
-	return append(append([][]key.Binding(nil), m.pane.FullHelp()...), m.global.FullHelp()...)
+	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.Events, k.Help, k.Quit, k.ForceQuit}}
 }
 
 // globalKeys is the global keys as help shows them: m names the view it
@@ -71,6 +58,9 @@ func (m Model) globalKeys() KeyMap {
 	case m.active == viewModules:
 		k.Modules.SetHelp("m", "providers")
 	}
+	if m.showEvents {
+		k.Events.SetHelp("e", "jobs")
+	}
 	return k
 }
 
@@ -79,6 +69,8 @@ func (m Model) paneKeys() help.KeyMap {
 	switch {
 	case m.dialog != nil:
 		return m.dialog.HelpKeys()
+	case m.focus == paneJobs && m.showEvents:
+		return m.events.Keys()
 	case m.focus == paneJobs:
 		return m.jobs.Keys()
 	}
@@ -139,6 +131,8 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 			m.detailsPref = -1
 		}
 		m.relayout()
+	case key.Matches(k, m.keys.Events):
+		m.showEvents = !m.showEvents
 	case key.Matches(k, m.keys.Compare):
 		m.view().toggleCompared(int(k.String()[0] - '0'))
 	case key.Matches(k, m.keys.Modules):
@@ -154,6 +148,9 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 func (m *Model) updatePane(k tea.KeyPressMsg) tea.Cmd {
 	v := m.view()
 	switch {
+	case m.focus == paneJobs && m.showEvents:
+		m.events, _ = m.events.Update(k)
+		return nil
 	case m.focus == paneJobs && key.Matches(k, m.jobs.Keys().Cancel):
 		return m.cancelJob()
 	case m.focus == paneJobs && key.Matches(k, m.jobs.Keys().Retry):

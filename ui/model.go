@@ -21,6 +21,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/details"
+	"github.com/tfmirror/tfmirror/ui/events"
 	"github.com/tfmirror/tfmirror/ui/jobs"
 	"github.com/tfmirror/tfmirror/ui/queue"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -92,6 +93,7 @@ type Model struct {
 	nums map[string]int
 
 	jobs    jobs.Model
+	events  events.Model
 	details details.Model
 	dialog  *queue.Model
 	help    help.Model
@@ -99,7 +101,8 @@ type Model struct {
 
 	spinning    bool
 	focus       pane
-	detailsPref int // 0: by terminal size; 1: shown; -1: folded
+	showEvents  bool // the events pane in place of the jobs pane
+	detailsPref int  // 0: by terminal size; 1: shown; -1: folded
 	showHelp    bool
 	confirmQuit bool
 	quitting    bool
@@ -114,7 +117,7 @@ type Model struct {
 // started; the UI stops it when it quits.
 func New(ctx context.Context, cfg Config) Model {
 	styles := theme.New()
-	sh := &shell{ctx: ctx, styles: &styles, versions: cfg.Selection.Versions}
+	sh := &shell{ctx: ctx, styles: &styles, versions: cfg.Selection.Versions, log: &events.Log{}}
 	m := Model{sh: sh, cfg: cfg, styles: &styles, keys: DefaultKeyMap(), engine: cfg.Engine, nums: map[string]int{}}
 	prov := newProvidersView(sh, cfg)
 	m.views[viewProviders] = prov
@@ -136,6 +139,7 @@ func New(ctx context.Context, cfg Config) Model {
 	}
 	m.jobs = jobs.New(m.styles, m.nums)
 	m.jobs.Empty = m.view().words().jobsEmpty
+	m.events = events.New(m.styles, sh.log)
 	m.details = details.New(m.styles)
 	m.help = help.New()
 	m.help.Styles = styles.Help
@@ -218,7 +222,7 @@ func (m *Model) placeLabel(name string) string {
 
 // refreshDetails points Details at the job or the item under the cursor.
 func (m *Model) refreshDetails() {
-	if m.focus == paneJobs {
+	if m.focus == paneJobs && !m.showEvents {
 		if j, ok := m.jobs.Selected(); ok {
 			m.details.ShowJob(j, m.placeLabel(j.Info.Src), m.placeLabel(j.Info.Dst))
 			return
@@ -248,11 +252,11 @@ func (m *Model) updateEngine(ev sync.Event) tea.Cmd {
 		m.queueActive = true
 	case sync.JobFailed:
 		if j != nil && !ev.Canceled {
-			m.setStatus(statusBad, "✗ "+jobTitle(j)+": "+jobs.Reason(ev.Err))
+			m.sh.problem(statusBad, "✗ "+jobTitle(j)+": "+jobs.Reason(ev.Err), jobTitle(j)+" → "+m.placeLabel(j.Info.Dst)+": "+ev.Err.Error())
 		}
 	case sync.IndexWritten:
 		if ev.Err != nil {
-			m.setStatus(statusBad, "✗ "+ev.Err.Error())
+			m.sh.problem(statusBad, "✗ "+ev.Err.Error(), "")
 		}
 	case sync.Idle:
 		m.queueActive = false

@@ -703,3 +703,66 @@ func TestModelVerifyQuotesTheFailedCheck(t *testing.T) {
 		t.Errorf("status %q, want the failed check of [1] quoted", st.text)
 	}
 }
+
+// TestModelEventsPane: an error longer than the status line can be read
+// whole in the events pane (e), which scrolls, and e brings the jobs back.
+func TestModelEventsPane(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	if err := os.RemoveAll(w.Secondary); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, cfg, 80, 24)
+	h.until("load", loaded)
+	full := h.m.prov().mirrors[1].err.Error()
+	if strings.Contains(h.screen(), full) {
+		t.Fatalf("the test needs an error longer than the status line: %q", full)
+	}
+	if !strings.Contains(h.screen(), "e events") || !strings.Contains(h.screen(), "e: 1 error") {
+		t.Errorf("the key bar and the jobs pane should point to the events:\n%s", h.screen())
+	}
+	h.press("e")
+	s := h.screen()
+	// The pane's lines, borders and continuation indents taken away.
+	var text []string
+	for _, l := range strings.Split(s, "\n") {
+		if i := strings.LastIndex(l, "│"); i > 0 && strings.Count(l, "│") >= 2 {
+			inner := l[strings.Index(l, "│")+len("│") : i]
+			if j := strings.LastIndex(inner, "│"); j >= 0 {
+				inner = inner[j+len("│"):]
+			}
+			text = append(text, strings.TrimSpace(inner))
+		}
+	}
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") } // wrapping adds breaks, not text
+	if joined := strings.Join(text, ""); !strings.Contains(s, "Events 1 error") || !strings.Contains(squeeze(joined), squeeze(full)) {
+		t.Errorf("the events pane should show %q whole:\n%s", full, s)
+	}
+	h.press("tab", "tab", "up")
+	if h.m.focus != paneJobs || !strings.Contains(h.screen(), "Events 1 error") {
+		t.Errorf("tab should reach the events pane, keys scroll it")
+	}
+	h.press("e")
+	if strings.Contains(h.screen(), "Events 1 error") || !strings.Contains(h.screen(), "Jobs") {
+		t.Errorf("e should bring the jobs pane back:\n%s", h.screen())
+	}
+}
+
+// TestModelKeyBarKeepsHelpAndQuit: however narrow the terminal and
+// whichever pane has focus, the key bar ends with ? help and q quit; the
+// pane's least keys give way first.
+func TestModelKeyBarKeepsHelpAndQuit(t *testing.T) {
+	w := newWorld(t)
+	for _, size := range [][2]int{{80, 24}, {60, 16}, {120, 40}} {
+		h := newHarness(t, w.config(), size[0], size[1])
+		h.until("load", loaded)
+		for _, p := range []string{"Providers", "Matrix", "Jobs"} {
+			lines := strings.Split(h.screen(), "\n")
+			bar := lines[len(lines)-1]
+			if !strings.HasSuffix(strings.TrimRight(bar, " "), "? help • q quit") || theme.Width(bar) > size[0] {
+				t.Errorf("%dx%d, %s: key bar %q", size[0], size[1], p, bar)
+			}
+			h.press("tab")
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/details"
+	"github.com/tfmirror/tfmirror/ui/events"
 	"github.com/tfmirror/tfmirror/ui/grid"
 	"github.com/tfmirror/tfmirror/ui/queue"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -124,6 +125,12 @@ func (v *providersView) updateVerified(msg verifiedMsg) {
 		if v.batch.firstBad == "" {
 			v.batch.firstBad = what
 		}
+		// Every check of it, in full, for the events pane.
+		full := f.Detail
+		if f.Result != nil && f.Result.Err() != nil {
+			full = f.Result.Err().Error()
+		}
+		v.sh.log.Add(events.Failure, fmt.Sprintf("verify [%d] %s: %s", v.places[msg.key.mirror].num, f.Package, full))
 	}
 	switch {
 	case v.batch.bad > 0:

@@ -205,7 +205,7 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 		mr.noCatalogue = true
 	case msg.err != nil:
 		mr.err = msg.err
-		v.sh.setStatus(statusBad, fmt.Sprintf("[%d] %v", num, msg.err))
+		v.sh.problem(statusBad, fmt.Sprintf("[%d] %v", num, msg.err), "")
 	default:
 		mr.providers = msg.providers
 	}
@@ -250,7 +250,7 @@ func (v *providersView) providerUnion() []backends.Provider {
 			// bare NAMESPACE/TYPE; the status line says how to choose.
 			if p, err := f.On("registry.terraform.io"); err == nil {
 				add(p)
-				v.sh.setStatus(statusWarn, fmt.Sprintf("provider %s: assuming %s (write HOST/%s to choose the host)", f, p, f))
+				v.sh.problem(statusWarn, fmt.Sprintf("provider %s: assuming %s (write HOST/%s to choose the host)", f, p, f), "")
 			}
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"sort"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
 
+	"github.com/tfmirror/tfmirror/ui/events"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -49,6 +51,7 @@ func (m *Model) relayout() {
 	}
 	m.details.SetSize(l.leftW-2, l.detailsH-2)
 	m.jobs.SetSize(l.rightW-2, l.jobsH-2)
+	m.events.SetSize(l.rightW-2, l.jobsH-2)
 	m.help.SetWidth(w - 1)
 }
 
@@ -75,10 +78,21 @@ func (m Model) render() string {
 	} else {
 		title, lines = m.view().gridBox()
 	}
-	right := m.styles.Box(title, lines, m.lay.rightW, m.lay.matrixH, focused) + "\n" +
-		m.styles.Box(m.jobs.Title(), strings.Split(m.jobs.View(), "\n"), m.lay.rightW, m.lay.jobsH, m.focus == paneJobs)
+	right := m.styles.Box(title, lines, m.lay.rightW, m.lay.matrixH, focused) + "\n" + m.bottomBox()
 	body := lipgloss.JoinHorizontal(lipgloss.Top, left, right)
 	return m.headerView() + "\n" + body + "\n" + m.statusView() + "\n" + m.helpView()
+}
+
+// bottomBox is the pane under the grid: the jobs, or the events in full.
+func (m Model) bottomBox() string {
+	if m.showEvents {
+		return m.styles.Box(m.events.Title(), strings.Split(m.events.View(), "\n"), m.lay.rightW, m.lay.jobsH, m.focus == paneJobs)
+	}
+	title := m.jobs.Title()
+	if n := m.sh.log.Count(events.Failure); n > 0 {
+		title += " ─ e: " + m.sh.log.Summary()
+	}
+	return m.styles.Box(title, strings.Split(m.jobs.View(), "\n"), m.lay.rightW, m.lay.jobsH, m.focus == paneJobs)
 }
 
 // headerView names the places of the view shown with their numbers; the
@@ -151,13 +165,43 @@ func (m Model) statusView() string {
 	return theme.Fit(" "+t, m.w)
 }
 
+// helpView is the key bar: the focused pane's keys, then the global ones.
+// Where they do not all fit, the pane's last keys go first, then the
+// global keys but help and quit, which always stay.
 func (m Model) helpView() string {
 	if m.dialog != nil {
 		return " " + m.help.ShortHelpView(m.paneKeys().ShortHelp())
 	}
-	// Cut to the screen: help adds an item past its width when the
-	// ellipsis does not fit, and a wrapped last line breaks the layout.
-	return theme.Truncate(" "+m.help.ShortHelpView(mergedKeys{m.paneKeys(), m.globalKeys()}.ShortHelp()), m.w)
+	g := m.globalKeys()
+	if m.sh.log.Count(events.Failure)+m.sh.log.Count(events.Warning) == 0 && !m.showEvents {
+		g.Events.SetEnabled(false) // nothing to read there yet; help lists it
+	}
+	pane := enabled(m.paneKeys().ShortHelp())
+	global := enabled(g.ShortHelp())
+	h := m.help
+	h.SetWidth(0) // measured here, not cut with an ellipsis
+	for n := len(pane); ; n-- {
+		bar := " " + h.ShortHelpView(append(append([]key.Binding(nil), pane[:max(0, n)]...), global...))
+		if theme.Width(bar) <= m.w || n <= 0 && len(global) <= 2 {
+			// Cut to the screen all the same: a wrapped last line would
+			// break the layout.
+			return theme.Truncate(bar, m.w)
+		}
+		if n <= 0 {
+			global = global[1:]
+		}
+	}
+}
+
+// enabled drops the bindings that are turned off.
+func enabled(bs []key.Binding) []key.Binding {
+	out := make([]key.Binding, 0, len(bs))
+	for _, b := range bs {
+		if b.Enabled() {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // fullHelpLines is every key of the focused pane beside the legend of
@@ -220,6 +264,8 @@ func (m Model) paneName() string {
 		return m.view().words().list
 	case m.focus == paneMatrix:
 		return m.view().words().grid
+	case m.showEvents:
+		return "Events"
 	}
 	return "Jobs"
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/details"
+	"github.com/tfmirror/tfmirror/ui/events"
 	"github.com/tfmirror/tfmirror/ui/grid"
 	"github.com/tfmirror/tfmirror/ui/queue"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -82,20 +83,41 @@ type to viewKind
 func (t to) target() viewKind { return viewKind(t) }
 
 // shell is what the root lends its views: the context, the styles, the
-// status line and the spinner's frame.
+// status line, the log of events and the spinner's frame.
 type shell struct {
 	ctx    context.Context
 	styles *theme.Styles
 	status status
-	spin   string
+	// log keeps every problem in full, for the events pane: the status
+	// line has room for one cut line of the latest.
+	log  *events.Log
+	spin string
 	// versions narrows every view's versions.
 	versions backends.VersionConstraint
 }
 
 func (sh *shell) setStatus(kind statusKind, text string) { sh.status = status{text: text, kind: kind} }
 
-// warn shows the first of a place's warnings, unless a failure is shown.
+// problem shows a failure or a warning in the status line and records it,
+// in full where full is given, in the log.
+func (sh *shell) problem(kind statusKind, text, full string) {
+	sh.setStatus(kind, text)
+	if full == "" {
+		full = text
+	}
+	if kind == statusBad {
+		sh.log.Add(events.Failure, full)
+	} else {
+		sh.log.Add(events.Warning, full)
+	}
+}
+
+// warn records every one of a place's warnings and shows the first, unless
+// a failure is shown.
 func (sh *shell) warn(num int, warnings []string, hint string) {
+	for _, w := range warnings {
+		sh.log.Add(events.Warning, fmt.Sprintf("[%d] %s", num, w))
+	}
 	if len(warnings) > 0 && sh.status.kind != statusBad {
 		sh.setStatus(statusWarn, fmt.Sprintf("[%d] %d warning(s), first: %s (%s lists them)", num, len(warnings), warnings[0], hint))
 	}

@@ -55,7 +55,8 @@ func RowKeys() KeyMap {
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Toggle, k.Row, k.Column, k.All, k.Queue, k.Verify, k.Filter}
+	// The actions first: where the bar is short, the last go.
+	return []key.Binding{k.Toggle, k.Queue, k.Verify, k.Row, k.Column, k.All, k.Filter}
 }
 
 // FullHelp implements help.KeyMap.
