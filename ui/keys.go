@@ -69,6 +69,8 @@ func (m Model) paneKeys() help.KeyMap {
 	switch {
 	case m.dialog != nil:
 		return m.dialog.HelpKeys()
+	case m.focus == paneDetails:
+		return m.details.Keys()
 	case m.focus == paneJobs && m.showEvents:
 		return m.events.Keys()
 	case m.focus == paneJobs:
@@ -122,9 +124,9 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(k, m.keys.Help):
 		m.showHelp = true
 	case key.Matches(k, m.keys.NextPane):
-		m.setFocus((m.focus + 1) % numPanes)
+		m.cycleFocus(1)
 	case key.Matches(k, m.keys.PrevPane):
-		m.setFocus((m.focus + numPanes - 1) % numPanes)
+		m.cycleFocus(numPanes - 1)
 	case key.Matches(k, m.keys.Details):
 		m.detailsPref = 1
 		if m.lay.details {
@@ -148,6 +150,9 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 func (m *Model) updatePane(k tea.KeyPressMsg) tea.Cmd {
 	v := m.view()
 	switch {
+	case m.focus == paneDetails:
+		m.details, _ = m.details.Update(k)
+		return nil
 	case m.focus == paneJobs && m.showEvents:
 		m.events, _ = m.events.Update(k)
 		return nil
@@ -191,6 +196,21 @@ func (m *Model) updateDialog(k tea.KeyPressMsg) tea.Cmd {
 func (m *Model) setFocus(p pane) {
 	m.focus = p
 	m.jobs.Focus(p == paneJobs)
+	m.details.Focused = p == paneDetails
+}
+
+// cycleFocus moves the focus by step panes, round. Details take the focus
+// last, and only while they are shown and taller than their pane: there is
+// nothing else to do in them.
+func (m *Model) cycleFocus(step pane) {
+	p := m.focus
+	for range numPanes {
+		p = (p + step) % numPanes
+		if p != paneDetails || m.lay.details && m.details.Scrolls() {
+			break
+		}
+	}
+	m.setFocus(p)
 }
 
 // toggleView switches the list and the grid between providers and modules.

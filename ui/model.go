@@ -59,7 +59,8 @@ type pane int
 const (
 	paneProviders pane = iota // the list of the view shown
 	paneMatrix                // its grid
-	paneJobs
+	paneJobs                  // the jobs, or the events in their place
+	paneDetails               // only while Details are shown, to scroll them
 	numPanes
 )
 
@@ -222,6 +223,9 @@ func (m *Model) placeLabel(name string) string {
 
 // refreshDetails points Details at the job or the item under the cursor.
 func (m *Model) refreshDetails() {
+	if m.focus == paneDetails {
+		return // being read: it stays on what it shows
+	}
 	if m.focus == paneJobs && !m.showEvents {
 		if j, ok := m.jobs.Selected(); ok {
 			m.details.ShowJob(j, m.placeLabel(j.Info.Src), m.placeLabel(j.Info.Dst))

@@ -766,3 +766,37 @@ func TestModelKeyBarKeepsHelpAndQuit(t *testing.T) {
 		}
 	}
 }
+
+// TestModelDetailsScrollAt80x24: Details shown on a small terminal wrap
+// rather than cut, say when there is more, and take the focus to scroll.
+func TestModelDetailsScrollAt80x24(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 80, 24)
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("2.0.0", "linux_amd64")
+	h.press("d")
+	if s := h.screen(); !strings.Contains(s, "[1] ◇ ./primary 786.8 kB") || !strings.Contains(s, "more (tab to scroll)") {
+		t.Fatalf("Details should show the place whole and say there is more:\n%s", s)
+	}
+	if strings.Contains(h.screen(), "zh:34f29ced…") {
+		t.Fatalf("the test needs Details taller than their pane:\n%s", h.screen())
+	}
+	h.press("tab", "tab") // matrix -> jobs -> Details
+	if !strings.Contains(h.screen(), "┏━ Details") {
+		t.Fatalf("tab should reach Details when they scroll:\n%s", h.screen())
+	}
+	h.press("G")
+	if s := h.screen(); !strings.Contains(s, "zh:34f29ced…") || strings.Contains(s, "more (tab") {
+		t.Errorf("scrolled to the end, Details should show their last line:\n%s", s)
+	}
+	h.press("tab") // back round to the providers
+	if !strings.Contains(h.screen(), "┏━ Providers") {
+		t.Errorf("tab from Details should go back to the providers:\n%s", h.screen())
+	}
+	h.press("d") // folded: tab skips Details
+	h.press("tab", "tab", "tab")
+	if !strings.Contains(h.screen(), "┏━ Providers") {
+		t.Errorf("folded Details must not take the focus:\n%s", h.screen())
+	}
+}

@@ -27,16 +27,21 @@ func (m *Model) relayout() {
 	w, h := m.w, m.h
 	l := layout{tooTiny: w < minW || h < minH}
 	bodyH := h - 3 // header, status, help
-	l.leftW = max(22, min(44, w*28/100))
-	l.rightW = w - l.leftW
-	l.jobsH = max(6, min(16, bodyH*3/10))
-	l.matrixH = bodyH - l.jobsH
 	switch m.detailsPref {
 	case 1:
 		l.details = true
 	case 0:
 		l.details = w >= 100 && h >= 30
 	}
+	l.leftW = max(22, min(44, w*28/100))
+	if l.details {
+		// Room for a place's name and size, a hash and its source, on a
+		// terminal where the list alone would be narrow.
+		l.leftW = max(l.leftW, min(32, w*38/100))
+	}
+	l.rightW = w - l.leftW
+	l.jobsH = max(6, min(16, bodyH*3/10))
+	l.matrixH = bodyH - l.jobsH
 	if l.details {
 		l.provH = max(5, bodyH*2/5)
 		l.detailsH = bodyH - l.provH
@@ -44,6 +49,9 @@ func (m *Model) relayout() {
 		l.provH = bodyH
 	}
 	m.lay = l
+	if !l.details && m.focus == paneDetails {
+		m.setFocus(paneMatrix)
+	}
 	for _, v := range m.views {
 		if v != nil {
 			v.setSize(l)
@@ -69,7 +77,7 @@ func (m Model) render() string {
 	title, lines := m.view().listBox()
 	left := m.styles.Box(title, lines, m.lay.leftW, m.lay.provH, m.focus == paneProviders)
 	if m.lay.details {
-		left += "\n" + m.styles.Box("Details", strings.Split(m.details.View(), "\n"), m.lay.leftW, m.lay.detailsH, false)
+		left += "\n" + m.styles.Box("Details", strings.Split(m.details.View(), "\n"), m.lay.leftW, m.lay.detailsH, m.focus == paneDetails)
 	}
 	focused := m.focus == paneMatrix
 	if m.dialog != nil {
@@ -264,6 +272,8 @@ func (m Model) paneName() string {
 		return m.view().words().list
 	case m.focus == paneMatrix:
 		return m.view().words().grid
+	case m.focus == paneDetails:
+		return "Details"
 	case m.showEvents:
 		return "Events"
 	}

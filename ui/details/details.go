@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -15,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/format"
 	"github.com/tfmirror/tfmirror/ui/jobs"
+	"github.com/tfmirror/tfmirror/ui/list"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -42,50 +46,124 @@ type Cell struct {
 	Ref int
 }
 
-// Model is the pane.
+// Model is the pane. What it shows is wrapped to its width; where that is
+// taller than the pane, it scrolls (the root focuses it with tab).
 type Model struct {
 	styles *theme.Styles
+	keys   KeyMap
 	cell   *Cell
 	job    *sync.TrackedJob
 	mod    *ModuleVersion
 	src    string // the job's source, numbered
 	dst    string
-	w, h   int
+	// subject names what is shown; top, the first line on screen, goes
+	// back to 0 when it changes.
+	subject string
+	top     int
+	w, h    int
+	// Focused: the keys scroll the pane.
+	Focused bool
 }
 
+// KeyMap is the pane's keys: it scrolls.
+type KeyMap struct{ list.Nav }
+
+// ShortHelp implements help.KeyMap.
+func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown} }
+
+// FullHelp implements help.KeyMap.
+func (k KeyMap) FullHelp() [][]key.Binding { return [][]key.Binding{k.Bindings()} }
+
 // New returns an empty pane.
-func New(styles *theme.Styles) Model { return Model{styles: styles} }
+func New(styles *theme.Styles) Model {
+	return Model{styles: styles, keys: KeyMap{list.DefaultNav("top", "bottom")}}
+}
+
+// Keys returns the pane's keys.
+func (m Model) Keys() help.KeyMap { return m.keys }
 
 // SetSize sets the area the pane draws in.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
 // Clear shows nothing.
-func (m *Model) Clear() { m.cell, m.job, m.mod = nil, nil, nil }
+func (m *Model) Clear() { m.cell, m.job, m.mod = nil, nil, nil; m.about("") }
 
 // ShowCell shows a matrix cell.
-func (m *Model) ShowCell(c *Cell) { m.cell, m.job, m.mod = c, nil, nil }
+func (m *Model) ShowCell(c *Cell) {
+	m.cell, m.job, m.mod = c, nil, nil
+	if c != nil {
+		m.about("cell " + c.Package.String())
+	}
+}
 
 // ShowJob shows a job; src and dst name its places as the header numbers
 // them.
 func (m *Model) ShowJob(j *sync.TrackedJob, src, dst string) {
 	m.job, m.mod, m.src, m.dst = j, nil, src, dst
+	m.about("job " + strconv.FormatUint(uint64(j.Info.ID), 10))
 }
 
-// View renders the pane.
-func (m Model) View() string {
-	var lines []string
+// about notes what is shown, scrolling back to the top for something new.
+func (m *Model) about(subject string) {
+	if subject != m.subject {
+		m.subject, m.top = subject, 0
+	}
+}
+
+// Update scrolls.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return m, nil
+	}
+	c := list.Cursor{Pos: m.top}
+	page := max(1, m.h-1)
+	last := max(0, len(m.lines())-m.h)
+	switch {
+	case key.Matches(k, m.keys.Bottom):
+		c.Pos = last
+	case !m.keys.Move(&c, k, last+1, page):
+		return m, nil
+	}
+	m.top = max(0, min(c.Pos, last))
+	return m, nil
+}
+
+// Scrolls reports whether what is shown is taller than the pane.
+func (m Model) Scrolls() bool { return len(m.lines()) > m.h }
+
+func (m Model) lines() []string {
 	switch {
 	case m.job != nil:
-		lines = m.jobLines()
+		return m.jobLines()
 	case m.mod != nil:
-		lines = m.moduleLines()
+		return m.moduleLines()
 	case m.cell != nil:
-		lines = m.cellLines()
+		return m.cellLines()
 	}
-	if len(lines) > m.h {
-		lines = lines[:m.h]
+	return nil
+}
+
+// View renders the lines on screen; an arrow on the last line says how
+// many more are below, one on the first that some are above.
+func (m Model) View() string {
+	lines := m.lines()
+	if len(lines) <= m.h || m.h < 2 {
+		return strings.Join(lines[:min(len(lines), max(0, m.h))], "\n")
 	}
-	return strings.Join(lines, "\n")
+	top := max(0, min(m.top, len(lines)-m.h))
+	shown := append([]string(nil), lines[top:top+m.h]...)
+	if below := len(lines) - top - m.h; below > 0 {
+		more := "↓ " + strconv.Itoa(below+1) + " more"
+		if !m.Focused {
+			more += " (tab to scroll)"
+		}
+		shown[m.h-1] = m.styles.Dim.Render(more)
+	}
+	if top > 0 {
+		shown[0] = theme.Fit(shown[0], max(0, m.w-1)) + m.styles.Dim.Render("↑")
+	}
+	return strings.Join(shown, "\n")
 }
 
 func (m Model) wrap(s string, indent int) []string {
@@ -120,13 +198,13 @@ func (m Model) cellLines() []string {
 			if c.Ref > 0 {
 				what += " from [" + strconv.Itoa(c.Ref) + "]'s"
 			}
-			lines = append(lines, "    "+s.Bad.Render(what))
+			lines = append(lines, m.wrapStyled(s.Bad.Render, what, 4)...)
 		}
 		stated := 0
 		for _, ev := range a.Evidence {
 			for _, h := range ev.Hashes {
 				stated++
-				lines = append(lines, "    "+theme.Fit(h.Short(), 13)+" "+s.Dim.Render(sourceLabel(ev.Source, m.w-18)))
+				lines = append(lines, m.hashLines(h, ev.Source)...)
 			}
 		}
 		if stated == 0 {
@@ -135,6 +213,16 @@ func (m Model) cellLines() []string {
 		lines = append(lines, m.verifyLines(mr)...)
 	}
 	return lines
+}
+
+// hashLines shows a stated hash and its source: on one line where both
+// fit, else the source under the hash.
+func (m Model) hashLines(h hashing.Hash, src hashing.Source) []string {
+	hash := "    " + theme.Fit(h.Short(), 13) + " "
+	if room := m.w - theme.Width(hash); room >= len(src.Kind) {
+		return []string{hash + m.styles.Dim.Render(sourceLabel(src, room))}
+	}
+	return []string{hash, "      " + m.styles.Dim.Render(sourceLabel(src, m.w-6))}
 }
 
 // place is what Details says of any place before what it holds.
@@ -157,15 +245,21 @@ func (m Model) placeLines(p place, held bool, suffix string) []string {
 		num = s.Compared.Render(num)
 	}
 	head := num + " " + s.Glyphs[p.mark] + " "
+	name := theme.ShortPlace(p.name, max(6, m.w-theme.Width(head)))
 	switch {
 	case p.err != nil:
-		return append([]string{head + theme.ShortPlace(p.name, m.w-6)}, m.wrapStyled(s.Bad.Render, "cannot list: "+p.err.Error(), 4)...)
+		return append([]string{head + name}, m.wrapStyled(s.Bad.Render, "cannot list: "+p.err.Error(), 4)...)
 	case !held:
-		return []string{head + theme.ShortPlace(p.name, m.w-8-len(p.label)) + s.Dim.Render(" "+p.label)}
-	case suffix == "":
-		return []string{head + theme.ShortPlace(p.name, max(6, m.w-6))}
+		suffix = " " + p.label
 	}
-	return []string{head + theme.ShortPlace(p.name, max(6, m.w-6-theme.Width(suffix))) + s.Dim.Render(suffix)}
+	if suffix == "" {
+		return []string{head + name}
+	}
+	if theme.Width(head+p.name+suffix) <= m.w {
+		return []string{head + p.name + s.Dim.Render(suffix)}
+	}
+	// The name whole where it fits, what follows it on a line of its own.
+	return append([]string{head + name}, m.wrapStyled(s.Dim.Render, strings.TrimSpace(suffix), 4)...)
 }
 
 // sourceLabel names a source of truth in w cells: its kind, then as much of
@@ -220,7 +314,13 @@ func (m Model) verifyLines(mr Mirror) []string {
 		if len(out) == 0 {
 			out = append(out, "    "+s.Warn.Render("◐ "+by+": nothing stated to check against"))
 		} else {
-			out = append([]string{"    " + s.OK.Render(by) + s.Dim.Render(" "+f.Result.Sums.H1.Short())}, out...)
+			head, sum := []string{"    " + s.OK.Render(by)}, f.Result.Sums.H1.Short()
+			if theme.Width(head[0]+" "+sum) <= m.w {
+				head[0] += s.Dim.Render(" " + sum)
+			} else {
+				head = append(head, "      "+s.Dim.Render(sum))
+			}
+			out = append(head, out...)
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/internal/keypress"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -62,12 +63,46 @@ func TestCell(t *testing.T) {
 			t.Errorf("Details lack %q:\n%s", want, view)
 		}
 	}
-	// A short pane shows what fits, every line within its width.
-	m.SetSize(24, 6)
-	lines := strings.Split(m.View(), "\n")
-	if len(lines) != 6 {
-		t.Errorf("%d lines in a 6-line pane", len(lines))
+	// A short, narrow pane wraps rather than cuts, and scrolls to the rest.
+	m.SetSize(28, 8)
+	all := map[string]bool{}
+	for range 40 {
+		lines := strings.Split(ansi.Strip(m.View()), "\n")
+		if len(lines) != 8 {
+			t.Fatalf("%d lines in an 8-line pane", len(lines))
+		}
+		for i, l := range lines {
+			if w := ansi.StringWidth(l); w > 28 {
+				t.Errorf("line %d is %d wide: %q", i, w, l)
+			}
+			all[strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), "↑"))] = true
+		}
+		m, _ = m.Update(keypress.Msg("down"))
 	}
+	if !strings.Contains(ansi.Strip(pane28x8(cell).View()), "more (tab to scroll)") {
+		t.Errorf("a pane taller than its room says so:\n%s", ansi.Strip(pane28x8(cell).View()))
+	}
+	for _, want := range []string{"[1] ✗ ./a 1.2 kB", "h1:AAAAAAAA…", "mirror index …0.0.json", "[4] ○ ./d missing", "checked on arrival", "✓ h1 mirror index"} {
+		if !all[want] {
+			t.Errorf("scrolling through the pane never shows the line %q; saw %v", want, all)
+		}
+	}
+	if strings.Contains(ansi.Strip(m.View()), "more") {
+		t.Errorf("scrolled to the end, nothing is below:\n%s", ansi.Strip(m.View()))
+	}
+	// Another cell starts at the top again.
+	other := *cell
+	other.Package.Platform = backends.Platform{OS: "darwin", Arch: "arm64"}
+	m.ShowCell(&other)
+	if v := ansi.Strip(m.View()); !strings.HasPrefix(v, "2.0.0 darwin_arm64") {
+		t.Errorf("a new cell should show from the top:\n%s", v)
+	}
+}
+
+func pane28x8(c *Cell) Model {
+	m := pane(28, 8)
+	m.ShowCell(c)
+	return m
 }
 
 func TestJob(t *testing.T) {

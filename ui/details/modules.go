@@ -35,7 +35,10 @@ type ModuleVersion struct {
 }
 
 // ShowModule shows a module version.
-func (m *Model) ShowModule(v *ModuleVersion) { m.cell, m.job, m.mod = nil, nil, v }
+func (m *Model) ShowModule(v *ModuleVersion) {
+	m.cell, m.job, m.mod = nil, nil, v
+	m.about("module " + v.Module.String() + " " + v.Version)
+}
 
 // moduleLines says, per place, where the package lives: the registry's
 // location, the oci://...?digest= address or the file, so it can be
