@@ -515,7 +515,10 @@ func (b *base[K, V]) gridTitle(name string) string {
 		}
 		name += " ─ compare " + strings.Join(nums, " ↔ ")
 	}
-	if n := len(b.grid.Data().Rows); n > 0 {
+	switch n, shown := len(b.grid.Data().Rows), b.grid.Shown(); {
+	case n > 0 && shown < n:
+		name += fmt.Sprintf(" ─ %d of %d versions", shown, n)
+	case n > 0:
 		name += fmt.Sprintf(" ─ %d versions", n)
 	}
 	return name

@@ -50,6 +50,32 @@ func TestEndToEnd(t *testing.T) {
 	assertNoStaging(t, w.Secondary)
 }
 
+// TestEndToEndFilterByConstraintAndGaps narrows the matrix as a user
+// would: "/" with a version constraint, then o for the versions some mirror
+// lacks.
+func TestEndToEndFilterByConstraintAndGaps(t *testing.T) {
+	w := newWorld(t)
+	tm, waitFor, press := newProgram(t, w.config())
+
+	waitFor("acme/dns", "2.1.0")
+	press("down", "enter") // acme/dns, into its matrix: 3.2.0, 3.1.0, 3.0.1
+	waitFor("acme/dns ─ compare 1 ↔ 2 ─ 3 versions")
+	press("/")
+	tm.Type(">= 3.1")
+	waitFor("2 of 3 versions")
+	press("enter", "o") // 3.1.0 is in both mirrors: only 3.2.0 has a gap
+	waitFor("1 of 3 versions, gaps only")
+	press("esc") // nothing selected: esc clears the filter, the gaps stay
+	waitFor("1 of 3 versions, gaps only")
+
+	press("q")
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(Model)
+	g := final.prov().grid
+	if c, ok := g.Cursor(); !ok || c.Row != "3.2.0" || g.Shown() != 1 || !g.GapsOnly() || g.Filter() != "" {
+		t.Errorf("final grid: cursor %v, %d rows shown, gaps %v, filter %q; want 3.2.0 alone, gaps only", c, g.Shown(), g.GapsOnly(), g.Filter())
+	}
+}
+
 // e2eWait bounds every wait of the end-to-end tests: generous, so that a
 // loaded machine (other suites running at once) does not fail them; the
 // waits end as soon as the screen shows what they look for.

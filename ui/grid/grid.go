@@ -1,9 +1,10 @@
 // Package grid is the centre of the UI: one item's versions as rows and, as
 // columns, what the view compares (a provider's platforms; the places that
 // hold a module), each cell a mark per compared place. It keeps a cursor, a
-// selection (of cells, or of whole rows where a column is no choice) and a
-// version filter, and renders only the rows on screen, so a provider with
-// thousands of versions scrolls as fast as one with three.
+// selection (of cells, or of whole rows where a column is no choice), a
+// version filter (a piece of a version, or a constraint such as ">= 2.0")
+// and a "gaps only" switch, and renders only the rows on screen, so a
+// provider with thousands of versions scrolls as fast as one with three.
 package grid
 
 import (
@@ -17,6 +18,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/ui/filterline"
 	"github.com/tfmirror/tfmirror/ui/list"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -71,7 +73,14 @@ type Model struct {
 	left   int // first column on screen
 	sel    map[Cell]bool
 	filter filterline.Model
-	moved  bool // the user has moved the cursor since Reset
+	// filterNote says why a filter that looks like a constraint selects
+	// nothing yet (it is still being typed).
+	filterNote string
+	// versions are data.Rows parsed, once a constraint needs them.
+	versions []backends.Version
+	// gaps hides the rows in which no compared place lacks anything.
+	gaps  bool
+	moved bool // the user has moved the cursor since Reset
 
 	w, h int
 	lay  layout
@@ -120,7 +129,7 @@ func (m *Model) SetSize(w, h int) {
 // move the user.
 func (m *Model) SetData(d Data) {
 	at, ok := m.Cursor()
-	m.data = d
+	m.data, m.versions = d, nil
 	m.refilter()
 	switch {
 	case !m.moved:
@@ -199,6 +208,9 @@ func (m *Model) ClearSelection() { m.sel = map[Cell]bool{} }
 // Filter returns the version filter.
 func (m Model) Filter() string { return m.filter.Value() }
 
+// GapsOnly reports whether the rows nothing is missing in are hidden.
+func (m Model) GapsOnly() bool { return m.gaps }
+
 // Shown is the number of rows the filter lets through.
 func (m Model) Shown() int { return len(m.rows) }
 
@@ -256,6 +268,9 @@ func (m *Model) updateKey(k tea.KeyPressMsg) tea.Cmd {
 		m.sel = map[Cell]bool{}
 	case key.Matches(k, keys.Filter):
 		return m.filter.Start()
+	case key.Matches(k, keys.Gaps):
+		m.gaps = !m.gaps
+		m.reapplyFilter()
 	}
 	return nil
 }
@@ -337,13 +352,68 @@ func (m *Model) toggleAll(cells []Cell) {
 }
 
 func (m *Model) refilter() {
-	f := strings.TrimSpace(m.filter.Value())
+	keep := m.versionFilter()
 	m.rows = m.rows[:0]
-	for i, v := range m.data.Rows {
-		if f == "" || strings.Contains(v, f) {
+	for i := range m.data.Rows {
+		if keep(i) && (!m.gaps || m.hasGap(i)) {
 			m.rows = append(m.rows, i)
 		}
 	}
+}
+
+// versionFilter is the filter as a test of row i: a version constraint
+// where the text is one (it starts with an operator, or is "latest"), else
+// a piece of the version.
+func (m *Model) versionFilter() func(i int) bool {
+	f := strings.TrimSpace(m.filter.Value())
+	m.filterNote = ""
+	all := func(int) bool { return true }
+	switch {
+	case f == "":
+		return all
+	case !isConstraint(f):
+		return func(i int) bool { return strings.Contains(m.data.Rows[i], f) }
+	}
+	c, err := backends.ParseVersionConstraint(f)
+	if err != nil {
+		m.filterNote = "not a version constraint yet"
+		return all
+	}
+	if m.versions == nil {
+		m.versions = make([]backends.Version, len(m.data.Rows))
+		for i, r := range m.data.Rows {
+			m.versions[i], _ = backends.ParseVersion(r)
+		}
+	}
+	var vs []backends.Version
+	for _, v := range m.versions {
+		if v != nil {
+			vs = append(vs, v)
+		}
+	}
+	selected := map[backends.Version]bool{}
+	for _, v := range c.Filter(vs) {
+		selected[v] = true
+	}
+	return func(i int) bool { return selected[m.versions[i]] }
+}
+
+// isConstraint reports whether a filter is written as a version constraint.
+func isConstraint(f string) bool {
+	return strings.ContainsAny(f[:1], "<>=!~") || f == "latest" || strings.Contains(f, ",")
+}
+
+// hasGap reports whether some compared place lacks row i in some column.
+func (m *Model) hasGap(i int) bool {
+	if i >= len(m.data.Marks) {
+		return false
+	}
+	for _, cell := range m.data.Marks[i] {
+		if slices.Contains(cell, theme.MarkMissing) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Model) colIndex(head string) int {
@@ -482,6 +552,9 @@ func (m Model) View() string {
 	for i := m.cur.Top; i < len(m.rows) && i < m.cur.Top+vis; i++ {
 		lines = append(lines, m.rowView(i, last))
 	}
+	if len(m.rows) == 0 && m.gaps {
+		lines = append(lines, m.styles.Dim.Render(" nothing missing in the versions shown (o shows them all)"))
+	}
 	foot := m.footer()
 	for len(lines) < m.h-len(foot) {
 		lines = append(lines, "")
@@ -585,10 +658,20 @@ func (m Model) footer() []string {
 	if k := len(m.sel); k > 0 {
 		n = s.Selected.Render(strconv.Itoa(k)+" selected") + "  "
 	}
+	count := strconv.Itoa(len(m.rows)) + " of " + strconv.Itoa(len(m.data.Rows)) + " versions"
+	if m.gaps {
+		count += ", gaps only"
+	}
 	out := make([]string, m.footerLines())
 	switch {
 	case m.filter.Shown():
-		out[0] = n + m.filter.View(lipgloss.Style{}) + s.Dim.Render("  "+strconv.Itoa(len(m.rows))+" of "+strconv.Itoa(len(m.data.Rows))+" versions")
+		if m.filterNote != "" {
+			count = m.filterNote
+		}
+		out[0] = n + m.filter.View(lipgloss.Style{}) + s.Dim.Render("  "+count)
+	case m.gaps:
+		copy(out, m.lay.legend)
+		out[0] = n + s.Accent.Render(count) + "  " + out[0]
 	case len(m.lay.legend) > 0:
 		copy(out, m.lay.legend)
 		out[0] = n + out[0]

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/ui/internal/keypress"
@@ -389,6 +390,98 @@ func TestLegendListsEveryMarkShown(t *testing.T) {
 	for _, not := range []string{"◐", "○ missing"} { // the view's, but not on screen
 		if strings.Contains(v, not) {
 			t.Errorf("legend explains %q, which no cell shows:\n%s", not, v)
+		}
+	}
+}
+
+func shownRows(m Model) []string {
+	var out []string
+	for _, r := range m.rows {
+		out = append(out, m.data.Rows[r])
+	}
+	return out
+}
+
+// TestFilterByConstraint: "/" takes a version constraint as well as a
+// piece of a version.
+func TestFilterByConstraint(t *testing.T) {
+	d := places("5.2.0", "5.1.1", "5.0.0", "4.9.0", "2.0.0", "1.5.0-beta1", "1.0.0")
+	for _, tc := range []struct {
+		filter string
+		want   []string
+		footer string
+	}{
+		{">= 2.0", []string{"5.2.0", "5.1.1", "5.0.0", "4.9.0", "2.0.0"}, "5 of 7 versions"},
+		{"~> 5.0", []string{"5.2.0", "5.1.1", "5.0.0"}, "3 of 7 versions"},
+		{"~> 5.1.0", []string{"5.1.1"}, "1 of 7 versions"},
+		{">= 1.0, < 5.0", []string{"4.9.0", "2.0.0", "1.0.0"}, "3 of 7 versions"},
+		{"= 2.0.0", []string{"2.0.0"}, "1 of 7 versions"},
+		{"!= 5.2.0", []string{"5.1.1", "5.0.0", "4.9.0", "2.0.0", "1.5.0-beta1", "1.0.0"}, "6 of 7 versions"}, // go-version: != lets prereleases through
+		{"latest", []string{"5.2.0"}, "1 of 7 versions"},
+		{"5.1", []string{"5.1.1"}, "1 of 7 versions"}, // no operator: a piece of a version
+		{"beta", []string{"1.5.0-beta1"}, "1 of 7 versions"},
+		{">= 2.", []string{"5.2.0", "5.1.1", "5.0.0", "4.9.0", "2.0.0", "1.5.0-beta1", "1.0.0"}, "not a version constraint yet"},
+	} {
+		t.Run(tc.filter, func(t *testing.T) {
+			m := newModel(70, 12, d)
+			m = press(m, "/")
+			for _, r := range tc.filter {
+				m, _ = m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+			}
+			if got := shownRows(m); !slices.Equal(got, tc.want) {
+				t.Errorf("rows %v, want %v", got, tc.want)
+			}
+			if v := ansi.Strip(m.View()); !strings.Contains(v, tc.footer) {
+				t.Errorf("footer lacks %q:\n%s", tc.footer, v)
+			}
+		})
+	}
+}
+
+// TestGapsOnly: o hides the versions no compared place lacks, whatever
+// other marks they have, keeps the cursor where it can, and stays on for
+// the next item.
+func TestGapsOnly(t *testing.T) {
+	d := places("3.0.0", "2.0.0", "1.0.0", "0.1.0")
+	d.Marks[1] = [][]theme.Mark{{theme.MarkStated}, {theme.MarkStated}, {theme.MarkDiffers}}       // 2.0.0: nothing missing
+	d.Marks[3] = [][]theme.Mark{{theme.MarkStated}, {theme.MarkNotApplicable}, {theme.MarkStated}} // 0.1.0: not applicable is no gap
+	m := press(newTable(70, 12, d), "down", "down")                                                // the cursor on 1.0.0
+	m = press(m, "o")
+	if got := shownRows(m); !slices.Equal(got, []string{"3.0.0", "1.0.0"}) {
+		t.Errorf("gaps only: rows %v, want the versions something lacks", got)
+	}
+	if c, _ := m.Cursor(); c.Row != "1.0.0" {
+		t.Errorf("cursor moved to %s", c.Row)
+	}
+	if !m.GapsOnly() || !strings.Contains(ansi.Strip(m.View()), "gaps only") {
+		t.Errorf("the grid should say it shows gaps only:\n%s", ansi.Strip(m.View()))
+	}
+	m.Reset()
+	m.SetData(d)
+	if got := shownRows(m); !slices.Equal(got, []string{"3.0.0", "1.0.0"}) || !m.GapsOnly() {
+		t.Errorf("gaps only should stay on for the next item: %v", got)
+	}
+	full := places("2.0.0")
+	full.Marks[0] = [][]theme.Mark{{theme.MarkStated}, {theme.MarkStated}, {theme.MarkStated}}
+	m.SetData(full)
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "nothing missing") {
+		t.Errorf("with every row hidden the grid says why:\n%s", v)
+	}
+	m = press(m, "o")
+	if got := shownRows(m); !slices.Equal(got, []string{"2.0.0"}) || m.GapsOnly() {
+		t.Errorf("o again shows every version: %v", got)
+	}
+	// The matrix too, cell by cell.
+	md := data(6, 2)
+	md.Marks[0][0] = []theme.Mark{theme.MarkStated, theme.MarkMissing}
+	mm := press(newModel(80, 12, md), "o")
+	for _, r := range mm.rows {
+		gap := false
+		for _, cell := range md.Marks[r] {
+			gap = gap || slices.Contains(cell, theme.MarkMissing)
+		}
+		if !gap {
+			t.Errorf("matrix row %s shown, yet nothing is missing in it", md.Rows[r])
 		}
 	}
 }

@@ -14,7 +14,7 @@ type KeyMap struct {
 	list.Nav
 	Left, Right              key.Binding
 	Toggle, Row, Column, All key.Binding
-	Clear, Filter            key.Binding
+	Clear, Filter, Gaps      key.Binding
 	Queue, Verify            key.Binding
 	Typing                   filterline.KeyMap
 }
@@ -31,7 +31,8 @@ func CellKeys() KeyMap {
 		Column: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "column")),
 		All:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all versions")),
 		Clear:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear selection")),
-		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter versions")),
+		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter (>= 2.0)")),
+		Gaps:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "gaps only")),
 		Queue:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "queue to…")),
 		Verify: key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "verify")),
 		Typing: filterline.DefaultKeyMap(),
@@ -47,7 +48,7 @@ func RowKeys() KeyMap {
 	k := CellKeys()
 	k.Toggle = key.NewBinding(key.WithKeys("space", "r"), key.WithHelp("space/r", "select version"))
 	k.All.SetEnabled(true)
-	for _, b := range []*key.Binding{&k.Left, &k.Right, &k.Row, &k.Column, &k.Filter, &k.Verify} {
+	for _, b := range []*key.Binding{&k.Left, &k.Right, &k.Row, &k.Column, &k.Verify} {
 		b.SetEnabled(false)
 	}
 	return k
@@ -56,13 +57,13 @@ func RowKeys() KeyMap {
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
 	// The actions first: where the bar is short, the last go.
-	return []key.Binding{k.Toggle, k.Queue, k.Verify, k.Row, k.Column, k.All, k.Filter}
+	return []key.Binding{k.Toggle, k.Queue, k.Verify, k.Row, k.Column, k.All, k.Gaps, k.Filter}
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Toggle, k.Row, k.Column, k.All, k.Clear, k.Queue, k.Verify, k.Filter},
+		{k.Toggle, k.Row, k.Column, k.All, k.Clear, k.Queue, k.Verify, k.Gaps, k.Filter},
 	}
 }
