@@ -108,6 +108,9 @@ type base[K comparable, V holding] struct {
 	rebuild func()
 	// hint names the command that lists a place's warnings about an item.
 	hint func(i int, item K) string
+	// note shows an item's newest version in the list (SetNote, unless the
+	// view keeps its own account).
+	note func(item K, newest backends.Version)
 
 	current    K
 	hasCurrent bool
@@ -354,7 +357,10 @@ func (b *base[K, V]) noteNewest(item K) {
 			}
 		}
 	}
-	if newest != nil {
+	switch {
+	case newest != nil && b.note != nil:
+		b.note(item, newest)
+	case newest != nil:
 		b.list.SetNote(item, newest.String())
 	}
 }

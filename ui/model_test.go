@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -798,5 +799,25 @@ func TestModelDetailsScrollAt80x24(t *testing.T) {
 	h.press("tab", "tab", "tab")
 	if !strings.Contains(h.screen(), "┏━ Providers") {
 		t.Errorf("folded Details must not take the focus:\n%s", h.screen())
+	}
+}
+
+// TestModelListShowsLatestVersions: every provider in the list shows its
+// newest version, from every mirror that lists it, before it is opened.
+func TestModelListShowsLatestVersions(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", idle)
+	s := h.screen()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`▸acme/cloud +2\.1\.0`), regexp.MustCompile(`acme/dns +3\.2\.0`),
+		regexp.MustCompile(`acme/legacy +0\.30\.0`), regexp.MustCompile(`acme/queue +0\.9\.0`),
+	} {
+		if !want.MatchString(s) {
+			t.Errorf("the list lacks %s:\n%s", want, s)
+		}
+	}
+	if got := h.m.prov().list.Len(); len(h.m.prov().cache) != 1 || got != 4 {
+		t.Errorf("only the provider shown is listed in full, %d of %d are", len(h.m.prov().cache), got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	gosync "sync"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -64,6 +65,10 @@ type providersView struct {
 	batch     verifyBatch
 	// slots bounds how many archives `v` hashes at once.
 	slots chan struct{}
+	// newest is each provider's newest version any mirror lists, for the
+	// list; newestPending counts the mirrors still being asked.
+	newest        map[backends.Provider]backends.Version
+	newestPending int
 }
 
 var matrixLegend = []grid.LegendItem{
@@ -78,7 +83,8 @@ func markItem(mk theme.Mark) grid.LegendItem {
 
 func newProvidersView(sh *shell, cfg Config) *providersView {
 	v := &providersView{sel: cfg.Selection, hashing: cfg.Engine.Hashing(),
-		verified: map[verifyKey]*verification{}, verifying: map[verifyKey]bool{}, slots: make(chan struct{}, 4)}
+		verified: map[verifyKey]*verification{}, verifying: map[verifyKey]bool{}, slots: make(chan struct{}, 4),
+		newest: map[backends.Provider]backends.Version{}}
 	var ps []place
 	for i, mr := range cfg.Mirrors {
 		w, _ := mr.Reader.(backends.Writer)
@@ -92,6 +98,7 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 	v.base.load = v.loadProvider
 	v.base.rebuild = v.rebuild
 	v.base.hint = func(i int, _ backends.Provider) string { return "tfmirror ls " + v.places[i].name }
+	v.base.note = v.noteVersion
 	return v
 }
 
@@ -114,6 +121,13 @@ type catalogueMsg struct {
 	providers []backends.Provider
 	err       error
 	warnings  []string
+}
+
+// newestMsg is the newest version one mirror lists of each of its
+// providers.
+type newestMsg struct {
+	to
+	newest map[backends.Provider]backends.Version
 }
 
 // verifiedMsg is the result of recomputing one archive's hashes.
@@ -146,6 +160,12 @@ func (v *providersView) update(msg viewMsg) tea.Cmd {
 		return v.updateCatalogue(msg)
 	case verifiedMsg:
 		v.updateVerified(msg)
+		return nil
+	case newestMsg:
+		v.newestPending--
+		for p, ver := range msg.newest {
+			v.noteVersion(p, ver)
+		}
 		return nil
 	}
 	return v.base.update(msg)
@@ -211,10 +231,64 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 	}
 	v.sh.warn(num, msg.warnings, "tfmirror ls "+v.places[msg.mirror].name)
 	v.list.SetItems(v.providerUnion())
-	if p, ok := v.list.Selected(); ok && !v.hasCurrent {
-		return v.selectItem(p, true)
+	var cmds []tea.Cmd
+	if len(mr.providers) > 0 {
+		v.newestPending++
+		cmds = append(cmds, newestCmd(v.sh.ctx, mr.reader, mr.providers))
 	}
-	return nil
+	if p, ok := v.list.Selected(); ok && !v.hasCurrent {
+		cmds = append(cmds, v.selectItem(p, true))
+	}
+	return tea.Batch(cmds...)
+}
+
+// newestCmd asks a mirror for the versions of each provider it lists, a
+// few at a time, so the list shows every provider's newest version before
+// it is opened. A provider that cannot be listed is left without one: its
+// error shows when it is opened.
+func newestCmd(ctx context.Context, r backends.Reader, ps []backends.Provider) tea.Cmd {
+	return func() tea.Msg {
+		out := make([]backends.Version, len(ps))
+		work := make(chan int)
+		var wg gosync.WaitGroup
+		for range min(4, len(ps)) {
+			wg.Go(func() {
+				for i := range work {
+					vs, err := r.Versions(ctx, ps[i])
+					if err != nil {
+						continue
+					}
+					// Newest first, and never OpenTofu's "unspecified" 0.0.0.
+					if vs = (backends.VersionConstraint{}).ProviderVersions(vs); len(vs) > 0 {
+						out[i] = vs[0]
+					}
+				}
+			})
+		}
+		for i := range ps {
+			if ctx.Err() != nil {
+				break
+			}
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+		msg := newestMsg{to: to(viewProviders), newest: map[backends.Provider]backends.Version{}}
+		for i, v := range out {
+			if v != nil {
+				msg.newest[ps[i]] = v
+			}
+		}
+		return msg
+	}
+}
+
+// noteVersion shows ver beside p in the list when it is the newest known.
+func (v *providersView) noteVersion(p backends.Provider, ver backends.Version) {
+	if cur := v.newest[p]; cur == nil || backends.CompareVersions(ver, cur) > 0 {
+		v.newest[p] = ver
+		v.list.SetNote(p, ver.String())
+	}
 }
 
 // providerUnion is every provider some mirror lists, plus those the user
@@ -364,7 +438,7 @@ func (v *providersView) emptyLines() []string {
 }
 
 func (v *providersView) busy() bool {
-	if v.base.busy() || len(v.verifying) > 0 {
+	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 {
 		return true
 	}
 	for _, mr := range v.mirrors {
