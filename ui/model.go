@@ -314,7 +314,11 @@ func (m *Model) retryJob() tea.Cmd {
 func (m *Model) enqueue(d queue.Model) tea.Cmd {
 	tasks, words := d.Tasks(), d.Words()
 	if len(tasks) == 0 {
-		m.setStatus(statusInfo, "nothing to queue: "+words.Nothing)
+		why := words.Nothing
+		if n := d.Plan().Nothing; n != "" {
+			why = n
+		}
+		m.setStatus(statusInfo, "nothing to queue: "+why)
 		return nil
 	}
 	m.view().queued()

@@ -161,16 +161,23 @@ func TestModelConflictNeedsForce(t *testing.T) {
 	h.until("load", loaded)
 	h.press("enter")
 	h.gotoCell("2.0.0", "linux_amd64")
-	h.press("enter", "down", "enter") // destination: the second mirror
+	h.press("enter")
+	// Both mirrors hold it, each differing from the other; the work is
+	// where the cell is marked: the second, which differs from [1]'s.
+	if got := h.m.dialog.Dest().Num; got != 2 {
+		t.Errorf("proposed destination = mirror %d, want the one that differs from the reference (2)", got)
+	}
+	h.press("enter")
 	p := dialogPlan(h.m)
 	if len(p.differ) != 1 || len(p.copy) != 0 {
 		t.Fatalf("plan for the differing cell: %d differ, %d copy; want 1, 0", len(p.differ), len(p.copy))
 	}
-	h.press("enter") // without force: nothing to do
-	if h.m.dialog != nil || len(h.m.jobs.Tracker().Order) != 0 || !strings.Contains(h.m.status().text, "nothing to queue") {
-		t.Fatalf("confirming without force queued something: status %q", h.m.status().text)
+	h.press("enter") // without force: nothing to do, and the dialog says what would
+	if h.m.dialog == nil || len(h.m.jobs.Tracker().Order) != 0 || !strings.Contains(h.screen(), "1 differs: press f to replace it") ||
+		strings.Contains(h.screen(), "already has everything") {
+		t.Fatalf("confirming a differing cell without force should stay and explain:\n%s", h.screen())
 	}
-	h.press("enter", "down", "enter", "f")
+	h.press("f")
 	if !h.m.dialog.Forced() || !strings.Contains(h.screen(), "REPLACED") {
 		t.Fatalf("f should arm force and say what it replaces:\n%s", h.screen())
 	}

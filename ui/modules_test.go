@@ -171,9 +171,13 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 	if h.m.dialog == nil || len(moduleDialogPlan(h.m).copy) != 0 || len(moduleDialogPlan(h.m).present) != 1 {
 		t.Fatalf("plan for a version already there: %+v", h.m.dialog)
 	}
-	h.press("enter")
-	if !strings.Contains(h.m.status().text, "nothing to queue") {
-		t.Errorf("status %q", h.m.status().text)
+	h.press("enter") // the dialog stays and says what f would do
+	if h.m.dialog == nil || !strings.Contains(h.screen(), "1 already there: press f to fetch again") {
+		t.Errorf("confirming what is there without force should explain:\n%s", h.screen())
+	}
+	h.press("esc")
+	if h.m.dialog != nil || len(h.m.jobs.Tracker().Order) != 2 {
+		t.Errorf("esc closes the dialog, queueing nothing")
 	}
 }
 

@@ -362,7 +362,10 @@ func (v *modulesView) plan(versions []string, dst int) modulePlan {
 func (p modulePlan) sources() map[int]int { return p.from }
 
 func (p modulePlan) queuePlan(s *theme.Styles, from []queue.Source) queue.Plan {
-	q := queue.Plan{Need: fmt.Sprintf("%d to fetch", len(p.copy)), Run: sync.ModuleTasks(p.copy), From: from}
+	q := queue.Plan{Need: fmt.Sprintf("%d to fetch", len(p.copy)), Run: sync.ModuleTasks(p.copy), From: from, Work: len(p.copy)}
+	if len(p.copy) == 0 && len(p.present) > 0 {
+		q.Nothing = fmt.Sprintf("%d already there: press f to fetch again and replace what differs", len(p.present))
+	}
 	forced := append(append([]sync.ModuleJobSpec(nil), p.copy...), p.present...)
 	for i := range forced {
 		forced[i].Force = true

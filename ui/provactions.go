@@ -179,6 +179,9 @@ type transferPlan struct {
 	present int         // the destination has these with the same hashes
 	none    int         // no mirror holds these as a zip
 	from    map[int]int // copies per source mirror
+	// work counts the copies, and the differing cells where the
+	// destination is not the mirror the others are compared with.
+	work int
 }
 
 // plan decides, for each cell, the source (the first mirror holding it as
@@ -216,21 +219,40 @@ func (v *providersView) plan(cells []grid.Cell, dst int) transferPlan {
 				continue
 			case comparable:
 				plan.differ = append(plan.differ, t)
+				if !v.isReference(dst, c) {
+					plan.work++
+				}
 				continue
 			}
 		}
 		plan.copy = append(plan.copy, t)
 		plan.from[src]++
+		plan.work++
 	}
 	return plan
+}
+
+// isReference reports whether mirror i holds the package of cell c that the
+// others are compared with, as Details and the matrix take it.
+func (v *providersView) isReference(i int, c grid.Cell) bool {
+	order := v.order()
+	in := make([]cellInput, len(order))
+	v.cellInputs(in, order, c.Row, c.Col)
+	ref, _ := reference(in)
+	return ref >= 0 && order[ref] == i
 }
 
 func (p transferPlan) sources() map[int]int { return p.from }
 
 func (p transferPlan) queuePlan(s *theme.Styles, from []queue.Source) queue.Plan {
-	q := queue.Plan{Need: fmt.Sprintf("%d to copy", len(p.copy)), From: from}
-	if len(p.differ) > 0 {
-		q.Need += fmt.Sprintf(", %d differ", len(p.differ))
+	q := queue.Plan{Need: fmt.Sprintf("%d to copy", len(p.copy)), From: from, Work: p.work}
+	switch n := len(p.differ); {
+	case n == 1:
+		q.Need += ", 1 differs"
+		q.Nothing = "1 differs: press f to replace it"
+	case n > 1:
+		q.Need += fmt.Sprintf(", %d differ", n)
+		q.Nothing = fmt.Sprintf("%d differ: press f to replace them", n)
 	}
 	for _, t := range p.copy {
 		q.Run = append(q.Run, t)
@@ -248,9 +270,9 @@ func (p transferPlan) queuePlan(s *theme.Styles, from []queue.Source) queue.Plan
 		}
 		switch {
 		case len(p.differ) > 0 && force:
-			notes = append(notes, queue.Note{Style: s.Bad, Text: fmt.Sprintf("✗ %d differ there: will be REPLACED (force)", len(p.differ))})
+			notes = append(notes, queue.Note{Style: s.Bad, Text: fmt.Sprintf("≠ %d differ there: will be REPLACED (force)", len(p.differ))})
 		case len(p.differ) > 0:
-			notes = append(notes, queue.Note{Style: s.Warn, Text: fmt.Sprintf("✗ %d differ there: skipped (f replaces them)", len(p.differ))})
+			notes = append(notes, queue.Note{Style: s.Warn, Text: fmt.Sprintf("≠ %d differ there: skipped (f replaces them)", len(p.differ))})
 		}
 		if p.none > 0 {
 			notes = append(notes, none)

@@ -61,6 +61,13 @@ type Plan struct {
 	From []Source
 	// Notes say what else the plan leaves or replaces, unforced and forced.
 	Notes, ForceNotes []Note
+	// Work is how much of the selection the destination lacks, or holds
+	// otherwise than the place the others are compared with: the picker
+	// starts on the destination with the most.
+	Work int
+	// Nothing says, where Run is empty and Forced is not, what force would
+	// do ("1 differs: press f to replace it").
+	Nothing string
 }
 
 // Request is what a view asks to queue.
@@ -82,15 +89,17 @@ type Model struct {
 	confirm bool        // past choosing the destination
 	plan    Plan
 	force   bool
+	// nudged: enter was pressed where only force would do anything.
+	nudged bool
 }
 
-// New opens the dialog on the destination that lacks the most of the
-// selection; with one destination it goes straight to confirming.
+// New opens the dialog on the destination where there is the most work;
+// with one destination it goes straight to confirming.
 func New(req Request) Model {
 	m := Model{req: req, keys: DefaultKeyMap()}
 	best := -1
 	for i := range req.Dests {
-		if n := len(req.Plan(i).Run); n > best {
+		if n := req.Plan(i).Work; n > best {
 			best, m.cur.Pos = n, i
 		}
 	}
@@ -125,6 +134,10 @@ func (m Model) Update(k tea.KeyPressMsg) (Model, Action) {
 		m.confirm, m.plan = true, m.req.Plan(m.cur.Pos)
 	case m.confirm && key.Matches(k, m.keys.Force):
 		m.force = !m.force
+	case m.confirm && key.Matches(k, m.keys.Confirm) && len(m.Tasks()) == 0 && len(m.plan.Forced) > 0:
+		// Queueing nothing would close the dialog on a choice the user
+		// has not seen: say what f does instead.
+		m.nudged = true
 	case m.confirm && key.Matches(k, m.keys.Confirm):
 		return m, Queue
 	}
@@ -210,6 +223,13 @@ func (m Model) confirmLines(s *theme.Styles, w int) []string {
 	}
 	for _, n := range notes {
 		lines = append(lines, " "+n.Style.Render(n.Text))
+	}
+	if len(m.Tasks()) == 0 && m.plan.Nothing != "" {
+		style := s.Warn
+		if m.nudged {
+			style = s.Bad
+		}
+		lines = append(lines, "", " "+style.Render("Nothing to "+r.Words.Verb+" unforced: "+m.plan.Nothing))
 	}
 	return append(lines, "", " "+s.Key.Render("enter")+" queue   "+s.Key.Render("f")+" force   "+s.Key.Render("esc")+" cancel")
 }

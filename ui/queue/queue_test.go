@@ -25,7 +25,7 @@ func request(dests ...queue.Place) queue.Request {
 			for k := range run {
 				run[k] = sync.Transfer{}
 			}
-			return queue.Plan{Run: run, Forced: append(run, sync.Transfer{Force: true}),
+			return queue.Plan{Run: run, Forced: append(run, sync.Transfer{Force: true}), Work: len(run),
 				Need: "to copy", From: []queue.Source{{Place: queue.Place{Num: 9, Name: "./src"}, N: len(run)}},
 				Notes:      []queue.Note{{Style: styles.Warn, Text: "1 differs: skipped"}},
 				ForceNotes: []queue.Note{{Style: styles.Bad, Text: "1 differs: REPLACED"}}}
@@ -88,5 +88,28 @@ func TestOnePlaceGoesStraightToConfirm(t *testing.T) {
 	}
 	if keys := d.HelpKeys().ShortHelp(); len(keys) != 3 || keys[1].Help().Key != "f" {
 		t.Errorf("the confirm step's help offers f: %v", keys)
+	}
+}
+
+// TestOnlyForceWouldDoAnything: where every target differs, enter does not
+// close the dialog on nothing; it says that f replaces them.
+func TestOnlyForceWouldDoAnything(t *testing.T) {
+	s := theme.New()
+	req := request(a, b)
+	req.Plan = func(i int) queue.Plan {
+		return queue.Plan{Forced: []sync.Task{sync.Transfer{Force: true}}, Need: "0 to copy, 1 differs",
+			Work: i, Nothing: "1 differs: press f to replace it"}
+	}
+	d := queue.New(req)
+	if d.Dest() != b {
+		t.Errorf("the picker should start where the work is (./b): %+v", d.Dest())
+	}
+	d, act := press(d, "enter", "enter")
+	_, lines := d.View(&s, 80)
+	if v := ansi.Strip(strings.Join(lines, "\n")); act != queue.Stay || !strings.Contains(v, "Nothing to copy unforced: 1 differs: press f to replace it") {
+		t.Errorf("enter with nothing to run unforced: action %v, view:\n%s", act, v)
+	}
+	if _, act := press(d, "f", "enter"); act != queue.Queue {
+		t.Errorf("f then enter queues the forced plan: action %v", act)
 	}
 }
