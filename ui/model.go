@@ -19,6 +19,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/details"
 	"github.com/tfmirror/tfmirror/ui/events"
@@ -36,6 +37,40 @@ type Mirror struct {
 	// from 1. Give the same number to a Mirror and a ModulePlace opened
 	// from one argument.
 	Number int
+	// Scope is which providers the CLI configuration installs from the
+	// mirror, when the UI opened it from there; nil: every one. The cells
+	// of a provider it leaves out show as not applicable, not missing.
+	Scope *Scope
+}
+
+// Scope is the include and exclude patterns of a provider_installation
+// method.
+type Scope struct {
+	Include, Exclude []cliconfig.Pattern
+	// DefaultHosts are what a pattern written without a hostname can
+	// mean: the default registry of each client that reads the file
+	// (registry.terraform.io for Terraform, registry.opentofu.org for
+	// OpenTofu). Empty: either.
+	DefaultHosts []string
+}
+
+// Installs reports whether some client reading the configuration would
+// install p from the mirror.
+func (s *Scope) Installs(p backends.Provider) bool {
+	if s == nil {
+		return true
+	}
+	hosts := s.DefaultHosts
+	if len(hosts) == 0 {
+		hosts = []string{"registry.terraform.io", "registry.opentofu.org"}
+	}
+	m := cliconfig.Method{Include: s.Include, Exclude: s.Exclude}
+	for _, h := range hosts {
+		if m.Selects(p, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // Config is what the UI opens on.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
@@ -826,5 +827,40 @@ func TestModelListShowsLatestVersions(t *testing.T) {
 	}
 	if got := h.m.prov().list.Len(); len(h.m.prov().cache) != 1 || got != 4 {
 		t.Errorf("only the provider shown is listed in full, %d of %d are", len(h.m.prov().cache), got)
+	}
+}
+
+// TestModelExcludedByCLIConfig: a mirror whose CLI configuration excludes
+// a provider shows that provider's cells as not applicable, not missing:
+// they are no gap, nothing to queue there, and Details say why.
+func TestModelExcludedByCLIConfig(t *testing.T) {
+	w := newWorld(t)
+	queue, err := cliconfig.ParsePattern("acme/queue") // written without a host, read by Terraform
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := w.config()
+	cfg.Mirrors[1].Scope = &Scope{Exclude: []cliconfig.Pattern{queue}, DefaultHosts: []string{demo.Host}}
+	h := newHarness(t, cfg, 120, 40)
+	h.until("load", loaded)
+	// acme/cloud is not excluded: the second mirror lacks some of it.
+	if got := marksAt(t, h.m, "2.1.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{ok, miss}) {
+		t.Errorf("acme/cloud 2.1.0: marks %v, want missing where it is not excluded", got)
+	}
+	h.press("down", "down", "down")
+	h.until("acme/queue", func(m Model) bool { return loaded(m) && m.prov().current.Type == "queue" })
+	if got := marksAt(t, h.m, "0.9.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{ok, theme.MarkNotApplicable}) {
+		t.Errorf("acme/queue 0.9.0: marks %v, want not applicable in the mirror that excludes it", got)
+	}
+	h.press("enter")
+	s := h.screen()
+	for _, want := range []string{"- excluded by CLI config", "[2] - ./secondary", "    excluded by CLI config"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("screen lacks %q:\n%s", want, s)
+		}
+	}
+	h.press("o") // no version of it lacks anything the clients would use
+	if n := h.m.prov().grid.Shown(); n != 0 {
+		t.Errorf("gaps only shows %d versions of a provider excluded where it is absent", n)
 	}
 }

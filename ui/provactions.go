@@ -227,7 +227,9 @@ func (v *providersView) plan(cells []grid.Cell, dst int) transferPlan {
 		}
 		plan.copy = append(plan.copy, t)
 		plan.from[src]++
-		plan.work++
+		if v.mirrors[dst].scope.Installs(v.current) {
+			plan.work++ // no client would take it from an excluding mirror
+		}
 	}
 	return plan
 }

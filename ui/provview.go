@@ -28,6 +28,7 @@ import (
 type mirror struct {
 	reader      backends.Reader
 	writer      backends.Writer
+	scope       *Scope
 	listed      bool // its catalogue arrived, or it has none
 	noCatalogue bool
 	err         error
@@ -88,7 +89,7 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 	var ps []place
 	for i, mr := range cfg.Mirrors {
 		w, _ := mr.Reader.(backends.Writer)
-		v.mirrors = append(v.mirrors, &mirror{reader: mr.Reader, writer: w})
+		v.mirrors = append(v.mirrors, &mirror{reader: mr.Reader, writer: w, scope: mr.Scope})
 		ps = append(ps, place{num: numbered(mr.Number, i), name: mr.Reader.String(), kind: mr.Kind, compared: i < 4, writable: w != nil})
 	}
 	l := list.New(sh.styles, list.Options[backends.Provider]{Name: "Providers", Keys: list.DefaultKeyMap("open matrix"),
@@ -380,7 +381,7 @@ func (v *providersView) rebuild() {
 // package of the provider shown.
 func (v *providersView) cellInputs(in []cellInput, idx []int, version, platform string) {
 	for k, i := range idx {
-		in[k] = cellInput{state: stateLoading}
+		in[k] = cellInput{state: stateLoading, excluded: !v.mirrors[i].scope.Installs(v.current)}
 		l := v.listingOf(v.current, i)
 		if l == nil {
 			continue

@@ -204,3 +204,40 @@ func TestCLIUIQuitCancelsJobs(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCLIUIConfigExcludes opens the UI with no place, on the mirrors of a
+// CLI configuration whose second mirror excludes a provider: its cells
+// there read "not applicable", not missing.
+func TestCLIUIConfigExcludes(t *testing.T) {
+	keep := filepath.Join(t.TempDir(), "world")
+	r := run(t, nil, "demo", "--keep", keep, "--no-ui")
+	dirs := strings.Fields(r.stdout)
+	if r.code != 0 || len(dirs) != 2 {
+		t.Fatalf("demo --no-ui: exit %d, %q: %s", r.code, r.stdout, r.stderr)
+	}
+	home := t.TempDir()
+	cfg := filepath.Join(home, "mirrors.tfrc")
+	body := `provider_installation {
+  filesystem_mirror {
+    path = "` + dirs[0] + `"
+  }
+  filesystem_mirror {
+    path    = "` + dirs[1] + `"
+    exclude = ["registry.terraform.io/acme/queue"]
+  }
+  direct {}
+}
+`
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newTmux(t, 120, 36, []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + cfg, "NO_COLOR=1"})
+	s.waitFor("acme/queue", "compare 1 ↔ 2")
+	s.keys("Down", "Down", "Down") // acme/queue, which only the first mirror holds
+	scr := s.waitFor("queue ─ compare 1 ↔ 2", "- excluded by CLI config")
+	if !strings.Contains(scr, "◇-") || strings.Contains(scr, "○ missing") {
+		t.Errorf("acme/queue's cells in the second mirror should read not applicable:\n%s", scr)
+	}
+	s.keys("q")
+	s.waitGone()
+}

@@ -65,21 +65,65 @@ on registry.opentofu.org; --version narrows the versions.`,
 	return cmd
 }
 
-// defaultMirrors returns the mirrors of the user's Terraform/OpenTofu CLI
-// configuration as place arguments, for the UI when it is given none.
-// SEAM: backends/cliconfig (being written) will supply them; until it lands
-// there are none and the UI explains how to name one.
+// defaultMirror is a mirror the user's CLI configuration names: a place
+// argument, and which providers the clients install from it.
+type defaultMirror struct {
+	arg   string
+	scope *ui.Scope // nil: every provider
+}
+
 // defaultMirrors are the mirrors the user's CLI configuration names in
-// provider_installation, as place arguments, in order.
+// provider_installation, as place arguments, in order, for commands given
+// none.
 func defaultMirrors() ([]string, error) {
-	ms, err := cliconfig.Mirrors(os.Getenv, "")
-	var out []string
-	for _, m := range ms {
-		if m.Place != "" {
-			out = append(out, m.Place)
-		}
+	ms, err := configuredMirrors()
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.arg
 	}
 	return out, err
+}
+
+// configuredMirrors are defaultMirrors with their include and exclude
+// patterns, for the UI, which shows a provider a mirror is not used for as
+// not applicable there, not missing.
+func configuredMirrors() ([]defaultMirror, error) {
+	c, err := cliconfig.Load(os.Getenv, "")
+	if c == nil {
+		return nil, err
+	}
+	var out []defaultMirror
+	for _, m := range c.Mirrors {
+		if m.Place == "" {
+			continue
+		}
+		d := defaultMirror{arg: m.Place}
+		if len(m.Include)+len(m.Exclude) > 0 {
+			d.scope = &ui.Scope{Include: m.Include, Exclude: m.Exclude, DefaultHosts: clientHosts(c, m.File)}
+		}
+		out = append(out, d)
+	}
+	return out, err
+}
+
+// clientHosts are the default registries of the clients that read file:
+// what a pattern written there without a hostname means.
+func clientHosts(c *cliconfig.Config, file string) []string {
+	var out []string
+	for _, f := range c.Files {
+		if f.Path != file {
+			continue
+		}
+		for _, client := range f.Clients {
+			switch client {
+			case "terraform":
+				out = append(out, "registry.terraform.io")
+			case "tofu":
+				out = append(out, "registry.opentofu.org")
+			}
+		}
+	}
+	return out
 }
 
 const noMirrorHelp = `no mirror given, and your Terraform/OpenTofu CLI configuration names none.
@@ -108,12 +152,17 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	var scopes []*ui.Scope
 	if len(args) == 0 {
-		if args, err = defaultMirrors(); err != nil {
+		defaults, err := configuredMirrors()
+		if err != nil {
 			return usageErr("reading your CLI configuration: %v", err)
 		}
-		if len(args) == 0 {
+		if len(defaults) == 0 {
 			return usageErr("%s", noMirrorHelp)
+		}
+		for _, d := range defaults {
+			args, scopes = append(args, d.arg), append(scopes, d.scope)
 		}
 	}
 	withModules := len(u.modules) > 0
@@ -144,7 +193,11 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 			}
 			return usageErr("%v", err)
 		}
-		mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: string(spec.Kind), Number: i + 1})
+		m := ui.Mirror{Reader: r, Kind: string(spec.Kind), Number: i + 1}
+		if i < len(scopes) {
+			m.Scope = scopes[i]
+		}
+		mirrors = append(mirrors, m)
 	}
 	mods, cleanup, err := uiModules(ctx, env, u.modules, args)
 	if err != nil {
