@@ -864,3 +864,29 @@ func TestModelExcludedByCLIConfig(t *testing.T) {
 		t.Errorf("gaps only shows %d versions of a provider excluded where it is absent", n)
 	}
 }
+
+// TestModelLongNamesCutApart: places whose names share their start and end
+// are cut in the middle, keeping what tells them apart, in the header and
+// in the queue dialog.
+func TestModelLongNamesCutApart(t *testing.T) {
+	w := newWorld(t)
+	west, err := fs.Open("/srv/terraform/mirrors/eu-west-1/providers", w.Primary, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	east, err := fs.Open("/srv/terraform/mirrors/us-east-1/providers", w.Secondary, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, Config{Mirrors: []Mirror{{Reader: west, Kind: "fs"}, {Reader: east, Kind: "fs"}}}, 80, 24)
+	h.until("load", loaded)
+	header := strings.Split(h.screen(), "\n")[0]
+	if !strings.Contains(header, "eu-west-1") || !strings.Contains(header, "us-east-1") {
+		t.Errorf("the header should keep what tells the places apart: %q", header)
+	}
+	h.press("enter", "enter") // the queue dialog
+	s := h.screen()
+	if !strings.Contains(s, "eu-west-1") || !strings.Contains(s, "us-east-1") {
+		t.Errorf("the dialog should keep what tells the places apart:\n%s", s)
+	}
+}

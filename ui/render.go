@@ -130,7 +130,7 @@ func (m Model) headerView() string {
 		if withKinds {
 			kind = " (" + p.kind + ")"
 		}
-		name := theme.ShortPlace(names[i], max(8, widths[i]))
+		name := theme.Apart(names[i], names, max(8, widths[i]))
 		if p.compared {
 			parts = append(parts, s.Compared.Render(num)+" "+name+s.Dim.Render(kind))
 		} else {

@@ -50,6 +50,9 @@ type Item[K comparable] struct {
 	Note string
 	// search is what the filter matches.
 	search string
+	// span is the part of Label that tells it apart from the others, kept
+	// where a narrow pane cuts it.
+	span theme.Span
 }
 
 // Options make a list.
@@ -120,6 +123,13 @@ func (m *Model[K]) SetItems(keys []K) {
 			label = full
 		}
 		m.items[i] = Item[K]{Key: k, Label: label, Note: notes[k], search: full}
+	}
+	labels := make([]string, len(m.items))
+	for i, it := range m.items {
+		labels[i] = it.Label
+	}
+	for i, sp := range theme.Spans(labels) {
+		m.items[i].span = sp
 	}
 	m.refilter()
 	if ok {
@@ -266,7 +276,7 @@ func (m Model[K]) row(it Item[K], cursor bool) string {
 	if note != "" {
 		room -= len(note) + 1
 	}
-	line := theme.Fit(it.Label, room)
+	line := theme.Fit(it.span.Cut(it.Label, room), room)
 	if note != "" {
 		line += " " + s.Dim.Render(note)
 	}

@@ -203,3 +203,18 @@ func TestCursorClamp(t *testing.T) {
 		}
 	}
 }
+
+// TestLongLabelsCutApart: labels written in full because two hosts share a
+// short name are cut where they differ, not at their end, in a narrow pane.
+func TestLongLabelsCutApart(t *testing.T) {
+	m := newProviders(22, 10, provs(t, "registry.corp.example.com/acme/cloud", "registry.corp.example.org/acme/cloud"))
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	if len(lines) != 2 || lines[0] == lines[1] {
+		t.Fatalf("the two labels read the same: %q", lines)
+	}
+	for i, want := range []string{"com/acme", "org/acme"} {
+		if !strings.Contains(lines[i], want) || ansi.StringWidth(lines[i]) > 22 {
+			t.Errorf("row %q should keep %q, within 22 cells", lines[i], want)
+		}
+	}
+}

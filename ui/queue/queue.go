@@ -189,10 +189,14 @@ func (m Model) View(s *theme.Styles, w int) (string, []string) {
 func (m Model) pickLines(s *theme.Styles, w int) []string {
 	r := m.req
 	lines := []string{fmt.Sprintf(" Queue %d %s of %s to which %s?", r.N, r.Words.Unit, r.Subject, r.Words.Place), ""}
+	names := make([]string, len(r.Dests))
+	for i, d := range r.Dests {
+		names[i] = d.Name
+	}
 	for i, d := range r.Dests {
 		need := r.Plan(i).Need
 		room := w - 2 - 4 - len(need) - len(d.Kind) - 10
-		line := fmt.Sprintf("[%d] %s (%s)", d.Num, theme.ShortPlace(d.Name, room), d.Kind)
+		line := fmt.Sprintf("[%d] %s (%s)", d.Num, theme.Apart(d.Name, names, room), d.Kind)
 		if i == m.cur.Pos {
 			lines = append(lines, " "+s.Accent.Render("▸ ")+s.Cursor.Render(line)+" "+need)
 		} else {

@@ -4,6 +4,7 @@
 package theme
 
 import (
+	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -250,5 +251,172 @@ func (s Styles) Box(title string, lines []string, w, h int, focused bool) string
 	}
 	b.WriteByte('\n')
 	b.WriteString(bs.Render(bl + strings.Repeat(hz, inner) + br))
+	return b.String()
+}
+
+// Apart shortens a place's name to w cells, cutting in the middle but
+// keeping the part that tells it apart from the others: where it first
+// differs from the most alike of them, up to where its end stops being
+// shared, then as much of its end and its start as fits. A name alike to
+// no other is shortened as ShortPlace does.
+func Apart(name string, others []string, w int) string {
+	if Width(name) <= w {
+		return name
+	}
+	r := []rune(name)
+	from, to := telling(r, others)
+	if from == 0 && to == len(r) {
+		return ShortPlace(name, w)
+	}
+	return Span{from, to}.Cut(name, w)
+}
+
+// Span is the part of a name, in runes [From, To), that tells it apart
+// from the names it is shown with.
+type Span struct{ From, To int }
+
+// Cut shortens name to w cells as Apart does, with its telling part known.
+func (s Span) Cut(name string, w int) string {
+	if Width(name) <= w {
+		return name
+	}
+	r := []rune(name)
+	if s.From <= 0 && s.To >= len(r) || s.From >= s.To || s.To > len(r) {
+		return cutMiddle(r, w)
+	}
+	return cutAround(r, s.From, s.To, w)
+}
+
+// Spans finds the telling part of each of names at once, for a list: the
+// name most alike to each at its start is a neighbour in sorted order, and
+// so at its end among the names reversed.
+func Spans(names []string) []Span {
+	n := len(names)
+	rs := make([][]rune, n)
+	rev := make([][]rune, n)
+	for i, s := range names {
+		rs[i] = []rune(s)
+		rev[i] = make([]rune, len(rs[i]))
+		for k, c := range rs[i] {
+			rev[i][len(rs[i])-1-k] = c
+		}
+	}
+	prefix, suffix := make([]int, n), make([]int, n)
+	shared := func(keys [][]rune, out []int) {
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(a, b int) bool { return string(keys[order[a]]) < string(keys[order[b]]) })
+		for k := 1; k < n; k++ {
+			a, b := order[k-1], order[k]
+			if string(keys[a]) == string(keys[b]) {
+				continue
+			}
+			p := 0
+			for p < len(keys[a]) && p < len(keys[b]) && keys[a][p] == keys[b][p] {
+				p++
+			}
+			out[a], out[b] = max(out[a], p), max(out[b], p)
+		}
+	}
+	shared(rs, prefix)
+	shared(rev, suffix)
+	out := make([]Span, n)
+	for i := range out {
+		if len(rs[i]) > 0 {
+			out[i].From, out[i].To = whole(rs[i], prefix[i], len(rs[i])-suffix[i])
+		}
+	}
+	return out
+}
+
+// telling is the part of r, as rune indices [from, to), that no other
+// shares at its start or end.
+func telling(r []rune, others []string) (from, to int) {
+	n := len(r)
+	to = n
+	for _, o := range others {
+		or := []rune(o)
+		if string(or) == string(r) {
+			continue
+		}
+		p := 0
+		for p < n && p < len(or) && r[p] == or[p] {
+			p++
+		}
+		q := 0
+		for q < n && q < len(or) && r[n-1-q] == or[len(or)-1-q] {
+			q++
+		}
+		from, to = max(from, p), min(to, n-q)
+	}
+	return whole(r, from, to)
+}
+
+// whole widens the telling part r[from:to] to the words it cuts into
+// (between '/', '.' and ':'), so "eu-we" reads "eu-west-1".
+func whole(r []rune, from, to int) (int, int) {
+	n := len(r)
+	from = min(from, n-1) // a name another extends is told apart by its end
+	to = max(to, from+1)
+	sep := func(c rune) bool { return c == '/' || c == '.' || c == ':' }
+	for from > 0 && !sep(r[from-1]) {
+		from--
+	}
+	for to < n && !sep(r[to]) {
+		to++
+	}
+	return from, to
+}
+
+// cutMiddle keeps the start and the end of r, an ellipsis between.
+func cutMiddle(r []rune, w int) string {
+	if w <= 1 {
+		return Truncate(string(r), w)
+	}
+	head := (w - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(w-1-head):])
+}
+
+// cutAround keeps r[from:to], then as much of the end, then of the start,
+// as fits in w cells, an ellipsis wherever runes are left out.
+func cutAround(r []rune, from, to, w int) string {
+	n := len(r)
+	if w <= 1 {
+		return Truncate(string(r), w)
+	}
+	keep := make([]bool, n)
+	width := 1 // nothing kept: one ellipsis
+	add := func(i int) bool {
+		left, right := i == 0 || keep[i-1], i == n-1 || keep[i+1]
+		d := 1
+		switch {
+		case left && right:
+			d-- // it joins two kept runs, or ends the only gap
+		case !left && !right:
+			d++ // it splits a gap in two
+		}
+		if width+d > w {
+			return false
+		}
+		keep[i], width = true, width+d
+		return true
+	}
+	for i := from; i < to && add(i); i++ {
+	}
+	for i := n - 1; i >= to && add(i); i-- {
+	}
+	for i := 0; i < from && add(i); i++ {
+	}
+	var b strings.Builder
+	for i, c := range r {
+		switch {
+		case keep[i]:
+			b.WriteRune(c)
+		case i == 0 || keep[i-1]:
+			b.WriteString("…")
+		}
+	}
 	return b.String()
 }

@@ -106,3 +106,52 @@ func TestMarksAreDistinctWithoutColour(t *testing.T) {
 		}
 	}
 }
+
+func TestApart(t *testing.T) {
+	tf, tofu := "registry.terraform.io/hashicorp/aws", "registry.opentofu.org/hashicorp/aws"
+	for _, tc := range []struct {
+		name   string
+		others []string
+		w      int
+		want   string
+	}{
+		{"short", []string{"other"}, 10, "short"},
+		{tf, []string{tofu}, 20, "…terraform.io…rp/aws"},
+		{tofu, []string{tf}, 20, "…opentofu.org…rp/aws"},
+		{tf, []string{tofu}, 28, "r…terraform.io/hashicorp/aws"},
+		{"/srv/a/mirror", []string{"/srv/b/mirror"}, 10, "/…a/mirror"},
+		{"/srv/b/mirror", []string{"/srv/a/mirror"}, 10, "/…b/mirror"},
+		{"https://mirror.corp.example/terraform/providers/", nil, 20, "…erraform/providers/"}, // alike to none: as ShortPlace
+		{"acme/cloud", []string{"acme/cloudx"}, 6, "…cloud"},                                  // told apart by where it ends
+		{"registry.terraform.io/acme/cloud-extra-long", []string{"registry.terraform.io/acme/cloud"}, 16, "…cloud-extra-lo…"},
+		{"abcdef", nil, 1, "…"},
+	} {
+		got := Apart(tc.name, tc.others, tc.w)
+		if got != tc.want || Width(got) > tc.w {
+			t.Errorf("Apart(%q, %q, %d) = %q, want %q", tc.name, tc.others, tc.w, got, tc.want)
+		}
+		// Spans finds the same parts for a whole list at once.
+		all := append([]string{tc.name}, tc.others...)
+		if got := Spans(all)[0].Cut(tc.name, tc.w); got != tc.want && tc.others != nil {
+			t.Errorf("Spans(%q)[0].Cut(%d) = %q, want %q", all, tc.w, got, tc.want)
+		}
+	}
+}
+
+// TestSpansCutListsApart: labels that share their start and their end are
+// cut where they differ, a lone label in the middle.
+func TestSpansCutListsApart(t *testing.T) {
+	labels := []string{"registry.terraform.io/hashicorp/aws", "registry.opentofu.org/hashicorp/aws", "corp.example/hashicorp/aws"}
+	spans := Spans(labels)
+	seen := map[string]bool{}
+	for i, l := range labels {
+		got := spans[i].Cut(l, 16)
+		if Width(got) > 16 || seen[got] {
+			t.Errorf("%q cut to %q: too wide, or the same as another's", l, got)
+		}
+		seen[got] = true
+	}
+	if got := Spans([]string{"a-very-long-provider-name"})[0].Cut("a-very-long-provider-name", 11); got != "a-ver…-name" {
+		t.Errorf("a lone label is cut in the middle: %q", got)
+	}
+}
