@@ -890,3 +890,34 @@ func TestModelLongNamesCutApart(t *testing.T) {
 		t.Errorf("the dialog should keep what tells the places apart:\n%s", s)
 	}
 }
+
+// TestModelJobCellSameFrame: the frame that shows a job done shows its
+// cell changed too, before the destination is listed again.
+func TestModelJobCellSameFrame(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("2.1.0", "darwin_arm64")
+	h.press("enter", "enter", "enter") // to the second mirror, which lacks it
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case msg := <-h.msgs:
+			h.send(msg)
+		case <-deadline:
+			t.Fatalf("the job did not end; screen:\n%s", h.screen())
+		}
+		tr := h.m.jobs.Tracker()
+		if len(tr.Order) == 0 || stateOf(h.m, 0) != sync.Done {
+			continue
+		}
+		if got := marksAt(t, h.m, "2.1.0", "darwin_arm64"); !slices.Equal(got, []theme.Mark{ok, vf}) {
+			t.Errorf("the job is done, yet its cell reads %v", got)
+		}
+		if s := h.screen(); !strings.Contains(s, "✓ cloud 2.1.0 darwin_arm64") || !regexp.MustCompile(`▸2\.1\.0 +◇○ +◇●`).MatchString(s) {
+			t.Errorf("one frame should show the job done and its cell verified:\n%s", s)
+		}
+		return
+	}
+}

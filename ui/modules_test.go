@@ -132,6 +132,15 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 		t.Errorf("confirm step:\n%s", s)
 	}
 	h.press("enter")
+	h.until("the first job to land", func(m Model) bool { return m.jobs.Tracker().Counts()[sync.Done] > 0 })
+	for _, id := range h.m.jobs.Tracker().Order {
+		if j := h.m.jobs.Tracker().Jobs[id]; j.State == sync.Done {
+			version := j.Info.Name[strings.LastIndexByte(j.Info.Name, ' ')+1:]
+			if got := moduleMarksAt(t, h.m, version); got[1] != "◇" {
+				t.Errorf("the frame that shows %s done shows its cell %v", j.Info.Name, got)
+			}
+		}
+	}
 	h.until("the jobs to land and the directory to be listed again", func(m Model) bool {
 		return jobsEnded(2)(m) && modulesLoaded(m) && !m.busy() &&
 			slices.Equal(moduleMarksAt(t, m, "2.0.0"), []string{"◇", "◇"})

@@ -283,12 +283,26 @@ func (v *modulesView) gridBox() (string, []string) {
 	return v.gridTitle(v.current.String()), v.gridLines("locations", note)
 }
 
-// jobEvent lists a module place again once a package landed there.
+// jobEvent marks the version a module job landed as there at once, in the
+// frame that shows the job done, and lists the place again to confirm it.
 func (v *modulesView) jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd {
-	if _, done := ev.(sync.JobDone); done && j != nil && j.Info.Module != (modules.Module{}) {
-		return v.markDirty(v.placeIndex(j.Info.Dst), j.Info.Module)
+	if _, done := ev.(sync.JobDone); !done || j == nil || j.Info.Module == (modules.Module{}) {
+		return nil
 	}
-	return nil
+	i := v.placeIndex(j.Info.Dst)
+	if l := v.listingOf(j.Info.Module, i); l != nil && l.state == stateLoaded {
+		// Name is "HOST/NAMESPACE/NAME/SYSTEM VERSION".
+		if ver, err := modules.ParseVersion(j.Info.Name[strings.LastIndexByte(j.Info.Name, ' ')+1:]); err == nil {
+			if l.data.items == nil {
+				l.data.items = map[string]modules.Listing{}
+			}
+			l.data.items[ver.String()] = modules.Listing{Module: j.Info.Module, Version: ver, Listed: ver.String()}
+			if v.hasCurrent && j.Info.Module == v.current {
+				v.rebuild()
+			}
+		}
+	}
+	return v.markDirty(i, j.Info.Module)
 }
 
 // moduleWords name what the Modules view queues.

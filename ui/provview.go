@@ -333,6 +333,29 @@ func (v *providersView) providerUnion() []backends.Provider {
 	return out
 }
 
+// landed records an archive a job put in mirror i, in the listing of its
+// provider if there is one, and redraws the matrix if it is shown.
+func (v *providersView) landed(i int, a backends.Archive) {
+	l := v.listingOf(a.Provider, i)
+	if l == nil || l.state != stateLoaded {
+		return // listed afresh when it is shown
+	}
+	ver := a.Version.String()
+	if l.data.archives == nil {
+		l.data.archives = map[string]map[string]backends.Archive{}
+	}
+	if l.data.archives[ver] == nil {
+		l.data.archives[ver] = map[string]backends.Archive{}
+		l.data.vs = append(l.data.vs, a.Version)
+		backends.SortVersionsNewestFirst(l.data.vs)
+	}
+	// What was there (a forced job replaced it) is no more.
+	l.data.archives[ver][a.Platform.String()] = a
+	if v.hasCurrent && a.Provider == v.current {
+		v.rebuild()
+	}
+}
+
 // rebuild recomputes the matrix for the provider shown from the listings
 // of the compared mirrors and the verifications done so far.
 func (v *providersView) rebuild() {
@@ -453,6 +476,9 @@ func (v *providersView) busy() bool {
 // jobEvent records what a landed archive was checked against, and lists
 // its destination again once the provider's index is written.
 func (v *providersView) jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd {
+	// The matrix changes in the frame that shows the job done: the
+	// archive is added to what mirror i is known to hold at once, and the
+	// listing that follows its index documents confirms it.
 	switch ev := ev.(type) {
 	case sync.JobDone:
 		if j == nil || j.Info.Name != "" {
@@ -465,6 +491,7 @@ func (v *providersView) jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd {
 		res := ev.Result
 		f := sync.Finding{Package: j.Info.Package, Status: sync.StatusOK, Result: &res}
 		v.verified[verifyKey{i, j.Info.Package.Key()}] = &verification{finding: f, origin: "transfer"}
+		v.landed(i, backends.Archive{Package: j.Info.Package, Layout: backends.Packed, Size: ev.Bytes})
 		return v.markDirty(i, j.Info.Package.Provider)
 	case sync.IndexWritten:
 		return v.markDirty(v.placeIndex(ev.Dst), ev.Provider)
