@@ -921,3 +921,26 @@ func TestModelJobCellSameFrame(t *testing.T) {
 		return
 	}
 }
+
+// TestModelListingWarningsReachEvents: what a mirror ignored while listing
+// the provider shown (a version document it cannot read) is said, and kept
+// whole in the events pane.
+func TestModelListingWarningsReachEvents(t *testing.T) {
+	w := newWorld(t)
+	doc := filepath.Join(w.Secondary, demo.Host, "acme", "cloud", "1.1.0.json")
+	if err := os.WriteFile(doc, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, w.config(), 120, 40)
+	h.until("load", idle)
+	var found bool
+	for _, e := range h.m.sh.log.Entries() {
+		found = found || strings.Contains(e.Text, "[2] mirror ./secondary: registry.terraform.io/acme/cloud/1.1.0.json: ignored: not a valid version document")
+	}
+	if !found || h.m.status().kind != statusWarn || !strings.Contains(h.m.status().text, "1.1.0.json") {
+		t.Errorf("the ignored document should be in the status line and the events; status %q, events %+v", h.m.status().text, h.m.sh.log.Entries())
+	}
+	if got := marksAt(t, h.m, "1.1.0", "linux_amd64"); !slices.Equal(got, []theme.Mark{ok, unv}) {
+		t.Errorf("1.1.0 in the mirror whose document was ignored: %v, want nothing stated", got)
+	}
+}

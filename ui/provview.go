@@ -215,7 +215,23 @@ func (v *providersView) loadProvider(ctx context.Context, i int, p backends.Prov
 		}
 		h.archives[s][a.Platform.String()] = a
 	}
-	return h, nil, err
+	return h, warningsAbout(r, p), err
+}
+
+// warningsAbout is what r ignored while listing p (a document it could not
+// read): its warnings that name p's directory.
+func warningsAbout(r backends.Reader, p backends.Provider) []string {
+	w, ok := r.(backends.Warner)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, s := range w.Warnings() {
+		if strings.Contains(s, p.String()+"/") {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
