@@ -261,3 +261,7 @@ func stateOf(m Model, i int) sync.JobState {
 }
 
 func resize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// busyListingNewest reports whether mirrors are still asked for their
+// providers' newest versions.
+func (v *providersView) busyListingNewest() bool { return v.newestPending > 0 }

@@ -135,6 +135,7 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		m.relayout()
 	case key.Matches(k, m.keys.Events):
 		m.showEvents = !m.showEvents
+		m.relayout()
 	case key.Matches(k, m.keys.Compare):
 		m.view().toggleCompared(int(k.String()[0] - '0'))
 	case key.Matches(k, m.keys.Modules):

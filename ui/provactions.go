@@ -134,7 +134,7 @@ func (v *providersView) updateVerified(msg verifiedMsg) {
 	}
 	switch {
 	case v.batch.bad > 0:
-		v.sh.setStatus(statusBad, fmt.Sprintf("verified %d/%d: %d failed — ✗ %s", v.batch.done, v.batch.total, v.batch.bad, v.batch.firstBad))
+		v.sh.setStatus(statusBad, fmt.Sprintf("verified %d/%d: %d failed — %s", v.batch.done, v.batch.total, v.batch.bad, v.batch.firstBad))
 	default:
 		v.sh.setStatus(statusInfo, fmt.Sprintf("verified %d/%d: all match what is stated", v.batch.done, v.batch.total))
 	}

@@ -41,6 +41,9 @@ func (m *Model) relayout() {
 	}
 	l.rightW = w - l.leftW
 	l.jobsH = max(6, min(16, bodyH*3/10))
+	if m.showEvents {
+		l.jobsH = max(l.jobsH, bodyH/2) // errors in full take room
+	}
 	l.matrixH = bodyH - l.jobsH
 	if l.details {
 		l.provH = max(5, bodyH*2/5)

@@ -43,8 +43,10 @@ type Log struct {
 	counts [2]int
 }
 
-// Add records an event. One with the text of an earlier one moves it to
-// the end and counts it again.
+// Add records an event. A failure with the text of an earlier one moves it
+// to the end and counts it again: it happened again. A warning said again
+// is the same fact (a place reports its warnings each time it is asked),
+// and stays as it was.
 func (l *Log) Add(k Kind, text string) {
 	text = strings.TrimSpace(text)
 	if text == "" {
@@ -52,6 +54,9 @@ func (l *Log) Add(k Kind, text string) {
 	}
 	for i, e := range l.entries {
 		if e.Kind == k && e.Text == text {
+			if k == Warning {
+				return
+			}
 			e.Count++
 			l.entries = append(append(l.entries[:i:i], l.entries[i+1:]...), e)
 			return
@@ -99,21 +104,19 @@ func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Up, k.Down, k
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding { return [][]key.Binding{k.Bindings()} }
 
-// Model is the pane: the log wrapped to its width, newest at the bottom,
-// following new events until the user scrolls up.
+// Model is the pane: the log wrapped to its width, newest first (k9s's
+// events), so the start of the latest failure is what shows.
 type Model struct {
 	log    *Log
 	styles *theme.Styles
 	keys   KeyMap
-	// top is the first line on screen; follow keeps the newest in view.
-	top    int
-	follow bool
+	top    int // the first line on screen
 	w, h   int
 }
 
 // New returns a pane over log.
 func New(styles *theme.Styles, log *Log) Model {
-	return Model{log: log, styles: styles, keys: KeyMap{list.DefaultNav("oldest", "newest")}, follow: true}
+	return Model{log: log, styles: styles, keys: KeyMap{list.DefaultNav("newest", "oldest")}}
 }
 
 // Keys returns the pane's keys.
@@ -130,52 +133,32 @@ func (m Model) Title() string {
 	return "Events"
 }
 
-// Update scrolls; scrolling to the end follows new events again.
+// Update scrolls.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return m, nil
 	}
-	n := len(m.lines())
-	last := max(0, n-m.h)
-	top := m.first(n)
+	last := max(0, len(m.lines())-m.h)
+	c := list.Cursor{Pos: min(m.top, last)}
 	switch {
-	case key.Matches(k, m.keys.Up):
-		top--
-	case key.Matches(k, m.keys.Down):
-		top++
-	case key.Matches(k, m.keys.PageUp):
-		top -= max(1, m.h)
-	case key.Matches(k, m.keys.PageDown):
-		top += max(1, m.h)
-	case key.Matches(k, m.keys.Top):
-		top = 0
 	case key.Matches(k, m.keys.Bottom):
-		top = last
-	default:
+		c.Pos = last
+	case !m.keys.Move(&c, k, last+1, max(1, m.h-1)):
 		return m, nil
 	}
-	m.top = max(0, min(top, last))
-	m.follow = m.top == last
+	m.top = max(0, min(c.Pos, last))
 	return m, nil
 }
 
-// first is the first line on screen among n.
-func (m Model) first(n int) int {
-	last := max(0, n-m.h)
-	if m.follow {
-		return last
-	}
-	return min(m.top, last)
-}
-
-// lines is every event wrapped to the pane's width, a glyph before each
-// and, for an event seen more than once, how many times.
+// lines is every event wrapped to the pane's width, newest first, a glyph
+// before each and, for an event seen more than once, how many times.
 func (m Model) lines() []string {
 	s := m.styles
 	w := max(8, m.w-2)
 	var out []string
-	for _, e := range m.log.entries {
+	for i := len(m.log.entries) - 1; i >= 0; i-- {
+		e := m.log.entries[i]
 		glyph, style := s.Warn.Render("!"), s.Warn
 		if e.Kind == Failure {
 			glyph, style = s.Bad.Render("✗"), s.Bad
@@ -184,8 +167,8 @@ func (m Model) lines() []string {
 		if e.Count > 1 {
 			text += " (×" + strconv.Itoa(e.Count) + ")"
 		}
-		for i, l := range strings.Split(ansi.Wrap(text, w, " /"), "\n") {
-			if i == 0 {
+		for k, l := range strings.Split(ansi.Wrap(text, w, " /"), "\n") {
+			if k == 0 {
 				out = append(out, glyph+" "+style.Render(l))
 			} else {
 				out = append(out, "  "+style.Render(l))
@@ -202,7 +185,7 @@ func (m Model) View() string {
 	if len(lines) == 0 {
 		return m.styles.Dim.Render(" No errors or warnings so far.")
 	}
-	top := m.first(len(lines))
+	top := max(0, min(m.top, len(lines)-m.h))
 	end := min(len(lines), top+m.h)
 	shown := append([]string(nil), lines[top:end]...)
 	if top > 0 && len(shown) > 0 {

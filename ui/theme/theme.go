@@ -386,6 +386,15 @@ func cutAround(r []rune, from, to, w int) string {
 	if w <= 1 {
 		return Truncate(string(r), w)
 	}
+	if room := w - 1 - min(1, n-to); to-from > room {
+		// The telling part alone is too long: its end, which is where
+		// names most often differ (a version, a directory's name).
+		s := "…" + string(r[to-room:to])
+		if to < n {
+			s += "…"
+		}
+		return s
+	}
 	keep := make([]bool, n)
 	width := 1 // nothing kept: one ellipsis
 	add := func(i int) bool {

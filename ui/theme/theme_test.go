@@ -121,9 +121,9 @@ func TestApart(t *testing.T) {
 		{tf, []string{tofu}, 28, "r…terraform.io/hashicorp/aws"},
 		{"/srv/a/mirror", []string{"/srv/b/mirror"}, 10, "/…a/mirror"},
 		{"/srv/b/mirror", []string{"/srv/a/mirror"}, 10, "/…b/mirror"},
-		{"https://mirror.corp.example/terraform/providers/", nil, 20, "…erraform/providers/"}, // alike to none: as ShortPlace
-		{"acme/cloud", []string{"acme/cloudx"}, 6, "…cloud"},                                  // told apart by where it ends
-		{"registry.terraform.io/acme/cloud-extra-long", []string{"registry.terraform.io/acme/cloud"}, 16, "…cloud-extra-lo…"},
+		{"https://mirror.corp.example/terraform/providers/", nil, 20, "…erraform/providers/"},                                 // alike to none: as ShortPlace
+		{"acme/cloud", []string{"acme/cloudx"}, 6, "…cloud"},                                                                  // told apart by where it ends
+		{"registry.terraform.io/acme/cloud-extra-long", []string{"registry.terraform.io/acme/cloud"}, 16, "…loud-extra-long"}, // a telling part too long for the room: its end
 		{"abcdef", nil, 1, "…"},
 	} {
 		got := Apart(tc.name, tc.others, tc.w)
