@@ -36,13 +36,18 @@ func newUICmd(env *Env) *cobra.Command {
 oci://REGISTRY/TEMPLATE, registry://HOST), or, with none, over the mirrors of
 your Terraform/OpenTofu CLI configuration.
 
-Pick a provider on the left; the matrix shows its versions (rows) and
-platforms (columns), with one mark per compared mirror: ● present (hashes
-stated and agreeing), ◐ present but not yet verified, ○ missing, ✗ hashes
-differ. Select cells (space, r for a row, c for a column), press enter to
-queue them to a writable mirror; jobs run in the background while you browse,
-and each archive's hashes are checked before it lands. v verifies, ? shows
-every key.
+Pick a provider on the left (each shows its newest version); the matrix
+shows its versions (rows) and platforms (columns), with one mark per compared
+mirror: ◇ hashes stated and agreeing, not recomputed; ● verified (recomputed
+from the bytes and matching what is stated); ◐ present, nothing stated to
+compare; ○ missing; ≠ hashes differ from the first mirror's; ✗ verification
+failed; - excluded by the CLI configuration's include/exclude (no gap);
+! cannot list; · loading. / filters versions by text or by constraint
+(>= 2.0, ~> 5.0), o shows only versions some mirror lacks. Select cells
+(space, r for a row, c for a column), press enter to queue them to a writable
+mirror; jobs run in the background while you browse, and each archive's
+hashes are checked before it lands. v verifies; e shows every error and
+warning in full; ? shows every key.
 
 Network mirrors and registries cannot list their providers: name them with
 --provider. --version and --platform narrow the matrix.
@@ -50,7 +55,7 @@ Network mirrors and registries cannot list their providers: name them with
 With --module, the UI opens on the Modules view (m switches between it and
 providers): the modules named, and for the chosen one its versions against
 every place that holds modules (registry://HOST, oci://REGISTRY/TEMPLATE, a
-directory) with ● present, ○ missing, ✗ digest differs (OCI places), ! no
+directory) with ◇ present, ○ missing, ≠ digest differs (OCI places), ! no
 location. Details shows where each package lives. Select versions (space),
 press enter to fetch and pack them into an OCI place or a directory.
 NAMESPACE/NAME/SYSTEM means the module on the one registry:// place given, or
