@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -131,6 +132,30 @@ type VersionsLister interface {
 // one platform lets init check the package on any other.
 type SignedHashLister interface {
 	SignedHashes(ctx context.Context, p Provider, v Version) ([]hashing.Hash, error)
+}
+
+// ProvenanceReader is implemented by places that keep, or can fetch, the
+// provenance of a provider version: the signed SHA256SUMS, its signature
+// and the signing key (package provenance). An origin registry has it for
+// every signed release; a mirror tfmirror wrote keeps what its source had.
+type ProvenanceReader interface {
+	// Provenance returns what the place keeps for p at v, as stored: the
+	// caller checks the signature (Provenance.Check). A version without
+	// provenance is ErrNotFound.
+	Provenance(ctx context.Context, p Provider, v Version) (*provenance.Provenance, error)
+}
+
+// ProvenanceWriter is implemented by writable places that keep provenance
+// beside the archives, in a form the clients ignore (a sidecar file, an
+// OCI referrer). Sync writes a version's provenance once its archives have
+// landed and the index documents list them (after Flush).
+type ProvenanceWriter interface {
+	Writer
+	ProvenanceReader
+	// WriteProvenance stores pr as p's provenance at v, replacing what
+	// the place kept for v. The caller has checked pr's signature and
+	// that it authenticates the archives that landed.
+	WriteProvenance(ctx context.Context, p Provider, v Version, pr *provenance.Provenance) error
 }
 
 // LocalPather is implemented by places whose archives are local files or

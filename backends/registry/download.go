@@ -1,20 +1,16 @@
 package registry
 
 import (
-	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"strings"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
-	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
-
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -42,6 +38,7 @@ type downloadDoc struct {
 // downloadMeta is one package's download metadata, parsed and checked.
 type downloadMeta struct {
 	pkg           backends.Package
+	metaURL       *url.URL // where the metadata (and its signing keys) came from
 	filename      string
 	downloadURL   *url.URL
 	sumsURL       *url.URL
@@ -86,7 +83,7 @@ func (r *Registry) downloadMeta(ctx context.Context, p backends.Provider, v back
 	if len(doc.Protocols) > 0 && !supportsProtocol(doc.Protocols) {
 		r.warnf("%s: plugin protocols %s; Terraform and OpenTofu support 5 and 6 only", short(pkg), strings.Join(doc.Protocols, ", "))
 	}
-	m := &downloadMeta{pkg: pkg, filename: doc.Filename, shasum: sum, size: -1}
+	m := &downloadMeta{pkg: pkg, metaURL: final, filename: doc.Filename, shasum: sum, size: -1}
 	for _, f := range []struct {
 		name string
 		raw  string
@@ -170,7 +167,10 @@ func supportsProtocol(ps []string) bool {
 // signedSums is a SHA256SUMS document whose signature checked.
 type signedSums struct {
 	lines map[string]string // filename -> lowercase hex
-	keyID string            // the key that signed it; "" where no keys are required
+	// prov is the document, its signature and the key that made it, with
+	// the signer; nil where no keys are required (unsignedHost).
+	prov   *provenance.Provenance
+	signer provenance.Signer
 }
 
 // signedSums fetches and checks a SHA256SUMS document and its signature
@@ -198,20 +198,25 @@ func (r *Registry) signedSums(ctx context.Context, m *downloadMeta) (*signedSums
 	ss = &signedSums{}
 	switch {
 	case len(m.armors) > 0:
-		keyID, expired, err := checkSignature(sums, sig, m.armors)
+		signer, armor, err := provenance.CheckSignature(sums, sig, m.armors, r.opts.Signatures)
 		if err != nil {
-			return nil, r.errorf("%s: SHA256SUMS signature: %v", what, err)
+			return nil, r.errorf("%s: %v", what, err)
 		}
-		if expired != nil {
-			r.warnf("%s: SHA256SUMS signature by key %s: %v (accepted, as the clients accept it)", what, keyID, expired)
+		if signer.Expired != "" {
+			r.warnf("%s: SHA256SUMS signature by %s: %s (accepted, as the clients accept it unless OPENTOFU_ENFORCE_GPG_EXPIRATION is true)", what, signer, signer.Expired)
 		}
-		ss.keyID = keyID
+		signer.Source = httpclient.RedactURL(m.metaURL)
+		ss.signer = signer
+		ss.prov = &provenance.Provenance{
+			Provider: m.pkg.Provider.String(), Version: m.pkg.Version.String(), SHA256SUMS: sums, Signature: sig,
+			Key: provenance.Key{ID: signer.KeyID, Fingerprint: signer.Fingerprint, Source: signer.Source, ASCIIArmor: armor},
+		}
 	case r.host == unsignedHost:
 		r.warnf("%s: no signing keys; %s is the one registry the clients accept unsigned", what, unsignedHost)
 	default:
 		return nil, r.errorf("%s: SHA256SUMS signature: the registry gives no signing keys, so SHA256SUMS cannot be authenticated", what)
 	}
-	lines, err := parseSums(sums)
+	lines, err := provenance.ParseSums(sums)
 	if err != nil {
 		return nil, r.errorf("%s: SHA256SUMS (%s): %v", what, httpclient.RedactURL(m.sumsURL), err)
 	}
@@ -220,58 +225,6 @@ func (r *Registry) signedSums(ctx context.Context, m *downloadMeta) (*signedSums
 	r.signed[key] = ss
 	r.mu.Unlock()
 	return ss, nil
-}
-
-// checkSignature checks a binary detached signature over doc with each key
-// in turn, as OpenTofu does: a key that did not sign moves on to the next.
-// An expired key or signature is accepted; the expiry is returned for a
-// warning.
-func checkSignature(doc, sig []byte, armors []string) (keyID string, expired error, err error) {
-	var ids []string
-	for i, armor := range armors {
-		kr, err := openpgp.ReadArmoredKeyRing(strings.NewReader(armor))
-		if err != nil {
-			return "", nil, fmt.Errorf("signing key %d of the registry is not a valid ASCII-armored public key: %v", i+1, err)
-		}
-		for _, e := range kr {
-			ids = append(ids, e.PrimaryKey.KeyIdString())
-		}
-		signer, err := openpgp.CheckDetachedSignature(kr, bytes.NewReader(doc), bytes.NewReader(sig), nil)
-		switch {
-		case err == nil:
-			return signer.PrimaryKey.KeyIdString(), nil, nil
-		case errors.Is(err, pgperrors.ErrUnknownIssuer):
-			continue
-		case signer != nil && (errors.Is(err, pgperrors.ErrSignatureExpired) || errors.Is(err, pgperrors.ErrKeyExpired)):
-			return signer.PrimaryKey.KeyIdString(), err, nil
-		default:
-			id := strings.Join(ids[len(ids)-len(kr):], ", ")
-			return "", nil, fmt.Errorf("does not check with key %s, which made it: %v (SHA256SUMS or its signature was altered)", id, err)
-		}
-	}
-	return "", nil, fmt.Errorf("no key of the registry signed it (keys: %s)", strings.Join(ids, ", "))
-}
-
-// parseSums reads a SHA256SUMS document: "HEX  FILENAME" per line. Like
-// OpenTofu, a line whose first field is not 64 hex digits makes the whole
-// document unusable; unlike it, blank lines are tolerated.
-func parseSums(doc []byte) (map[string]string, error) {
-	out := map[string]string{}
-	for i, line := range strings.Split(string(doc), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) == 0 {
-			continue
-		}
-		if len(fields) < 2 {
-			return nil, fmt.Errorf("line %d: want \"SHA256  FILENAME\"", i+1)
-		}
-		sum := strings.ToLower(fields[0])
-		if _, err := hex.DecodeString(sum); err != nil || len(sum) != 64 {
-			return nil, fmt.Errorf("line %d: %q is not a SHA-256 in hex", i+1, fields[0])
-		}
-		out[fields[1]] = sum
-	}
-	return out, nil
 }
 
 // Open downloads an archive, without credentials, and checks it as it

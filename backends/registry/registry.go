@@ -22,6 +22,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -46,6 +47,8 @@ type Options struct {
 	// Concurrency bounds parallel download-metadata requests (one per
 	// platform); 0 means DefaultConcurrency.
 	Concurrency int
+	// Signatures say how SHA256SUMS signatures are checked (key expiry).
+	Signatures provenance.Options
 }
 
 // Registry is an origin registry.
@@ -79,6 +82,7 @@ var (
 	_ backends.Warner           = (*Registry)(nil)
 	_ backends.VersionsLister   = (*Registry)(nil)
 	_ backends.SignedHashLister = (*Registry)(nil)
+	_ backends.ProvenanceReader = (*Registry)(nil)
 )
 
 // Open prepares a registry at host (HOST or HOST:PORT). No request is made
@@ -374,8 +378,8 @@ func (r *Registry) authenticate(ctx context.Context, m *downloadMeta) (backends.
 	}
 	zh := hashing.Hash("zh:" + m.shasum)
 	var evidence []hashing.Evidence
-	if ss.keyID != "" {
-		evidence = append(evidence, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceRegistrySigned, Detail: "key " + ss.keyID}, Hashes: []hashing.Hash{zh}})
+	if ss.prov != nil {
+		evidence = append(evidence, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceRegistrySigned, Detail: ss.signer.String()}, Hashes: []hashing.Hash{zh}})
 	} else {
 		evidence = append(evidence, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceRegistry, Detail: "shasum (" + r.host + " publishes no signing keys)"}, Hashes: []hashing.Hash{zh}})
 	}
@@ -399,17 +403,9 @@ func (r *Registry) authenticate(ctx context.Context, m *downloadMeta) (backends.
 // document is the one Archives fetched and checked; it is fetched (and
 // checked) here when Archives was not called for v.
 func (r *Registry) SignedHashes(ctx context.Context, p backends.Provider, v backends.Version) ([]hashing.Hash, error) {
-	vk := versionKey{p, v.String()}
-	r.mu.Lock()
-	docs := r.bySums[vk]
-	r.mu.Unlock()
-	if docs == nil {
-		if _, err := r.Archives(ctx, p, v); err != nil {
-			return nil, err
-		}
-		r.mu.Lock()
-		docs = r.bySums[vk]
-		r.mu.Unlock()
+	docs, err := r.sumsOf(ctx, p, v)
+	if err != nil {
+		return nil, err
 	}
 	var out []hashing.Hash
 	for ss := range docs {
@@ -418,6 +414,50 @@ func (r *Registry) SignedHashes(ctx context.Context, p backends.Provider, v back
 		}
 	}
 	return hashing.SortUnique(out), nil
+}
+
+// Provenance returns the signed SHA256SUMS, its signature and the key that
+// made it, for p at v: what authenticated its packages (Archives fetches
+// and checks them when it has not run for v). A version the registry
+// serves unsigned (registry.opentofu.org without keys) has none:
+// backends.ErrNotFound.
+func (r *Registry) Provenance(ctx context.Context, p backends.Provider, v backends.Version) (*provenance.Provenance, error) {
+	docs, err := r.sumsOf(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	var found *provenance.Provenance
+	for ss := range docs {
+		if ss.prov == nil {
+			continue
+		}
+		if found != nil && !found.Equal(ss.prov) {
+			return nil, r.errorf("%s %s: the platforms' download metadata name different SHA256SUMS documents or signatures; which one is the release's cannot be told", p.ShortString(), v)
+		}
+		found = ss.prov
+	}
+	if found == nil {
+		return nil, r.errorf("%s %s: the registry publishes no signature for it: %w", p.ShortString(), v, backends.ErrNotFound)
+	}
+	return found, nil
+}
+
+// sumsOf returns the SHA256SUMS documents that authenticated p's packages
+// at v, fetching and checking them when Archives has not.
+func (r *Registry) sumsOf(ctx context.Context, p backends.Provider, v backends.Version) (map[*signedSums]bool, error) {
+	vk := versionKey{p, v.String()}
+	r.mu.Lock()
+	docs := r.bySums[vk]
+	r.mu.Unlock()
+	if docs != nil {
+		return docs, nil
+	}
+	if _, err := r.Archives(ctx, p, v); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bySums[vk], nil
 }
 
 // short names a package without its hostname, which the registry's name in

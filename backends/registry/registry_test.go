@@ -94,7 +94,7 @@ func TestGoodReleaseVerifies(t *testing.T) {
 	for _, a := range as {
 		want := hashing.Hash("zh:" + srv.SHA256("acme", "alpha", "1.0.0", a.Platform.String()))
 		signed := a.Evidence[0]
-		if signed.Source != (hashing.Source{Kind: hashing.SourceRegistrySigned, Detail: "key " + srv.KeyID()}) {
+		if signed.Source != (hashing.Source{Kind: hashing.SourceRegistrySigned, Detail: "key " + srv.KeyID() + ", fingerprint " + srv.Fingerprint()}) {
 			t.Errorf("%s: evidence source = %v, want the signed SHA256SUMS with key %s", a.Package, signed.Source, srv.KeyID())
 		}
 		if len(signed.Hashes) != 1 || signed.Hashes[0] != want {
@@ -162,11 +162,11 @@ func TestFaultsGiveSpecificErrors(t *testing.T) {
 			}},
 		{name: "tampered SHA256SUMS", faults: registrytest.Faults{TamperSums: true},
 			listErr: func(srv *registrytest.Server) string {
-				return "acme/alpha 1.0.0: SHA256SUMS signature: does not check with key " + srv.KeyID()
+				return "acme/alpha 1.0.0: the SHA256SUMS signature does not check with key " + srv.KeyID()
 			}},
 		{name: "unknown key", faults: registrytest.Faults{UnknownKey: true},
 			listErr: func(srv *registrytest.Server) string {
-				return "registry " + srv.Host() + ": acme/alpha 1.0.0: SHA256SUMS signature: no key of the registry signed it (keys: " + srv.KeyID() + ")"
+				return "registry " + srv.Host() + ": acme/alpha 1.0.0: the SHA256SUMS signature does not check: no key offered signed it (keys: " + srv.KeyID() + ")"
 			}},
 		{name: "missing signature", faults: registrytest.Faults{MissingSig: true},
 			listErr: func(srv *registrytest.Server) string {

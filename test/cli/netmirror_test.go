@@ -180,7 +180,7 @@ func TestCLIRegistry(t *testing.T) {
 	}
 	srv.SetFaults(registrytest.Faults{UnknownKey: true})
 	r = run(t, nil, "ls", reg, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca)
-	if r.code != 1 || !strings.Contains(r.stderr, "no key of the registry signed it (keys: "+srv.KeyID()+")") {
+	if r.code != 1 || !strings.Contains(r.stderr, "no key offered signed it (keys: "+srv.KeyID()+")") {
 		t.Fatalf("ls with an unknown signer: %d %s", r.code, r.stderr)
 	}
 }

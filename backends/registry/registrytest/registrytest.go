@@ -301,6 +301,18 @@ func (s *Server) KeyID() string { return s.key.PrimaryKey.KeyIdString() }
 // OtherKeyID is the ID of the key the UnknownKey fault signs with.
 func (s *Server) OtherKeyID() string { return s.other.PrimaryKey.KeyIdString() }
 
+// Fingerprint is the signing key's fingerprint, upper-case hex, as trust
+// policies pin it.
+func (s *Server) Fingerprint() string { return fingerprint(s.key) }
+
+// OtherFingerprint is the fingerprint of the key the UnknownKey fault
+// signs with.
+func (s *Server) OtherFingerprint() string { return fingerprint(s.other) }
+
+func fingerprint(e *openpgp.Entity) string {
+	return strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint))
+}
+
 // PublicKey is the signing key, ASCII-armored.
 func (s *Server) PublicKey() string { return s.armored }
 
