@@ -64,7 +64,30 @@ func (m *Mirror) Remove(ctx context.Context, p backends.Provider, as []backends.
 		}
 		out.Removed = append(out.Removed, e.pkg)
 	}
+	if err := m.removeProvenance(p, emptiedVersions(s, targets)); err != nil {
+		return out, err
+	}
 	return out, nil
+}
+
+// emptiedVersions returns the versions of s every entry of which is among
+// targets: once they are deleted, nothing of those versions is left.
+func emptiedVersions(s *providerScan, targets []*entry) []backends.Version {
+	removed := map[*entry]bool{}
+	for _, e := range targets {
+		removed[e] = true
+	}
+	var out []backends.Version
+	for v, plats := range s.entries {
+		left := false
+		for _, e := range plats {
+			left = left || !removed[e]
+		}
+		if !left {
+			out = append(out, s.versions[v])
+		}
+	}
+	return out
 }
 
 // removable returns the entries of s that are the archives as lists, as

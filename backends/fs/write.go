@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -109,6 +110,7 @@ func (m *Mirror) sweepOnce(dir string) {
 		return
 	}
 	sweepStale(dir)
+	sweepStale(filepath.Join(dir, provenance.DirName))
 	if vs, err := os.ReadDir(dir); err == nil {
 		for _, v := range vs {
 			if v.IsDir() && !strings.HasPrefix(v.Name(), ".") {
