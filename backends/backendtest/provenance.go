@@ -95,4 +95,3 @@ func Versions(seeds []Seed) [][]Seed {
 	}
 	return out
 }
-

@@ -90,12 +90,12 @@ func TestRequireSignature(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	cases := map[string]string{
-		`provider "hashicorp/*" { fingerprints = ["ABCDEF0123456789"] }`:        "is a key ID; pin the key's full fingerprint",
-		`provider "hashicorp/*" { fingerprints = ["xyz"] }`:                     `"xyz" is not a key fingerprint`,
-		`provider "hashicorp/*" { fingerprints = [] }`:                          "fingerprints is empty",
-		`provider "*/aws" { fingerprints = ["` + fpHashi + `"] }`:                "a wildcard namespace needs a wildcard type",
-		`provider "a/b" {}`:                                                     `"fingerprints" is required`,
-		`pin "a/b" { fingerprints = ["` + fpHashi + `"] }`:                       "Unsupported block type",
+		`provider "hashicorp/*" { fingerprints = ["ABCDEF0123456789"] }`: "is a key ID; pin the key's full fingerprint",
+		`provider "hashicorp/*" { fingerprints = ["xyz"] }`:              `"xyz" is not a key fingerprint`,
+		`provider "hashicorp/*" { fingerprints = [] }`:                   "fingerprints is empty",
+		`provider "*/aws" { fingerprints = ["` + fpHashi + `"] }`:        "a wildcard namespace needs a wildcard type",
+		`provider "a/b" {}`: `"fingerprints" is required`,
+		`pin "a/b" { fingerprints = ["` + fpHashi + `"] }`:                                                                     "Unsupported block type",
 		"provider \"a/b\" { fingerprints = [\"" + fpHashi + "\"] }\nprovider \"a/b\" { fingerprints = [\"" + fpHashi + "\"] }": "already pinned at p.hcl:1",
 	}
 	for src, want := range cases {
