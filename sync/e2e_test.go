@@ -77,7 +77,7 @@ func TestE2ERegistryToFS(t *testing.T) {
 	checkedBy(t, tr, hashing.SourceRegistrySigned)
 	for _, j := range tr.Jobs {
 		for _, c := range j.Checks {
-			if c.Source.Kind == hashing.SourceRegistrySigned && c.Source.Detail != "key "+reg.KeyID() {
+			if c.Source.Kind == hashing.SourceRegistrySigned && c.Source.Detail != "key "+reg.KeyID()+", fingerprint "+reg.Fingerprint() {
 				t.Errorf("the check does not record the signing key %s: %q", reg.KeyID(), c.Source.Detail)
 			}
 		}

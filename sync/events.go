@@ -5,6 +5,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -24,6 +25,9 @@ type JobInfo struct {
 	Src    string
 	Dst    string
 	Size   int64 // -1 when the source does not say
+	// Signer, when set, is who signed the package, by the source's
+	// provenance (checked before the job was queued).
+	Signer *provenance.Signer
 }
 
 // Label names the job's package for front ends: Name, or the provider

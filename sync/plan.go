@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -16,8 +17,11 @@ type Item struct {
 	Archive backends.Archive
 	// Dest is the package in the destination, when it is there.
 	Dest   *backends.Archive
-	Status Status // missing, present, conflict or unavailable
+	Status Status // missing, present, conflict, unavailable, or error (refused)
 	Detail string
+	// Provenance is the source's checked provenance of the package's
+	// version, when it has one and the package is to be transferred.
+	Provenance *Signed
 }
 
 // Finding returns the item as diff reports it.
@@ -52,7 +56,7 @@ func (p *Plan) Count(s Status) int {
 func (p *Plan) Jobs(dst backends.Writer, force bool) (jobs []Task, left []Item) {
 	for _, it := range p.Items {
 		if it.Status == StatusMissing || it.Status == StatusConflict && force {
-			jobs = append(jobs, Transfer{Src: p.Src, Dst: dst, Archive: it.Archive, Force: force})
+			jobs = append(jobs, Transfer{Src: p.Src, Dst: dst, Archive: it.Archive, Force: force, Provenance: it.Provenance})
 		} else {
 			left = append(left, it)
 		}
@@ -91,6 +95,10 @@ type PlanOptions struct {
 	// destination instead of trusting what the destination states.
 	VerifyExisting bool
 	Hashing        hashing.Options
+	// Trust is the policy the source's signatures must meet; nil accepts
+	// any signature that checks, and packages without one. A source's
+	// provenance that does not check refuses its version either way.
+	Trust *trust.Policy
 }
 
 // MakePlan compares the selected packages of src with dst. It reads
@@ -129,6 +137,7 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 			})
 			continue
 		}
+		first := len(plan.Items)
 		srcArchives, err := backends.ListArchives(ctx, src, p, versions)
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
@@ -168,6 +177,7 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 				}
 			}
 		}
+		authenticate(ctx, src, plan.Items[first:], opts.Trust)
 	}
 	if err := sel.checkSelected(ctx, src, providers, selected); err != nil {
 		return nil, fmt.Errorf("source %s: %w", src, err)

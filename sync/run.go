@@ -85,7 +85,7 @@ func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sin
 		t.Apply(ev)
 		sink.Show(ev)
 	}
-	drain(eng, specs, show)
+	drain(eng, withCarriers(specs), show)
 	if ctx.Err() == nil {
 		flushStale(ctx, dst, plans, show)
 	}

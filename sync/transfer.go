@@ -20,6 +20,13 @@ type Transfer struct {
 	Dst     backends.Writer
 	Archive backends.Archive // as the source lists it, with its evidence
 	Force   bool             // replace a different archive in the destination
+	// Provenance, when set, is the source's checked provenance of the
+	// archive's version (Archive then carries its evidence): the batch
+	// writes it into the destination once the version has landed.
+	Provenance *Signed
+	// carry collects, for the batch's Finish, the provenance of the
+	// versions that landed (withCarriers).
+	carry *carrier
 	// refused: the destination cannot hold this provider beside the others
 	// enqueued with it (a usage error, set by admit).
 	refused error
@@ -29,7 +36,11 @@ var _ Batched = Transfer{}
 
 // Info implements Task.
 func (t Transfer) Info() JobInfo {
-	return JobInfo{Package: t.Archive.Package, Src: t.Src.String(), Dst: t.Dst.String(), Size: t.Archive.Size}
+	info := JobInfo{Package: t.Archive.Package, Src: t.Src.String(), Dst: t.Dst.String(), Size: t.Archive.Size}
+	if t.Provenance != nil {
+		info.Signer = &t.Provenance.Signer
+	}
+	return info
 }
 
 // transferBatch is the batch of a transfer: its destination and provider.
@@ -41,11 +52,16 @@ type transferBatch struct {
 // Batch implements Batched.
 func (t Transfer) Batch() any { return transferBatch{t.Dst, t.Archive.Provider} }
 
-// Finish writes the provider's index documents in the destination.
+// Finish writes the provider's index documents in the destination, then
+// the provenance of the versions that landed (where the destination keeps
+// provenance): it describes what the documents list.
 func (t Transfer) Finish(ctx context.Context) Event {
 	err := t.Dst.Flush(ctx, t.Archive.Provider)
+	carried := t.carry.take()
 	if err != nil {
 		err = &backends.OpError{Op: "write index", Place: t.Dst.String(), Side: "destination", Err: err}
+	} else {
+		err = writeProvenance(ctx, t.Dst, t.Archive.Provider, carried)
 	}
 	return IndexWritten{Dst: t.Dst.String(), Provider: t.Archive.Provider, Err: err}
 }
@@ -94,6 +110,7 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	if err := st.Commit(ctx, sums, t.Force); err != nil {
 		return JobDone{}, t.opErr("commit", "destination", dst, err)
 	}
+	t.carry.add(a.Version, t.Provenance)
 	return JobDone{Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 

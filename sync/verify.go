@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -35,6 +36,9 @@ type Finding struct {
 	// SrcHashes and DstHashes are the hashes the two sides of a plan state
 	// (diff), each sorted.
 	SrcHashes, DstHashes []hashing.Hash
+	// Signer is who signed the package, where the place keeps its
+	// version's provenance and verify checked it.
+	Signer *provenance.Signer
 }
 
 // HashArchive computes the sums of an archive: in place for local places,
@@ -90,6 +94,44 @@ func VerifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, o
 	return f
 }
 
+// provenanceOf reads and checks r's provenance of each version of as.
+func provenanceOf(ctx context.Context, r backends.Reader, as []backends.Archive, opts provenance.Options) map[string]signedOrErr {
+	out := map[string]signedOrErr{}
+	for _, a := range as {
+		if _, done := out[a.Version.String()]; !done {
+			s, err := ReadProvenance(ctx, r, a.Provider, a.Version, opts)
+			out[a.Version.String()] = signedOrErr{s, err}
+		}
+	}
+	return out
+}
+
+type signedOrErr struct {
+	signed *Signed
+	err    error
+}
+
+// verifySigned is VerifyArchive with the version's provenance, if any:
+// a provenance that does not check is a mismatch without hashing a byte.
+func verifySigned(ctx context.Context, r backends.Reader, a backends.Archive, s signedOrErr, opts hashing.Options) Finding {
+	if s.err != nil {
+		return Finding{Package: a.Package, Status: StatusMismatch, Detail: s.err.Error()}
+	}
+	if s.signed == nil {
+		return VerifyArchive(ctx, r, a, opts)
+	}
+	signedArchive, err := s.signed.Authenticate(a)
+	if err != nil {
+		return Finding{Package: a.Package, Status: StatusMismatch, Detail: fmt.Sprintf("%s: %v", r, err), Signer: &s.signed.Signer}
+	}
+	f := VerifyArchive(ctx, r, signedArchive, opts)
+	f.Signer = &s.signed.Signer
+	if f.Status == StatusOK && s.signed.Signer.Expired != "" {
+		f.Detail += fmt.Sprintf(" (the signing key has expired: %s)", s.signed.Signer.Expired)
+	}
+	return f
+}
+
 func describeMatches(res hashing.Result) string {
 	s := ""
 	for _, c := range res.Checks {
@@ -118,8 +160,26 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// VerifyPlace verifies every selected archive of r, in order.
+// VerifyOptions tune VerifyPlaceWith.
+type VerifyOptions struct {
+	Hashing hashing.Options
+	// Signatures says how the signatures of provenance are checked.
+	Signatures provenance.Options
+}
+
+// VerifyPlace verifies every selected archive of r, in order, with the
+// default signature rules.
 func VerifyPlace(ctx context.Context, r backends.Reader, sel Selection, opts hashing.Options) ([]Finding, error) {
+	return VerifyPlaceWith(ctx, r, sel, VerifyOptions{Hashing: opts})
+}
+
+// VerifyPlaceWith verifies every selected archive of r, in order: its
+// hashes against everything r states, and where r keeps its version's
+// provenance, the signature over SHA256SUMS and the archive's zh: against
+// the signed line. A version whose provenance does not check has every
+// archive reported as a mismatch that says why.
+func VerifyPlaceWith(ctx context.Context, r backends.Reader, sel Selection, vo VerifyOptions) ([]Finding, error) {
+	opts := vo.Hashing
 	ps, err := sel.ProvidersIn(ctx, r)
 	if err != nil {
 		return nil, err
@@ -132,11 +192,12 @@ func VerifyPlace(ctx context.Context, r backends.Reader, sel Selection, opts has
 			return nil, err
 		}
 		selected[p] = len(as) > 0
+		signed := provenanceOf(ctx, r, as, vo.Signatures)
 		for _, a := range as {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
-			out = append(out, VerifyArchive(ctx, r, a, opts))
+			out = append(out, verifySigned(ctx, r, a, signed[a.Version.String()], opts))
 		}
 		if au, ok := r.(backends.Auditor); ok {
 			for _, prob := range au.Audit(ctx, p) {

@@ -251,6 +251,10 @@ func (vr *versionRemoval) unlist(ctx context.Context, desc ocispec.Descriptor, i
 	if err := retryRace(ctx, func() error { return vr.r.PushReference(ctx, nd, bytes.NewReader(b), vr.tag) }); err != nil {
 		return classify(err, fmt.Sprintf("push index %s as tag %q", nd.Digest, vr.tag), vr.m.name, vr.addr, vr.label())
 	}
+	// The kept platforms are still the signed release's.
+	if err := vr.m.carryProvenance(ctx, vr.r, vr.addr, desc.Digest, nd, vr.label()); err != nil {
+		vr.m.warnf("repository %s: %s: the provenance of the index before the removal was not carried over: %v", vr.addr, vr.label(), err)
+	}
 	return nil
 }
 

@@ -542,12 +542,28 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 		pv := m.w.versions[k]
 		m.w.mu.Unlock()
 		g.Go(func() error {
-			errs[i] = pv.flush(ctx, m, r, p.String()+" "+k.version)
+			label := p.String() + " " + k.version
+			pv.mu.Lock()
+			before := pv.baseDigest
+			pv.mu.Unlock()
+			if errs[i] = pv.flush(ctx, m, r, label); errs[i] == nil {
+				errs[i] = m.provenanceAfterFlush(ctx, r, pv, before, label)
+			}
 			return nil
 		})
 	}
 	g.Wait()
 	return errors.Join(errs...)
+}
+
+// provenanceAfterFlush carries the provenance that referred to the index
+// the tag named before the flush (before) over to the one it names now.
+func (m *Mirror) provenanceAfterFlush(ctx context.Context, r *remote.Repository, pv *pendingVersion, before digest.Digest, label string) error {
+	now, err := r.Resolve(ctx, pv.tag)
+	if err != nil {
+		return classify(err, fmt.Sprintf("resolve tag %q", pv.tag), m.name, pv.addr, label)
+	}
+	return m.carryProvenance(ctx, r, pv.addr, before, now, label)
 }
 
 // indexAttempts bounds the pushes of one version's index while other

@@ -1,0 +1,214 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	gosync "sync"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/provenance"
+	"github.com/tfmirror/tfmirror/backends/trust"
+	"github.com/tfmirror/tfmirror/hashing"
+)
+
+// Signed is a provider version's provenance whose signature checked.
+type Signed struct {
+	Provenance *provenance.Provenance
+	Signer     provenance.Signer
+}
+
+// ReadProvenance reads r's provenance for p at v and checks its signature.
+// It returns nil and no error when r keeps none (or is no
+// backends.ProvenanceReader). An error means r has provenance that cannot
+// be read or does not check: the version's archives there are not what
+// their publisher signed, or the proof was altered.
+func ReadProvenance(ctx context.Context, r backends.Reader, p backends.Provider, v backends.Version, opts provenance.Options) (*Signed, error) {
+	pr, ok := r.(backends.ProvenanceReader)
+	if !ok {
+		return nil, nil
+	}
+	doc, err := pr.Provenance(ctx, p, v)
+	if errors.Is(err, backends.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := doc.Check(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: provenance of %w", r, err)
+	}
+	return &Signed{Provenance: doc, Signer: s}, nil
+}
+
+// CheckProvenance is what sync applies to one version of a source before
+// any of its archives is mirrored: the source's provenance, read and
+// checked (ReadProvenance), admitted by the policy (trust.Policy.Admit,
+// which refuses a version without one where a signature is required or a
+// key is pinned). signed is nil when the source has none and the policy
+// lets that pass. import calls it for each version of a bundle.
+func CheckProvenance(ctx context.Context, src backends.Reader, p backends.Provider, v backends.Version, pol *trust.Policy) (*Signed, error) {
+	var opts provenance.Options
+	if pol != nil {
+		opts = pol.Signatures
+	}
+	signed, err := ReadProvenance(ctx, src, p, v, opts)
+	if err != nil {
+		return nil, err
+	}
+	var signer *provenance.Signer
+	if signed != nil {
+		signer = &signed.Signer
+	}
+	if err := pol.Admit(p, fmt.Sprintf("source %s: %s %s", src, p, v), signer); err != nil {
+		return nil, err
+	}
+	return signed, nil
+}
+
+// Authenticate returns a with the evidence signed gives about its zip
+// added (unless a's source states the same already), so that a transfer or
+// verification checks the bytes against the signed SHA256SUMS. A platform
+// the document does not list is an error: the archive is not the signed
+// release's.
+func (signed *Signed) Authenticate(a backends.Archive) (backends.Archive, error) {
+	ev, err := signed.Provenance.Evidence(a.Platform.String(), signed.Signer)
+	if err != nil {
+		return a, err
+	}
+	for _, have := range a.Evidence {
+		if have.Source.Kind == ev.Source.Kind && sameHashes(have.Hashes, ev.Hashes) {
+			return a, nil
+		}
+	}
+	a.Evidence = append(append([]hashing.Evidence(nil), a.Evidence...), ev)
+	return a, nil
+}
+
+func sameHashes(a, b []hashing.Hash) bool {
+	a, b = hashing.SortUnique(a), hashing.SortUnique(b)
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// authenticate applies CheckProvenance to each version of items (one
+// provider's) that has packages to transfer, once per version: the items
+// of a refused version become errors that say why; the others carry the
+// version's provenance, and their archives its evidence.
+func authenticate(ctx context.Context, src backends.Reader, items []Item, pol *trust.Policy) {
+	type verdict struct {
+		signed *Signed
+		err    error
+	}
+	byVersion := map[string]*verdict{}
+	for i := range items {
+		it := &items[i]
+		if it.Status != StatusMissing && it.Status != StatusConflict {
+			continue
+		}
+		a := it.Archive
+		vd, ok := byVersion[a.Version.String()]
+		if !ok {
+			signed, err := CheckProvenance(ctx, src, a.Provider, a.Version, pol)
+			vd = &verdict{signed, err}
+			byVersion[a.Version.String()] = vd
+		}
+		if vd.err != nil {
+			it.Status, it.Detail = StatusError, fmt.Sprintf("not mirrored: %v", vd.err)
+			continue
+		}
+		if vd.signed == nil {
+			continue
+		}
+		signedArchive, err := vd.signed.Authenticate(a)
+		if err != nil {
+			it.Status, it.Detail = StatusError, fmt.Sprintf("not mirrored: source %s: %v", src, err)
+			continue
+		}
+		it.Archive, it.Provenance = signedArchive, vd.signed
+	}
+}
+
+// carrier collects, for one destination and provider, the provenance of
+// the versions whose archives landed, for the batch's Finish to write once
+// the index documents list them. The transfers of a batch share one.
+type carrier struct {
+	mu       gosync.Mutex
+	versions map[string]carried
+}
+
+type carried struct {
+	version backends.Version
+	signed  *Signed
+}
+
+func (c *carrier) add(v backends.Version, s *Signed) {
+	if c == nil || s == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.versions == nil {
+		c.versions = map[string]carried{}
+	}
+	c.versions[v.String()] = carried{v, s}
+}
+
+// take returns what was collected since the last take.
+func (c *carrier) take() []carried {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]carried, 0, len(c.versions))
+	for _, cv := range c.versions {
+		out = append(out, cv)
+	}
+	c.versions = nil
+	return out
+}
+
+// withCarriers gives the transfers among tasks one carrier per destination
+// and provider (their batch), so that the batch's Finish writes the
+// provenance of every version that landed, whichever task finishes it.
+func withCarriers(tasks []Task) []Task {
+	carriers := map[transferBatch]*carrier{}
+	out := make([]Task, len(tasks))
+	for i, t := range tasks {
+		if tr, ok := t.(Transfer); ok && tr.carry == nil {
+			b := transferBatch{tr.Dst, tr.Archive.Provider}
+			if carriers[b] == nil {
+				carriers[b] = &carrier{}
+			}
+			tr.carry = carriers[b]
+			t = tr
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// writeProvenance writes the provenance of the versions that landed into
+// dst, when dst keeps provenance.
+func writeProvenance(ctx context.Context, dst backends.Writer, p backends.Provider, cs []carried) error {
+	pw, ok := dst.(backends.ProvenanceWriter)
+	if !ok || len(cs) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, c := range cs {
+		if err := pw.WriteProvenance(ctx, p, c.version, c.signed.Provenance); err != nil {
+			errs = append(errs, &backends.OpError{Op: "write provenance", Place: dst.String(), Side: "destination", Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,215 @@
+package sync_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	gosync "sync"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/backends/trust"
+	"github.com/tfmirror/tfmirror/sync"
+)
+
+// recorder is a Sink that keeps every event.
+type recorder struct {
+	mu  gosync.Mutex
+	evs []sync.Event
+}
+
+func (r *recorder) Show(ev sync.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, ev)
+}
+
+// run plans src into dst and syncs the plan with sync.Sync.
+func run(t *testing.T, src backends.Reader, dst backends.Writer, sel sync.Selection, pol *trust.Policy) (*sync.Plan, sync.Summary) {
+	t.Helper()
+	ctx := context.Background()
+	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{Trust: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Backoff: 1}), dst, false, &recorder{}, plan)
+	return plan, sum
+}
+
+// signedRegistry serves acme/alpha 1.0.0 for two platforms, signed.
+func signedRegistry(t *testing.T) *registrytest.Server {
+	ver := registrytest.Version{Version: "1.0.0", Archives: map[string][]byte{}}
+	for _, plat := range []string{"linux_amd64", "darwin_arm64"} {
+		ver.Archives[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", plat), "")
+	}
+	return registrytest.New(t, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{ver}})
+}
+
+// verifySigned verifies r and wants every archive ok and signed by the
+// registry's key.
+func verifySigned(t *testing.T, r backends.Reader, sel sync.Selection, reg *registrytest.Server, want int) {
+	t.Helper()
+	fs, err := sync.VerifyPlaceWith(context.Background(), r, sel, sync.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != want {
+		t.Fatalf("%s: verify found %d packages, want %d", r, len(fs), want)
+	}
+	for _, f := range fs {
+		if f.Status != sync.StatusOK || f.Signer == nil || f.Signer.Fingerprint != reg.Fingerprint() || !strings.Contains(f.Detail, "signed SHA256SUMS (key "+reg.KeyID()) {
+			t.Errorf("%s: %s %s: %s, signer %+v; want ok, signed by %s", r, f.Package, f.Status, f.Detail, f.Signer, reg.Fingerprint())
+		}
+	}
+}
+
+// TestProvenanceTwoHops: registry -> filesystem -> OCI -> filesystem. The
+// signed SHA256SUMS, its signature and the key travel with the archives,
+// and verify re-checks the signature at every hop; a SHA256SUMS tampered
+// with in the middle hop is caught by verify, and nothing is mirrored
+// from it.
+func TestProvenanceTwoHops(t *testing.T) {
+	ctx := context.Background()
+	reg := signedRegistry(t)
+	src, err := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := reg.Host() + "/acme/alpha"
+	sel := mustSelection(t, []string{addr}, "1.0.0")
+
+	hop1 := openFS(t, filepath.Join(t.TempDir(), "hop1"))
+	if _, sum := run(t, src, hop1, sel, nil); sum.Done != 2 || !sum.OK() {
+		t.Fatalf("registry -> fs: %+v", sum)
+	}
+	verifySigned(t, hop1, sel, reg, 2)
+
+	oreg := ocitest.New(t)
+	r, err := place.Open(ctx, "oci://"+oreg.Host()+"/mirror/${namespace}/${type}", place.Options{CACertFile: oreg.CAFile()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hop2 := r.(backends.Writer)
+	if _, sum := run(t, hop1, hop2, sel, nil); sum.Done != 2 || !sum.OK() {
+		t.Fatalf("fs -> oci: %+v", sum)
+	}
+	verifySigned(t, hop2, sel, reg, 2)
+
+	hop3 := openFS(t, filepath.Join(t.TempDir(), "hop3"))
+	if _, sum := run(t, hop2, hop3, sel, nil); sum.Done != 2 || !sum.OK() {
+		t.Fatalf("oci -> fs: %+v", sum)
+	}
+	verifySigned(t, hop3, sel, reg, 2)
+
+	// Tamper with the signed SHA256SUMS the middle hop keeps, as someone
+	// slipping in another zip would: verify names the key it no longer
+	// checks with, and a sync from it mirrors nothing.
+	side := filepath.Join(hop1.Dir(), filepath.FromSlash(addr), ".tfmirror-provenance", "1.0.0.json")
+	tamperSums(t, side)
+	fs, err := sync.VerifyPlaceWith(ctx, openFS(t, hop1.Dir()), sel, sync.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Status != sync.StatusMismatch || !strings.Contains(f.Detail, "does not check with key "+reg.KeyID()) {
+			t.Errorf("verify after tampering: %s %s: %s", f.Package, f.Status, f.Detail)
+		}
+	}
+	fresh := openFS(t, filepath.Join(t.TempDir(), "fresh"))
+	plan, sum := run(t, openFS(t, hop1.Dir()), fresh, sel, nil)
+	if sum.Done != 0 || sum.OK() || plan.Count(sync.StatusError) != 2 {
+		t.Fatalf("sync from the tampered hop: %d done, plan %v", sum.Done, plan.Findings())
+	}
+	if !strings.Contains(plan.Items[0].Detail, "not mirrored") || !strings.Contains(plan.Items[0].Detail, reg.KeyID()) {
+		t.Fatalf("refusal: %s", plan.Items[0].Detail)
+	}
+}
+
+// TestPolicyRefusesUnpinnedKey: a version signed by a key the policy does
+// not pin for its provider is not mirrored, and the message names both
+// keys; the pinned key lets it through.
+func TestPolicyRefusesUnpinnedKey(t *testing.T) {
+	ctx := context.Background()
+	reg := signedRegistry(t)
+	src, _ := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	sel := mustSelection(t, []string{"acme/alpha"}, "1.0.0")
+	policy := func(fp string) *trust.Policy {
+		pol, err := trust.Parse([]byte(`provider "acme/*" { fingerprints = ["`+fp+`"] }`), "trust.hcl", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pol
+	}
+	dst := openFS(t, filepath.Join(t.TempDir(), "m"))
+	plan, sum := run(t, src, dst, sel, policy(reg.OtherFingerprint()))
+	if sum.Done != 0 || plan.Count(sync.StatusError) != 2 {
+		t.Fatalf("unpinned key: %d done, plan %v", sum.Done, plan.Findings())
+	}
+	want := "signed by key " + reg.KeyID() + ", fingerprint " + reg.Fingerprint() + ", but trust.hcl:1 pins fingerprint " + reg.OtherFingerprint() + " for acme/*"
+	if d := plan.Items[0].Detail; !strings.Contains(d, want) {
+		t.Fatalf("refusal %q, want it to say %q", d, want)
+	}
+	if ps, _ := dst.Providers(ctx); len(ps) != 0 {
+		t.Fatalf("something landed: %v", ps)
+	}
+	if _, sum := run(t, src, dst, sel, policy(reg.Fingerprint())); sum.Done != 2 || !sum.OK() {
+		t.Fatalf("pinned key: %+v", sum)
+	}
+}
+
+// TestRequireSignature: a source without provenance (a hand-made
+// filesystem mirror) is refused with require_signature, and mirrored
+// without it.
+func TestRequireSignature(t *testing.T) {
+	w := newWorld(t)
+	sel := mustSelection(t, []string{"acme/alpha"}, "1.0.0")
+	plan, sum := run(t, w.src, w.dst, sel, &trust.Policy{RequireSignature: true})
+	if sum.Done != 0 || plan.Count(sync.StatusError) != 3 || !strings.Contains(plan.Items[0].Detail, "no valid signature, and a signature is required") {
+		t.Fatalf("unsigned source with a signature required: %d done, plan %v", sum.Done, plan.Findings())
+	}
+	if _, sum := run(t, w.src, w.dst, sel, nil); sum.Done != 3 {
+		t.Fatalf("unsigned source, nothing required: %+v", sum)
+	}
+}
+
+func openFS(t *testing.T, dir string) *fs.Mirror {
+	t.Helper()
+	m, err := fs.Open(dir, dir, fs.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// tamperSums changes the first hex digit of the SHA256SUMS a sidecar holds.
+func tamperSums(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var sums []byte
+	raw, _ := json.Marshal(doc["shasums"])
+	json.Unmarshal(raw, &sums)
+	if sums[0] == '0' {
+		sums[0] = '1'
+	} else {
+		sums[0] = '0'
+	}
+	doc["shasums"] = sums
+	out, _ := json.Marshal(doc)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
