@@ -42,6 +42,31 @@ func ReadProvenance(ctx context.Context, r backends.Reader, p backends.Provider,
 	return &Signed{Provenance: doc, Signer: s}, nil
 }
 
+// Signature is what a place's provenance says of one archive's version:
+// who signed it, or why the proof does not check; neither when the place
+// keeps none.
+type Signature struct {
+	Signed *Signed
+	Err    error
+}
+
+// Signatures reads and checks r's provenance of the versions of as, once
+// per version, and returns each archive's, in the order of as.
+func Signatures(ctx context.Context, r backends.Reader, as []backends.Archive, opts provenance.Options) []Signature {
+	byVersion := map[string]Signature{}
+	out := make([]Signature, len(as))
+	for i, a := range as {
+		k := a.Provider.String() + " " + a.Version.String()
+		s, done := byVersion[k]
+		if !done {
+			s.Signed, s.Err = ReadProvenance(ctx, r, a.Provider, a.Version, opts)
+			byVersion[k] = s
+		}
+		out[i] = s
+	}
+	return out
+}
+
 // CheckProvenance is what sync applies to one version of a source before
 // any of its archives is mirrored: the source's provenance, read and
 // checked (ReadProvenance), admitted by the policy (trust.Policy.Admit,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 )
 
 // The statuses of prune's plan and result rows.
@@ -206,6 +207,54 @@ func (r PruneResult) OK() bool {
 		}
 	}
 	return true
+}
+
+// Removing returns the archives the plan removes, in plan order.
+func (p *PrunePlan) Removing() []backends.Archive {
+	var out []backends.Archive
+	for _, it := range p.Items {
+		if it.Remove {
+			out = append(out, it.Archive)
+		}
+	}
+	return out
+}
+
+// PackageRemoved: prune removed a package from a place (for an audit log:
+// RemovedEvents).
+type PackageRemoved struct {
+	// Archive is the package as the place listed it before the removal,
+	// with the hashes it stated.
+	Archive backends.Archive
+	Dst     string
+	// Signer is who signed it, where the place kept its provenance.
+	Signer *provenance.Signer
+}
+
+func (PackageRemoved) isEvent() {}
+
+// RemovedEvents returns a PackageRemoved for each of removing (the plan's
+// Removing) that res says is gone; sigs, when given, are their Signatures,
+// read before the prune.
+func RemovedEvents(dst backends.Reader, removing []backends.Archive, sigs []Signature, res PruneResult) []Event {
+	gone := map[backends.PackageKey]bool{}
+	for _, f := range res.Findings {
+		if f.Status == StatusRemoved {
+			gone[f.Package.Key()] = true
+		}
+	}
+	var out []Event
+	for i, a := range removing {
+		if !gone[a.Key()] {
+			continue
+		}
+		ev := PackageRemoved{Archive: a, Dst: dst.String()}
+		if i < len(sigs) && sigs[i].Signed != nil {
+			ev.Signer = &sigs[i].Signed.Signer
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // Prune carries out a plan: provider by provider, one Remove of the

@@ -13,6 +13,19 @@ import (
 // the engine's pump buffers while it runs.
 type Sink interface{ Show(Event) }
 
+// Sinks is a Sink that shows each event to every sink in turn (a
+// reporter and an audit log).
+type Sinks []Sink
+
+// Show implements Sink.
+func (ss Sinks) Show(ev Event) {
+	for _, s := range ss {
+		if s != nil {
+			s.Show(ev)
+		}
+	}
+}
+
 // PlanItemLeft: a package of the plan that the run does not transfer, sent
 // before the jobs start: present in the destination already (Status
 // present), or a problem (a conflict without force, a package the source

@@ -94,40 +94,24 @@ func VerifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, o
 	return f
 }
 
-// provenanceOf reads and checks r's provenance of each version of as.
-func provenanceOf(ctx context.Context, r backends.Reader, as []backends.Archive, opts provenance.Options) map[string]signedOrErr {
-	out := map[string]signedOrErr{}
-	for _, a := range as {
-		if _, done := out[a.Version.String()]; !done {
-			s, err := ReadProvenance(ctx, r, a.Provider, a.Version, opts)
-			out[a.Version.String()] = signedOrErr{s, err}
-		}
-	}
-	return out
-}
-
-type signedOrErr struct {
-	signed *Signed
-	err    error
-}
-
 // verifySigned is VerifyArchive with the version's provenance, if any:
 // a provenance that does not check is a mismatch without hashing a byte.
-func verifySigned(ctx context.Context, r backends.Reader, a backends.Archive, s signedOrErr, opts hashing.Options) Finding {
-	if s.err != nil {
-		return Finding{Package: a.Package, Status: StatusMismatch, Detail: s.err.Error()}
+func verifySigned(ctx context.Context, r backends.Reader, a backends.Archive, s Signature, opts hashing.Options) Finding {
+	if s.Err != nil {
+		return Finding{Package: a.Package, Status: StatusMismatch, Detail: s.Err.Error()}
 	}
-	if s.signed == nil {
+	if s.Signed == nil {
 		return VerifyArchive(ctx, r, a, opts)
 	}
-	signedArchive, err := s.signed.Authenticate(a)
+	signer := &s.Signed.Signer
+	signedArchive, err := s.Signed.Authenticate(a)
 	if err != nil {
-		return Finding{Package: a.Package, Status: StatusMismatch, Detail: fmt.Sprintf("%s: %v", r, err), Signer: &s.signed.Signer}
+		return Finding{Package: a.Package, Status: StatusMismatch, Detail: fmt.Sprintf("%s: %v", r, err), Signer: signer}
 	}
 	f := VerifyArchive(ctx, r, signedArchive, opts)
-	f.Signer = &s.signed.Signer
-	if f.Status == StatusOK && s.signed.Signer.Expired != "" {
-		f.Detail += fmt.Sprintf(" (the signing key has expired: %s)", s.signed.Signer.Expired)
+	f.Signer = signer
+	if f.Status == StatusOK && signer.Expired != "" {
+		f.Detail += fmt.Sprintf(" (the signing key has expired: %s)", signer.Expired)
 	}
 	return f
 }
@@ -192,12 +176,12 @@ func VerifyPlaceWith(ctx context.Context, r backends.Reader, sel Selection, vo V
 			return nil, err
 		}
 		selected[p] = len(as) > 0
-		signed := provenanceOf(ctx, r, as, vo.Signatures)
-		for _, a := range as {
+		sigs := Signatures(ctx, r, as, vo.Signatures)
+		for i, a := range as {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
-			out = append(out, verifySigned(ctx, r, a, signed[a.Version.String()], opts))
+			out = append(out, verifySigned(ctx, r, a, sigs[i], opts))
 		}
 		if au, ok := r.(backends.Auditor); ok {
 			for _, prob := range au.Audit(ctx, p) {

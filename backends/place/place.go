@@ -21,6 +21,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/backends/registry"
 	"github.com/tfmirror/tfmirror/backends/s3"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -131,6 +132,9 @@ type Options struct {
 	// (--s3-endpoint), addressed path-style; empty means AWS S3. Their
 	// credentials and region come from the AWS configuration chain.
 	S3Endpoint string
+	// Signatures says how origin registries' signatures are checked (key
+	// expiry, as OPENTOFU_ENFORCE_GPG_EXPIRATION).
+	Signatures provenance.Options
 }
 
 // NetClient is the HTTP setup for network mirrors, registries (provider and
@@ -188,7 +192,7 @@ func Openers() map[Kind]Opener {
 			if err != nil {
 				return nil, err
 			}
-			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.Tokens()})
+			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.Tokens(), Signatures: o.Signatures})
 		},
 		OCI: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			roots, err := httpclient.LoadRoots(o.CACertFile)

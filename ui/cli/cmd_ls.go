@@ -89,9 +89,10 @@ func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJ
 		return lsVersions(cmd, env, args[0], s, asJSON)
 	}
 	var all []backends.Archive
+	var sigs []sync.Signature
 	failed := 0
 	for _, arg := range args {
-		as, err := lsPlace(cmd, env, arg, s)
+		as, placeSigs, err := lsPlace(cmd, env, arg, s, asJSON)
 		if err != nil && len(args) == 1 {
 			return err
 		}
@@ -99,9 +100,12 @@ func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJ
 			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", err)
 			failed++
 		}
-		all = append(all, as...)
+		for len(placeSigs) < len(as) {
+			placeSigs = append(placeSigs, sync.Signature{}) // stays aligned with all
+		}
+		all, sigs = append(all, as...), append(sigs, placeSigs...)
 	}
-	if err := report.Packages(cmd.OutOrStdout(), all, asJSON); err != nil {
+	if err := report.SignedPackages(cmd.OutOrStdout(), all, sigs, asJSON); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -111,18 +115,23 @@ func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJ
 	return nil
 }
 
-// lsPlace lists one place's selected archives.
-func lsPlace(cmd *cobra.Command, env *Env, arg string, s sync.Selection) ([]backends.Archive, error) {
+// lsPlace lists one place's selected archives, and with signers who signed
+// each (a Signature per archive, from the place's provenance).
+func lsPlace(cmd *cobra.Command, env *Env, arg string, s sync.Selection, signers bool) ([]backends.Archive, []sync.Signature, error) {
 	if err := needsVersion(arg, s); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	as, err := s.Resolve(cmd.Context(), r)
+	var sigs []sync.Signature
+	if err == nil && signers {
+		sigs = sync.Signatures(cmd.Context(), r, as, signatures())
+	}
 	printWarnings(cmd, r)
-	return as, noCatalogue(err)
+	return as, sigs, noCatalogue(err)
 }
 
 // versionsOnly: ls of an origin registry with providers named but no

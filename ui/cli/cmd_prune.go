@@ -57,6 +57,7 @@ type pruneFlags struct {
 	providers []string
 	yes       bool
 	asJSON    bool
+	trust     trustFlags // --audit only
 }
 
 func newPruneCmd(env *Env) *cobra.Command {
@@ -76,6 +77,7 @@ func newPruneCmd(env *Env) *cobra.Command {
 	fl.StringSliceVarP(&f.providers, "provider", "p", nil, "prune only this provider, HOST/NAMESPACE/TYPE or NAMESPACE/TYPE (repeatable)")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "remove what the plan says without asking")
 	fl.BoolVar(&f.asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}: the plan (remove, keep), or with --yes what was done (keep, removed, left, error)`)
+	f.trust.addAudit(cmd)
 	return cmd
 }
 
@@ -123,8 +125,12 @@ func runPrune(cmd *cobra.Command, env *Env, dstArg string, f *pruneFlags) error 
 		fmt.Fprintln(cmd.ErrOrStderr(), "nothing removed: run again with --yes to remove them")
 		return nil
 	}
-	res := sync.Prune(ctx, dst, plan)
-	return reportPrune(cmd, dst, plan, res, f.asJSON)
+	aud, err := f.trust.openAudit("prune")
+	if err != nil {
+		return err
+	}
+	res := auditPrune(ctx, aud, dst, plan, func() sync.PruneResult { return sync.Prune(ctx, dst, plan) })
+	return closeAudit(cmd, aud, reportPrune(cmd, dst, plan, res, f.asJSON))
 }
 
 // retention is the rules the flags describe, with the lock files read.

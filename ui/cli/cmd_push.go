@@ -51,6 +51,7 @@ const pushExample = `  tfmirror push --provider registry.opentofu.org/acme/alpha
 // pushFlags are push's own flags.
 type pushFlags struct {
 	sel           selectionFlags
+	trust         trustFlags
 	asJSON, force bool
 	jobs          int
 }
@@ -60,7 +61,7 @@ func newPushCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "push SRC... OCI_DST [selection]",
 		Short:   "Push release zips, or a mirror's archives, into an OCI registry for OpenTofu's oci_mirror",
-		Long:    pushLong,
+		Long:    pushLong + "\n\n" + trustHelp,
 		Example: pushExample,
 		Args:    minArgs(2, "SRC... and OCI_DST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,6 +73,7 @@ func newPushCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
 	fl.BoolVar(&f.force, "force", false, "replace platforms the registry holds with a different zip")
 	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to push at once")
+	f.trust.add(cmd)
 	return cmd
 }
 
@@ -98,22 +100,30 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 	if err != nil {
 		return err
 	}
+	pol, err := f.trust.trustPolicy()
+	if err != nil {
+		return err
+	}
 	var plans []*sync.Plan
 	for _, src := range srcs {
-		plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{Hashing: env.hashing()})
+		plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{Hashing: env.hashing(), Trust: pol})
 		printWarnings(cmd, src)
 		if err != nil {
 			return err
 		}
 		plans = append(plans, plan)
 	}
+	aud, err := f.trust.openAudit("push")
+	if err != nil {
+		return err
+	}
 	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
 	rep := reporter(cmd, f.asJSON, true)
-	sum := sync.Sync(ctx, eng, dst, f.force, rep, plans...)
+	sum := sync.Sync(ctx, eng, dst, f.force, withAudit(rep, aud), plans...)
 	printWarnings(cmd, dst)
 	printMirrorConfig(cmd, mirror, sum.Held, env.plainHTTP, f.asJSON)
 	rep.Finish(sum)
-	return summaryErr(ctx, sum)
+	return closeAudit(cmd, aud, summaryErr(ctx, sum))
 }
 
 // printMirrorConfig prints the provider_installation block that installs

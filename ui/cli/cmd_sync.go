@@ -45,6 +45,7 @@ type syncFlags struct {
 	sel                                             selectionFlags
 	mods                                            moduleFlags
 	spec                                            specFlags
+	trust                                           trustFlags
 	asJSON, dryRun, force, verifyExisting, unpacked bool
 	jobs                                            int
 }
@@ -54,7 +55,7 @@ func newSyncCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "sync SRC DST [selection] | sync --spec FILE | sync [SRC] DST --from DIR",
 		Short:   "Copy the selected packages from SRC to DST, verified and atomically",
-		Long:    syncLong + "\n\n" + specHelp,
+		Long:    syncLong + "\n\n" + trustHelp + "\n\n" + specHelp,
 		Example: syncExample,
 		Args:    f.spec.args(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -80,6 +81,7 @@ func newSyncCmd(env *Env) *cobra.Command {
 	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
 	f.mods.add(cmd)
 	f.spec.add(cmd)
+	f.trust.add(cmd)
 	return cmd
 }
 
@@ -103,7 +105,11 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing()})
+	pol, err := f.trust.trustPolicy()
+	if err != nil {
+		return err
+	}
+	plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing(), Trust: pol})
 	printWarnings(cmd, src)
 	if err != nil {
 		return err
@@ -111,9 +117,13 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	if f.dryRun {
 		return report.Findings(cmd.OutOrStdout(), plan.Findings(), f.asJSON)
 	}
+	aud, err := f.trust.openAudit("sync")
+	if err != nil {
+		return err
+	}
 	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
 	rep := reporter(cmd, f.asJSON, false)
-	sum := sync.Sync(ctx, eng, dst, f.force, rep, plan)
+	sum := sync.Sync(ctx, eng, dst, f.force, withAudit(rep, aud), plan)
 	rep.Finish(sum)
-	return summaryErr(ctx, sum)
+	return closeAudit(cmd, aud, summaryErr(ctx, sum))
 }

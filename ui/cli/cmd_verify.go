@@ -35,7 +35,7 @@ lists them). Exits 1 when anything is wrong.`,
 			if err != nil {
 				return err
 			}
-			findings, err := sync.VerifyPlace(cmd.Context(), r, s, env.hashing())
+			findings, err := sync.VerifyPlaceWith(cmd.Context(), r, s, sync.VerifyOptions{Hashing: env.hashing(), Signatures: signatures()})
 			printWarnings(cmd, r)
 			if err != nil {
 				return noCatalogue(err)

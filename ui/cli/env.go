@@ -48,7 +48,7 @@ func (env *Env) hashing() hashing.Options { return hashing.Options{MaxUnpacked: 
 func (env *Env) placeOptions() place.Options {
 	env.credsOnce.Do(env.loadCredentials)
 	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
-		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog(), S3Endpoint: env.s3Endpoint}
+		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog(), S3Endpoint: env.s3Endpoint, Signatures: signatures()}
 }
 
 // debugLog is where --debug writes, or nil without it.

@@ -184,6 +184,14 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 	if f.dryRun {
 		return specDiff(cmd, env, sp, w, f.asJSON, f.verifyExisting)
 	}
+	pol, err := f.trust.trustPolicy()
+	if err != nil {
+		return err
+	}
+	aud, err := f.trust.openAudit("sync")
+	if err != nil {
+		return err
+	}
 	rep := reporter(cmd, f.asJSON, false)
 	problems := problemRows(w)
 	for _, p := range problems {
@@ -197,9 +205,9 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 		if err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
-		planned, err := spec.Plan(ctx, d, dst, sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing()})
+		planned, err := spec.Plan(ctx, d, dst, sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing(), Trust: pol})
 		if err != nil {
-			return err
+			return closeAudit(cmd, aud, err)
 		}
 		var plans []*sync.Plan
 		for _, row := range plannedRows(d.Place, planned) {
@@ -214,7 +222,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 			}
 		}
 		drep := reporter(cmd, f.asJSON, false)
-		sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), dst, f.force, drep, plans...)
+		sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), dst, f.force, withAudit(drep, aud), plans...)
 		drep.FinishDestination(sum)
 		sums = append(sums, sum)
 		if ctx.Err() != nil {
@@ -223,6 +231,9 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 	}
 	modErr := specModules(cmd, env, sp, moduleSyncFlags{jobs: f.jobs, force: f.force, asJSON: f.asJSON})
 	rep.FinishSpec(sp.Path, sums, len(problems))
+	if err := closeAudit(cmd, aud, nil); err != nil {
+		return err
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/format"
@@ -23,14 +24,33 @@ type PackageJSON struct {
 	Hashes   []hashing.Hash `json:"hashes"`
 	Size     *int64         `json:"size,omitempty"`
 	Layout   string         `json:"layout,omitempty"`
+	// Signer is who signed the package's version, where the place keeps
+	// its provenance and the signature checks; SignerError says why a
+	// provenance the place keeps does not check.
+	Signer      *provenance.Signer `json:"signer,omitempty"`
+	SignerError string             `json:"signer_error,omitempty"`
 }
 
 // Packages writes archives as `ls` shows them.
 func Packages(w io.Writer, as []backends.Archive, asJSON bool) error {
+	return SignedPackages(w, as, nil, asJSON)
+}
+
+// SignedPackages writes archives as `ls` shows them, with who signed each
+// (sigs, in the order of as, or nil) in the JSON form.
+func SignedPackages(w io.Writer, as []backends.Archive, sigs []sync.Signature, asJSON bool) error {
 	if asJSON {
 		rows := make([]PackageJSON, 0, len(as))
-		for _, a := range as {
+		for i, a := range as {
 			row := PackageJSON{Provider: a.Provider.String(), Version: a.Version.String(), Platform: a.Platform.String(), Hashes: a.Hashes()}
+			if i < len(sigs) {
+				if sigs[i].Signed != nil {
+					row.Signer = &sigs[i].Signed.Signer
+				}
+				if sigs[i].Err != nil {
+					row.SignerError = sigs[i].Err.Error()
+				}
+			}
 			if row.Hashes == nil {
 				row.Hashes = []hashing.Hash{}
 			}
@@ -98,6 +118,8 @@ type FindingJSON struct {
 	// The hashes each side states (diff).
 	SrcHashes []hashing.Hash `json:"src_hashes,omitempty"`
 	DstHashes []hashing.Hash `json:"dst_hashes,omitempty"`
+	// Signer is who signed the package, where verify checked provenance.
+	Signer *provenance.Signer `json:"signer,omitempty"`
 }
 
 // Findings writes per-package findings as a table or JSON.
@@ -123,7 +145,7 @@ func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
 
 // findingJSON is a finding's row in --json output.
 func findingJSON(f sync.Finding) FindingJSON {
-	row := FindingJSON{Status: f.Status, Detail: advisedDetail(f), SrcHashes: f.SrcHashes, DstHashes: f.DstHashes}
+	row := FindingJSON{Status: f.Status, Detail: advisedDetail(f), SrcHashes: f.SrcHashes, DstHashes: f.DstHashes, Signer: f.Signer}
 	if f.Package.Version != nil {
 		row.Provider, row.Version, row.Platform = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
 	}
