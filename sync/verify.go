@@ -94,6 +94,13 @@ func VerifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, o
 	return f
 }
 
+// VerifySigned verifies one archive as VerifyPlaceWith does: against what r
+// states and, where r keeps its version's provenance, against the signed
+// SHA256SUMS, naming the signer (the UI's verify).
+func VerifySigned(ctx context.Context, r backends.Reader, a backends.Archive, vo VerifyOptions) Finding {
+	return verifySigned(ctx, r, a, Signatures(ctx, r, []backends.Archive{a}, vo.Signatures)[0], vo.Hashing)
+}
+
 // verifySigned is VerifyArchive with the version's provenance, if any:
 // a provenance that does not check is a mismatch without hashing a byte.
 func verifySigned(ctx context.Context, r backends.Reader, a backends.Archive, s Signature, opts hashing.Options) Finding {

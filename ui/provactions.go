@@ -108,7 +108,7 @@ func verifyCmd(ctx context.Context, slots chan struct{}, key verifyKey, r backen
 			msg.finding = sync.Finding{Package: a.Package, Status: sync.StatusError, Detail: ctx.Err().Error()}
 			return msg
 		}
-		msg.finding = sync.VerifyArchive(ctx, r, a, opts)
+		msg.finding = sync.VerifySigned(ctx, r, a, sync.VerifyOptions{Hashing: opts})
 		return msg
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/format"
@@ -323,7 +324,24 @@ func (m Model) verifyLines(mr Mirror) []string {
 			out = append(head, out...)
 		}
 	}
-	return out
+	return append(out, m.signerLines(f.Signer, 4)...)
+}
+
+// signerLines say who signed the package, where its provenance says so.
+func (m Model) signerLines(sg *provenance.Signer, indent int) []string {
+	if sg == nil {
+		return nil
+	}
+	s := m.styles
+	out := []string{strings.Repeat(" ", indent) + s.OK.Render("✓ signed by key "+sg.KeyID)}
+	text := "fingerprint " + sg.Fingerprint
+	if sg.Source != "" {
+		text += ", from " + sg.Source
+	}
+	if sg.Expired != "" {
+		text += "; " + sg.Expired
+	}
+	return append(out, m.wrapStyled(s.Dim.Render, text, indent+2)...)
 }
 
 func (m Model) jobLines() []string {
@@ -354,6 +372,7 @@ func (m Model) jobLines() []string {
 		state += " · " + format.Bytes(int64(j.Rate)) + "/s"
 	}
 	lines = append(lines, state)
+	lines = append(lines, m.signerLines(j.Info.Signer, 0)...)
 	for _, c := range j.Checks {
 		scheme := strings.TrimSuffix(string(c.Scheme), ":")
 		switch c.Status {

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/internal/keypress"
@@ -128,3 +129,28 @@ func TestJob(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestSigner: where provenance names who signed the package, Details says
+// so, for a verified cell and for a job.
+func TestSigner(t *testing.T) {
+	signer := &provenance.Signer{KeyID: "34365D9472D7468F", Fingerprint: "C874011F0AB405110D02105534365D9472D7468F", Source: "https://registry.terraform.io/v1/providers/acme/cloud/2.0.0/download/linux/amd64"}
+	index := hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: "2.0.0.json"}
+	h1 := hashing.Hash("h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+	ok := &sync.Finding{Package: pkg(), Status: sync.StatusOK, Signer: signer, Result: &hashing.Result{
+		Sums: hashing.Sums{H1: h1}, Checks: []hashing.Check{{Source: index, Scheme: hashing.SchemeH1, Status: hashing.Match}},
+	}}
+	packed := &backends.Archive{Package: pkg(), Size: 1234, Evidence: []hashing.Evidence{{Source: index, Hashes: []hashing.Hash{h1}}}}
+	m := pane(60, 40)
+	m.ShowCell(&Cell{Package: pkg(), Mirrors: []Mirror{{Number: 1, Name: "./a", Mark: theme.MarkOK, Archive: packed, Verify: ok, Origin: "verify"}}})
+	view := ansi.Strip(m.View())
+	for _, want := range []string{"    ✓ signed by key 34365D9472D7468F", "      fingerprint C874011F0AB405110D02105534365D9472D7468F"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("cell Details lack %q:\n%s", want, view)
+		}
+	}
+	job := &sync.TrackedJob{Info: sync.JobInfo{Package: pkg(), Signer: signer}, State: sync.Queued}
+	m.ShowJob(job, "[1] registry://registry.terraform.io", "[2] ./a")
+	if view := ansi.Strip(m.View()); !strings.Contains(view, "✓ signed by key 34365D9472D7468F") {
+		t.Errorf("job Details do not name the signer:\n%s", view)
+	}
+}
