@@ -37,6 +37,14 @@ func (it Item) Finding() Finding {
 type Plan struct {
 	Src, Dst backends.Reader
 	Items    []Item
+	// backfill is the source's provenance of versions the destination
+	// holds whole without it, for Sync to write.
+	backfill []providerCarry
+}
+
+type providerCarry struct {
+	provider backends.Provider
+	versions []carried
 }
 
 // Count returns how many items have status s.
@@ -178,6 +186,9 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 			}
 		}
 		authenticate(ctx, src, plan.Items[first:], opts.Trust)
+		if cs := backfill(ctx, src, dst, plan.Items[first:], opts.Trust); len(cs) > 0 {
+			plan.backfill = append(plan.backfill, providerCarry{p, cs})
+		}
 	}
 	if err := sel.checkSelected(ctx, src, providers, selected); err != nil {
 		return nil, fmt.Errorf("source %s: %w", src, err)

@@ -162,6 +162,65 @@ func authenticate(ctx context.Context, src backends.Reader, items []Item, pol *t
 	}
 }
 
+// backfill returns, for the versions of items (one provider's) whose
+// selected packages the destination holds already, every one of them,
+// the source's checked provenance where the destination keeps none and
+// the policy admits it: a mirror filled before it kept provenance, or
+// from a source that had none then, gets it on the next sync. A version
+// with packages to transfer gets its provenance when they land.
+func backfill(ctx context.Context, src, dst backends.Reader, items []Item, pol *trust.Policy) []carried {
+	if _, ok := dst.(backends.ProvenanceWriter); !ok {
+		return nil
+	}
+	var order []string
+	byVersion := map[string][]Item{}
+	for _, it := range items {
+		v := it.Archive.Version.String()
+		if byVersion[v] == nil {
+			order = append(order, v)
+		}
+		byVersion[v] = append(byVersion[v], it)
+	}
+	var out []carried
+	for _, v := range order {
+		if c, ok := backfillVersion(ctx, src, dst, byVersion[v], pol); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// backfillVersion is backfill for one version's items.
+func backfillVersion(ctx context.Context, src, dst backends.Reader, items []Item, pol *trust.Policy) (carried, bool) {
+	for _, it := range items {
+		if it.Status != StatusPresent {
+			return carried{}, false
+		}
+	}
+	a := items[0].Archive
+	var opts provenance.Options
+	if pol != nil {
+		opts = pol.Signatures
+	}
+	if have, err := ReadProvenance(ctx, dst, a.Provider, a.Version, opts); have != nil || err != nil {
+		return carried{}, false // kept already, or kept and broken: verify reports that
+	}
+	signed, err := CheckProvenance(ctx, src, a.Provider, a.Version, pol)
+	if err != nil || signed == nil {
+		return carried{}, false
+	}
+	for _, it := range items {
+		if _, err := signed.Authenticate(it.Archive); err != nil {
+			return carried{}, false
+		}
+		zh := ofScheme(it.Dest.Hashes(), hashing.SchemeZip)
+		if len(zh) != 1 || signed.Provenance.Authenticate(it.Archive.Platform.String(), zh[0]) != nil {
+			return carried{}, false
+		}
+	}
+	return carried{version: a.Version, signed: signed}, true
+}
+
 // carrier collects, for one destination and provider, the provenance of
 // the versions whose archives landed, for the batch's Finish to write once
 // the index documents list them. The transfers of a batch share one.
@@ -220,6 +279,18 @@ func withCarriers(tasks []Task) []Task {
 		out[i] = t
 	}
 	return out
+}
+
+// writeBackfill writes what the plans' backfill found into dst; a write
+// that fails is reported as the index documents' failures are.
+func writeBackfill(ctx context.Context, dst backends.Writer, plans []*Plan, show func(Event)) {
+	for _, p := range plans {
+		for _, b := range p.backfill {
+			if err := writeProvenance(ctx, dst, b.provider, b.versions); err != nil {
+				show(IndexWritten{Dst: dst.String(), Provider: b.provider, Err: err})
+			}
+		}
+	}
 }
 
 // writeProvenance writes the provenance of the versions that landed into

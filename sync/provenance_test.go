@@ -213,3 +213,29 @@ func tamperSums(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestProvenanceBackfill: a mirror that holds a version whole but not its
+// provenance (filled before mirrors kept it) gets it from the next sync,
+// which has nothing else to do.
+func TestProvenanceBackfill(t *testing.T) {
+	ctx := context.Background()
+	reg := signedRegistry(t)
+	src, _ := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	sel := mustSelection(t, []string{"acme/alpha"}, "1.0.0")
+	dst := openFS(t, filepath.Join(t.TempDir(), "m"))
+	if _, sum := run(t, src, dst, sel, nil); sum.Done != 2 {
+		t.Fatalf("first sync: %+v", sum)
+	}
+	side := filepath.Join(dst.Dir(), reg.Host(), "acme", "alpha", ".tfmirror-provenance")
+	if err := os.RemoveAll(side); err != nil {
+		t.Fatal(err)
+	}
+	plan, sum := run(t, src, dst, sel, nil)
+	if sum.Done != 0 || plan.Count(sync.StatusPresent) != 2 || !sum.OK() {
+		t.Fatalf("second sync: %+v, plan %v", sum, plan.Findings())
+	}
+	if _, err := os.Stat(filepath.Join(side, "1.0.0.json")); err != nil {
+		t.Fatalf("the no-op sync did not write the provenance the mirror lacked: %v", err)
+	}
+	verifySigned(t, openFS(t, dst.Dir()), sel, reg, 2)
+}

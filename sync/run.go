@@ -101,6 +101,7 @@ func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sin
 	drain(eng, withCarriers(specs), show)
 	if ctx.Err() == nil {
 		flushStale(ctx, dst, plans, show)
+		writeBackfill(ctx, dst, plans, show)
 	}
 	sum.tally(ctx, t, start)
 	return sum
