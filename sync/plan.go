@@ -175,20 +175,8 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 			}
 			plan.Items = append(plan.Items, item)
 		}
-		// Platforms asked for by name that the source lacks.
-		for _, v := range versions {
-			for _, plat := range sel.Platforms {
-				if !offered[v.String()][plat] {
-					pkg := backends.Package{Provider: p, Version: v, Platform: plat}
-					plan.Items = append(plan.Items, Item{Archive: backends.Archive{Package: pkg, Size: -1}, Status: StatusUnavailable,
-						Detail: fmt.Sprintf("source %s does not offer %s", src, pkg)})
-				}
-			}
-		}
-		authenticate(ctx, src, plan.Items[first:], opts.Trust)
-		if cs := backfill(ctx, src, dst, plan.Items[first:], opts.Trust); len(cs) > 0 {
-			plan.backfill = append(plan.backfill, providerCarry{p, cs})
-		}
+		plan.Items = append(plan.Items, unoffered(src, p, versions, sel.Platforms, offered)...)
+		plan.checkSignatures(ctx, p, plan.Items[first:], opts.Trust)
 	}
 	if err := sel.checkSelected(ctx, src, providers, selected); err != nil {
 		return nil, fmt.Errorf("source %s: %w", src, err)
@@ -197,6 +185,32 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 		return nil, err // it names the place
 	}
 	return plan, nil
+}
+
+// unoffered are the unavailable items of the platforms asked for by name
+// that the source does not offer at versions.
+func unoffered(src backends.Reader, p backends.Provider, versions []backends.Version, platforms []backends.Platform, offered map[string]map[backends.Platform]bool) []Item {
+	var out []Item
+	for _, v := range versions {
+		for _, plat := range platforms {
+			if !offered[v.String()][plat] {
+				pkg := backends.Package{Provider: p, Version: v, Platform: plat}
+				out = append(out, Item{Archive: backends.Archive{Package: pkg, Size: -1}, Status: StatusUnavailable,
+					Detail: fmt.Sprintf("source %s does not offer %s", src, pkg)})
+			}
+		}
+	}
+	return out
+}
+
+// checkSignatures applies the trust policy to items, p's (authenticate),
+// and finds the provenance the destination lacks of the versions it holds
+// whole (backfill).
+func (plan *Plan) checkSignatures(ctx context.Context, p backends.Provider, items []Item, pol *trust.Policy) {
+	authenticate(ctx, plan.Src, items, pol)
+	if cs := backfill(ctx, plan.Src, plan.Dst, items, pol); len(cs) > 0 {
+		plan.backfill = append(plan.backfill, providerCarry{p, cs})
+	}
 }
 
 // Providers lists the providers the plan would have the destination hold:

@@ -36,6 +36,10 @@ const (
 	Refused = "refused"
 	// Removed: prune removed an archive.
 	Removed = "removed"
+	// Unlisted: an archive that landed is not listed by the destination's
+	// index documents after all (their write failed), so clients do not
+	// find it; Detail says why.
+	Unlisted = "unlisted"
 )
 
 // Entry is one line of the log.
@@ -72,9 +76,10 @@ type Log struct {
 	tool    string
 	now     func() time.Time
 
-	mu   gosync.Mutex
-	jobs map[sync.JobID]sync.JobInfo
-	err  error // the first write that failed
+	mu     gosync.Mutex
+	jobs   map[sync.JobID]sync.JobInfo
+	landed map[sync.JobID]bool
+	err    error // the first write that failed
 }
 
 var _ sync.Sink = (*Log)(nil)
@@ -87,7 +92,7 @@ func Open(path, command, tool string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w: %w", err, backends.ErrUsage)
 	}
-	return &Log{f: f, command: command, tool: tool, now: time.Now, jobs: map[sync.JobID]sync.JobInfo{}}, nil
+	return &Log{f: f, command: command, tool: tool, now: time.Now, jobs: map[sync.JobID]sync.JobInfo{}, landed: map[sync.JobID]bool{}}, nil
 }
 
 // Show implements sync.Sink: it records the jobs that are queued, and
@@ -102,9 +107,17 @@ func (l *Log) Show(ev sync.Event) {
 	case sync.JobDone:
 		l.mu.Lock()
 		info, ok := l.jobs[e.ID]
+		l.landed[e.ID] = ok
 		l.mu.Unlock()
 		if ok && info.Name == "" {
 			l.write(Entry{Event: Landed, Source: info.Src, Destination: info.Dst, Hashes: e.Sums.List(), Size: e.Bytes, Signer: info.Signer}, info.Package)
+		}
+	case sync.JobFailed:
+		l.mu.Lock()
+		info, landed := l.jobs[e.ID], l.landed[e.ID]
+		l.mu.Unlock()
+		if landed && info.Name == "" && e.Err != nil {
+			l.write(Entry{Event: Unlisted, Source: info.Src, Destination: info.Dst, Detail: e.Err.Error()}, info.Package)
 		}
 	case sync.PlanItemLeft:
 		if e.Item.Status == sync.StatusError {

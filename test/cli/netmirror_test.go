@@ -169,7 +169,7 @@ func TestCLIRegistry(t *testing.T) {
 	}
 
 	r = run(t, nil, "verify", reg, "-p", "acme/alpha", "-v", "latest", "--ca-cert", ca)
-	if r.code != 0 || !strings.Contains(r.stdout, "signed SHA256SUMS (key "+srv.KeyID()+")") {
+	if r.code != 0 || !strings.Contains(r.stdout, "signed SHA256SUMS (key "+srv.KeyID()+", fingerprint "+srv.Fingerprint()+")") {
 		t.Fatalf("verify registry: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
