@@ -15,6 +15,8 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/backends/s3"
+	"github.com/tfmirror/tfmirror/backends/s3/s3test"
 	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/sync"
 )
@@ -70,9 +72,9 @@ func verifySigned(t *testing.T, r backends.Reader, sel sync.Selection, reg *regi
 	}
 }
 
-// TestProvenanceTwoHops: registry -> filesystem -> OCI -> filesystem. The
-// signed SHA256SUMS, its signature and the key travel with the archives,
-// and verify re-checks the signature at every hop; a SHA256SUMS tampered
+// TestProvenanceTwoHops: registry -> filesystem -> OCI -> S3 -> filesystem.
+// The signed SHA256SUMS, its signature and the key travel with the
+// archives, and verify re-checks the signature at every hop; a SHA256SUMS tampered
 // with in the middle hop is caught by verify, and nothing is mirrored
 // from it.
 func TestProvenanceTwoHops(t *testing.T) {
@@ -102,9 +104,23 @@ func TestProvenanceTwoHops(t *testing.T) {
 	}
 	verifySigned(t, hop2, sel, reg, 2)
 
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	hopS3, err := s3.Open(ctx, "s3://"+bucket, bucket, srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, sum := run(t, hop2, hopS3, sel, nil); sum.Done != 2 || !sum.OK() {
+		t.Fatalf("oci -> s3: %+v", sum)
+	}
+	verifySigned(t, hopS3, sel, reg, 2)
+	if w := hopS3.Warnings(); len(w) > 0 {
+		t.Errorf("the bucket's provenance folder drew warnings: %v", w)
+	}
+
 	hop3 := openFS(t, filepath.Join(t.TempDir(), "hop3"))
-	if _, sum := run(t, hop2, hop3, sel, nil); sum.Done != 2 || !sum.OK() {
-		t.Fatalf("oci -> fs: %+v", sum)
+	if _, sum := run(t, hopS3, hop3, sel, nil); sum.Done != 2 || !sum.OK() {
+		t.Fatalf("s3 -> fs: %+v", sum)
 	}
 	verifySigned(t, hop3, sel, reg, 2)
 

@@ -60,6 +60,9 @@ func (s *Store) listProvider(ctx context.Context, p backends.Provider) (*provide
 		}
 		for _, cp := range page.CommonPrefixes {
 			found = true
+			if isProvenanceFolder(strings.TrimPrefix(aws.ToString(cp.Prefix), pfx)) {
+				continue
+			}
 			s.warnf("%s: ignored: the network-mirror layout has no sub-folders in a provider's folder (unpacked packages are not served)", s.location(aws.ToString(cp.Prefix)))
 		}
 		for _, o := range page.Contents {
