@@ -141,7 +141,7 @@ func TestSigner(t *testing.T) {
 	}}
 	packed := &backends.Archive{Package: pkg(), Size: 1234, Evidence: []hashing.Evidence{{Source: index, Hashes: []hashing.Hash{h1}}}}
 	m := pane(60, 40)
-	m.ShowCell(&Cell{Package: pkg(), Mirrors: []Mirror{{Number: 1, Name: "./a", Mark: theme.MarkOK, Archive: packed, Verify: ok, Origin: "verify"}}})
+	m.ShowCell(&Cell{Package: pkg(), Mirrors: []Mirror{{Number: 1, Name: "./a", Mark: theme.MarkVerified, Archive: packed, Verify: ok, Origin: "verify"}}})
 	view := ansi.Strip(m.View())
 	for _, want := range []string{"    ✓ signed by key 34365D9472D7468F", "      fingerprint C874011F0AB405110D02105534365D9472D7468F"} {
 		if !strings.Contains(view, want) {
