@@ -158,6 +158,38 @@ type ProvenanceWriter interface {
 	WriteProvenance(ctx context.Context, p Provider, v Version, pr *provenance.Provenance) error
 }
 
+// StatedHashLister is implemented by places that state the hashes of every
+// platform's package of a provider version without any archive being
+// downloaded: an OpenTofu 1.12 registry's packages field (h1: and zh:,
+// the zh: checked against the signed SHA256SUMS), an OCI mirror's layer
+// digests (zh:), a network mirror's version document. A lock written from
+// them records what they state (an h1: only where one is stated), which
+// costs a few small requests per version instead of every archive.
+type StatedHashLister interface {
+	// StatedHashes returns the hashes the place states for each platform's
+	// package of p at v. A platform it lacks, or holds without stating a
+	// hash, is absent; nil means the place states nothing for v this way
+	// (a registry without the packages field), and the caller hashes the
+	// archives instead.
+	StatedHashes(ctx context.Context, p Provider, v Version) (map[Platform][]hashing.Hash, error)
+}
+
+// StatedInListing gives a StatedHashLister's answer for places whose
+// Archives listing reads only small documents (an OCI index and its
+// manifests, a network mirror's version document): the h1: and zh: each
+// listed archive's evidence states.
+func StatedInListing(as []Archive) map[Platform][]hashing.Hash {
+	out := map[Platform][]hashing.Hash{}
+	for _, a := range as {
+		for _, h := range a.Hashes() {
+			if h.Known() {
+				out[a.Platform] = append(out[a.Platform], h)
+			}
+		}
+	}
+	return out
+}
+
 // LocalPather is implemented by places whose archives are local files or
 // directories, which can be hashed in place instead of copied.
 type LocalPather interface {

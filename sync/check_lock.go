@@ -160,6 +160,9 @@ type LockRequest struct {
 	// Platforms to hash; required, as for `providers lock`.
 	Platforms []backends.Platform
 	Hashing   hashing.Options
+	// Download hashes every package, even where the place states its
+	// hashes without a download (backends.StatedHashLister).
+	Download bool
 }
 
 // LockHash is a hash UpdateLock added, with the platform it came from.
@@ -189,6 +192,13 @@ type LockUpdate struct {
 // origin registry) all of those zh: too; merged with the hashes already
 // locked (none is ever dropped while the version stays) and sorted. The
 // constraints already in f are kept.
+//
+// From a place that states every platform's hashes without a download
+// (backends.StatedHashLister: an OpenTofu 1.12 registry's packages field,
+// an OCI mirror's layer digests, a network mirror's version documents),
+// those are recorded as stated, unless req.Download: no archive is read,
+// and an h1: is recorded only where the place states one. A platform it
+// states nothing for is downloaded and hashed.
 //
 // Like `providers lock` it is all or nothing: when any package is missing or
 // does not match what the place states, the problems are returned and f is
@@ -376,19 +386,15 @@ func newestIn(ctx context.Context, r backends.Reader, p backends.Provider, c bac
 	return match[0], nil, nil
 }
 
-// hashTarget hashes every requested platform's package of one provider
-// version.
+// hashTarget gathers the lock hashes of every requested platform's package
+// of one provider version: those the place states without a download
+// (backends.StatedHashLister) where it states any, else those of the
+// package, downloaded and hashed.
 func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lockTarget, req LockRequest) (LockUpdate, []Finding, error) {
 	u := LockUpdate{Provider: t.provider, Version: t.version, OldVersion: t.old, New: t.isNew}
-	as, err := r.Archives(ctx, t.provider, t.version)
-	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+	stated, err := statedLockHashes(ctx, r, t, req)
+	if err != nil {
 		return u, nil, err
-	}
-	byPlat := map[backends.Platform]backends.Archive{}
-	var have []string
-	for _, a := range as {
-		byPlat[a.Platform] = a
-		have = append(have, a.Platform.String())
 	}
 	existing := map[hashing.Hash]bool{}
 	if l, ok := f.Provider(t.provider); ok && t.old == nil {
@@ -396,41 +402,26 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 			existing[h] = true
 		}
 	}
+	var listing *versionListing
 	var problems []Finding
 	for _, plat := range req.Platforms {
 		if err := ctx.Err(); err != nil {
 			return u, nil, err
 		}
-		pkg := backends.Package{Provider: t.provider, Version: t.version, Platform: plat}
-		a, ok := byPlat[plat]
+		hs, ok := stated[plat]
 		if !ok {
-			held := "no platform"
-			if len(have) > 0 {
-				held = "only " + strings.Join(have, ", ")
+			if listing == nil {
+				if listing, err = listVersion(ctx, r, t); err != nil {
+					return u, nil, err
+				}
 			}
-			problems = append(problems, Finding{Package: pkg, Status: StatusMissing,
-				Detail: fmt.Sprintf("%s holds %s %s for %s; copy the package in first (`tfmirror sync SOURCE %s -p %s -v %s --platform %s`) or leave the platform out",
-					r, t.provider, t.version, held, r, t.provider, t.version, plat)})
-			continue
+			var prob *Finding
+			if hs, prob = listing.lockHashes(ctx, plat, req); prob != nil {
+				problems = append(problems, *prob)
+				continue
+			}
 		}
-		ls, err := PackageLockHashes(ctx, r, a, req.Hashing)
-		if err != nil {
-			problems = append(problems, Finding{Package: pkg, Status: StatusError, Detail: err.Error()})
-			continue
-		}
-		sums := ls.Zip
-		if sums.H1 == "" {
-			sums = hashing.Sums{H1: ls.Unpacked}
-		}
-		// Only what the place states is checked here: `providers lock`
-		// ignores the existing lock's hashes, which may be another
-		// platform's.
-		if res := hashing.Verify(sums, a.Evidence...); !res.OK() {
-			problems = append(problems, Finding{Package: pkg, Status: StatusMismatch, Result: &res,
-				Detail: fmt.Sprintf("%s: %s: not locking a package that does not match what the place states: %v", r, pkg, res.Err())})
-			continue
-		}
-		for _, h := range ls.Hashes() {
+		for _, h := range hs {
 			if !existing[h] {
 				existing[h] = true
 				u.Added = append(u.Added, LockHash{Hash: h, Platform: plat})
@@ -438,7 +429,7 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 		}
 	}
 	if sh, ok := r.(backends.SignedHashLister); ok && len(problems) == 0 {
-		signed, err := signedLockHashes(ctx, sh, t, as, existing)
+		signed, err := signedLockHashes(ctx, sh, t, stated, listing, existing)
 		if err != nil {
 			return u, nil, err
 		}
@@ -447,15 +438,111 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 	return u, problems, nil
 }
 
+// statedLockHashes are the h1: and zh: a StatedHashLister states for each
+// platform of t, sorted; nil for other places, or with Download.
+func statedLockHashes(ctx context.Context, r backends.Reader, t lockTarget, req LockRequest) (map[backends.Platform][]hashing.Hash, error) {
+	sl, ok := r.(backends.StatedHashLister)
+	if !ok || req.Download {
+		return nil, nil
+	}
+	stated, err := sl.StatedHashes(ctx, t.provider, t.version)
+	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+		return nil, err
+	}
+	out := map[backends.Platform][]hashing.Hash{}
+	for plat, hs := range stated {
+		var known []hashing.Hash
+		for _, h := range hs {
+			if h.Known() {
+				known = append(known, h)
+			}
+		}
+		if len(known) > 0 {
+			out[plat] = hashing.SortUnique(known)
+		}
+	}
+	return out, nil
+}
+
+// versionListing is a provider version's archives in a place, for the
+// platforms whose lock hashes are taken from the packages themselves.
+type versionListing struct {
+	r      backends.Reader
+	t      lockTarget
+	as     []backends.Archive
+	byPlat map[backends.Platform]backends.Archive
+	have   []string
+}
+
+func listVersion(ctx context.Context, r backends.Reader, t lockTarget) (*versionListing, error) {
+	as, err := r.Archives(ctx, t.provider, t.version)
+	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+		return nil, err
+	}
+	l := &versionListing{r: r, t: t, as: as, byPlat: map[backends.Platform]backends.Archive{}}
+	for _, a := range as {
+		l.byPlat[a.Platform] = a
+		l.have = append(l.have, a.Platform.String())
+	}
+	return l, nil
+}
+
+// lockHashes hashes plat's package: the unpacked h1: and the zip's zh:,
+// checked against what the place states about it.
+func (l *versionListing) lockHashes(ctx context.Context, plat backends.Platform, req LockRequest) ([]hashing.Hash, *Finding) {
+	r, t := l.r, l.t
+	pkg := backends.Package{Provider: t.provider, Version: t.version, Platform: plat}
+	a, ok := l.byPlat[plat]
+	if !ok {
+		held := "no platform"
+		if len(l.have) > 0 {
+			held = "only " + strings.Join(l.have, ", ")
+		}
+		return nil, &Finding{Package: pkg, Status: StatusMissing,
+			Detail: fmt.Sprintf("%s holds %s %s for %s; copy the package in first (`tfmirror sync SOURCE %s -p %s -v %s --platform %s`) or leave the platform out",
+				r, t.provider, t.version, held, r, t.provider, t.version, plat)}
+	}
+	ls, err := PackageLockHashes(ctx, r, a, req.Hashing)
+	if err != nil {
+		return nil, &Finding{Package: pkg, Status: StatusError, Detail: err.Error()}
+	}
+	sums := ls.Zip
+	if sums.H1 == "" {
+		sums = hashing.Sums{H1: ls.Unpacked}
+	}
+	// Only what the place states is checked here: `providers lock`
+	// ignores the existing lock's hashes, which may be another
+	// platform's.
+	if res := hashing.Verify(sums, a.Evidence...); !res.OK() {
+		return nil, &Finding{Package: pkg, Status: StatusMismatch, Result: &res,
+			Detail: fmt.Sprintf("%s: %s: not locking a package that does not match what the place states: %v", r, pkg, res.Err())}
+	}
+	return ls.Hashes(), nil
+}
+
 // signedLockHashes gives the zh: hashes of t's signed SHA256SUMS that
 // existing does not hold yet (and adds them to it), each with the platform
-// of the archive stating it, when one does. It is a step of its own because,
-// as the clients do from an origin registry, it locks every platform's zh:,
-// not only the platforms hashed here.
-func signedLockHashes(ctx context.Context, sh backends.SignedHashLister, t lockTarget, as []backends.Archive, existing map[hashing.Hash]bool) ([]LockHash, error) {
+// of the package stating it (in stated, or in the listing), when one does.
+// It is a step of its own because, as the clients do from an origin
+// registry, it locks every platform's zh:, not only the platforms hashed
+// here.
+func signedLockHashes(ctx context.Context, sh backends.SignedHashLister, t lockTarget, stated map[backends.Platform][]hashing.Hash, listing *versionListing, existing map[hashing.Hash]bool) ([]LockHash, error) {
 	signed, err := sh.SignedHashes(ctx, t.provider, t.version)
 	if err != nil {
 		return nil, err
+	}
+	platformOf := map[hashing.Hash]backends.Platform{}
+	for plat, hs := range stated {
+		for _, h := range hs {
+			platformOf[h] = plat
+		}
+	}
+	if listing != nil {
+		for _, a := range listing.as {
+			for _, h := range a.Hashes() {
+				platformOf[h] = a.Platform
+			}
+		}
 	}
 	var added []LockHash
 	for _, h := range signed {
@@ -463,22 +550,7 @@ func signedLockHashes(ctx context.Context, sh backends.SignedHashLister, t lockT
 			continue
 		}
 		existing[h] = true
-		lh := LockHash{Hash: h}
-		for _, a := range as {
-			if hasHash(a.Hashes(), h) {
-				lh.Platform = a.Platform
-			}
-		}
-		added = append(added, lh)
+		added = append(added, LockHash{Hash: h, Platform: platformOf[h]})
 	}
 	return added, nil
-}
-
-func hasHash(hs []hashing.Hash, h hashing.Hash) bool {
-	for _, x := range hs {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }

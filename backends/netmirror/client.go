@@ -59,6 +59,8 @@ var (
 	_ backends.Lister         = (*Mirror)(nil)
 	_ backends.VersionsLister = (*Mirror)(nil)
 	_ backends.Warner         = (*Mirror)(nil)
+
+	_ backends.StatedHashLister = (*Mirror)(nil)
 )
 
 // Open parses a mirror URL. No request is made until the mirror is read.
@@ -230,6 +232,17 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Platform.String() < out[j].Platform.String() })
 	return out, nil
+}
+
+// StatedHashes returns the hashes the version document of v lists for each
+// platform: a mirror whose documents list h1: and zh: (as tfmirror and
+// providers mirror write them) gives a lock without downloading an archive.
+func (m *Mirror) StatedHashes(ctx context.Context, p backends.Provider, v backends.Version) (map[backends.Platform][]hashing.Hash, error) {
+	as, err := m.Archives(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	return backends.StatedInListing(as), nil
 }
 
 // AllArchives reads index.json and then every version document.

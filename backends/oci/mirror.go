@@ -65,6 +65,8 @@ var (
 	_ backends.Writer  = (*Mirror)(nil)
 	_ backends.Warner  = (*Mirror)(nil)
 	_ backends.Auditor = (*Mirror)(nil)
+
+	_ backends.StatedHashLister = (*Mirror)(nil)
 )
 
 // Open opens the OCI mirror described by template (an oci_mirror
@@ -344,6 +346,17 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 		}
 	}
 	return as, nil
+}
+
+// StatedHashes returns each platform's layer digest at v as zh:, read from
+// the version's index and manifests, as OpenTofu's providers lock
+// -oci-mirror records them: no blob is fetched.
+func (m *Mirror) StatedHashes(ctx context.Context, p backends.Provider, v backends.Version) (map[backends.Platform][]hashing.Hash, error) {
+	as, err := m.Archives(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	return backends.StatedInListing(as), nil
 }
 
 // archive reads one platform's image manifest and describes its zip layer.

@@ -47,6 +47,9 @@ type downloadMeta struct {
 	armors        []string
 	packageHashes []hashing.Hash
 	size          int64
+	// packages are the hashes the packages field states for every
+	// platform (this one's included) that lists a zh:; nil without it.
+	packages map[backends.Platform][]hashing.Hash
 }
 
 // downloadMeta fetches and checks the download endpoint for one platform.
@@ -149,7 +152,35 @@ func (m *downloadMeta) readPackages(doc *downloadDoc, bad func(format string, ar
 		return bad("packages: %s: no zh: hash", m.pkg.Platform)
 	}
 	m.size = entry.PackageSize
+	m.packages = map[backends.Platform][]hashing.Hash{m.pkg.Platform: m.packageHashes}
+	for key, e := range doc.Packages {
+		plat, _ := backends.ParsePlatform(key)
+		if plat == m.pkg.Platform {
+			continue
+		}
+		if hs, ok := otherPackage(e.Hashes); ok {
+			m.packages[plat] = hs
+		}
+	}
 	return nil
+}
+
+// otherPackage parses the hashes packages lists for another platform than
+// the one asked for: only an entry whose hashes all parse and include a
+// zh: (to be checked against the signed SHA256SUMS) is used; that
+// platform's own download metadata checks a faulty one when it is read.
+func otherPackage(ss []string) ([]hashing.Hash, bool) {
+	var hs []hashing.Hash
+	sawZH := false
+	for _, s := range ss {
+		h, err := hashing.ParseHash(s)
+		if err != nil {
+			return nil, false
+		}
+		sawZH = sawZH || h.Scheme() == hashing.SchemeZip
+		hs = append(hs, h)
+	}
+	return hs, sawZH
 }
 
 // supportsProtocol reports whether any MAJOR.MINOR is one the clients speak

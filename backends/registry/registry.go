@@ -83,6 +83,7 @@ var (
 	_ backends.VersionsLister   = (*Registry)(nil)
 	_ backends.SignedHashLister = (*Registry)(nil)
 	_ backends.ProvenanceReader = (*Registry)(nil)
+	_ backends.StatedHashLister = (*Registry)(nil)
 )
 
 // Open prepares a registry at host (HOST or HOST:PORT). No request is made
@@ -458,6 +459,77 @@ func (r *Registry) sumsOf(ctx context.Context, p backends.Provider, v backends.V
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.bySums[vk], nil
+}
+
+// StatedHashes reads the download metadata of one platform of p at v and,
+// when the registry sends OpenTofu 1.12's packages field, returns the hashes
+// it lists for every platform the version offers: one request for the
+// version (and its SHA256SUMS and signature, checked as Archives checks
+// them), no archive. Each platform's zh: must be the signed SHA256SUMS line
+// of that platform's zip, so the h1: listed beside it comes from the same
+// registry that signs it; a platform whose zh: is not signed is an error for
+// the version. A registry without the field gives nil.
+func (r *Registry) StatedHashes(ctx context.Context, p backends.Provider, v backends.Version) (map[backends.Platform][]hashing.Hash, error) {
+	infos, err := r.versionInfos(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	vi, ok := infos[v.String()]
+	if !ok {
+		return nil, r.errorf("%s %s: the registry does not list this version: %w", p.ShortString(), v, backends.ErrNotFound)
+	}
+	for _, plat := range vi.platforms {
+		m, err := r.downloadMeta(ctx, p, v, plat)
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			continue // listed without a download: try the next platform
+		}
+		if m.packages == nil {
+			return nil, nil
+		}
+		if _, err := r.authenticate(ctx, m); err != nil {
+			return nil, err
+		}
+		return r.signedPackages(ctx, m, vi.platforms)
+	}
+	return nil, nil
+}
+
+// signedPackages is the packages field of m for the platforms offered, each
+// platform's zh: checked against the version's signed SHA256SUMS.
+func (r *Registry) signedPackages(ctx context.Context, m *downloadMeta, offered []backends.Platform) (map[backends.Platform][]hashing.Hash, error) {
+	ss, err := r.signedSums(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	out := map[backends.Platform][]hashing.Hash{}
+	for _, plat := range offered {
+		hs, ok := m.packages[plat]
+		if !ok {
+			continue
+		}
+		pkg := backends.Package{Provider: m.pkg.Provider, Version: m.pkg.Version, Platform: plat}
+		for _, h := range hs {
+			if h.Scheme() == hashing.SchemeZip && !ss.signs(plat, h.Value()) {
+				return nil, r.errorf("%s: packages lists %s, which the signed SHA256SUMS (%s) does not list for a %s zip", short(pkg), h, httpclient.RedactURL(m.sumsURL), plat)
+			}
+		}
+		out[plat] = hs
+	}
+	return out, nil
+}
+
+// signs reports whether the document lists sum for a zip of plat (a file
+// named ..._OS_ARCH.zip).
+func (ss *signedSums) signs(plat backends.Platform, sum string) bool {
+	for name, s := range ss.lines {
+		if s == sum && strings.HasSuffix(name, "_"+plat.String()+".zip") {
+			return true
+		}
+	}
+	return false
 }
 
 // short names a package without its hostname, which the registry's name in

@@ -82,3 +82,60 @@ func TestTerraformInitWithLockFromRegistry(t *testing.T) {
 		t.Errorf("after init on %s the lock holds %v: want the %d hashes locked and this platform's h1:", here, after, len(want))
 	}
 }
+
+// From an OpenTofu 1.12 registry (packages lists every platform's h1: and
+// zh:), `tfmirror lock` for three platforms downloads no archive and
+// records what --hashes all records from the archives themselves; the lock
+// is then complete: `terraform init` here installs against it and adds
+// nothing.
+func TestCLILockFromRegistryPackagesDownloadsNoArchive(t *testing.T) {
+	here := runtime.GOOS + "_" + runtime.GOARCH
+	plats := []string{here, "darwin_arm64", "windows_amd64"}
+	if here == "darwin_arm64" {
+		plats[1] = "linux_amd64"
+	}
+	ver := registrytest.Version{Version: "1.0.0", Archives: map[string][]byte{}}
+	for _, plat := range plats {
+		ver.Archives[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", plat), "")
+	}
+	reg := registrytest.New(t, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{ver}})
+	tf, env := terraformEnv(t, reg.CertPEM(), "")
+	addr := reg.Host() + "/acme/alpha"
+	dir := t.TempDir()
+	writeFile(t, dir, "main.tf", fmt.Sprintf("terraform {\n  required_providers {\n    alpha = { source = %q, version = \"= 1.0.0\" }\n  }\n}\n", addr))
+	lock := filepath.Join(dir, ".terraform.lock.hcl")
+	args := append([]string{"lock", "registry://" + reg.Host(), "-p", "acme/alpha", "-v", "1.0.0"}, platformArgs("--platform=", plats)...)
+
+	reg.Reset()
+	if r := run(t, env, append(args, "--lock", lock)...); r.code != 0 {
+		t.Fatalf("tfmirror lock: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := reg.Count(registrytest.KindArchive); n != 0 {
+		t.Errorf("lock downloaded %d archives, want none", n)
+	}
+	if n := reg.Count(registrytest.KindDownload); n != 1 {
+		t.Errorf("lock read %d download documents, want one for the version", n)
+	}
+	got := lockHashes(t, lock)
+
+	reg.Reset()
+	all := filepath.Join(t.TempDir(), "all.hcl")
+	if r := run(t, env, append(args, "--lock", all, "--hashes", "all")...); r.code != 0 {
+		t.Fatalf("tfmirror lock --hashes all: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := reg.Count(registrytest.KindArchive); n != len(plats) {
+		t.Errorf("--hashes all downloaded %d archives, want %d", n, len(plats))
+	}
+	want := lockHashes(t, all)
+	if len(want) != 2*len(plats) || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("from packages\n  %s\nfrom the archives\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+
+	out := runTerraform(t, tf, env, "-chdir="+dir, "init", "-input=false", "-no-color")
+	if !strings.Contains(out, "Installed "+addr+" v1.0.0") {
+		t.Errorf("init output:\n%s", out)
+	}
+	if after := lockHashes(t, lock); strings.Join(after, " ") != strings.Join(got, " ") {
+		t.Errorf("init changed the lock: %v, was %v", after, got)
+	}
+}

@@ -18,7 +18,15 @@ const lockLong = `Record in a lock file (.terraform.lock.hcl in the current dire
 from MIRROR, offline, as "terraform providers lock -platform=..." does: the h1:
 of the unpacked package and, from a zip, its zh:; from an origin registry
 (registry://HOST), also the zh: of every platform its signed SHA256SUMS lists,
-as the clients record them. They are merged with the hashes already locked
+as the clients record them.
+
+No archive is downloaded where MIRROR states every platform's hashes itself:
+an OpenTofu 1.12 registry's "packages" field (h1: and zh:, each zh: checked
+against the signed SHA256SUMS; one download-metadata request per version), an
+OCI mirror's layer digests (zh:, as tofu providers lock -oci-mirror records
+them), a network mirror's version documents. Those hashes are recorded as
+stated: an h1: only where MIRROR states one. --hashes all downloads and hashes
+every package instead. They are merged with the hashes already locked
 (none is ever dropped), sorted, and written in the clients' exact format,
 replacing the file atomically (through a symbolic link, keeping its mode).
 
@@ -44,22 +52,29 @@ func newLockCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var header string
 	var dryRun bool
+	var hashes string
 	cmd := &cobra.Command{
 		Use:     "lock MIRROR --platform P... [--lock FILE] [selection]",
 		Short:   "Write lock file hashes for the given platforms from what a mirror holds",
 		Long:    lockLong,
 		Example: lockExample,
 		Args:    exactArgs(1, "MIRROR"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runLock(cmd, env, args[0], &sel, header, dryRun) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if hashes != "" && hashes != "all" {
+				return usageErr("--hashes %q: the one value is \"all\" (download and hash every package)", hashes)
+			}
+			return runLock(cmd, env, args[0], &sel, header, dryRun, hashes == "all")
+		},
 	}
 	sel.add(cmd)
 	cmd.Flags().StringVar(&header, "header", "", `first comment line of the file: "terraform" or "tofu" (default: keep the file's; Terraform's for a new file)`)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added and write nothing")
+	cmd.Flags().StringVar(&hashes, "hashes", "", `"all": download and hash every package, even where MIRROR states its hashes`)
 	return cmd
 }
 
 // runLock merges the hashes of MIRROR's packages into the lock file.
-func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, header string, dryRun bool) error {
+func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, header string, dryRun, download bool) error {
 	s, err := sel.baseSelection()
 	if err != nil {
 		return err
@@ -100,7 +115,7 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 		}
 	}
 	before := f.Bytes()
-	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing()})
+	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download})
 	printWarnings(cmd, r)
 	if err != nil {
 		return noCatalogue(err)

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +36,8 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
+
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // Provider is a provider the registry serves.
@@ -74,6 +77,10 @@ type Faults struct {
 	APIStatus int
 	// NoPackages leaves out the OpenTofu 1.12 "packages" field.
 	NoPackages bool
+	// UnsignedPackages makes the packages field list, for every platform
+	// but the one asked for, a zh: (and h1:) of another zip than the one
+	// SHA256SUMS signs.
+	UnsignedPackages bool
 	// NoSigningKeys leaves out the signing keys.
 	NoSigningKeys bool
 }
@@ -135,6 +142,7 @@ type release struct {
 	protocols []string
 	zips      map[string][]byte   // by platform
 	digests   map[string][32]byte // SHA-256 of each zip, computed once
+	h1s       map[string]string   // h1: of each zip, for packages
 	sums      []byte
 	sig, sigO []byte // by the registry's key and by the unknown key
 }
@@ -176,6 +184,10 @@ func NewWithOptions(t testing.TB, opts Options, providers ...Provider) *Server {
 					r.digests = map[string][32]byte{}
 				}
 				r.digests[plat] = sum
+				if r.h1s == nil {
+					r.h1s = map[string]string{}
+				}
+				r.h1s[plat] = zipH1(r.zips[plat])
 				fmt.Fprintf(&sums, "%x  %s\n", sum, r.filename(plat))
 			}
 			r.sums = sums.Bytes()
@@ -480,8 +492,15 @@ func (s *Server) serveDownload(w http.ResponseWriter, ct string, f Faults, ns, t
 	if !f.NoPackages {
 		pkgs := map[string]any{}
 		for _, p := range sortedKeys(r.zips) {
-			sum := r.digests[p]
-			pkgs[p] = map[string]any{"hashes": []string{fmt.Sprintf("zh:%x", sum)}, "package_size": len(r.zips[p])}
+			sum, h1 := r.digests[p], r.h1s[p]
+			if f.UnsignedPackages && p != plat {
+				sum, h1 = sha256.Sum256(Tamper(r.zips[p])), "h1:"+strings.Repeat("A", 43)+"="
+			}
+			hashes := []string{fmt.Sprintf("zh:%x", sum)}
+			if h1 != "" {
+				hashes = append([]string{h1}, hashes...)
+			}
+			pkgs[p] = map[string]any{"hashes": hashes, "package_size": len(r.zips[p])}
 		}
 		doc["packages"] = pkgs
 	}
@@ -610,6 +629,25 @@ func Sign(e *openpgp.Entity, doc []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// zipH1 is the h1: of a zip, as OpenTofu's registry lists it in packages;
+// "" for bytes that are not a zip (a test's deliberately broken archive).
+func zipH1(zb []byte) string {
+	f, err := os.CreateTemp("", "registrytest-*.zip")
+	if err != nil {
+		return ""
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(zb)
+	if cerr := f.Close(); err != nil || cerr != nil {
+		return ""
+	}
+	h, err := hashing.HashZip(f.Name(), hashing.Options{})
+	if err != nil {
+		return ""
+	}
+	return string(h)
 }
 
 // zipTime is fixed so the same files always make the same zip bytes.

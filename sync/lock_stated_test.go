@@ -1,0 +1,230 @@
+package sync_test
+
+import (
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"oras.land/oras-go/v2/registry/remote/credentials"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
+	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+)
+
+// statedRegistry serves example.com/acme/alpha at 1.0.0 and 1.2.0 for every
+// chkPlatforms platform, and returns the independent sums of each zip by
+// "version platform".
+func statedRegistry(t *testing.T, opts registrytest.Options) (*registrytest.Server, map[string]hashing.Sums) {
+	t.Helper()
+	sums := map[string]hashing.Sums{}
+	var versions []registrytest.Version
+	for _, v := range []string{"1.0.0", "1.2.0"} {
+		ver := registrytest.Version{Version: v, Archives: map[string][]byte{}}
+		for _, plat := range chkPlatforms {
+			zb := backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", v, plat), "")
+			ver.Archives[plat] = zb
+			path := filepath.Join(t.TempDir(), "a.zip")
+			if err := os.WriteFile(path, zb, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sums[v+" "+plat] = independentSums(t, path)
+		}
+		versions = append(versions, ver)
+	}
+	return registrytest.NewWithOptions(t, opts, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: versions}), sums
+}
+
+// From an OpenTofu 1.12 registry, whose download metadata lists every
+// platform's h1: and zh: (packages), a lock for every platform of two
+// versions reads one download document per version and no archive, and
+// records what a lock made from the archives records: each platform's h1:
+// and every zh:.
+func TestUpdateLockFromRegistryPackagesDownloadsNoArchive(t *testing.T) {
+	ctx := chkCtx(t)
+	reg, sums := statedRegistry(t, registrytest.Options{})
+	r, err := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := reg.Address("acme", "alpha")
+	for _, v := range []string{"1.0.0", "1.2.0"} {
+		f := lockfile.New(lockfile.HeaderOpenTofu)
+		req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= "+v)}, Platforms: plats(t, chkPlatforms...)}
+		reg.Reset()
+		if _, problems, err := sync.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
+			t.Fatalf("%s: %v %+v", v, err, problems)
+		}
+		if n := reg.Count(registrytest.KindArchive); n != 0 {
+			t.Errorf("%s: %d archive downloads, want none", v, n)
+		}
+		if n := reg.Count(registrytest.KindDownload); n != 1 {
+			t.Errorf("%s: %d download-metadata requests, want one for the version", v, n)
+		}
+		l := lockedOf(t, f, addr)
+		var want []hashing.Hash
+		for _, plat := range chkPlatforms {
+			want = append(want, sums[v+" "+plat].H1, sums[v+" "+plat].ZH)
+		}
+		if got, want := l.Hashes, hashing.SortUnique(want); strings.Join(hashStrings(got), " ") != strings.Join(hashStrings(want), " ") {
+			t.Errorf("%s: locked\n  %s\nwant\n  %s", v, strings.Join(hashStrings(got), "\n  "), strings.Join(hashStrings(want), "\n  "))
+		}
+	}
+
+	// Without packages, the same lock downloads each archive and records
+	// the same hashes.
+	reg.SetFaults(registrytest.Faults{NoPackages: true})
+	r, _ = place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	reg.Reset()
+	f := lockfile.New(lockfile.HeaderOpenTofu)
+	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
+	if _, problems, err := sync.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
+		t.Fatalf("without packages: %v %+v", err, problems)
+	}
+	if n := reg.Count(registrytest.KindArchive); n != len(chkPlatforms) {
+		t.Errorf("without packages: %d archive downloads, want %d", n, len(chkPlatforms))
+	}
+	if l := lockedOf(t, f, addr); len(l.Hashes) != 2*len(chkPlatforms) {
+		t.Errorf("without packages: %v", l.Hashes)
+	}
+}
+
+// A packages field whose zh: for another platform is not the zip the
+// signed SHA256SUMS lists is refused: its h1: beside it cannot be trusted.
+func TestUpdateLockRefusesUnsignedPackages(t *testing.T) {
+	ctx := chkCtx(t)
+	reg, _ := statedRegistry(t, registrytest.Options{Faults: registrytest.Faults{UnsignedPackages: true}})
+	r, err := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := reg.Address("acme", "alpha")
+	f := lockfile.New(lockfile.HeaderOpenTofu)
+	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
+	_, _, err = sync.UpdateLock(ctx, r, f, req)
+	if err == nil || !strings.Contains(err.Error(), "does not list for a") {
+		t.Fatalf("err = %v, want the unsigned packages entry named", err)
+	}
+	if len(f.Providers()) != 0 {
+		t.Errorf("locked anyway:\n%s", f.Bytes())
+	}
+}
+
+func hashStrings(hs []hashing.Hash) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = string(h)
+	}
+	return out
+}
+
+// From an OCI mirror, a lock records each platform's layer digest as zh:
+// (as OpenTofu's providers lock -oci-mirror does) without fetching a blob;
+// --hashes all (Download) fetches and hashes them instead.
+func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
+	ctx := chkCtx(t)
+	srcDir, src := chkMirror(t)
+	reg := ocitest.New(t)
+	tmpl := reg.Host() + "/providers/${hostname}/${namespace}/${type}"
+	dst, err := oci.Open("oci://"+tmpl, tmpl, oci.Options{RootCAs: reg.RootCAs(), Credentials: credentials.NewMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := sync.Selection{Providers: filters(t, "acme/alpha"), Versions: mustConstraint(t, "= 1.2.0")}
+	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sinkFunc(func(sync.Event) {}), plan); !sum.OK() {
+		t.Fatalf("sync: %+v", sum)
+	}
+
+	reg.ResetRequests()
+	f := lockfile.New(lockfile.HeaderOpenTofu)
+	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "example.com/acme/alpha")}, Platforms: plats(t, chkPlatforms...)}
+	if _, problems, err := sync.UpdateLock(ctx, dst, f, req); err != nil || len(problems) != 0 {
+		t.Fatalf("%v %+v", err, problems)
+	}
+	if n := reg.Count(http.MethodGet, "/blobs/"); n != 0 {
+		t.Errorf("%d blob fetches, want none: %v", n, reg.Requests())
+	}
+	var want []hashing.Hash
+	for _, plat := range chkPlatforms {
+		want = append(want, independentSums(t, zipPath(srcDir, "example.com/acme/alpha", "1.2.0", plat)).ZH)
+	}
+	l := lockedOf(t, f, "example.com/acme/alpha")
+	if got, want := hashStrings(l.Hashes), hashStrings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("locked %v, want the layer digests %v", got, want)
+	}
+
+	reg.ResetRequests()
+	all := lockfile.New(lockfile.HeaderOpenTofu)
+	req.Download = true
+	if _, problems, err := sync.UpdateLock(ctx, dst, all, req); err != nil || len(problems) != 0 {
+		t.Fatalf("download: %v %+v", err, problems)
+	}
+	if n := reg.Count(http.MethodGet, "/blobs/"); n != len(chkPlatforms) {
+		t.Errorf("with Download: %d blob fetches, want %d", n, len(chkPlatforms))
+	}
+	if l := lockedOf(t, all, "example.com/acme/alpha"); len(l.Hashes) != 2*len(chkPlatforms) {
+		t.Errorf("with Download: %v, want every h1: and zh:", l.Hashes)
+	}
+}
+
+// From a network mirror whose version documents list h1: and zh: (a
+// directory tfmirror wrote, served), a lock downloads no archive and
+// records both hashes of every platform.
+func TestUpdateLockFromNetMirrorDownloadsNoArchive(t *testing.T) {
+	ctx := chkCtx(t)
+	srcDir, src := chkMirror(t)
+	for _, p := range chkProviders {
+		pr, _ := backends.ParseProvider(p)
+		if err := src.Flush(ctx, pr); err != nil { // index documents with h1: and zh:
+			t.Fatal(err)
+		}
+	}
+	var zips atomic.Int32
+	h := netmirror.NewHandler(src, log.New(io.Discard, "", 0), hashing.Options{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".zip") {
+			zips.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	r, err := place.Open(ctx, srv.URL+"/", place.Options{HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := lockfile.New(lockfile.HeaderOpenTofu)
+	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, chkProviders...), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
+	if _, problems, err := sync.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
+		t.Fatalf("%v %+v", err, problems)
+	}
+	if n := zips.Load(); n != 0 {
+		t.Errorf("%d archive downloads, want none", n)
+	}
+	for _, p := range chkProviders {
+		var want []hashing.Hash
+		for _, plat := range chkPlatforms {
+			s := independentSums(t, zipPath(srcDir, p, "1.2.0", plat))
+			want = append(want, s.H1, s.ZH)
+		}
+		if got, want := hashStrings(lockedOf(t, f, p).Hashes), hashStrings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: locked %v, want %v", p, got, want)
+		}
+	}
+}
