@@ -39,6 +39,7 @@ const (
 	KindRegistry  Kind = "registry"
 	KindOCI       Kind = "oci"
 	KindS3        Kind = "s3"
+	KindBundle    Kind = "bundle"
 )
 
 // Reader is what every place offers: listing and opening packages.

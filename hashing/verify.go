@@ -22,6 +22,9 @@ const (
 	SourceOCIDigest SourceKind = "OCI digest"
 	// SourceLockFile: a .terraform.lock.hcl.
 	SourceLockFile SourceKind = "lock file"
+	// SourceBundleManifest: the manifest of an air-gap bundle, which lists
+	// every file's SHA-256 and every archive's h1: and zh:.
+	SourceBundleManifest SourceKind = "bundle manifest"
 	// SourceArchive: hashes taken from the source's own archive before the
 	// transfer, where the source states none; they prove only that the bytes
 	// did not change on the way.

@@ -1,8 +1,9 @@
 // Package place turns the MIRROR / SRC / DST arguments of the command line
 // into backends: PATH or file://PATH (filesystem mirror), https://HOST/PATH/
 // (network mirror), registry://HOST (origin registry),
-// oci://REGISTRY/TEMPLATE (OCI mirror) and s3://BUCKET[/PREFIX] (object
-// storage holding the network-mirror layout).
+// oci://REGISTRY/TEMPLATE (OCI mirror), s3://BUCKET[/PREFIX] (object
+// storage holding the network-mirror layout) and FILE.tar (an air-gap
+// bundle tfmirror export wrote, read-only).
 package place
 
 import (
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/bundle"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
@@ -38,6 +40,7 @@ const (
 	Registry  = backends.KindRegistry
 	OCI       = backends.KindOCI
 	S3        = backends.KindS3
+	Bundle    = backends.KindBundle
 )
 
 // Spec is a parsed place argument.
@@ -62,6 +65,9 @@ func Parse(arg string) (Spec, error) {
 		if err := mistypedScheme(arg); err != nil {
 			return Spec{}, err
 		}
+		if isBundle(arg) {
+			return Spec{Kind: Bundle, Raw: arg, Target: arg}, nil
+		}
 		return Spec{Kind: FS, Raw: arg, Target: arg}, nil
 	}
 	switch strings.ToLower(scheme) {
@@ -79,6 +85,16 @@ func Parse(arg string) (Spec, error) {
 		return Spec{Kind: S3, Raw: arg, Target: rest}, nil
 	}
 	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry://, oci:// or s3://)", arg, scheme)
+}
+
+// isBundle reports whether a path names a bundle: a .tar file (a directory
+// that happens to be named so is a filesystem mirror).
+func isBundle(arg string) bool {
+	if !strings.HasSuffix(strings.ToLower(arg), ".tar") {
+		return false
+	}
+	fi, err := os.Stat(arg)
+	return err != nil || !fi.IsDir()
 }
 
 // mistypedScheme catches a scheme written with one slash or none
@@ -194,6 +210,9 @@ func Openers() map[Kind]Opener {
 			}
 			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.Tokens(), Signatures: o.Signatures})
 		},
+		Bundle: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
+			return bundle.Open(s.Raw, s.Target, bundle.Options{})
+		},
 		OCI: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			roots, err := httpclient.LoadRoots(o.CACertFile)
 			if err != nil {
@@ -227,6 +246,9 @@ func Open(ctx context.Context, arg string, o Options) (backends.Reader, error) {
 // OpenWriter opens a place that must be writable.
 func OpenWriter(ctx context.Context, arg string, o Options) (backends.Writer, error) {
 	o.Create = true
+	if s, err := Parse(arg); err == nil && s.Kind == Bundle {
+		return nil, fmt.Errorf("place %s: a bundle is read-only: write one with `tfmirror export SRC %s`, land one with `tfmirror import %s DST`", arg, arg, arg)
+	}
 	r, err := Open(ctx, arg, o)
 	if err != nil {
 		return nil, err
