@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+)
+
+// The air gap end to end: a mirror exported into a bundle (twice: the same
+// bytes), the bundle imported into a filesystem mirror and into an OCI
+// registry, each verified, Terraform installing from the filesystem mirror
+// and OpenTofu from the OCI mirror; a second import lands nothing new.
+func TestBundleAirGapRoundTrip(t *testing.T) {
+	here := runtime.GOOS + "_" + runtime.GOARCH
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, []string{"1.0.0", "2.0.0"}, []string{here, "windows_amd64"}))
+	out := t.TempDir()
+	b1, b2 := filepath.Join(out, "one.tar"), filepath.Join(out, "two.tar")
+	r := run(t, nil, "export", src, b1)
+	if r.code != 0 || !strings.Contains(r.stderr, "8 archives of 4 versions of 2 providers") {
+		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, nil, "export", src, b2); r.code != 0 {
+		t.Fatalf("export again: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	one, _ := os.ReadFile(b1)
+	two, _ := os.ReadFile(b2)
+	if !bytes.Equal(one, two) {
+		t.Fatalf("the same mirror exported twice made different bundles (%d and %d bytes)", len(one), len(two))
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, ".*")); len(left) != 0 {
+		t.Errorf("export left %v beside the bundle", left)
+	}
+
+	fsDst := filepath.Join(t.TempDir(), "mirror")
+	r = run(t, nil, "import", b1, fsDst)
+	if r.code != 0 || !strings.Contains(r.stderr, "verified 8 archives") || !strings.Contains(r.stderr, "8 synced") {
+		t.Fatalf("import into a directory: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, nil, "verify", fsDst); r.code != 0 {
+		t.Fatalf("verify the imported directory: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, nil, "import", b1, fsDst); r.code != 0 || !strings.Contains(r.stderr, "0 synced") || !strings.Contains(r.stderr, "8 already present") {
+		t.Errorf("import again: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	tf, env := terraformEnv(t, nil, fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", fsDst))
+	cfg := t.TempDir()
+	writeFile(t, cfg, "main.tf", "terraform {\n  required_providers {\n    alpha = { source = \"example.com/acme/alpha\", version = \"= 2.0.0\" }\n  }\n}\n")
+	if out := runTerraform(t, tf, env, "-chdir="+cfg, "init", "-input=false", "-no-color"); !strings.Contains(out, "Installed example.com/acme/alpha v2.0.0") {
+		t.Errorf("terraform init from the imported mirror:\n%s", out)
+	}
+
+	reg := ocitest.New(t)
+	tmpl := reg.Host() + "/providers/${hostname}/${namespace}/${type}"
+	ociEnv := cleanEnv(t)
+	r = run(t, ociEnv, "import", b1, "oci://"+tmpl, "--ca-cert", reg.CAFile())
+	if r.code != 0 || !strings.Contains(r.stderr, "8 synced") {
+		t.Fatalf("import into OCI: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, ociEnv, "verify", "oci://"+tmpl, "--ca-cert", reg.CAFile()); r.code != 0 {
+		t.Fatalf("verify the OCI mirror: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	tofu := backendtest.Tofu(t, "tofu init from the OCI mirror a bundle was imported into")
+	dir := t.TempDir()
+	cliCfg := filepath.Join(dir, "cli.tfrc")
+	os.WriteFile(cliCfg, []byte(fmt.Sprintf("provider_installation {\n  oci_mirror {\n    repository_template = %q\n    include = [\"example.com/*/*\"]\n  }\n}\n"+
+		"oci_default_credentials {\n  discover_ambient_credentials = false\n}\n", tmpl)), 0o644)
+	work := t.TempDir()
+	writeFile(t, work, "main.tf", "terraform {\n  required_providers {\n    beta = { source = \"example.com/acme/beta\", version = \"= 1.0.0\" }\n  }\n}\n")
+	cmd := exec.Command(tofu, "-chdir="+work, "init", "-input=false", "-no-color")
+	cmd.Env = append(cleanEnv(t), "TF_CLI_CONFIG_FILE="+cliCfg, "SSL_CERT_FILE="+reg.CAFile(), "SSL_CERT_DIR="+dir, "TF_PLUGIN_CACHE_DIR=", "TF_IN_AUTOMATION=1")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Installed example.com/acme/beta v1.0.0") {
+		t.Errorf("tofu init from the OCI mirror: %v\n%s", err, out)
+	}
+}
+
+// Exported straight from an origin registry, a bundle lands in a directory
+// Terraform installs from.
+func TestBundleExportFromRegistry(t *testing.T) {
+	here := runtime.GOOS + "_" + runtime.GOARCH
+	ver := registrytest.Version{Version: "1.0.0", Archives: map[string][]byte{}}
+	for _, plat := range []string{here, "windows_amd64"} {
+		ver.Archives[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", plat), "")
+	}
+	reg := registrytest.New(t, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{ver}})
+	ca := writeFile(t, t.TempDir(), "ca.pem", string(reg.CertPEM()))
+	b := filepath.Join(t.TempDir(), "b.tar")
+	if r := run(t, nil, "export", "registry://"+reg.Host(), b, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca); r.code != 0 {
+		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	dst := filepath.Join(t.TempDir(), "mirror")
+	if r := run(t, nil, "import", b, dst); r.code != 0 {
+		t.Fatalf("import: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	tf, env := terraformEnv(t, nil, fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", dst))
+	cfg := t.TempDir()
+	addr := reg.Host() + "/acme/alpha"
+	writeFile(t, cfg, "main.tf", fmt.Sprintf("terraform {\n  required_providers {\n    alpha = { source = %q, version = \"= 1.0.0\" }\n  }\n}\n", addr))
+	if out := runTerraform(t, tf, env, "-chdir="+cfg, "init", "-input=false", "-no-color"); !strings.Contains(out, "Installed "+addr+" v1.0.0") {
+		t.Errorf("terraform init:\n%s", out)
+	}
+}
+
+// tarEntries reads a tar's entries in order, with their bytes.
+func tarEntries(t *testing.T, path string) ([]string, map[string][]byte) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data := map[string][]byte{}
+	var names []string
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return names, data
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, hdr.Name)
+		data[hdr.Name], _ = io.ReadAll(tr)
+	}
+}
+
+func writeTar(t *testing.T, path string, names []string, data map[string][]byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, n := range names {
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: n, Size: int64(len(data[n])), Mode: 0o644})
+		tw.Write(data[n])
+	}
+	tw.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A bundle with one archive's bytes changed, one cut short and one whose
+// manifest was edited are refused, each saying what is wrong, and land
+// nothing: the directory is not even created, the OCI registry receives no
+// blob.
+func TestBundleTamperedOrTruncatedLandsNothing(t *testing.T) {
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64", "darwin_arm64"}))
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.tar")
+	if r := run(t, nil, "export", src, good); r.code != 0 {
+		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	names, data := tarEntries(t, good)
+	raw, _ := os.ReadFile(good)
+
+	tampered := filepath.Join(dir, "tampered.tar")
+	zip := "example.com/acme/alpha/terraform-provider-alpha_1.0.0_linux_amd64.zip"
+	d := map[string][]byte{}
+	for k, v := range data {
+		d[k] = append([]byte(nil), v...)
+	}
+	d[zip][len(d[zip])/2] ^= 1
+	writeTar(t, tampered, names, d)
+
+	truncated := filepath.Join(dir, "truncated.tar")
+	os.WriteFile(truncated, raw[:len(raw)*2/3], 0o644)
+
+	edited := filepath.Join(dir, "edited.tar")
+	d2 := map[string][]byte{}
+	for k, v := range data {
+		d2[k] = v
+	}
+	d2[".tfmirror-bundle.json"] = bytes.Replace(data[".tfmirror-bundle.json"], []byte(`"size": `), []byte(`"size":  `), 1)
+	writeTar(t, edited, names, d2)
+
+	reg := ocitest.New(t)
+	oci := "oci://" + reg.Host() + "/providers/${hostname}/${namespace}/${type}"
+	for _, c := range []struct {
+		bundle string
+		want   []string
+	}{
+		{tampered, []string{"mismatch", zip, "refused", "nothing was imported"}},
+		{truncated, []string{"truncated", "nothing in it is used"}},
+		{edited, []string{"the manifest's SHA-256", "nothing in it is used"}},
+	} {
+		for _, dst := range []string{filepath.Join(t.TempDir(), "mirror"), oci} {
+			r := run(t, cleanEnv(t), "import", c.bundle, dst, "--ca-cert", reg.CAFile())
+			if r.code != 1 {
+				t.Errorf("import %s into %s: exit %d, want 1\n%s%s", filepath.Base(c.bundle), dst, r.code, r.stdout, r.stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.stdout+r.stderr, w) {
+					t.Errorf("import %s into %s does not say %q:\n%s%s", filepath.Base(c.bundle), dst, w, r.stdout, r.stderr)
+				}
+			}
+			if _, err := os.Stat(dst); err == nil {
+				t.Errorf("import %s created %s", filepath.Base(c.bundle), dst)
+			}
+		}
+	}
+	if n := reg.BlobUploads(); n != 0 {
+		t.Errorf("the OCI registry received %d blob uploads from refused bundles", n)
+	}
+}
+
+// An import killed once its first archive has landed leaves a destination
+// that verifies, and run again it lands the rest, not what is there.
+func TestBundleInterruptedImportResumes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, []string{"1.0.0", "1.1.0"}, []string{"linux_amd64", "darwin_arm64", "windows_amd64"})
+	for i := range seeds {
+		body := make([]byte, 512<<10) // incompressible: each archive takes a while
+		for j := range body {
+			body[j] = byte(rng.Uint32())
+		}
+		seeds[i].Zip = backendtest.Zip(t, backendtest.Entry{Name: "terraform-provider-" + seeds[i].Package.Provider.Type, Body: body})
+	}
+	src := sourceMirror(t, seeds)
+	b := filepath.Join(t.TempDir(), "b.tar")
+	if r := run(t, nil, "export", src, b); r.code != 0 {
+		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	dst := filepath.Join(t.TempDir(), "mirror")
+	cmd := exec.Command(tfmirrorBin, "import", b, dst, "--jobs", "1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(time.Minute) // a bound for a loaded machine
+	killed := false
+	for !killed {
+		landed, _ := filepath.Glob(filepath.Join(dst, "example.com", "acme", "*", "*.zip"))
+		select {
+		case err := <-exited:
+			t.Fatalf("the import ended (%v) before it could be interrupted", err)
+		default:
+		}
+		if len(landed) > 0 {
+			cmd.Process.Signal(syscall.SIGKILL)
+			killed = true
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no archive landed within a minute")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	<-exited
+	landed, _ := filepath.Glob(filepath.Join(dst, "example.com", "acme", "*", "*.zip"))
+	if len(landed) == 0 || len(landed) == len(seeds) {
+		t.Fatalf("%d of %d archives landed before the kill", len(landed), len(seeds))
+	}
+	r := run(t, nil, "import", b, dst)
+	if r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("%d synced", len(seeds)-len(landed))) || !strings.Contains(r.stderr, fmt.Sprintf("%d already present", len(landed))) {
+		t.Fatalf("import again after %d landed: %d\n%s%s", len(landed), r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, nil, "verify", dst); r.code != 0 {
+		t.Fatalf("verify: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The UI opens a bundle as a read-only place beside a mirror and compares
+// them.
+func TestBundleInTheUI(t *testing.T) {
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0", "2.0.0"}, []string{"linux_amd64"}))
+	b := filepath.Join(t.TempDir(), "b.tar")
+	if r := run(t, nil, "export", src, b); r.code != 0 {
+		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	half := filepath.Join(t.TempDir(), "half")
+	if r := run(t, nil, "import", b, half, "-v", "1.0.0"); r.code != 0 {
+		t.Fatalf("import: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	s := newTmux(t, 120, 30, []string{"NO_COLOR=1", "HOME=" + t.TempDir()}, "ui", b, half)
+	s.waitFor("acme/alpha", "(bundle)", "(fs)")
+	s.keys("q")
+	s.waitGone()
+}

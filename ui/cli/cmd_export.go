@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/bundle"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/spec"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+const exportLong = `Write the selected packages of SRC into one file, BUNDLE (a .tar), to carry
+across an air gap and land there with tfmirror import.
+
+The packages are synced, as tfmirror sync does (each archive verified against
+every hash SRC states), into a staging mirror beside BUNDLE; then BUNDLE is
+written whole and renamed into place. It is a tar of that filesystem mirror
+(the zips, the index.json and VERSION.json documents, the provenance of
+versions whose source kept it) with a manifest first that states every file's
+size and SHA-256 and every archive's h1: and zh:, and the manifest's SHA-256
+last. tar -xf alone turns it into a mirror the clients install from.
+
+The same packages make the same bytes: the entries are sorted, their owners,
+modes and times fixed. Nothing is written unless every package wanted was
+synced; exits 1 otherwise.
+
+With --spec FILE (or --from DIR) the spec says which providers, versions and
+platforms; SRC, when given, is read instead of the spec's sources.`
+
+const exportExample = `  tfmirror export registry://registry.terraform.io providers.tar -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
+  tfmirror export ./mirror providers.tar
+  tfmirror export providers.tar --spec mirror.hcl
+  tfmirror export ./mirror providers.tar --spec mirror.hcl`
+
+type exportFlags struct {
+	sel  selectionFlags
+	spec specFlags
+	jobs int
+}
+
+func newExportCmd(env *Env) *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use:     "export SRC BUNDLE [selection] | export [SRC] BUNDLE --spec FILE",
+		Short:   "Write the selected packages of SRC into one verified, reproducible bundle file",
+		Long:    exportLong,
+		Example: exportExample,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.spec.set() && (len(args) < 1 || len(args) > 2) {
+				return usageErr("export --spec/--from takes [SRC] BUNDLE (got %d arguments)", len(args))
+			}
+			if !f.spec.set() {
+				return exactArgs(2, "SRC and BUNDLE")(cmd, args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, env, args, &f) },
+	}
+	f.sel.add(cmd)
+	f.spec.add(cmd)
+	cmd.Flags().IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	return cmd
+}
+
+// runExport syncs what is wanted into a staging mirror, then packs it.
+func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) error {
+	ctx := cmd.Context()
+	out := args[len(args)-1]
+	if !strings.HasSuffix(strings.ToLower(out), ".tar") {
+		return usageErr("export: BUNDLE %q: name a .tar file to write", out)
+	}
+	st, err := bundle.NewStaging(out, env.hashing())
+	if err != nil {
+		return err
+	}
+	defer st.Remove()
+	plans, problems, err := exportPlans(cmd, env, args, f, st)
+	if err != nil {
+		return err
+	}
+	rep := reporter(cmd, false, false)
+	for _, p := range problems {
+		rep.Unavailable(p)
+	}
+	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), st.Mirror, false, rep, plans...)
+	rep.Finish(sum)
+	if err := summaryErr(ctx, sum); err != nil || len(problems) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: not written: not every package wanted could be had\n", out)
+		return errProblem
+	}
+	if sum.Done+sum.Present == 0 {
+		return &exitError{code: exitProblem, err: fmt.Errorf("%s: not written: nothing was selected", out)}
+	}
+	man, err := st.Pack(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", out, bundleSummary(man))
+	return nil
+}
+
+// exportPlans are the plans of what the bundle holds: SRC's selection, or
+// the spec's wants (read from SRC when it is given); problems are the
+// spec's wants that cannot be had.
+func exportPlans(cmd *cobra.Command, env *Env, args []string, f *exportFlags, st *bundle.Staging) ([]*sync.Plan, []report.SpecFinding, error) {
+	ctx := cmd.Context()
+	opts := sync.PlanOptions{Hashing: env.hashing()}
+	if !f.spec.set() {
+		s, err := f.sel.selection()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := needsVersion(args[0], s); err != nil {
+			return nil, nil, err
+		}
+		src, err := openPlace(ctx, args[0], env.placeOptions())
+		if err != nil {
+			return nil, nil, err
+		}
+		plan, err := sync.MakePlan(ctx, src, st.Mirror, s, opts)
+		printWarnings(cmd, src)
+		if err != nil {
+			return nil, nil, noCatalogue(err)
+		}
+		return []*sync.Plan{plan}, nil, nil
+	}
+	sp, err := f.spec.load(args, &f.sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(args) == 2 {
+		sp.Source = args[0]
+		for i := range sp.Providers {
+			sp.Providers[i].Source = ""
+		}
+	}
+	if len(sp.Modules) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: its %d module blocks are not exported: a bundle holds providers\n", sp.Path, len(sp.Modules))
+	}
+	w, err := wanted(cmd, env, sp)
+	if err != nil {
+		return nil, nil, err
+	}
+	var want []spec.Resolved
+	if len(w.Destinations) > 0 {
+		want = w.Destinations[0].Providers
+	}
+	planned, err := spec.Plan(ctx, spec.Destination{Place: args[len(args)-1], Providers: want}, st.Mirror, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	problems := problemRows(w)
+	var plans []*sync.Plan
+	for _, p := range planned {
+		if p.Plan != nil {
+			plans = append(plans, p.Plan)
+		}
+	}
+	for _, row := range plannedRows(args[len(args)-1], planned) {
+		if row.Finding.Status == sync.StatusError {
+			problems = append(problems, row)
+		}
+	}
+	return plans, problems, nil
+}
+
+// bundleSummary says what a bundle holds.
+func bundleSummary(m *bundle.Manifest) string {
+	providers, versions, signed := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	var size int64
+	for _, p := range m.Packages {
+		providers[p.Provider] = true
+		versions[p.Provider+" "+p.Version] = true
+		if p.Signer != nil {
+			signed[p.Provider+" "+p.Version] = true
+		}
+	}
+	for _, f := range m.Files {
+		size += f.Size
+	}
+	s := fmt.Sprintf("%d archives of %d versions of %d providers (%s)", len(m.Packages), len(versions), len(providers), report.HumanBytes(size))
+	if len(signed) > 0 {
+		s += fmt.Sprintf(", %d versions with their signed SHA256SUMS", len(signed))
+	}
+	return s
+}
+
+// openBundle opens a bundle argument for import: a damaged bundle is a
+// problem found (exit 1), not a usage error.
+func openBundle(cmd *cobra.Command, env *Env, arg string) (backends.Reader, error) {
+	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+	if err != nil && errors.Is(err, bundle.ErrDamaged) {
+		return nil, &exitError{code: exitProblem, err: err}
+	}
+	return r, err
+}

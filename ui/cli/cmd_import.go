@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+const importLong = `Land a bundle written by tfmirror export in DST, any writable place (a
+directory, oci://...).
+
+Everything is verified before anything lands: the bundle must be whole (its
+manifest first, matching the SHA-256 its last entry records, and exactly the
+files the manifest lists), every file must have the size and SHA-256 the
+manifest states, every archive the h1: and zh: it states, the index documents
+no other hash, and where the bundle holds a version's provenance its signature
+must check and its signed SHA256SUMS list every archive's zh:. A damaged or
+altered bundle is refused whole, saying what is wrong, and DST is left as it
+was (exit 1).
+
+Then the packages are synced into DST as tfmirror sync does (each archive
+checked again as it streams, landed atomically, index documents written once
+per provider): an interrupted import resumes where it stopped when run again,
+and packages DST already holds are skipped.`
+
+const importExample = `  tfmirror import providers.tar ./mirror
+  tfmirror import providers.tar oci://registry.corp/tf/'${namespace}/${type}'
+  tfmirror import providers.tar ./mirror -p hashicorp/aws --platform linux_amd64`
+
+type importFlags struct {
+	sel           selectionFlags
+	force, dryRun bool
+	jobs          int
+}
+
+func newImportCmd(env *Env) *cobra.Command {
+	var f importFlags
+	cmd := &cobra.Command{
+		Use:     "import BUNDLE DST [selection]",
+		Short:   "Verify everything in a bundle, then land it in DST",
+		Long:    importLong,
+		Example: importExample,
+		Args:    exactArgs(2, "BUNDLE and DST"),
+		RunE:    func(cmd *cobra.Command, args []string) error { return runImport(cmd, env, args[0], args[1], &f) },
+	}
+	f.sel.add(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&f.dryRun, "dry-run", false, "verify the bundle and print the plan; change nothing")
+	fl.BoolVar(&f.force, "force", false, "replace archives DST holds with different hashes")
+	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	return cmd
+}
+
+// runImport verifies the whole bundle (the selection of it), then syncs it.
+func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *importFlags) error {
+	ctx := cmd.Context()
+	s, err := f.sel.selection()
+	if err != nil {
+		return err
+	}
+	if sp, err := place.Parse(bundleArg); err != nil || sp.Kind != place.Bundle {
+		return usageErr("import: %s is not a bundle: give the .tar file tfmirror export wrote", bundleArg)
+	}
+	if _, err := place.Parse(dstArg); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	src, err := openBundle(cmd, env, bundleArg)
+	if err != nil {
+		return err
+	}
+	findings, err := sync.VerifyPlace(ctx, src, s, env.hashing())
+	if err != nil {
+		return err
+	}
+	if err := refused(cmd, findings, bundleArg, dstArg); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: verified %s\n", bundleArg, verifiedSummary(findings))
+	dst, err := place.OpenWriter(ctx, dstArg, env.placeOptions())
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{Hashing: env.hashing()})
+	if err != nil {
+		return err
+	}
+	if f.dryRun {
+		return report.Findings(cmd.OutOrStdout(), plan.Findings(), false)
+	}
+	rep := reporter(cmd, false, false)
+	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), dst, f.force, rep, plan)
+	rep.Finish(sum)
+	return summaryErr(ctx, sum)
+}
+
+// refused reports the findings that are not ok, and that nothing landed.
+func refused(cmd *cobra.Command, findings []sync.Finding, bundleArg, dstArg string) error {
+	var bad []sync.Finding
+	for _, f := range findings {
+		if f.Status != sync.StatusOK {
+			bad = append(bad, f)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	if err := report.Findings(cmd.OutOrStdout(), bad, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: refused: %s; nothing was imported into %s\n", bundleArg, report.Summary(bad), dstArg)
+	return errProblem
+}
+
+// verifiedSummary says what the verification checked.
+func verifiedSummary(findings []sync.Finding) string {
+	signed := 0
+	for _, f := range findings {
+		if f.Result == nil {
+			continue
+		}
+		for _, c := range f.Result.Checks {
+			if c.Status == hashing.Match && c.Source.Kind == hashing.SourceRegistrySigned {
+				signed++
+				break
+			}
+		}
+	}
+	s := fmt.Sprintf("%d archives: h1: and zh: match the manifest", len(findings))
+	if signed > 0 {
+		s += fmt.Sprintf("; %d match their signed SHA256SUMS", signed)
+	}
+	return s
+}
