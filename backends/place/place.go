@@ -211,7 +211,7 @@ func Openers() map[Kind]Opener {
 			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.Tokens(), Signatures: o.Signatures})
 		},
 		Bundle: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
-			return bundle.Open(s.Raw, s.Target, bundle.Options{})
+			return bundle.Open(s.Raw, s.Target, bundle.Options{Provenance: o.Signatures})
 		},
 		OCI: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			roots, err := httpclient.LoadRoots(o.CACertFile)

@@ -3,6 +3,9 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -16,8 +19,10 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/bundle"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // The air gap end to end: a mirror exported into a bundle (twice: the same
@@ -87,9 +92,11 @@ func TestBundleAirGapRoundTrip(t *testing.T) {
 	}
 }
 
-// Exported straight from an origin registry, a bundle lands in a directory
-// Terraform installs from.
-func TestBundleExportFromRegistry(t *testing.T) {
+// registryBundle exports acme/alpha 1.0.0 for two platforms from a real
+// origin registry into a bundle, with the version's provenance; it returns
+// the registry, the bundle and the --ca-cert file.
+func registryBundle(t *testing.T) (*registrytest.Server, string, string) {
+	t.Helper()
 	here := runtime.GOOS + "_" + runtime.GOARCH
 	ver := registrytest.Version{Version: "1.0.0", Archives: map[string][]byte{}}
 	for _, plat := range []string{here, "windows_amd64"} {
@@ -98,20 +105,150 @@ func TestBundleExportFromRegistry(t *testing.T) {
 	reg := registrytest.New(t, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{ver}})
 	ca := writeFile(t, t.TempDir(), "ca.pem", string(reg.CertPEM()))
 	b := filepath.Join(t.TempDir(), "b.tar")
-	if r := run(t, nil, "export", "registry://"+reg.Host(), b, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca); r.code != 0 {
+	r := run(t, nil, "export", "registry://"+reg.Host(), b, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca)
+	if r.code != 0 || !strings.Contains(r.stderr, "1 versions with their signed SHA256SUMS") {
 		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	return reg, b, ca
+}
+
+// Exported straight from an origin registry, a bundle carries the
+// version's provenance: import checks the signature and every archive
+// against the signed SHA256SUMS, the destinations (a directory, an OCI
+// registry) keep the provenance, verify re-checks it there, and Terraform
+// installs from the directory.
+func TestBundleExportFromRegistryCarriesProvenance(t *testing.T) {
+	reg, b, _ := registryBundle(t)
+	names, _ := tarEntries(t, b)
+	side := reg.Host() + "/acme/alpha/.tfmirror-provenance/1.0.0.json"
+	if !contains(names, side) {
+		t.Fatalf("the bundle lacks %s: %v", side, names)
+	}
 	dst := filepath.Join(t.TempDir(), "mirror")
-	if r := run(t, nil, "import", b, dst); r.code != 0 {
+	r := run(t, nil, "import", b, dst)
+	if r.code != 0 || !strings.Contains(r.stderr, "2 match their signed SHA256SUMS (key "+reg.KeyID()) {
 		t.Fatalf("import: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dst, filepath.FromSlash(side))); err != nil {
+		t.Errorf("the imported mirror lacks the provenance: %v", err)
+	}
+	if r := run(t, nil, "verify", dst); r.code != 0 || !strings.Contains(r.stdout, reg.KeyID()) {
+		t.Errorf("verify the imported mirror: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	regOCI := ocitest.New(t)
+	oci := "oci://" + regOCI.Host() + "/providers/${namespace}/${type}"
+	if r := run(t, cleanEnv(t), "import", b, oci, "--ca-cert", regOCI.CAFile()); r.code != 0 {
+		t.Fatalf("import into OCI: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, cleanEnv(t), "verify", oci, "-p", reg.Host()+"/acme/alpha", "--ca-cert", regOCI.CAFile()); r.code != 0 || !strings.Contains(r.stdout, reg.KeyID()) {
+		t.Errorf("verify the OCI mirror: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	tf, env := terraformEnv(t, nil, fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", dst))
 	cfg := t.TempDir()
 	addr := reg.Host() + "/acme/alpha"
 	writeFile(t, cfg, "main.tf", fmt.Sprintf("terraform {\n  required_providers {\n    alpha = { source = %q, version = \"= 1.0.0\" }\n  }\n}\n", addr))
-	if out := runTerraform(t, tf, env, "-chdir="+cfg, "init", "-input=false", "-no-color"); !strings.Contains(out, "Installed "+addr+" v1.0.0") {
+	if out := runTerraform(t, tf, env, "-chdir="+cfg, "init", "-input=false", "-no-color"); !strings.Contains(out, "Installed "+addr+" v1.0.0") || strings.Contains(out, "tfmirror") {
 		t.Errorf("terraform init:\n%s", out)
 	}
+}
+
+// A bundle whose archive was replaced by someone who also rewrote the
+// manifest, its digest and the index documents to match passes every
+// check but one: the signed SHA256SUMS. It is refused, nothing landed.
+func TestBundleRewrittenWholesaleCaughtBySignature(t *testing.T) {
+	_, b, _ := registryBundle(t)
+	names, data := tarEntries(t, b)
+	var zip string
+	for _, n := range names {
+		if strings.HasSuffix(n, "_windows_amd64.zip") {
+			zip = n
+		}
+	}
+	old := data[zip]
+	data[zip] = registrytest.Tamper(old)
+	oldSums, newSums := fileSums(t, old), fileSums(t, data[zip])
+	for _, n := range names {
+		if n != zip {
+			data[n] = bytes.ReplaceAll(bytes.ReplaceAll(data[n], []byte(oldSums.ZH.Value()), []byte(newSums.ZH.Value())), []byte(oldSums.H1), []byte(newSums.H1))
+		}
+	}
+	rewriteManifest(t, data)
+	forged := filepath.Join(t.TempDir(), "forged.tar")
+	writeTar(t, forged, names, data)
+	dst := filepath.Join(t.TempDir(), "mirror")
+	r := run(t, nil, "import", forged, dst)
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "signed SHA256SUMS") || !strings.Contains(r.stderr, "nothing was imported") {
+		t.Fatalf("import of a rewritten bundle: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Errorf("import created %s", dst)
+	}
+}
+
+// The trust policy applies to a bundle before anything lands: a key the
+// policy does not pin for the provider is refused, naming both keys; with
+// --require-signature a bundle without provenance is refused.
+func TestBundleImportTrustPolicy(t *testing.T) {
+	reg, b, _ := registryBundle(t)
+	other := "0123456789ABCDEF0123456789ABCDEF01234567"
+	policy := writeFile(t, t.TempDir(), "trust.hcl", fmt.Sprintf("provider %q {\n  fingerprints = [%q]\n}\n", reg.Host()+"/acme/alpha", other))
+	dst := filepath.Join(t.TempDir(), "mirror")
+	r := run(t, nil, "import", b, dst, "--policy", policy)
+	if r.code != 1 || !strings.Contains(r.stdout, reg.Fingerprint()) || !strings.Contains(r.stdout, other) || !strings.Contains(r.stderr, "nothing was imported") {
+		t.Fatalf("import with a policy pinning another key: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Errorf("a refused import created %s", dst)
+	}
+	pinned := writeFile(t, t.TempDir(), "trust.hcl", fmt.Sprintf("provider %q {\n  fingerprints = [%q]\n}\n", "acme/alpha", reg.Fingerprint()))
+	if r := run(t, nil, "import", b, dst, "--policy", pinned, "--require-signature"); r.code != 0 {
+		t.Fatalf("import with the signer pinned: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/beta"}, []string{"1.0.0"}, []string{"linux_amd64"}))
+	unsigned := filepath.Join(t.TempDir(), "unsigned.tar")
+	if r := run(t, nil, "export", src, unsigned); r.code != 0 {
+		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	dst2 := filepath.Join(t.TempDir(), "mirror")
+	r = run(t, nil, "import", unsigned, dst2, "--require-signature")
+	if r.code != 1 || !strings.Contains(r.stdout, "no valid signature") {
+		t.Fatalf("import of an unsigned bundle with --require-signature: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(dst2); err == nil {
+		t.Errorf("a refused import created %s", dst2)
+	}
+}
+
+func fileSums(t *testing.T, zb []byte) hashing.Sums {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "a.zip")
+	os.WriteFile(p, zb, 0o644)
+	s, err := hashing.HashPath(p, hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// rewriteManifest makes the manifest's file list and its digest match the
+// entries, as a forger would.
+func rewriteManifest(t *testing.T, data map[string][]byte) {
+	t.Helper()
+	var m bundle.Manifest
+	if err := json.Unmarshal(data[bundle.ManifestName], &m); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range m.Files {
+		sum := sha256.Sum256(data[f.Path])
+		m.Files[i].Size, m.Files[i].SHA256 = int64(len(data[f.Path])), hex.EncodeToString(sum[:])
+	}
+	for i, p := range m.Packages {
+		m.Packages[i].Size = int64(len(data[p.Path]))
+	}
+	raw, _ := json.MarshalIndent(m, "", "  ")
+	data[bundle.ManifestName] = raw
+	data[bundle.TrailerName] = []byte(fmt.Sprintf("%x  %s\n", sha256.Sum256(raw), bundle.ManifestName))
 }
 
 // tarEntries reads a tar's entries in order, with their bytes.

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/place"
-	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
@@ -23,10 +27,16 @@ must check and its signed SHA256SUMS list every archive's zh:. A damaged or
 altered bundle is refused whole, saying what is wrong, and DST is left as it
 was (exit 1).
 
+--policy FILE and --require-signature apply the trust policy to every version
+in the bundle, also before anything lands: a version signed by a key the
+policy does not pin for its provider, or (with --require-signature) without a
+valid signature, refuses the whole import, naming both keys.
+
 Then the packages are synced into DST as tfmirror sync does (each archive
 checked again as it streams, landed atomically, index documents written once
-per provider): an interrupted import resumes where it stopped when run again,
-and packages DST already holds are skipped.`
+per provider, the provenance written beside them): an interrupted import
+resumes where it stopped when run again, and packages DST already holds are
+skipped. --audit FILE appends a JSON line per package that lands.`
 
 const importExample = `  tfmirror import providers.tar ./mirror
   tfmirror import providers.tar oci://registry.corp/tf/'${namespace}/${type}'
@@ -34,6 +44,7 @@ const importExample = `  tfmirror import providers.tar ./mirror
 
 type importFlags struct {
 	sel           selectionFlags
+	trust         trustFlags
 	force, dryRun bool
 	jobs          int
 }
@@ -53,10 +64,12 @@ func newImportCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "verify the bundle and print the plan; change nothing")
 	fl.BoolVar(&f.force, "force", false, "replace archives DST holds with different hashes")
 	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	f.trust.add(cmd)
 	return cmd
 }
 
-// runImport verifies the whole bundle (the selection of it), then syncs it.
+// runImport verifies the whole bundle (the selection of it) and applies the
+// trust policy to it, then syncs it.
 func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *importFlags) error {
 	ctx := cmd.Context()
 	s, err := f.sel.selection()
@@ -69,15 +82,19 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if _, err := place.Parse(dstArg); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	pol, err := f.trust.trustPolicy()
+	if err != nil {
+		return err
+	}
 	src, err := openBundle(cmd, env, bundleArg)
 	if err != nil {
 		return err
 	}
-	findings, err := sync.VerifyPlace(ctx, src, s, env.hashing())
+	findings, err := sync.VerifyPlaceWith(ctx, src, s, sync.VerifyOptions{Hashing: env.hashing(), Signatures: pol.Signatures})
 	if err != nil {
 		return err
 	}
-	if err := refused(cmd, findings, bundleArg, dstArg); err != nil {
+	if err := refused(cmd, append(findings, admitted(ctx, src, findings, pol)...), bundleArg, dstArg); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: verified %s\n", bundleArg, verifiedSummary(findings))
@@ -85,17 +102,51 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{Hashing: env.hashing()})
+	plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{Hashing: env.hashing(), Trust: pol})
 	if err != nil {
 		return err
 	}
 	if f.dryRun {
 		return report.Findings(cmd.OutOrStdout(), plan.Findings(), false)
 	}
+	aud, err := f.trust.openAudit("import")
+	if err != nil {
+		return err
+	}
 	rep := reporter(cmd, false, false)
-	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), dst, f.force, rep, plan)
+	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), dst, f.force, withAudit(rep, aud), plan)
 	rep.Finish(sum)
-	return summaryErr(ctx, sum)
+	return closeAudit(cmd, aud, summaryErr(ctx, sum))
+}
+
+// admitted applies the trust policy to each version the findings are
+// about whose archives all verified: a refused version is an error finding
+// that says why (both keys, where a pinned key did not sign it).
+func admitted(ctx context.Context, src backends.Reader, findings []sync.Finding, pol *trust.Policy) []sync.Finding {
+	verified := map[string]bool{}
+	var versions []backends.Package
+	for _, f := range findings {
+		if f.Package.Version == nil {
+			continue
+		}
+		key := f.Package.Provider.String() + " " + f.Package.Version.String()
+		ok, seen := verified[key]
+		if !seen {
+			versions = append(versions, backends.Package{Provider: f.Package.Provider, Version: f.Package.Version})
+			ok = true
+		}
+		verified[key] = ok && f.Status == sync.StatusOK
+	}
+	var out []sync.Finding
+	for _, pv := range versions {
+		if !verified[pv.Provider.String()+" "+pv.Version.String()] {
+			continue // its findings say what is wrong already
+		}
+		if _, err := sync.CheckProvenance(ctx, src, pv.Provider, pv.Version, pol); err != nil {
+			out = append(out, sync.Finding{Package: pv, Status: sync.StatusError, Detail: err.Error()})
+		}
+	}
+	return out
 }
 
 // refused reports the findings that are not ok, and that nothing landed.
@@ -118,21 +169,21 @@ func refused(cmd *cobra.Command, findings []sync.Finding, bundleArg, dstArg stri
 
 // verifiedSummary says what the verification checked.
 func verifiedSummary(findings []sync.Finding) string {
-	signed := 0
+	signed, signers := 0, map[string]bool{}
 	for _, f := range findings {
-		if f.Result == nil {
-			continue
-		}
-		for _, c := range f.Result.Checks {
-			if c.Status == hashing.Match && c.Source.Kind == hashing.SourceRegistrySigned {
-				signed++
-				break
-			}
+		if f.Signer != nil {
+			signed++
+			signers[f.Signer.String()] = true
 		}
 	}
 	s := fmt.Sprintf("%d archives: h1: and zh: match the manifest", len(findings))
 	if signed > 0 {
-		s += fmt.Sprintf("; %d match their signed SHA256SUMS", signed)
+		var names []string
+		for n := range signers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		s += fmt.Sprintf("; %d match their signed SHA256SUMS (%s)", signed, strings.Join(names, "; "))
 	}
 	return s
 }
