@@ -68,6 +68,22 @@ func TestBundleAirGapRoundTrip(t *testing.T) {
 		t.Errorf("terraform init from the imported mirror:\n%s", out)
 	}
 
+	// Extracted with tar alone, the bundle is a mirror Terraform installs
+	// from without a word about the manifest files.
+	if tarBin, err := exec.LookPath("tar"); err == nil {
+		extracted := t.TempDir()
+		if out, err := exec.Command(tarBin, "-xf", b1, "-C", extracted).CombinedOutput(); err != nil {
+			t.Fatalf("tar -xf: %v\n%s", err, out)
+		}
+		tf, env := terraformEnv(t, nil, fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", extracted))
+		cfg := t.TempDir()
+		writeFile(t, cfg, "main.tf", "terraform {\n  required_providers {\n    beta = { source = \"example.com/acme/beta\", version = \"= 1.0.0\" }\n  }\n}\n")
+		out := runTerraform(t, tf, env, "-chdir="+cfg, "init", "-input=false", "-no-color")
+		if !strings.Contains(out, "Installed example.com/acme/beta v1.0.0") || strings.Contains(out, "tfmirror") {
+			t.Errorf("terraform init from the extracted bundle:\n%s", out)
+		}
+	}
+
 	reg := ocitest.New(t)
 	tmpl := reg.Host() + "/providers/${hostname}/${namespace}/${type}"
 	ociEnv := cleanEnv(t)
@@ -89,6 +105,19 @@ func TestBundleAirGapRoundTrip(t *testing.T) {
 	cmd.Env = append(cleanEnv(t), "TF_CLI_CONFIG_FILE="+cliCfg, "SSL_CERT_FILE="+reg.CAFile(), "SSL_CERT_DIR="+dir, "TF_PLUGIN_CACHE_DIR=", "TF_IN_AUTOMATION=1")
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Installed example.com/acme/beta v1.0.0") {
 		t.Errorf("tofu init from the OCI mirror: %v\n%s", err, out)
+	}
+	// OpenTofu too installs from the bundle extracted with tar alone.
+	extracted := t.TempDir()
+	if out, err := exec.Command("tar", "-xf", b1, "-C", extracted).CombinedOutput(); err != nil {
+		t.Fatalf("tar -xf: %v\n%s", err, out)
+	}
+	os.WriteFile(cliCfg, []byte(fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", extracted)), 0o644)
+	work = t.TempDir()
+	writeFile(t, work, "main.tf", "terraform {\n  required_providers {\n    alpha = { source = \"example.com/acme/alpha\", version = \"= 1.0.0\" }\n  }\n}\n")
+	cmd = exec.Command(tofu, "-chdir="+work, "init", "-input=false", "-no-color")
+	cmd.Env = append(cleanEnv(t), "TF_CLI_CONFIG_FILE="+cliCfg, "TF_PLUGIN_CACHE_DIR=", "TF_IN_AUTOMATION=1")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Installed example.com/acme/alpha v1.0.0") || strings.Contains(string(out), "tfmirror") {
+		t.Errorf("tofu init from the extracted bundle: %v\n%s", err, out)
 	}
 }
 
