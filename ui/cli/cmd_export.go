@@ -89,6 +89,9 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 	}
 	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), st.Mirror, false, rep, plans...)
 	rep.Finish(sum)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err := summaryErr(ctx, sum); err != nil || len(problems) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: not written: not every package wanted could be had\n", out)
 		return errProblem
