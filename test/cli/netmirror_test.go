@@ -163,8 +163,10 @@ func TestCLIRegistry(t *testing.T) {
 		Size               *int64
 	}
 	json.Unmarshal([]byte(r.stdout), &rows)
+	// The registry's packages field states each package's h1: beside the
+	// signed zh:.
 	want := "zh:" + srv.SHA256("acme", "alpha", "1.0.0", "linux_amd64")
-	if len(rows) != 2 || rows[1].Provider != srv.Host()+"/acme/alpha" || rows[1].Size == nil || len(rows[1].Hashes) != 1 || rows[1].Hashes[0] != want {
+	if len(rows) != 2 || rows[1].Provider != srv.Host()+"/acme/alpha" || rows[1].Size == nil || len(rows[1].Hashes) != 2 || !strings.HasPrefix(rows[1].Hashes[0], "h1:") || rows[1].Hashes[1] != want {
 		t.Fatalf("ls registry rows: %s", r.stdout)
 	}
 
