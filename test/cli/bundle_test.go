@@ -455,3 +455,40 @@ func TestBundleInTheUI(t *testing.T) {
 	s.keys("q")
 	s.waitGone()
 }
+
+// export --spec bundles what the spec wants (its versions and platforms)
+// from its source, or from SRC when one is given; a want that cannot be
+// had writes no bundle.
+func TestBundleExportSpec(t *testing.T) {
+	upstream := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha", "example.com/acme/gamma"},
+		[]string{"1.0.0", "1.1.0", "1.2.0"}, []string{"linux_amd64", "darwin_arm64"}))
+	specFile := specMirror(t, t.TempDir(), filepath.Join(t.TempDir(), "unused"), upstream)
+	out := t.TempDir()
+	b := filepath.Join(out, "spec.tar")
+	r := run(t, nil, "export", b, "--spec", specFile)
+	if r.code != 0 || !strings.Contains(r.stderr, "5 archives of 5 versions of 2 providers") {
+		t.Fatalf("export --spec: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	dst := filepath.Join(t.TempDir(), "mirror")
+	if r := run(t, nil, "import", b, dst); r.code != 0 {
+		t.Fatalf("import: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := "example.com/acme/alpha 1.1.0 linux_amd64\nexample.com/acme/alpha 1.2.0 linux_amd64\nexample.com/acme/gamma 1.0.0 linux_amd64\nexample.com/acme/gamma 1.1.0 linux_amd64\nexample.com/acme/gamma 1.2.0 linux_amd64"
+	if got := strings.Join(held(t, dst), "\n"); got != want {
+		t.Errorf("the bundle of the spec holds\n%s\nwant\n%s", got, want)
+	}
+
+	// SRC instead of the spec's source: one lacking gamma writes nothing.
+	partial := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.2.0"}, []string{"linux_amd64"}))
+	nothing := filepath.Join(out, "partial.tar")
+	r = run(t, nil, "export", partial, nothing, "--spec", specFile)
+	if r.code != 1 || !strings.Contains(r.stderr, "not written") {
+		t.Fatalf("export --spec from a source lacking a want: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(nothing); err == nil {
+		t.Errorf("a bundle was written though a want could not be had")
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, ".*")); len(left) != 0 {
+		t.Errorf("export left %v", left)
+	}
+}
