@@ -21,6 +21,8 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/backends/s3"
+	"github.com/tfmirror/tfmirror/backends/s3/s3test"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 )
@@ -226,5 +228,62 @@ func TestUpdateLockFromNetMirrorDownloadsNoArchive(t *testing.T) {
 		if got, want := hashStrings(lockedOf(t, f, p).Hashes), hashStrings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: locked %v, want %v", p, got, want)
 		}
+	}
+}
+
+// countingTransport counts the GETs of archives (keys ending in .zip).
+type countingTransport struct {
+	next http.RoundTripper
+	zips atomic.Int32
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, ".zip") {
+		c.zips.Add(1)
+	}
+	return c.next.RoundTrip(r)
+}
+
+// From object storage holding the network-mirror layout, whose version
+// documents list h1: and zh:, a lock gets no archive from the bucket.
+func TestUpdateLockFromS3GetsNoArchive(t *testing.T) {
+	ctx := chkCtx(t)
+	srcDir, src := chkMirror(t)
+	srv := s3test.Start(t)
+	// The counting transport is not the SDK's kind, to which the machine's
+	// AWS_CA_BUNDLE would be added.
+	t.Setenv("AWS_CA_BUNDLE", "")
+	opts := srv.Options()
+	ct := &countingTransport{next: opts.HTTPClient.Transport}
+	opts.HTTPClient = &http.Client{Transport: ct}
+	target := srv.Bucket(t) + "/tf"
+	dst, err := s3.Open(ctx, "s3://"+target, target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := sync.Selection{Providers: filters(t, "example.com/acme/alpha"), Versions: mustConstraint(t, "= 1.2.0")}
+	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sinkFunc(func(sync.Event) {}), plan); !sum.OK() {
+		t.Fatalf("sync: %+v", sum)
+	}
+	ct.zips.Store(0)
+	f := lockfile.New(lockfile.HeaderOpenTofu)
+	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "example.com/acme/alpha")}, Platforms: plats(t, chkPlatforms...)}
+	if _, problems, err := sync.UpdateLock(ctx, dst, f, req); err != nil || len(problems) != 0 {
+		t.Fatalf("%v %+v", err, problems)
+	}
+	if n := ct.zips.Load(); n != 0 {
+		t.Errorf("%d archive GETs from the bucket, want none", n)
+	}
+	var want []hashing.Hash
+	for _, plat := range chkPlatforms {
+		s := independentSums(t, zipPath(srcDir, "example.com/acme/alpha", "1.2.0", plat))
+		want = append(want, s.H1, s.ZH)
+	}
+	if got, want := hashStrings(lockedOf(t, f, "example.com/acme/alpha").Hashes), hashStrings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("locked %v, want %v", got, want)
 	}
 }

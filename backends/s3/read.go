@@ -364,6 +364,17 @@ func (s *Store) ArchivesAt(ctx context.Context, p backends.Provider, vs []backen
 	return s.archivesAt(ctx, p, l, vs)
 }
 
+// StatedHashes returns the hashes the version document of v lists for each
+// platform, as a network mirror's: a lock from the bucket downloads no
+// archive where they are listed.
+func (s *Store) StatedHashes(ctx context.Context, p backends.Provider, v backends.Version) (map[backends.Platform][]hashing.Hash, error) {
+	as, err := s.Archives(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	return backends.StatedInListing(as), nil
+}
+
 // AllArchives lists every archive of p, newest version first.
 func (s *Store) AllArchives(ctx context.Context, p backends.Provider) ([]backends.Archive, error) {
 	l, err := s.listed(ctx, p)

@@ -82,6 +82,8 @@ var (
 	_ backends.VersionsLister = (*Store)(nil)
 	_ backends.Warner         = (*Store)(nil)
 	_ backends.Auditor        = (*Store)(nil)
+
+	_ backends.StatedHashLister = (*Store)(nil)
 )
 
 // ParseTarget splits BUCKET[/PREFIX] (an s3:// place without its scheme).

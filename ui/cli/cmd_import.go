@@ -16,7 +16,7 @@ import (
 )
 
 const importLong = `Land a bundle written by tfmirror export in DST, any writable place (a
-directory, oci://...).
+directory, oci://..., s3://...).
 
 Everything is verified before anything lands: the bundle must be whole (its
 manifest first, matching the SHA-256 its last entry records, and exactly the
