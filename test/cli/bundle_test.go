@@ -493,21 +493,20 @@ func TestBundleExportSpec(t *testing.T) {
 	}
 }
 
-// A bundle lands in object storage as in any writable place: verified
-// there, and a second import moves nothing.
+// A bundle lands in object storage as in any writable place, its
+// provenance with it: verified there (naming the signer), and a second
+// import moves nothing.
 func TestBundleImportIntoS3(t *testing.T) {
-	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0", "2.0.0"}, []string{"linux_amd64", "darwin_arm64"}))
-	b := filepath.Join(t.TempDir(), "b.tar")
-	if r := run(t, nil, "export", src, b); r.code != 0 {
-		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	reg, b, _ := registryBundle(t)
 	w := newS3World(t)
 	dst := w.place("tf/providers")
-	if r := w.must(t, "import", b, dst); !strings.Contains(r.stderr, "4 synced") {
+	if r := w.must(t, "import", b, dst); !strings.Contains(r.stderr, "2 synced") {
 		t.Errorf("import into the bucket:\n%s%s", r.stdout, r.stderr)
 	}
-	w.must(t, "verify", dst)
-	if r := w.must(t, "import", b, dst); !strings.Contains(r.stderr, "4 already present") {
+	if r := w.must(t, "verify", dst); !strings.Contains(r.stdout, reg.KeyID()) {
+		t.Errorf("verify the bucket does not name the signer:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := w.must(t, "import", b, dst); !strings.Contains(r.stderr, "2 already present") {
 		t.Errorf("import again:\n%s%s", r.stdout, r.stderr)
 	}
 }
