@@ -107,6 +107,10 @@ type PlanOptions struct {
 	// any signature that checks, and packages without one. A source's
 	// provenance that does not check refuses its version either way.
 	Trust *trust.Policy
+	// ListSource, when set, lists the source's archives in place of
+	// backends.ListArchives: a spec planning one source against several
+	// destinations lists each provider version there once (sync/spec).
+	ListSource func(ctx context.Context, src backends.Reader, p backends.Provider, versions []backends.Version) ([]backends.Archive, error)
 }
 
 // MakePlan compares the selected packages of src with dst. It reads
@@ -146,7 +150,11 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 			continue
 		}
 		first := len(plan.Items)
-		srcArchives, err := backends.ListArchives(ctx, src, p, versions)
+		listSource := backends.ListArchives
+		if opts.ListSource != nil {
+			listSource = opts.ListSource
+		}
+		srcArchives, err := listSource(ctx, src, p, versions)
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
 		}

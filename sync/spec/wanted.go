@@ -218,6 +218,9 @@ type Wanted struct {
 type Destination struct {
 	Place     string
 	Providers []Resolved
+	// sources is shared by the destinations of one Wanted: Plan lists a
+	// source's archives once for all of them.
+	sources *listCache
 }
 
 // Jobs is how many sources Wanted and Plan read at once.
@@ -257,8 +260,9 @@ func (s *Spec) Wanted(ctx context.Context, open Opener) (*Wanted, error) {
 		}
 		out.Problems = append(out.Problems, problems[i]...)
 	}
+	cache := newListCache()
 	for _, d := range s.Destinations {
-		out.Destinations = append(out.Destinations, Destination{Place: d, Providers: rs})
+		out.Destinations = append(out.Destinations, Destination{Place: d, Providers: rs, sources: cache})
 	}
 	return out, ctx.Err()
 }
@@ -366,8 +370,13 @@ type Planned struct {
 // d.Place), a few at once. A provider whose plan fails is returned with its
 // error; the others are planned regardless. The error is for a destination
 // that cannot hold d's providers together (backends.ProviderChecker: an OCI
-// template that cannot tell them apart), before anything is read.
+// template that cannot tell them apart), before anything is read. The
+// sources' archives are listed once for all the destinations of one
+// Wanted.
 func Plan(ctx context.Context, d Destination, dst backends.Reader, opts sync.PlanOptions) ([]Planned, error) {
+	if d.sources != nil && opts.ListSource == nil {
+		opts.ListSource = d.sources.list
+	}
 	ps := make([]backends.Provider, len(d.Providers))
 	for i, r := range d.Providers {
 		ps[i] = r.Provider

@@ -452,3 +452,46 @@ provider "example.com/acme/alpha-gone" {
 		}
 	}
 }
+
+// A spec with two destinations lists its source once: the origin
+// registry answers one download-metadata request per wanted package, not
+// one per package and destination, in sync --spec and in diff --spec;
+// both destinations still get every package.
+func TestSpecListsSourceOncePerPackage(t *testing.T) {
+	reg := specRegistry(t, []string{"one", "two"}, map[string][]string{"one": {"1.0.0", "1.1.0"}, "two": {"2.0.0", "2.1.0"}})
+	ca := caFile(t, reg.CertPEM())
+	dir := t.TempDir()
+	specPath := writeFile(t, dir, "mirror.hcl", fmt.Sprintf(`destinations = ["./a", "./b"]
+platforms    = ["linux_amd64", "darwin_arm64"]
+provider "%[1]s/acme/one" {
+  versions = ">= 1.0"
+}
+provider "%[1]s/acme/two" {
+  versions = ">= 2.0"
+}
+`, reg.Host()))
+	const packages = 2 * 2 * 2 // providers x versions x platforms
+	reg.Reset()
+	r := run(t, nil, "sync", "--spec", specPath, "--ca-cert", ca, "--json")
+	if r.code != 0 {
+		t.Fatalf("sync --spec: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if sum := lastJSON(t, r.stdout); sum["done"] != float64(2*packages) {
+		t.Errorf("summary %v: want %d packages landed in two destinations", sum, 2*packages)
+	}
+	if n := reg.Count(registrytest.KindDownload); n != packages {
+		t.Errorf("sync --spec into two destinations made %d download-metadata requests, want %d (one per package)", n, packages)
+	}
+	for _, d := range []string{"a", "b"} {
+		if got := pkgSet(t, filepath.Join(dir, d)); len(got) != packages {
+			t.Errorf("%s holds %d packages, want %d: %v", d, len(got), packages, got)
+		}
+	}
+	reg.Reset()
+	if d := run(t, nil, "diff", "--spec", specPath, "--ca-cert", ca, "--json"); d.code != 0 || len(specRows(t, d.stdout)) != 2*packages {
+		t.Fatalf("diff --spec: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	if n := reg.Count(registrytest.KindDownload); n != packages {
+		t.Errorf("diff --spec of two destinations made %d download-metadata requests, want %d", n, packages)
+	}
+}
