@@ -23,6 +23,9 @@ type CheckOptions struct {
 	// default platforms still come from every locked provider.
 	Providers []backends.ProviderFilter
 	Hashing   hashing.Options
+	// Sums, when set, keeps the archives' sums across calls: checking
+	// several lock files against one place hashes each archive once.
+	Sums *SumsCache
 }
 
 // CheckLock answers "would `init` with this lock file work on each platform,
@@ -223,7 +226,7 @@ func versionList(vs []backends.Version) string {
 // checkArchive applies the clients' rules for a package the place holds.
 func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked) Finding {
 	f := Finding{Package: a.Package}
-	sums, err := HashArchive(ctx, c.r, a, c.o.Hashing)
+	sums, err := c.o.Sums.Hash(ctx, c.r, a, c.o.Hashing)
 	if err != nil {
 		f.Status, f.Detail = StatusError, fmt.Sprintf("cannot hash the package: %v", err)
 		return f

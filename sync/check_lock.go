@@ -163,6 +163,10 @@ type LockRequest struct {
 	// Download hashes every package, even where the place states its
 	// hashes without a download (backends.StatedHashLister).
 	Download bool
+	// Required, when set, is what one configuration requires, and the
+	// update is the one `terraform providers lock` run in it makes (see
+	// RequiredLock); Selection is then not consulted.
+	Required []RequiredLock
 }
 
 // LockHash is a hash UpdateLock added, with the platform it came from.
@@ -183,6 +187,8 @@ type LockUpdate struct {
 	OldVersion backends.Version
 	New        bool
 	Added      []LockHash
+	// constraints, when set, replace the entry's (canonical form).
+	constraints *string
 }
 
 // UpdateLock records in f, as `terraform providers lock` would from a
@@ -207,7 +213,14 @@ func UpdateLock(ctx context.Context, r backends.Reader, f *lockfile.File, req Lo
 	if len(req.Platforms) == 0 {
 		return nil, nil, errors.New("lock: name the platforms to lock with --platform (e.g. linux_amd64, darwin_arm64, windows_amd64)")
 	}
-	targets, problems, err := lockTargets(ctx, r, f, req.Selection)
+	var targets []lockTarget
+	var problems []Finding
+	var err error
+	if req.Required != nil {
+		targets, problems, err = requiredTargets(ctx, r, f, req.Required)
+	} else {
+		targets, problems, err = lockTargets(ctx, r, f, req.Selection)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -228,12 +241,18 @@ func UpdateLock(ctx context.Context, r backends.Reader, f *lockfile.File, req Lo
 	for _, u := range updates {
 		old, ok := f.Provider(u.Provider)
 		switch {
-		case ok && u.OldVersion == nil:
+		case ok && u.OldVersion == nil && u.constraints == nil:
 			f.AddHashes(u.Provider, hashList(u.Added))
 		default:
 			l := lockfile.Provider{Addr: u.Provider, Version: u.Version, Hashes: hashList(u.Added)}
 			if ok {
 				l.Constraints = old.Constraints
+				if u.OldVersion == nil {
+					l.Hashes = append(l.Hashes, old.Hashes...)
+				}
+			}
+			if u.constraints != nil {
+				l.Constraints = *u.constraints
 			}
 			if err := f.Set(l); err != nil {
 				return nil, nil, err
@@ -256,6 +275,8 @@ type lockTarget struct {
 	version  backends.Version
 	old      backends.Version // set when moving a locked provider
 	isNew    bool
+	// constraints, when set, replace the entry's.
+	constraints *string
 }
 
 // lockTargets picks the provider versions to hash.
@@ -391,7 +412,7 @@ func newestIn(ctx context.Context, r backends.Reader, p backends.Provider, c bac
 // (backends.StatedHashLister) where it states any, else those of the
 // package, downloaded and hashed.
 func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lockTarget, req LockRequest) (LockUpdate, []Finding, error) {
-	u := LockUpdate{Provider: t.provider, Version: t.version, OldVersion: t.old, New: t.isNew}
+	u := LockUpdate{Provider: t.provider, Version: t.version, OldVersion: t.old, New: t.isNew, constraints: t.constraints}
 	stated, err := statedLockHashes(ctx, r, t, req)
 	if err != nil {
 		return u, nil, err

@@ -27,7 +27,10 @@ import (
 type Configuration struct {
 	Dir string
 	// Lock is its .terraform.lock.hcl, or "".
-	Lock         string
+	Lock string
+	// LockOnly: the directory holds a lock file and no configuration
+	// file, so the lock's providers are all it requires.
+	LockOnly     bool
 	Requirements []Requirement
 }
 
@@ -460,6 +463,7 @@ func (d *deriver) configuration(dir string, locked bool) (Configuration, error) 
 			return c, backends.Usagef("%v", err)
 		}
 		hasConfig := d.mods[dir] != nil && d.mods[dir].files > 0
+		c.LockOnly = !hasConfig
 		for _, l := range f.Providers() {
 			r, ok := reqs[l.Addr]
 			if !ok && hasConfig {

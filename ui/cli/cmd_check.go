@@ -2,8 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/report"
@@ -30,72 +33,154 @@ Platforms: --platform, or by default every platform MIRROR holds for any
 locked provider at its locked version, so a provider missing a platform its
 siblings have is reported. --provider limits the check to some providers.
 
+With --from DIR (repeatable) instead of --lock, every .terraform.lock.hcl under
+DIR (not under .terraform/) is checked in turn, each as --lock checks one, in
+one report whose rows name their lock file (--json: a "lock" field). Archives
+several lock files share are hashed once.
+
 Exits 1 when init would fail for any row, 2 when the lock file or the command
 line is wrong.`
 
 const checkExample = `  tfmirror check ./mirror --lock .terraform.lock.hcl
   tfmirror check https://mirror.corp/tf/ --lock infra/.terraform.lock.hcl --platform linux_amd64 --platform darwin_arm64
-  tfmirror check oci://registry.corp/tf/'${namespace}/${type}' --lock .terraform.lock.hcl --json`
+  tfmirror check oci://registry.corp/tf/'${namespace}/${type}' --lock .terraform.lock.hcl --json
+  tfmirror check ./mirror --from ../infra --from ../platform`
 
 func newCheckCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var asJSON bool
+	var from []string
 	cmd := &cobra.Command{
-		Use:     "check MIRROR --lock FILE [--platform P...] [--json]",
+		Use:     "check MIRROR (--lock FILE | --from DIR...) [--platform P...] [--json]",
 		Short:   "Would `init` work from this mirror with this lock file, on every platform?",
 		Long:    checkLong,
 		Example: checkExample,
 		Args:    exactArgs(1, "MIRROR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if sel.lock == "" {
-				return usageErr("check needs --lock FILE: the .terraform.lock.hcl whose providers to look for")
-			}
-			if sel.version != "" {
+			switch {
+			case len(from) > 0 && sel.lock != "":
+				return usageErr("check takes --lock FILE or --from DIR, not both")
+			case len(from) == 0 && sel.lock == "":
+				return usageErr("check needs --lock FILE (the .terraform.lock.hcl whose providers to look for) or --from DIR (every lock file under it)")
+			case sel.version != "":
 				return usageErr("check looks at the versions the lock file selects; --version does not apply")
 			}
-			s, err := sel.selection()
-			if err != nil {
-				return err
+			if len(from) > 0 {
+				return runCheckFrom(cmd, env, args[0], from, &sel, asJSON)
 			}
-			spec, err := place.Parse(args[0])
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			matched := len(s.Providers) == 0 && len(s.Locked) > 0
-			for p := range s.Locked {
-				for _, f := range s.Providers {
-					matched = matched || f.Matches(p)
-				}
-			}
-			if !matched {
-				// A valid lock file that locks nothing (or nothing selected):
-				// not a usage error, but nothing was checked either.
-				return fmt.Errorf("%s locks no provider matching the selection: nothing to check", sel.lock)
-			}
-			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
-			if err != nil {
-				return err
-			}
-			findings, err := sync.CheckLock(cmd.Context(), r, s.Locked, sync.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing()})
-			printWarnings(cmd, r)
-			if err != nil {
-				return err
-			}
-			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
-				return err
-			}
-			if !asJSON {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s with %s: %s\n", r, sel.lock, report.Summary(findings))
-			}
-			for _, f := range findings {
-				if f.Status != sync.StatusOK {
-					return errProblem
-				}
-			}
-			return nil
+			return runCheck(cmd, env, args[0], &sel, asJSON)
 		},
 	}
 	sel.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"} (with --from, and "lock")`)
+	cmd.Flags().StringSliceVar(&from, "from", nil, "check every .terraform.lock.hcl under `DIR` (repeatable)")
 	return cmd
+}
+
+// runCheck is check --lock FILE.
+func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, asJSON bool) error {
+	s, err := sel.selection()
+	if err != nil {
+		return err
+	}
+	spec, err := place.Parse(mirrorArg)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	matched := len(s.Providers) == 0 && len(s.Locked) > 0
+	for p := range s.Locked {
+		for _, f := range s.Providers {
+			matched = matched || f.Matches(p)
+		}
+	}
+	if !matched {
+		// A valid lock file that locks nothing (or nothing selected):
+		// not a usage error, but nothing was checked either.
+		return fmt.Errorf("%s locks no provider matching the selection: nothing to check", sel.lock)
+	}
+	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
+	if err != nil {
+		return err
+	}
+	findings, err := sync.CheckLock(cmd.Context(), r, s.Locked, sync.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing()})
+	printWarnings(cmd, r)
+	if err != nil {
+		return err
+	}
+	if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s with %s: %s\n", r, sel.lock, report.Summary(findings))
+	}
+	return checkErr(findings)
+}
+
+// runCheckFrom is check --from: every lock file under the directories,
+// against one place, in one report.
+func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, sel *selectionFlags, asJSON bool) error {
+	s, err := sel.baseSelection()
+	if err != nil {
+		return err
+	}
+	kind, err := place.Parse(mirrorArg)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	type lock struct {
+		path   string
+		locked map[backends.Provider]sync.Locked
+	}
+	var locks []lock
+	for _, dir := range from {
+		paths, err := lockfile.Find(dir)
+		if err != nil {
+			return usageErr("--from %v", err)
+		}
+		for _, p := range paths {
+			f, err := lockfile.Load(p)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			locks = append(locks, lock{p, sync.LockedFromFile(f, p)})
+		}
+	}
+	if len(locks) == 0 {
+		return usageErr("--from %s: no %s under it: nothing to check", strings.Join(from, ", "), lockfile.DefaultName)
+	}
+	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
+	if err != nil {
+		return err
+	}
+	opts := sync.CheckOptions{Kind: kind.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing(), Sums: sync.NewSumsCache()}
+	var rows []report.LockFinding
+	var all []sync.Finding
+	for _, l := range locks {
+		findings, err := sync.CheckLock(cmd.Context(), r, l.locked, opts)
+		if err != nil {
+			return err
+		}
+		for _, f := range findings {
+			rows = append(rows, report.LockFinding{Finding: f, Lock: l.path})
+		}
+		all = append(all, findings...)
+	}
+	printWarnings(cmd, r)
+	if err := report.LockFindings(cmd.OutOrStdout(), rows, asJSON); err != nil {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s with %d lock files: %s\n", r, len(locks), report.Summary(all))
+	}
+	return checkErr(all)
+}
+
+// checkErr is check's exit: 1 when init would fail for any row.
+func checkErr(findings []sync.Finding) error {
+	for _, f := range findings {
+		if f.Status != sync.StatusOK {
+			return errProblem
+		}
+	}
+	return nil
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -42,19 +45,32 @@ one that contradicts what it states, the problems are listed, the file is left
 alone and tfmirror exits 1.
 
 The file keeps its header comment ("terraform init" or "tofu init"); a new
-file gets Terraform's unless --header tofu.`
+file gets Terraform's unless --header tofu.
+
+With --from DIR (repeatable), every configuration under DIR (found as sync
+--from finds them) gets its own .terraform.lock.hcl, as "terraform providers
+lock" run in it would write it: the providers the configuration requires
+(its modules' required_providers merged), each at the version its lock file
+locks, or, when it locks none, at the newest version MIRROR holds that the
+constraints allow; the entry's constraints become the configuration's; a
+locked version the constraints exclude is a problem (terraform init refuses
+it too) and the file is left alone; entries the configuration no longer
+requires are kept. Each file is all or nothing; the others are written, and
+tfmirror exits 1 when any could not be.`
 
 const lockExample = `  tfmirror lock ./mirror --platform linux_amd64 --platform darwin_arm64 --platform windows_amd64
   tfmirror lock ./mirror --lock infra/.terraform.lock.hcl -p example.com/acme/alpha -v "~> 1.2" --platform linux_amd64
-  tfmirror lock oci://registry.corp/tf/'${namespace}/${type}' --platform linux_amd64 --platform linux_arm64`
+  tfmirror lock oci://registry.corp/tf/'${namespace}/${type}' --platform linux_amd64 --platform linux_arm64
+  tfmirror lock ./mirror --from ../infra --platform linux_amd64 --platform darwin_arm64`
 
 func newLockCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var header string
 	var dryRun bool
+	var from []string
 	var hashes string
 	cmd := &cobra.Command{
-		Use:     "lock MIRROR --platform P... [--lock FILE] [selection]",
+		Use:     "lock MIRROR --platform P... [--lock FILE | --from DIR...] [selection]",
 		Short:   "Write lock file hashes for the given platforms from what a mirror holds",
 		Long:    lockLong,
 		Example: lockExample,
@@ -63,10 +79,14 @@ func newLockCmd(env *Env) *cobra.Command {
 			if hashes != "" && hashes != "all" {
 				return usageErr("--hashes %q: the one value is \"all\" (download and hash every package)", hashes)
 			}
+			if len(from) > 0 {
+				return runLockFrom(cmd, env, args[0], from, &sel, header, dryRun, hashes == "all")
+			}
 			return runLock(cmd, env, args[0], &sel, header, dryRun, hashes == "all")
 		},
 	}
 	sel.add(cmd)
+	cmd.Flags().StringSliceVar(&from, "from", nil, "lock every configuration under `DIR` into its own .terraform.lock.hcl (repeatable)")
 	cmd.Flags().StringVar(&header, "header", "", `first comment line of the file: "terraform" or "tofu" (default: keep the file's; Terraform's for a new file)`)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added and write nothing")
 	cmd.Flags().StringVar(&hashes, "hashes", "", `"all": download and hash every package, even where MIRROR states its hashes`)
@@ -86,23 +106,9 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 	if path == "" {
 		path = lockfile.DefaultName
 	}
-	f, err := lockfile.Load(path)
-	existed := err == nil
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		f = lockfile.New(lockfile.HeaderTerraform)
-	case err != nil:
-		return usageErr("%v", err)
-	}
-	for _, w := range f.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
-	}
-	if header != "" {
-		h, err := lockfile.ParseHeader(header)
-		if err != nil {
-			return usageErr("--header: %v", err)
-		}
-		f.Header = h
+	f, existed, err := loadLock(cmd, path, header)
+	if err != nil {
+		return err
 	}
 	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
 	if err != nil {
@@ -114,8 +120,39 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 			return err
 		}
 	}
+	return updateLock(cmd, r, path, f, existed, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun)
+}
+
+// loadLock reads the lock file at path, or starts a new one (Terraform's
+// header unless --header says otherwise).
+func loadLock(cmd *cobra.Command, path, header string) (f *lockfile.File, existed bool, err error) {
+	f, err = lockfile.Load(path)
+	existed = err == nil
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		f = lockfile.New(lockfile.HeaderTerraform)
+	case err != nil:
+		return nil, false, usageErr("%v", err)
+	}
+	for _, w := range f.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
+	if header != "" {
+		h, err := lockfile.ParseHeader(header)
+		if err != nil {
+			return nil, false, usageErr("--header: %v", err)
+		}
+		f.Header = h
+	}
+	return f, existed, nil
+}
+
+// updateLock locks what req asks for from r into f and writes it to path
+// (not with dryRun); the problems, when there are any, are listed, the
+// file is left alone and errProblem returned.
+func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.File, existed bool, req sync.LockRequest, dryRun bool) error {
 	before := f.Bytes()
-	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download})
+	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, req)
 	printWarnings(cmd, r)
 	if err != nil {
 		return noCatalogue(err)
@@ -141,6 +178,89 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes added for %d providers\n", path, added, len(updates))
 	}
 	return nil
+}
+
+// runLockFrom is lock --from: each configuration found under the
+// directories is locked into its own lock file, on its own.
+func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, sel *selectionFlags, header string, dryRun, download bool) error {
+	if len(sel.providers) > 0 || sel.version != "" || sel.lock != "" {
+		return usageErr("--provider, --version and --lock do not go with --from: each configuration says which providers and versions to lock, into its own lock file")
+	}
+	s, err := sel.baseSelection()
+	if err != nil {
+		return err
+	}
+	if len(s.Platforms) == 0 {
+		return usageErr("lock needs --platform (repeatable): the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64")
+	}
+	configs, err := deriveFrom(cmd, from)
+	if err != nil {
+		return err
+	}
+	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, c := range configs {
+		path := filepath.Join(c.Dir, lockfile.DefaultName)
+		if len(c.Requirements) == 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: the configuration requires no provider: nothing to lock\n", c.Dir)
+			continue
+		}
+		f, existed, err := loadLock(cmd, path, header)
+		if err != nil {
+			return err
+		}
+		req := sync.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download}
+		if !c.LockOnly {
+			// A lock file alone is updated as lock --lock does: its
+			// providers at their versions, its constraints kept.
+			req.Required = []sync.RequiredLock{}
+			for _, q := range c.Requirements {
+				req.Required = append(req.Required, sync.RequiredLock{Provider: q.Provider, Constraints: q.Constraints, From: q.From})
+			}
+		}
+		err = updateLock(cmd, r, path, f, existed, req, dryRun)
+		switch {
+		case errors.Is(err, errProblem):
+			failed++
+		case err != nil:
+			return err
+		}
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%d of %d lock files could not be written (see above)\n", failed, len(configs))
+		return errProblem
+	}
+	return nil
+}
+
+// deriveFrom finds the configurations under the --from directories, and
+// says on stderr what it left out.
+func deriveFrom(cmd *cobra.Command, from []string) ([]spec.Configuration, error) {
+	var dirs []string
+	for _, d := range from {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, usageErr("--from %s: %v", d, err)
+		}
+		dirs = append(dirs, abs)
+	}
+	configs, notes, err := spec.Derive(dirs, spec.DefaultRegistry)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+	}
+	if len(configs) == 0 {
+		return nil, usageErr("--from %s: no configuration (.tf files) or lock file found", strings.Join(from, ", "))
+	}
+	return configs, nil
 }
 
 // everyProvider names every provider r holds, for a lock file that locks
