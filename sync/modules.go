@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	gosync "sync"
 	"time"
@@ -144,4 +145,62 @@ func ModuleJobs(ls modules.Listings, src string, b modules.Builder, dst modules.
 		specs = append(specs, ModuleJobSpec{Module: it.Module, Version: it.Version, Location: *it.Source, Src: src, Builder: b, Dst: dst, Force: force})
 	}
 	return specs, unavailable
+}
+
+// ModuleFinding is one module version a module sync would mirror, as diff
+// shows it.
+type ModuleFinding struct {
+	Module  modules.Module
+	Version modules.Version // nil when the module could not be listed
+	// Status is StatusMissing, StatusPresent, StatusUnavailable (the
+	// registry cannot supply it) or StatusError (the destination cannot be
+	// read).
+	Status Status
+	Detail string
+}
+
+// PlanModule compares the versions of m that c selects in the registry src
+// with those dst holds, reading listings only: a version dst lacks is
+// missing; one it holds is present, its contents being compared only when
+// sync builds the package (a package is known only once fetched and
+// packed); a version src lists without a location, or a module src cannot
+// list, is unavailable. Warnings are what the places skipped.
+func PlanModule(ctx context.Context, src, dst modules.Lister, m modules.Module, c backends.VersionConstraint) (out []ModuleFinding, warnings []string) {
+	ls, err := src.ListModule(ctx, m, c)
+	warnings = append(warnings, ls.Warnings...)
+	switch {
+	case err != nil:
+		return []ModuleFinding{{Module: m, Status: StatusUnavailable, Detail: err.Error()}}, warnings
+	case len(ls.Items) == 0:
+		return []ModuleFinding{{Module: m, Status: StatusUnavailable, Detail: fmt.Sprintf("%s: %s: no version matches %q", src, m.Short(), c)}}, warnings
+	}
+	held, err := dst.ListModule(ctx, m, backends.VersionConstraint{})
+	warnings = append(warnings, held.Warnings...)
+	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+		return []ModuleFinding{{Module: m, Status: StatusError, Detail: fmt.Sprintf("cannot read what the destination holds: %v", err)}}, warnings
+	}
+	at := map[string]string{}
+	for _, it := range held.Items {
+		if it.Err == nil {
+			at[it.Version.String()] = it.Location
+		}
+	}
+	for _, it := range ls.Items {
+		f := ModuleFinding{Module: m, Version: it.Version}
+		loc, ok := at[it.Version.String()]
+		switch {
+		case it.Err != nil || it.Source == nil:
+			why := "it gives no location for it"
+			if it.Err != nil {
+				why = it.Err.Error()
+			}
+			f.Status, f.Detail = StatusUnavailable, fmt.Sprintf("%s cannot supply it: %s", src, why)
+		case ok:
+			f.Status, f.Detail = StatusPresent, "present at "+loc+" (sync compares its contents with the package it builds)"
+		default:
+			f.Status, f.Detail = StatusMissing, fmt.Sprintf("not in destination; sync packs it from %s", it.Location)
+		}
+		out = append(out, f)
+	}
+	return out, warnings
 }

@@ -58,8 +58,12 @@ type Spec struct {
 	// one of its patterns; Deny removes those matching one of its own. A
 	// pattern without a hostname means DefaultRegistry.
 	Allow, Deny []cliconfig.Pattern
-	Providers   []Provider
-	Modules     []Module
+	// AllowModules and DenyModules are the allow and deny patterns of four
+	// parts, HOST/NAMESPACE/NAME/SYSTEM: they do for module blocks what
+	// Allow and Deny do for providers (see WantedModules).
+	AllowModules, DenyModules []modules.Pattern
+	Providers                 []Provider
+	Modules                   []Module
 }
 
 // Provider is one provider block.
@@ -275,8 +279,8 @@ func (p *parser) top(s *Spec, attrs hcl.Attributes) {
 			p.errorf(a.Expr.Range(), "from is empty: name directories of configurations, or leave it out")
 		}
 	}
-	s.Allow = p.patterns(list("allow"))
-	s.Deny = p.patterns(list("deny"))
+	s.Allow, s.AllowModules = p.patterns(list("allow"))
+	s.Deny, s.DenyModules = p.patterns(list("deny"))
 }
 
 func (p *parser) provider(b *hcl.Block, defaultHost string) (Provider, bool) {
@@ -365,17 +369,29 @@ func (p *parser) platforms(names []string, r hcl.Range) []backends.Platform {
 	return out
 }
 
-func (p *parser) patterns(list []string, a *hcl.Attribute) []cliconfig.Pattern {
+// patterns parses allow or deny: [HOST/]NAMESPACE/TYPE patterns for
+// providers, HOST/NAMESPACE/NAME/SYSTEM for modules.
+func (p *parser) patterns(list []string, a *hcl.Attribute) ([]cliconfig.Pattern, []modules.Pattern) {
 	var out []cliconfig.Pattern
+	var mods []modules.Pattern
 	for _, s := range list {
+		if strings.Count(s, "/") == 3 {
+			mp, err := modules.ParsePattern(s)
+			if err != nil {
+				p.errorf(a.Expr.Range(), "%s: %v", a.Name, err)
+				continue
+			}
+			mods = append(mods, mp)
+			continue
+		}
 		pt, err := cliconfig.ParsePattern(s)
 		if err != nil {
-			p.errorf(a.Expr.Range(), "%s: %v", a.Name, err)
+			p.errorf(a.Expr.Range(), "%s: %v (or HOST/NAMESPACE/NAME/SYSTEM for modules)", a.Name, err)
 			continue
 		}
 		out = append(out, pt)
 	}
-	return out
+	return out, mods
 }
 
 // place anchors a directory place at the spec's directory; places with a

@@ -106,6 +106,7 @@ func TestLoadSpecErrors(t *testing.T) {
 		{"module from a mirror", "module \"a/b/c\" {\n  versions = \"1.0.0\"\n  destination = \"d\"\n  source = \"./dir\"\n}\n", []string{"mirror.hcl:4:", "registry://HOST"}},
 		{"two mistakes", "destinations = [\"d\"]\nplatforms = [\"x\"]\nprovider \"a/b\" {\n  versions = \"~>\"\n}\n", []string{"mirror.hcl:2:", "mirror.hcl:4:"}},
 		{"not HCL", "destinations = [\"d\"\n", []string{"mirror.hcl:"}},
+		{"bad module pattern", "allow = [\"r.example/a/b/C\"]\nmodule \"a/b/c\" {\n  versions = \"1.0.0\"\n  destination = \"d\"\n}\n", []string{"mirror.hcl:1:", "target system"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,5 +126,60 @@ func TestLoadSpecErrors(t *testing.T) {
 	}
 	if _, err := spec.Load(filepath.Join(t.TempDir(), "missing.hcl")); err == nil || !errors.Is(err, backends.ErrUsage) || !strings.Contains(err.Error(), "missing.hcl") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// allow and deny patterns of four parts, HOST/NAMESPACE/NAME/SYSTEM, do
+// for module blocks what the others do for providers: deny wins; allow's
+// module patterns limit modules only, and only when it has some.
+func TestWantedModules(t *testing.T) {
+	const blocks = `
+module "registry.opentofu.org/terraform-aws-modules/vpc/aws" {
+  versions    = "~> 5.0"
+  destination = "d"
+}
+module "terraform-aws-modules/iam/aws" {
+  versions    = "~> 5.0"
+  destination = "d"
+}
+module "registry.opentofu.org/corp/net/aws" {
+  versions    = "~> 1.0"
+  destination = "d"
+}
+`
+	for _, c := range []struct {
+		name, head string
+		want       string
+	}{
+		{"no patterns", "", "vpc iam net"},
+		{"provider patterns only", `allow = ["registry.terraform.io/hashicorp/*"]`, "vpc iam net"},
+		{"allow", `allow = ["registry.opentofu.org/terraform-aws-modules/*/*", "hashicorp/*"]`, "vpc iam"},
+		{"deny", `deny = ["registry.opentofu.org/*/iam/*"]`, "vpc net"},
+		{"deny wins", `
+allow = ["*/*/*/aws"]
+deny  = ["registry.opentofu.org/Terraform-AWS-Modules/vpc/aws"]`, "iam net"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := spec.Load(writeSpec(t, t.TempDir(), c.head+"\n"+blocks))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mods, notes := s.WantedModules()
+			var got []string
+			for _, m := range mods {
+				got = append(got, m.Addr.Name)
+			}
+			if strings.Join(got, " ") != c.want {
+				t.Errorf("modules %v, want %s", got, c.want)
+			}
+			if len(notes) != len(s.Modules)-len(mods) {
+				t.Errorf("notes %q: want one per module left out", notes)
+			}
+			for _, n := range notes {
+				if !strings.Contains(n, "left out") || !strings.Contains(n, "mirror.hcl:") {
+					t.Errorf("note %q", n)
+				}
+			}
+		})
 	}
 }

@@ -164,6 +164,40 @@ func (s *Spec) denied(p backends.Provider) string {
 	return "no allow pattern matches it"
 }
 
+// WantedModules are the module blocks allow and deny leave in: a module
+// matching a deny pattern of four parts is left out, and when allow has
+// patterns of four parts, so is a module matching none of them. Allow's
+// provider patterns do not limit modules, nor its module patterns
+// providers: a kind allow names no pattern of is not limited. Notes say
+// what was left out and why.
+func (s *Spec) WantedModules() (mods []Module, notes []string) {
+	for _, m := range s.Modules {
+		if reason := s.moduleDenied(m); reason != "" {
+			notes = append(notes, fmt.Sprintf("module %s: left out: %s (asked for by %s)", m.Addr, reason, m.At))
+			continue
+		}
+		mods = append(mods, m)
+	}
+	return mods, notes
+}
+
+func (s *Spec) moduleDenied(m Module) string {
+	for _, pt := range s.DenyModules {
+		if pt.Matches(m.Addr) {
+			return "deny " + pt.String()
+		}
+	}
+	if len(s.AllowModules) == 0 {
+		return ""
+	}
+	for _, pt := range s.AllowModules {
+		if pt.Matches(m.Addr) {
+			return ""
+		}
+	}
+	return "no allow pattern of a module (HOST/NAMESPACE/NAME/SYSTEM) matches it"
+}
+
 // Opener opens a place as the command line names it (the command line
 // passes its place factory, with credentials and TLS settings).
 type Opener func(ctx context.Context, arg string) (backends.Reader, error)

@@ -169,6 +169,17 @@ func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 		return nil
 	}
 	rep := reporter(cmd, f.asJSON, false)
+	sum := ms.run(cmd, env, rep, specs, f)
+	sum.Unsupplied = unsupplied
+	rep.Finish(sum)
+	return summaryErr(ctx, sum)
+}
+
+// run carries out the module jobs on an engine of their own, reporting
+// to rep (which the caller finishes), and prints where each version
+// landed.
+func (ms *moduleSync) run(cmd *cobra.Command, env *Env, rep *report.SyncReporter, specs []sync.ModuleJobSpec, f moduleSyncFlags) sync.Summary {
+	ctx := cmd.Context()
 	rep.Noun("modules")
 	tasks := sync.ModuleTasks(specs)
 	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
@@ -179,10 +190,8 @@ func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 			sum.Done, sum.Present = sum.Done-1, sum.Present+1 // nothing moved: it was there
 		}
 	}
-	sum.Unsupplied = unsupplied
 	report.ModuleSources(cmd.OutOrStdout(), results, f.asJSON)
-	rep.Finish(sum)
-	return summaryErr(ctx, sum)
+	return sum
 }
 
 // moduleSync is what sync --module works with: the registry, the modules

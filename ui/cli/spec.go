@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/modules/modplace"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/spec"
@@ -119,12 +120,13 @@ func wanted(cmd *cobra.Command, env *Env, sp *spec.Spec) (*spec.Wanted, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range w.Notes {
+	mods, modNotes := sp.WantedModules()
+	for _, n := range append(w.Notes, modNotes...) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 	}
 	if len(w.Destinations) == 0 || len(w.Destinations[0].Providers)+len(w.Problems) == 0 {
-		if len(sp.Modules) == 0 {
-			return nil, usageErr("%s: nothing to mirror: no provider is wanted (the configurations under from require none, or allow/deny leave none)", sp.Path)
+		if len(mods) == 0 {
+			return nil, usageErr("%s: nothing to mirror: no provider or module is wanted (the configurations under from require none, or allow/deny leave none)", sp.Path)
 		}
 	}
 	return w, nil
@@ -229,7 +231,8 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 			break
 		}
 	}
-	modErr := specModules(cmd, env, sp, moduleSyncFlags{jobs: f.jobs, force: f.force, asJSON: f.asJSON})
+	modSums, modErr := specModules(cmd, env, sp, moduleSyncFlags{jobs: f.jobs, force: f.force, asJSON: f.asJSON})
+	sums = append(sums, modSums...)
 	rep.FinishSpec(sp.Path, sums, len(problems))
 	if err := closeAudit(cmd, aud, nil); err != nil {
 		return err
@@ -248,18 +251,67 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 	return modErr
 }
 
-// specModules syncs the spec's module blocks, each with sync --module's
-// code; the first error is returned once all have run.
-func specModules(cmd *cobra.Command, env *Env, sp *spec.Spec, f moduleSyncFlags) error {
+// specModules syncs the spec's module blocks (those allow and deny leave
+// in), each with sync --module's code on an engine of its own, and
+// returns their summaries; the first error opening one is returned once
+// all have run.
+func specModules(cmd *cobra.Command, env *Env, sp *spec.Spec, f moduleSyncFlags) ([]sync.Summary, error) {
+	var sums []sync.Summary
 	var first error
-	for _, m := range sp.Modules {
+	mods, _ := sp.WantedModules()
+	for _, m := range mods {
+		if cmd.Context().Err() != nil {
+			break
+		}
 		sel := &selectionFlags{version: m.Versions.String()}
-		err := runModulesSync(cmd, env, []string{m.Source, m.Destination}, sel, []string{m.Addr.String()}, f)
-		if err != nil && first == nil {
-			first = err
+		ms, err := openModuleSync(cmd, env, []string{m.Source, m.Destination}, sel, []string{m.Addr.String()})
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		specs, unsupplied := ms.specs(cmd, f.force)
+		rep := reporter(cmd, f.asJSON, false)
+		sum := ms.run(cmd, env, rep, specs, f)
+		sum.Unsupplied = unsupplied
+		rep.FinishDestination(sum)
+		sums = append(sums, sum)
+		ms.close()
+	}
+	return sums, first
+}
+
+// specModuleRows are the spec's module blocks (those allow and deny leave
+// in) as diff rows: each version the block selects in its registry,
+// missing or present in its destination, or unavailable.
+func specModuleRows(cmd *cobra.Command, env *Env, sp *spec.Spec) ([]report.SpecFinding, error) {
+	var rows []report.SpecFinding
+	mods, _ := sp.WantedModules()
+	for _, m := range mods {
+		o := env.placeOptions()
+		reg, err := modplace.OpenRegistry(m.Source, o)
+		if err != nil {
+			return nil, usageErr("%s: module %s: %v", m.At, m.Addr, err)
+		}
+		dst, err := modplace.OpenWriter(cmd.Context(), m.Destination, o)
+		if err != nil {
+			return nil, usageErr("%s: module %s: %v", m.At, m.Addr, err)
+		}
+		findings, warnings := sync.PlanModule(cmd.Context(), reg, dst, m.Addr, m.Versions)
+		for _, w := range warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		}
+		for _, f := range findings {
+			row := report.SpecFinding{Finding: sync.Finding{Status: f.Status, Detail: f.Detail}, Module: f.Module.String(),
+				Destination: m.Destination, Source: m.Source, From: []string{m.At}}
+			if f.Version != nil {
+				row.ModuleVersion = f.Version.String()
+			}
+			rows = append(rows, row)
 		}
 	}
-	return first
+	return rows, cmd.Context().Err()
 }
 
 // specDiff is diff --spec (and sync --spec --dry-run): every destination's
@@ -280,6 +332,11 @@ func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSO
 		}
 		rows = append(rows, plannedRows(d.Place, planned)...)
 	}
+	modRows, err := specModuleRows(cmd, env, sp)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, modRows...)
 	if err := report.SpecFindings(cmd.OutOrStdout(), rows, asJSON); err != nil {
 		return err
 	}
@@ -287,20 +344,14 @@ func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSO
 	for _, r := range rows {
 		findings = append(findings, r.Finding)
 	}
-	var modErr error
 	if !asJSON {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%d destinations: %s\n", len(w.Destinations), report.Summary(findings))
-		modErr = specModules(cmd, env, sp, moduleSyncFlags{dryRun: true})
-	} else if len(sp.Modules) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: the spec's %d module blocks are listed without --json\n", len(sp.Modules))
-	}
-	if err := cmd.Context().Err(); err != nil {
-		return err
+		mods, _ := sp.WantedModules()
+		fmt.Fprintf(cmd.ErrOrStderr(), "%d destinations: %s\n", len(w.Destinations)+len(mods), report.Summary(findings))
 	}
 	for _, f := range findings {
 		if f.Status != sync.StatusPresent {
 			return errProblem
 		}
 	}
-	return modErr
+	return nil
 }

@@ -16,6 +16,11 @@ import (
 // for it.
 type SpecFinding struct {
 	Finding sync.Finding
+	// Module, in the row of a module block's version, is the module's
+	// address and ModuleVersion the version ("" when the module could not
+	// be listed); Finding's package is then empty, its status and detail
+	// apply.
+	Module, ModuleVersion string
 	// Destination is "" for what cannot be had from any source: it is
 	// missing from every destination.
 	Destination string
@@ -34,6 +39,27 @@ type SpecFindingJSON struct {
 	From        []string `json:"from"`
 }
 
+// SpecModuleJSON is the row of a module block's version in `diff --spec
+// --json`: "module" in place of "provider", no platform.
+type SpecModuleJSON struct {
+	Module      string      `json:"module"`
+	Version     string      `json:"version"`
+	Status      sync.Status `json:"status"`
+	Detail      string      `json:"detail"`
+	Destination string      `json:"destination,omitempty"`
+	Source      string      `json:"source,omitempty"`
+	From        []string    `json:"from"`
+}
+
+func specModuleJSON(f SpecFinding) SpecModuleJSON {
+	row := SpecModuleJSON{Module: f.Module, Version: f.ModuleVersion, Status: f.Finding.Status, Detail: f.Finding.Detail,
+		Destination: f.Destination, Source: f.Source, From: f.From}
+	if row.From == nil {
+		row.From = []string{}
+	}
+	return row
+}
+
 func specFindingJSON(f SpecFinding) SpecFindingJSON {
 	row := SpecFindingJSON{FindingJSON: findingJSON(f.Finding), Destination: f.Destination, Source: f.Source, From: f.From}
 	if row.From == nil {
@@ -48,8 +74,12 @@ func specFindingJSON(f SpecFinding) SpecFindingJSON {
 // SpecFindings writes diff --spec's rows as a table or a JSON array.
 func SpecFindings(w io.Writer, rows []SpecFinding, asJSON bool) error {
 	if asJSON {
-		out := make([]SpecFindingJSON, 0, len(rows))
+		out := make([]any, 0, len(rows))
 		for _, r := range rows {
+			if r.Module != "" {
+				out = append(out, specModuleJSON(r))
+				continue
+			}
 			out = append(out, specFindingJSON(r))
 		}
 		return writeJSON(w, out)
@@ -57,6 +87,11 @@ func SpecFindings(w io.Writer, rows []SpecFinding, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATUS\tPROVIDER\tVERSION\tPLATFORM\tDESTINATION\tFROM\tDETAIL")
 	for _, r := range rows {
+		if r.Module != "" {
+			m := specModuleJSON(r)
+			fmt.Fprintf(tw, "%s\tmodule %s\t%s\t-\t%s\t%s\t%s\n", m.Status, m.Module, dash(m.Version), dash(m.Destination), dash(strings.Join(m.From, ", ")), m.Detail)
+			continue
+		}
 		j := specFindingJSON(r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Status, dash(j.Provider), dash(j.Version), dash(strings.Trim(j.Platform, "_")),
 			dash(j.Destination), dash(strings.Join(j.From, ", ")), j.Detail)
