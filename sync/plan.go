@@ -113,6 +113,15 @@ type PlanOptions struct {
 	ListSource func(ctx context.Context, src backends.Reader, p backends.Provider, versions []backends.Version) ([]backends.Archive, error)
 }
 
+// listSource lists src's archives of p at versions, through ListSource
+// when it is set.
+func (o PlanOptions) listSource(ctx context.Context, src backends.Reader, p backends.Provider, versions []backends.Version) ([]backends.Archive, error) {
+	if o.ListSource != nil {
+		return o.ListSource(ctx, src, p, versions)
+	}
+	return backends.ListArchives(ctx, src, p, versions)
+}
+
 // MakePlan compares the selected packages of src with dst. It reads
 // listings and stated hashes only (archives are hashed only where the two
 // places state nothing comparable, or with VerifyExisting), so planning a
@@ -150,11 +159,7 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 			continue
 		}
 		first := len(plan.Items)
-		listSource := backends.ListArchives
-		if opts.ListSource != nil {
-			listSource = opts.ListSource
-		}
-		srcArchives, err := listSource(ctx, src, p, versions)
+		srcArchives, err := opts.listSource(ctx, src, p, versions)
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
 		}
