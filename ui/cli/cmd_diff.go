@@ -32,7 +32,10 @@ CI check.
 With --spec or --from, the plan of every destination, each row naming the
 spec blocks, configuration files and lock files that ask for its version
 (--json: "destination", "source" and "from" fields); rows with status
-unavailable are versions no source offers. ` + specHelp,
+unavailable are versions no source offers. Each version a module block
+selects is a row too (--json: "module" in place of "provider"): missing, or
+present when its destination holds that version (sync compares the contents
+when it builds the package). ` + specHelp,
 		Example: `  tfmirror diff --spec mirror.hcl --json
   tfmirror diff ./mirror --from ../infra --platform linux_amd64
   tfmirror diff registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
