@@ -13,7 +13,7 @@ import (
 // same packages from the same sources, and listing them is the costly part
 // of planning (an origin registry answers one download-metadata request per
 // package). A failed listing is not remembered, so the next destination
-// tries again.
+// tries again. Nothing expires: a Wanted is one run's view of its sources.
 type listCache struct {
 	mu gosync.Mutex
 	m  map[listKey][]backends.Archive
