@@ -13,14 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
-func newDiffCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var sf specFlags
-	var asJSON, verifyExisting bool
-	cmd := &cobra.Command{
-		Use:   "diff SRC DST [selection] | diff --spec FILE | diff [SRC] DST --from DIR",
-		Short: "Show the sync plan: what DST lacks, has, or has with different hashes",
-		Long: `Compare the selected packages of SRC with DST and print the plan a sync would
+const diffLong = `Compare the selected packages of SRC with DST and print the plan a sync would
 carry out, one row per package: missing (DST lacks it), present (same hashes),
 conflict (DST has a different archive), unavailable (SRC does not offer it).
 Only listings and stated hashes are read, so it is fast; --verify-existing
@@ -35,7 +28,16 @@ spec blocks, configuration files and lock files that ask for its version
 unavailable are versions no source offers. Each version a module block
 selects is a row too (--json: "module" in place of "provider"): missing, or
 present when its destination holds that version (sync compares the contents
-when it builds the package). ` + specHelp,
+when it builds the package). `
+
+func newDiffCmd(env *Env) *cobra.Command {
+	var sel selectionFlags
+	var sf specFlags
+	var asJSON, verifyExisting bool
+	cmd := &cobra.Command{
+		Use:   "diff SRC DST [selection] | diff --spec FILE | diff [SRC] DST --from DIR",
+		Short: "Show the sync plan: what DST lacks, has, or has with different hashes",
+		Long:  diffLong + specHelp,
 		Example: `  tfmirror diff --spec mirror.hcl --json
   tfmirror diff ./mirror --from ../infra --platform linux_amd64
   tfmirror diff registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
