@@ -225,7 +225,7 @@ func Openers() map[Kind]Opener {
 			if err != nil {
 				return nil, err
 			}
-			return s3.Open(ctx, s.Raw, s.Target, s3.Options{Endpoint: o.S3Endpoint, HTTPClient: hc, Hashing: o.Hashing})
+			return s3.Open(ctx, s.Raw, s.Target, s3.Options{Endpoint: o.S3Endpoint, HTTPClient: hc, Hashing: o.Hashing, Debug: o.Debug})
 		},
 	}
 }

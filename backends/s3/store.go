@@ -17,8 +17,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	gosync "sync"
 
@@ -58,6 +60,10 @@ type Options struct {
 	// Concurrency bounds parallel requests for listings and documents; 0
 	// means DefaultConcurrency.
 	Concurrency int
+	// Debug, when set, gets a line for every request attempt the SDK makes
+	// (--debug; see httpclient.Wrap). Nothing of the signature is written:
+	// it travels in headers, which the log never shows.
+	Debug io.Writer
 }
 
 // Store is a bucket, or a prefix of one, holding the network-mirror layout.
@@ -167,7 +173,43 @@ func newClient(ctx context.Context, name string, opts Options) (*s3api.Client, e
 			o.BaseEndpoint = aws.String(opts.Endpoint)
 			o.UsePathStyle = true
 		}
+		// Wrapped last, once the configuration chain (a CA bundle) and the
+		// SDK (its timeouts) have set up their own client: every attempt
+		// goes through the one HTTP wrapper.
+		o.HTTPClient = wrappedClient{httpclient.Wrap(sdkTransport{o.HTTPClient}, opts.Debug)}
 	}), nil
+}
+
+// sdkTransport is the SDK's HTTP client as a RoundTripper, for
+// httpclient.Wrap. It follows no redirects, as the SDK wants.
+type sdkTransport struct{ c aws.HTTPClient }
+
+func (t sdkTransport) RoundTrip(req *http.Request) (*http.Response, error) { return t.c.Do(req) }
+
+// wrappedClient is a RoundTripper as the SDK's HTTP client. The SDK retries
+// inside an operation, sending each attempt through Do with its number in
+// the Amz-Sdk-Request header; the attempt recorded in the context (a sync
+// job's) is counted on by it, so the debug log numbers every try.
+type wrappedClient struct{ rt http.RoundTripper }
+
+func (c wrappedClient) Do(req *http.Request) (*http.Response, error) {
+	if n := sdkAttempt(req.Header.Get("Amz-Sdk-Request")); n > 1 {
+		ctx := req.Context()
+		req = req.WithContext(backends.WithAttempt(ctx, backends.Attempt(ctx)+n-1))
+	}
+	return c.rt.RoundTrip(req)
+}
+
+// sdkAttempt reads attempt=N from an Amz-Sdk-Request header
+// ("attempt=2; max=3"), or 0.
+func sdkAttempt(header string) int {
+	for _, part := range strings.Split(header, ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "attempt="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 // sdkHTTPClient carries hc's transport settings (TLS trust, proxy, idle
