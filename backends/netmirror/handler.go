@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
-	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,62 +21,56 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
-// Handler serves a filesystem mirror as a network mirror:
+// Handler serves any readable place as a network mirror:
 //
 //	/HOST/NS/TYPE/index.json       the versions with at least one zip
 //	/HOST/NS/TYPE/VERSION.json     each platform's zip: relative url, hashes
 //	/HOST/NS/TYPE/<zip file name>  the zip itself
 //
-// The documents are built from the archives on disk, so a directory without
-// index.json files (or with stale ones) is served correctly. Hashes are
-// computed on first request and cached by path, size and mtime. Where the
-// directory's own <version>.json states hashes for a zip, those are served
-// too; if they contradict the zip, only they are served, so that clients
-// refuse the archive instead of the server vouching for it.
+// A directory is served from its files (see local.go): documents built from
+// the zips on disk, hashes computed on first request.
+//
+// Any other place (a bucket, an OCI mirror, a network mirror, an origin
+// registry) is served through its Reader (see stream.go): index.json from
+// Versions, VERSION.json from Archives with every hash the place states for
+// each zip (hashes computed once where it states none), and the zips
+// streamed from Open, checked on the way against exactly the hashes served:
+// a zip that disagrees is cut short, never delivered whole.
 //
 // A provider's listing is cached for ListingTTL, so the burst of requests
-// one client makes (index.json, then every version document at once) costs
-// one scan of its directory; zips are stat'ed on every request regardless.
-//
-// Only files the mirror's scan found are served, and only if they resolve
-// inside the mirror directory: request paths never reach the filesystem.
-// Unpacked packages are not served (the protocol serves zips, and zipping a
-// directory again would not reproduce the original release's hashes).
+// one client makes (index.json, then version documents, then zips) costs
+// one listing.
 type Handler struct {
-	m      *fs.Mirror
-	root   string // the mirror directory, symlinks resolved
+	r      backends.Reader
+	dir    *localDir // set when the place is a directory
 	logger *log.Logger
 	opts   hashing.Options
 
 	mu       sync.Mutex
-	sums     map[sumKey]hashing.Sums
-	listings map[backends.Provider]listing
+	sums     map[sumKey]hashing.Sums       // a directory's zips
+	computed map[string]hashing.Sums       // zips of places that state no hashes, by location and size
+	h1s      map[hashing.Hash]hashing.Hash // the h1: of zips streamed whole, by their zh:
+	listings map[string]listing
 	flight   singleflight.Group
 }
 
 // ListingTTL is how long a provider's listing is reused.
 const ListingTTL = 2 * time.Second
 
+// listing is one cached answer of the place: versions or archives.
 type listing struct {
 	at  time.Time
+	vs  []backends.Version // newest first
 	as  []backends.Archive // servable zips, newest version first
 	err error
 }
 
-type sumKey struct {
-	path  string
-	size  int64
-	mtime time.Time
-}
-
-// NewHandler serves m. logger receives one line per request; nil discards
+// NewHandler serves r. logger receives one line per request; nil discards
 // them. opts bound the work of hashing a zip.
-func NewHandler(m *fs.Mirror, logger *log.Logger, opts hashing.Options) *Handler {
-	root := m.Dir()
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	return &Handler{m: m, root: root, logger: logger, opts: opts, sums: map[sumKey]hashing.Sums{}, listings: map[backends.Provider]listing{}}
+func NewHandler(r backends.Reader, logger *log.Logger, opts hashing.Options) *Handler {
+	return &Handler{r: r, dir: newLocalDir(r), logger: logger, opts: opts,
+		sums: map[sumKey]hashing.Sums{}, computed: map[string]hashing.Sums{}, h1s: map[hashing.Hash]hashing.Hash{},
+		listings: map[string]listing{}}
 }
 
 // ServeHTTP answers GET and HEAD for the protocol's paths and 404 for
@@ -84,10 +78,21 @@ func NewHandler(m *fs.Mirror, logger *log.Logger, opts hashing.Options) *Handler
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		// A response cut short (http.ErrAbortHandler) is logged too.
+		v := recover()
+		if h.logger != nil {
+			cut := ""
+			if v != nil {
+				cut = " (cut short)"
+			}
+			h.logger.Printf("%s %s %d %d %s%s", r.Method, r.URL.EscapedPath(), lw.status, lw.bytes, time.Since(start).Round(time.Microsecond), cut)
+		}
+		if v != nil {
+			panic(v)
+		}
+	}()
 	h.serve(lw, r)
-	if h.logger != nil {
-		h.logger.Printf("%s %s %d %d %s", r.Method, r.URL.EscapedPath(), lw.status, lw.bytes, time.Since(start).Round(time.Microsecond))
-	}
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
@@ -140,64 +145,92 @@ func parsePath(p string) (backends.Provider, string, bool) {
 	return prov, parts[3], true
 }
 
-// packed returns p's zips that may be served, newest version first.
-func (h *Handler) packed(ctx context.Context, p backends.Provider) ([]backends.Archive, error) {
+// cached returns list's answer for key, reusing one younger than
+// ListingTTL; concurrent requests for one key share one call, made under a
+// context of its own (the request that started it may go away while others
+// wait for the result).
+func (h *Handler) cached(ctx context.Context, key string, list func(context.Context) listing) listing {
 	h.mu.Lock()
-	l, ok := h.listings[p]
+	l, ok := h.listings[key]
 	h.mu.Unlock()
 	if ok && time.Since(l.at) < ListingTTL {
-		return l.as, l.err
+		return l
 	}
-	v, _, _ := h.flight.Do("list\x00"+p.String(), func() (any, error) {
-		// Scan under a context of its own: the request that started it may
-		// go away while others wait for the result.
-		all, err := h.m.AllArchives(context.WithoutCancel(ctx), p)
-		var out []backends.Archive
-		for _, a := range all {
-			if a.Layout == backends.Packed && h.inside(a.Location) {
-				out = append(out, a)
-			}
-		}
-		l := listing{at: time.Now(), as: out, err: err}
+	v, _, _ := h.flight.Do("list\x00"+key, func() (any, error) {
+		l := list(context.WithoutCancel(ctx))
+		l.at = time.Now()
 		h.mu.Lock()
-		h.listings[p] = l
+		h.listings[key] = l
 		h.mu.Unlock()
 		return l, nil
 	})
-	l = v.(listing)
+	return v.(listing)
+}
+
+// versions returns p's versions that have zips to serve, newest first.
+func (h *Handler) versions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
+	if h.dir != nil {
+		as, err := h.packed(ctx, p)
+		var vs []backends.Version
+		seen := map[string]bool{}
+		for _, a := range as {
+			if !seen[a.Version.String()] {
+				seen[a.Version.String()] = true
+				vs = append(vs, a.Version)
+			}
+		}
+		return vs, err
+	}
+	l := h.cached(ctx, "versions\x00"+p.String(), func(ctx context.Context) listing {
+		vs, err := h.r.Versions(ctx, p)
+		return listing{vs: vs, err: err}
+	})
+	return l.vs, l.err
+}
+
+// archivesAt returns p's zips at exactly version v.
+func (h *Handler) archivesAt(ctx context.Context, p backends.Provider, v backends.Version) ([]backends.Archive, error) {
+	if h.dir != nil {
+		all, err := h.packed(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		var out []backends.Archive
+		for _, a := range all {
+			if a.Version.String() == v.String() {
+				out = append(out, a)
+			}
+		}
+		return out, nil
+	}
+	l := h.cached(ctx, "archives\x00"+p.String()+"\x00"+v.String(), func(ctx context.Context) listing {
+		as, err := h.r.Archives(ctx, p, v)
+		var out []backends.Archive
+		for _, a := range as {
+			if a.Layout == backends.Packed {
+				out = append(out, a)
+			}
+		}
+		return listing{as: out, err: err}
+	})
 	return l.as, l.err
 }
 
-// archivesAt returns p's servable zips at exactly version v.
-func (h *Handler) archivesAt(ctx context.Context, p backends.Provider, v string) ([]backends.Archive, error) {
-	all, err := h.packed(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	var out []backends.Archive
-	for _, a := range all {
-		if a.Version.String() == v {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-
 func (h *Handler) serveIndex(ctx context.Context, w http.ResponseWriter, p backends.Provider) {
-	as, err := h.packed(ctx, p)
+	vs, err := h.versions(ctx, p)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	if len(as) == 0 {
+	if len(vs) == 0 {
 		notFound(w)
 		return
 	}
 	doc := struct {
 		Versions map[string]struct{} `json:"versions"`
 	}{Versions: map[string]struct{}{}}
-	for _, a := range as {
-		doc.Versions[a.Version.String()] = struct{}{}
+	for _, v := range vs {
+		doc.Versions[v.String()] = struct{}{}
 	}
 	writeJSON(w, doc)
 }
@@ -208,7 +241,7 @@ type archiveEntry struct {
 }
 
 func (h *Handler) serveVersion(ctx context.Context, w http.ResponseWriter, p backends.Provider, v backends.Version) {
-	as, err := h.archivesAt(ctx, p, v.String())
+	as, err := h.archivesAt(ctx, p, v)
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -222,7 +255,7 @@ func (h *Handler) serveVersion(ctx context.Context, w http.ResponseWriter, p bac
 			h.logf("%s: %v", a.Package, err)
 			continue
 		}
-		doc.Archives[a.Platform.String()] = archiveEntry{Hashes: hs, URL: filepath.Base(a.Location)}
+		doc.Archives[a.Platform.String()] = archiveEntry{Hashes: hs, URL: archiveName(a)}
 	}
 	if len(doc.Archives) == 0 {
 		notFound(w)
@@ -231,46 +264,20 @@ func (h *Handler) serveVersion(ctx context.Context, w http.ResponseWriter, p bac
 	writeJSON(w, doc)
 }
 
-// hashes returns what the served document states for a zip: its computed
-// sums, together with the directory's own stated hashes where they agree;
-// only the stated ones where they do not.
+// hashes returns what the served document states for a zip.
 func (h *Handler) hashes(ctx context.Context, a backends.Archive) ([]hashing.Hash, error) {
-	sums, err := h.sumsOf(ctx, a.Location)
+	if h.dir != nil {
+		return h.localHashes(ctx, a)
+	}
+	ev, err := h.evidence(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	res := hashing.Verify(sums, a.Evidence...)
-	if !res.OK() {
-		h.logf("warning: %s: the zip does not match the mirror's own index (%v); serving the index's hashes so clients refuse it", a.Package, res.Err())
-		return a.Hashes(), nil
+	var hs []hashing.Hash
+	for _, e := range ev {
+		hs = append(hs, e.Hashes...)
 	}
-	return hashing.SortUnique(append(a.Hashes(), sums.List()...)), nil
-}
-
-func (h *Handler) sumsOf(ctx context.Context, file string) (hashing.Sums, error) {
-	info, err := os.Stat(file)
-	if err != nil {
-		return hashing.Sums{}, err
-	}
-	key := sumKey{path: file, size: info.Size(), mtime: info.ModTime()}
-	h.mu.Lock()
-	s, ok := h.sums[key]
-	h.mu.Unlock()
-	if ok {
-		return s, nil
-	}
-	// Concurrent first requests for one zip share one computation.
-	v, err, _ := h.flight.Do(fmt.Sprintf("%s\x00%d\x00%d", key.path, key.size, key.mtime.UnixNano()), func() (any, error) {
-		return hashing.HashPath(file, h.opts)
-	})
-	if err != nil {
-		return hashing.Sums{}, err
-	}
-	s = v.(hashing.Sums)
-	h.mu.Lock()
-	h.sums[key] = s
-	h.mu.Unlock()
-	return s, nil
+	return hashing.SortUnique(hs), nil
 }
 
 func (h *Handler) serveArchive(ctx context.Context, w http.ResponseWriter, r *http.Request, p backends.Provider, file string) {
@@ -279,49 +286,34 @@ func (h *Handler) serveArchive(ctx context.Context, w http.ResponseWriter, r *ht
 		notFound(w)
 		return
 	}
-	as, err := h.archivesAt(ctx, p, pkg.Version.String())
+	as, err := h.archivesAt(ctx, p, pkg.Version)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
 	for _, a := range as {
-		// The listing may be a moment old: check the file itself again.
-		if filepath.Base(a.Location) != file || !h.inside(a.Location) {
+		if a.Platform != pkg.Platform || archiveName(a) != file {
 			continue
 		}
-		f, err := os.Open(a.Location)
-		if err != nil {
-			h.fail(w, err)
-			return
+		if h.dir != nil {
+			h.serveFile(w, r, a, file)
+		} else {
+			h.serveStream(ctx, w, r, a)
 		}
-		defer f.Close()
-		info, err := f.Stat()
-		if err != nil {
-			h.fail(w, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/zip")
-		http.ServeContent(w, r, file, info.ModTime(), f)
 		return
 	}
 	notFound(w)
 }
 
-// inside reports whether file, symlinks resolved, is a regular file within
-// the mirror directory. The clients follow symlinks at the archive level;
-// a server must not follow one out of the directory it was asked to serve.
-func (h *Handler) inside(file string) bool {
-	real, err := filepath.EvalSymlinks(file)
-	if err != nil {
-		return false
+// archiveName is the name a zip is served under: its own file or object
+// name where that is a release name of its package (a directory's file, a
+// bucket's object), the standard release name otherwise (an OCI layer).
+func archiveName(a backends.Archive) string {
+	name := path.Base(filepath.ToSlash(a.Location))
+	if pkg, err := fs.ParsePackedName(a.Provider, name); err == nil && pkg.Key() == a.Package.Key() {
+		return name
 	}
-	rel, err := filepath.Rel(h.root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		h.logf("warning: %s resolves outside the mirror directory; not serving it", file)
-		return false
-	}
-	info, err := os.Stat(real)
-	return err == nil && info.Mode().IsRegular()
+	return a.Filename()
 }
 
 func (h *Handler) fail(w http.ResponseWriter, err error) {

@@ -72,8 +72,14 @@ func serveDir(t testing.TB, dir string) (*httptest.Server, *netmirror.Handler, *
 	if err != nil {
 		t.Fatal(err)
 	}
+	return servePlace(t, m)
+}
+
+// servePlace serves any place with the handler over TLS on 127.0.0.1.
+func servePlace(t testing.TB, r backends.Reader) (*httptest.Server, *netmirror.Handler, *syncBuffer) {
+	t.Helper()
 	logs := &syncBuffer{}
-	h := netmirror.NewHandler(m, log.New(logs, "", 0), hashing.Options{})
+	h := netmirror.NewHandler(r, log.New(logs, "", 0), hashing.Options{})
 	// The certificate `tfmirror serve` makes, not httptest's RSA one: the
 	// handshake cost is part of what the benchmark measures.
 	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1"}, time.Now())

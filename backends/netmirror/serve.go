@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -106,9 +106,10 @@ type Serving struct {
 	Hosts []string
 }
 
-// Serve serves m over HTTPS until ctx is cancelled, then shuts down
-// gracefully, letting requests in flight finish for a few seconds.
-func Serve(ctx context.Context, m *fs.Mirror, opts ServeOptions) error {
+// Serve serves the place r over HTTPS (see Handler) until ctx is
+// cancelled, then shuts down gracefully, letting requests in flight finish
+// for a few seconds.
+func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 	addr := opts.Addr
 	if addr == "" {
 		addr = DefaultAddr
@@ -157,7 +158,7 @@ func Serve(ctx context.Context, m *fs.Mirror, opts ServeOptions) error {
 	}
 
 	srv := &http.Server{
-		Handler:           NewHandler(m, opts.Logger, opts.Hashing),
+		Handler:           NewHandler(r, opts.Logger, opts.Hashing),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
