@@ -20,8 +20,16 @@ import (
 // the end of the test if the test did not call it.
 func startServe(t *testing.T, dir string) (url, cert string, stop func() string) {
 	t.Helper()
+	return startServeWith(t, nil, dir)
+}
+
+// startServeWith is startServe with env added to the environment and args
+// (the place, flags) after `serve`.
+func startServeWith(t *testing.T, env []string, args ...string) (url, cert string, stop func() string) {
+	t.Helper()
 	cert = filepath.Join(t.TempDir(), "serve-ca.pem")
-	cmd := exec.Command(tfmirrorBin, "serve", dir, "--addr", "127.0.0.1:0", "--cert-out", cert)
+	cmd := exec.Command(tfmirrorBin, append(append([]string{"serve"}, args...), "--addr", "127.0.0.1:0", "--cert-out", cert)...)
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -116,11 +124,11 @@ func TestCLIServeUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve"}, "serve takes DIR"},
+		{[]string{"serve"}, "serve takes PLACE"},
 		{[]string{"serve", dir, "--tls-cert", "c.pem"}, "give both --tls-cert and --tls-key"},
 		{[]string{"serve", dir, "--tls-cert", "c.pem", "--tls-key", "k.pem", "--cert-out", "x.pem"}, "--cert-out is where a generated certificate goes"},
 		{[]string{"serve", filepath.Join(dir, "missing")}, "no such directory"},
-		{[]string{"serve", "oci://registry.example/x/${type}"}, "give a filesystem mirror directory"},
+		{[]string{"serve", "ftp://registry.example/x"}, "unknown scheme"},
 	} {
 		r := run(t, nil, c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {

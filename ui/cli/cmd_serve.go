@@ -6,23 +6,39 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/backends/place"
 )
 
 func newServeCmd(env *Env) *cobra.Command {
 	var addr, certFile, keyFile, certOut string
 	cmd := &cobra.Command{
-		Use:   "serve DIR [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE]",
-		Short: "Serve a filesystem mirror as a network mirror over HTTPS",
-		Long: `Serve a filesystem mirror directory over HTTPS with the Provider Network Mirror
-Protocol, so Terraform and OpenTofu can install from it with a network_mirror
-block. index.json and <version>.json are built from the zips on disk (a
-directory without them is fine); hashes are computed on first request and
-cached. Where the directory's own <version>.json states hashes that the zip
-does not match, only those are served, so clients refuse the zip. Unpacked
-packages are not served. Nothing outside DIR is served, symlinks included.
+		Use:   "serve PLACE [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE]",
+		Short: "Serve any readable place as a network mirror over HTTPS",
+		Long: `Serve a place over HTTPS with the Provider Network Mirror Protocol, so Terraform
+and OpenTofu can install from it with a network_mirror block: a directory, a
+bucket (s3://), an OCI mirror (oci://; Terraform has no oci_mirror, and
+clients need no OCI client this way), another network mirror or a registry.
+Clients ask for /HOST/NAMESPACE/TYPE/index.json, VERSION.json and the zips.
+
+A directory is served from its files: index.json and <version>.json are built
+from the zips on disk (a directory without them is fine); hashes are computed
+on first request and cached. Where the directory's own <version>.json states
+hashes that the zip does not match, only those are served, so clients refuse
+the zip. Unpacked packages are not served. Nothing outside DIR is served,
+symlinks included.
+
+Any other place is read as tfmirror reads it: each version document lists
+every hash the place states for a zip (a bucket's documents' h1: and zh:, an
+OCI layer's digest as zh:, a registry's signed SHA-256), or, where it states
+none, the zip's sums computed once. Zips are streamed from the place and
+checked on the way against exactly the hashes served: one that disagrees is
+cut short (the client sees a failed download), never delivered whole.
+
+Hostnames: HOST/NAMESPACE/TYPE is the provider, as the clients address it. An
+OCI template without ${hostname} reads one repository per namespace and type
+whatever HOST a client asks for; a version tfmirror pushed names its provider
+in its index, and is served only under that provider's HOST (push and sync
+with the full address the clients use, e.g. registry.terraform.io/hashicorp/aws).
 
 Without --tls-cert/--tls-key a self-signed certificate is made for 127.0.0.1,
 ::1, localhost and the --addr host, and written to --cert-out (default: a file
@@ -33,10 +49,12 @@ One line per request goes to stderr. Ctrl-C or SIGTERM stops it gracefully.
 Mirrors must be served at an https URL, and provider hostnames with a port do
 not work through network mirrors in either client.`,
 		Example: `  tfmirror serve ./mirror
+  tfmirror serve s3://corp-tf/providers                   # a bucket, with the AWS configuration
+  tfmirror serve oci://reg.corp/tf/'${namespace}/${type}'  # an OCI mirror, for Terraform too
   tfmirror serve ./mirror --addr 0.0.0.0:8443 --tls-cert mirror.crt --tls-key mirror.key
   tfmirror serve ./mirror --addr 127.0.0.1:9443 --cert-out ./mirror-ca.pem &
   SSL_CERT_FILE=./mirror-ca.pem SSL_CERT_DIR=./mirror-ca.pem terraform init`,
-		Args: exactArgs(1, "DIR"),
+		Args: exactArgs(1, "PLACE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (certFile == "") != (keyFile == "") {
 				return usageErr("serve: give both --tls-cert and --tls-key, or neither for a self-signed certificate")
@@ -44,16 +62,12 @@ not work through network mirrors in either client.`,
 			if certFile != "" && certOut != "" {
 				return usageErr("serve: --cert-out is where a generated certificate goes; with --tls-cert there is none")
 			}
-			sp, err := place.Parse(args[0])
-			if err != nil || sp.Kind != place.FS {
-				return usageErr("serve: %s: give a filesystem mirror directory", args[0])
-			}
-			m, err := fs.Open(args[0], sp.Target, fs.Options{Hashing: env.hashing()})
+			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
 			if err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return err
 			}
 			out := cmd.OutOrStdout()
-			err = netmirror.Serve(cmd.Context(), m, netmirror.ServeOptions{
+			err = netmirror.Serve(cmd.Context(), r, netmirror.ServeOptions{
 				Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut,
 				Logger:  log.New(cmd.ErrOrStderr(), "", log.LstdFlags),
 				Hashing: env.hashing(),
@@ -69,7 +83,7 @@ not work through network mirrors in either client.`,
 					fmt.Fprintln(out, "Requests are logged to stderr; Ctrl-C stops.")
 				},
 			})
-			printWarnings(cmd, m)
+			printWarnings(cmd, r)
 			return err
 		},
 	}
