@@ -158,12 +158,14 @@ func TestServedOCIMirrorListsTheLayerDigest(t *testing.T) {
 }
 
 // A bucket whose objects carry no documents (uploaded by hand) is served
-// with the sums of each zip, computed from it once.
+// with the sums of each zip, computed from it once. A zip replaced by
+// another of the same size is refused against the sums of the first, then
+// listed and served with its own.
 func TestServedBucketWithoutDocumentsListsComputedSums(t *testing.T) {
 	s3srv := s3test.Start(t)
 	dir := t.TempDir()
-	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64"})
-	backendtest.WritePacked(t, dir, seeds)
+	first := bigSeed(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	backendtest.WritePacked(t, dir, []backendtest.Seed{first})
 	bucket := s3srv.Bucket(t)
 	s3srv.Upload(t, bucket, "tf/", dir)
 	st, err := s3.Open(bg, "s3://"+bucket+"/tf", bucket+"/tf", s3srv.Options())
@@ -172,16 +174,34 @@ func TestServedBucketWithoutDocumentsListsComputedSums(t *testing.T) {
 	}
 	srv, _, _ := servePlace(t, st)
 	client := openMirror(t, srv, srv.URL+"/", nil)
-	as, err := client.Archives(bg, seeds[0].Package.Provider, seeds[0].Package.Version)
-	if err != nil || len(as) != 1 {
-		t.Fatalf("%d archives, %v", len(as), err)
+	served := func(zip []byte) {
+		t.Helper()
+		as, err := client.Archives(bg, first.Package.Provider, first.Package.Version)
+		if err != nil || len(as) != 1 {
+			t.Fatalf("%d archives, %v", len(as), err)
+		}
+		if want := sumsOf(t, zip).List(); !slices.Equal(as[0].Hashes(), want) {
+			t.Errorf("served %v, want the computed %v", as[0].Hashes(), want)
+		}
+		if f := sync.VerifyArchive(bg, client, as[0], hashing.Options{}); f.Status != sync.StatusOK {
+			t.Errorf("verify: %s: %s", f.Status, f.Detail)
+		}
 	}
-	if want := sumsOf(t, seeds[0].Zip).List(); !slices.Equal(as[0].Hashes(), want) {
-		t.Errorf("served %v, want the computed %v", as[0].Hashes(), want)
+	served(first.Zip)
+
+	second := bigSeed(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	if len(second.Zip) != len(first.Zip) {
+		t.Fatalf("the replacement is %d bytes, the first %d: want the same size", len(second.Zip), len(first.Zip))
 	}
-	if f := sync.VerifyArchive(bg, client, as[0], hashing.Options{}); f.Status != sync.StatusOK {
-		t.Errorf("verify: %s: %s", f.Status, f.Detail)
+	key := "tf/example.com/acme/alpha/" + first.Package.Filename()
+	if _, err := s3srv.Client().PutObject(bg, &s3api.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(second.Zip)}); err != nil {
+		t.Fatal(err)
 	}
+	url := srv.URL + "/example.com/acme/alpha/" + first.Package.Filename()
+	if status, got, err := fetch(t, srv.Client(), url); err == nil || len(got) >= len(second.Zip) {
+		t.Errorf("the replaced zip against the first's sums: %d, %d bytes, %v: want it cut short", status, len(got), err)
+	}
+	served(second.Zip)
 }
 
 // fetch GETs a path and returns the status, the bytes received and how

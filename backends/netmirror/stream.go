@@ -58,7 +58,7 @@ func (h *Handler) evidence(ctx context.Context, a backends.Archive) ([]hashing.E
 // sums, once per location and size; concurrent first requests share one
 // read.
 func (h *Handler) computedSums(ctx context.Context, a backends.Archive) (hashing.Sums, error) {
-	key := a.Location + "\x00" + strconv.FormatInt(a.Size, 10)
+	key := computedKey(a)
 	h.mu.Lock()
 	s, ok := h.computed[key]
 	h.mu.Unlock()
@@ -82,6 +82,8 @@ func (h *Handler) computedSums(ctx context.Context, a backends.Archive) (hashing
 	h.mu.Unlock()
 	return s, nil
 }
+
+func computedKey(a backends.Archive) string { return a.Location + "\x00" + strconv.FormatInt(a.Size, 10) }
 
 // serveStream streams a zip from the place, checked against ev on the way.
 func (h *Handler) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, a backends.Archive) {
@@ -108,9 +110,18 @@ func (h *Handler) serveStream(ctx context.Context, w http.ResponseWriter, r *htt
 		return hashing.Verify(s, ev...).Err()
 	})
 	var gone clientGone
-	switch {
-	case err == nil || errors.As(err, &gone) || ctx.Err() != nil:
+	if err == nil || errors.As(err, &gone) || ctx.Err() != nil {
 		return
+	}
+	if ev[0].Source.Kind == hashing.SourceArchive && errors.Is(err, hashing.ErrHashMismatch) {
+		// The sums were this server's own reading of a zip that has
+		// changed since (replaced with one of the same size): the next
+		// document lists the new zip's.
+		h.mu.Lock()
+		delete(h.computed, computedKey(a))
+		h.mu.Unlock()
+	}
+	switch {
 	case cw.n == 0:
 		h.logf("error: %s: %v: not served", a.Package, err)
 		http.Error(w, fmt.Sprintf("%s: not served: it could not be read from %s, or it does not match what that place states (see the server's log)", a.Package, h.r), http.StatusBadGateway)

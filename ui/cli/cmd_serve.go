@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"strings"
 
@@ -14,40 +15,7 @@ func newServeCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve PLACE [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE]",
 		Short: "Serve any readable place as a network mirror over HTTPS",
-		Long: `Serve a place over HTTPS with the Provider Network Mirror Protocol, so Terraform
-and OpenTofu can install from it with a network_mirror block: a directory, a
-bucket (s3://), an OCI mirror (oci://; Terraform has no oci_mirror, and
-clients need no OCI client this way), another network mirror or a registry.
-Clients ask for /HOST/NAMESPACE/TYPE/index.json, VERSION.json and the zips.
-
-A directory is served from its files: index.json and <version>.json are built
-from the zips on disk (a directory without them is fine); hashes are computed
-on first request and cached. Where the directory's own <version>.json states
-hashes that the zip does not match, only those are served, so clients refuse
-the zip. Unpacked packages are not served. Nothing outside DIR is served,
-symlinks included.
-
-Any other place is read as tfmirror reads it: each version document lists
-every hash the place states for a zip (a bucket's documents' h1: and zh:, an
-OCI layer's digest as zh:, a registry's signed SHA-256), or, where it states
-none, the zip's sums computed once. Zips are streamed from the place and
-checked on the way against exactly the hashes served: one that disagrees is
-cut short (the client sees a failed download), never delivered whole.
-
-Hostnames: HOST/NAMESPACE/TYPE is the provider, as the clients address it. An
-OCI template without ${hostname} reads one repository per namespace and type
-whatever HOST a client asks for; a version tfmirror pushed names its provider
-in its index, and is served only under that provider's HOST (push and sync
-with the full address the clients use, e.g. registry.terraform.io/hashicorp/aws).
-
-Without --tls-cert/--tls-key a self-signed certificate is made for 127.0.0.1,
-::1, localhost and the --addr host, and written to --cert-out (default: a file
-in the temp directory; the path is printed). Clients trust it with
-SSL_CERT_FILE (set SSL_CERT_DIR to it as well), tfmirror with --ca-cert.
-
-One line per request goes to stderr. Ctrl-C or SIGTERM stops it gracefully.
-Mirrors must be served at an https URL, and provider hostnames with a port do
-not work through network mirrors in either client.`,
+		Long:  serveLong,
 		Example: `  tfmirror serve ./mirror
   tfmirror serve s3://corp-tf/providers                   # a bucket, with the AWS configuration
   tfmirror serve oci://reg.corp/tf/'${namespace}/${type}'  # an OCI mirror, for Terraform too
@@ -71,17 +39,7 @@ not work through network mirrors in either client.`,
 				Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut,
 				Logger:  log.New(cmd.ErrOrStderr(), "", log.LstdFlags),
 				Hashing: env.hashing(),
-				Ready: func(s netmirror.Serving) {
-					fmt.Fprintf(out, "Serving %s as a network mirror at %s\n", args[0], s.URL)
-					if s.CertOut != "" {
-						fmt.Fprintf(out, "Self-signed certificate (for %s) written to %s\n", strings.Join(s.Hosts, ", "), s.CertOut)
-						fmt.Fprintf(out, "Clients trust it with: SSL_CERT_FILE=%s SSL_CERT_DIR=%s\n", s.CertOut, s.CertOut)
-						fmt.Fprintf(out, "tfmirror trusts it with: --ca-cert %s\n", s.CertOut)
-					}
-					fmt.Fprintf(out, "\nAdd to the CLI configuration (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):\n\n")
-					fmt.Fprintf(out, "provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n\n", s.URL)
-					fmt.Fprintln(out, "Requests are logged to stderr; Ctrl-C stops.")
-				},
+				Ready:   func(s netmirror.Serving) { printServing(out, args[0], s) },
 			})
 			printWarnings(cmd, r)
 			return err
@@ -93,4 +51,54 @@ not work through network mirrors in either client.`,
 	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&certOut, "cert-out", "", "where to write the generated self-signed certificate (default: tfmirror-serve-PORT.pem in the temp directory)")
 	return cmd
+}
+
+// serveLong is serve's help.
+const serveLong = `Serve a place over HTTPS with the Provider Network Mirror Protocol, so Terraform
+and OpenTofu can install from it with a network_mirror block: a directory, a
+bucket (s3://), an OCI mirror (oci://; Terraform has no oci_mirror, and
+clients need no OCI client this way), another network mirror or a registry.
+Clients ask for /HOST/NAMESPACE/TYPE/index.json, VERSION.json and the zips.
+
+A directory is served from its files: index.json and <version>.json are built
+from the zips on disk (a directory without them is fine); hashes are computed
+on first request and cached. Where the directory's own <version>.json states
+hashes that the zip does not match, only those are served, so clients refuse
+the zip. Unpacked packages are not served. Nothing outside the directory is
+served, symlinks included.
+
+Any other place is read as tfmirror reads it: each version document lists
+every hash the place states for a zip (a bucket's documents' h1: and zh:, an
+OCI layer's digest as zh:, a registry's signed SHA-256), or, where it states
+none, the zip's sums computed once. Zips are streamed from the place and
+checked on the way against exactly the hashes served: one that disagrees is
+cut short (the client sees a failed download), never delivered whole.
+
+Hostnames: HOST/NAMESPACE/TYPE is the provider, as the clients address it. An
+OCI template without ${hostname} reads one repository per namespace and type
+whatever HOST a client asks for; a version tfmirror pushed names its provider
+in its index, and is served only under that provider's HOST (push and sync
+with the full address the clients use, e.g. registry.terraform.io/hashicorp/aws).
+
+Without --tls-cert/--tls-key a self-signed certificate is made for 127.0.0.1,
+::1, localhost and the --addr host, and written to --cert-out (default: a file
+in the temp directory; the path is printed). Clients trust it with
+SSL_CERT_FILE (set SSL_CERT_DIR to it as well), tfmirror with --ca-cert.
+
+One line per request goes to stderr. Ctrl-C or SIGTERM stops it gracefully.
+Mirrors must be served at an https URL, and provider hostnames with a port do
+not work through network mirrors in either client.`
+
+// printServing says where a server listens, how clients trust it and what
+// goes into their CLI configuration.
+func printServing(out io.Writer, place string, s netmirror.Serving) {
+	fmt.Fprintf(out, "Serving %s as a network mirror at %s\n", place, s.URL)
+	if s.CertOut != "" {
+		fmt.Fprintf(out, "Self-signed certificate (for %s) written to %s\n", strings.Join(s.Hosts, ", "), s.CertOut)
+		fmt.Fprintf(out, "Clients trust it with: SSL_CERT_FILE=%s SSL_CERT_DIR=%s\n", s.CertOut, s.CertOut)
+		fmt.Fprintf(out, "tfmirror trusts it with: --ca-cert %s\n", s.CertOut)
+	}
+	fmt.Fprintf(out, "\nAdd to the CLI configuration (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):\n\n")
+	fmt.Fprintf(out, "provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n\n", s.URL)
+	fmt.Fprintln(out, "Requests are logged to stderr; Ctrl-C stops.")
 }
