@@ -83,7 +83,9 @@ func (h *Handler) computedSums(ctx context.Context, a backends.Archive) (hashing
 	return s, nil
 }
 
-func computedKey(a backends.Archive) string { return a.Location + "\x00" + strconv.FormatInt(a.Size, 10) }
+func computedKey(a backends.Archive) string {
+	return a.Location + "\x00" + strconv.FormatInt(a.Size, 10)
+}
 
 // serveStream streams a zip from the place, checked against ev on the way.
 func (h *Handler) serveStream(ctx context.Context, w http.ResponseWriter, r *http.Request, a backends.Archive) {
