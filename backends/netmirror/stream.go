@@ -83,6 +83,8 @@ func (h *Handler) computedSums(ctx context.Context, a backends.Archive) (hashing
 	return s, nil
 }
 
+// computedKey identifies a zip whose sums this server computed: where it is
+// and its size, all a place that states no hashes tells of it.
 func computedKey(a backends.Archive) string {
 	return a.Location + "\x00" + strconv.FormatInt(a.Size, 10)
 }
