@@ -18,6 +18,7 @@ type KeyMap struct {
 	Events             key.Binding
 	Compare            key.Binding
 	Modules            key.Binding
+	SpecGaps           key.Binding
 	Help               key.Binding
 	Quit, ForceQuit    key.Binding
 }
@@ -31,6 +32,7 @@ func DefaultKeyMap() KeyMap {
 		Events:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
 		Compare:   key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "compare mirror")),
 		Modules:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "modules")),
+		SpecGaps:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "queue the spec's gaps")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now")),
@@ -39,12 +41,12 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Modules, k.Events, k.Help, k.Quit}
+	return []key.Binding{k.SpecGaps, k.NextPane, k.Modules, k.Events, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.Events, k.Help, k.Quit, k.ForceQuit}}
+	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.Events, k.Help, k.Quit, k.ForceQuit}}
 }
 
 // globalKeys is the global keys as help shows them: m names the view it
@@ -140,6 +142,8 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		m.view().toggleCompared(int(k.String()[0] - '0'))
 	case key.Matches(k, m.keys.Modules):
 		m.toggleView()
+	case key.Matches(k, m.keys.SpecGaps):
+		return m.planSpecGaps(), true
 	default:
 		return nil, false
 	}

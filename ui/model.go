@@ -21,6 +21,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/details"
 	"github.com/tfmirror/tfmirror/ui/events"
 	"github.com/tfmirror/tfmirror/ui/jobs"
@@ -87,6 +88,22 @@ type Config struct {
 	NoAnimation bool
 	// Modules is the Modules view (m).
 	Modules ModulesConfig
+	// Spec, when set, is the spec the UI was opened on (tfmirror ui
+	// --spec): its destinations and sources are among Mirrors.
+	Spec *Spec
+}
+
+// Spec is a mirror spec resolved against its sources: the Providers view
+// shows the versions it wants even where no destination holds them yet,
+// and S queues every gap.
+type Spec struct {
+	// Path names the spec file.
+	Path string
+	// Wanted is the spec resolved with the readers of Mirrors: each
+	// Resolved.Source is one of them.
+	Wanted *spec.Wanted
+	// Dests are, for each of Wanted.Destinations, its index in Mirrors.
+	Dests []int
 }
 
 type pane int
@@ -155,6 +172,7 @@ func New(ctx context.Context, cfg Config) Model {
 	styles := theme.New()
 	sh := &shell{ctx: ctx, styles: &styles, versions: cfg.Selection.Versions, log: &events.Log{}}
 	m := Model{sh: sh, cfg: cfg, styles: &styles, keys: DefaultKeyMap(), engine: cfg.Engine, nums: map[string]int{}}
+	m.keys.SpecGaps.SetEnabled(cfg.Spec != nil)
 	prov := newProvidersView(sh, cfg)
 	m.views[viewProviders] = prov
 	if mods := newModulesView(sh, cfg.Modules); mods != nil {
@@ -227,6 +245,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.views[msg.target()].update(msg)
 	case engineEventMsg:
 		cmd = m.updateEngine(msg.ev)
+	case specGapsMsg:
+		m.openSpecGaps(msg)
 	case enqueuedMsg:
 		m.sh.setStatus(statusInfo, fmt.Sprintf("queued %d %s to %s", len(msg.ids), msg.jobs, msg.dest))
 	case engineClosedMsg:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	gosync "sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/grid"
 	"github.com/tfmirror/tfmirror/ui/jobs"
 	"github.com/tfmirror/tfmirror/ui/list"
@@ -70,6 +72,15 @@ type providersView struct {
 	// list; newestPending counts the mirrors still being asked.
 	newest        map[backends.Provider]backends.Version
 	newestPending int
+	// wanted is what the spec the UI opened on wants of each provider.
+	wanted map[backends.Provider]wantedVersions
+}
+
+// wantedVersions are the versions a spec wants of one provider, and for
+// which platforms (none: every platform its source offers).
+type wantedVersions struct {
+	versions  []backends.Version
+	platforms []backends.Platform
 }
 
 var matrixLegend = []grid.LegendItem{
@@ -92,6 +103,17 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 		v.mirrors = append(v.mirrors, &mirror{reader: mr.Reader, writer: w, scope: mr.Scope})
 		ps = append(ps, place{num: numbered(mr.Number, i), name: mr.Reader.String(), kind: mr.Kind, compared: i < 4, writable: w != nil})
 	}
+	if cfg.Spec != nil {
+		// A spec's destinations are compared: what they lack is its gaps;
+		// its sources are a number key away.
+		v.wanted = specWanted(cfg.Spec.Wanted)
+		for i := range ps {
+			ps[i].compared = false
+		}
+		for k, i := range cfg.Spec.Dests {
+			ps[i].compared = k < 4
+		}
+	}
 	l := list.New(sh.styles, list.Options[backends.Provider]{Name: "Providers", Keys: list.DefaultKeyMap("open matrix"),
 		Short: backends.Provider.ShortString, Full: backends.Provider.String, NoMatch: " no provider matches"})
 	g := grid.New(sh.styles, grid.Options{Keys: grid.CellKeys(), Legend: matrixLegend})
@@ -100,7 +122,45 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 	v.base.rebuild = v.rebuild
 	v.base.hint = func(i int, _ backends.Provider) string { return "tfmirror ls " + v.places[i].name }
 	v.base.note = v.noteVersion
+	if cfg.Spec != nil {
+		v.grid.SetGapsOnly(true)
+		v.list.SetItems(v.providerUnion())
+	}
 	return v
+}
+
+// specWanted is every version w wants of each provider, in any
+// destination.
+func specWanted(w *spec.Wanted) map[backends.Provider]wantedVersions {
+	out := map[backends.Provider]wantedVersions{}
+	if w == nil {
+		return out
+	}
+	for _, d := range w.Destinations {
+		for _, r := range d.Providers {
+			wv := out[r.Provider]
+			wv.versions = unionVersions(wv.versions, r.Versions())
+			wv.platforms = r.Selection.Platforms
+			out[r.Provider] = wv
+		}
+	}
+	return out
+}
+
+// unionVersions is vs with the versions of more it lacks, newest first.
+func unionVersions(vs, more []backends.Version) []backends.Version {
+	seen := map[string]bool{}
+	for _, v := range vs {
+		seen[v.String()] = true
+	}
+	for _, v := range more {
+		if !seen[v.String()] {
+			seen[v.String()] = true
+			vs = append(vs, v)
+		}
+	}
+	backends.SortVersionsNewestFirst(vs)
+	return vs
 }
 
 // numbered is a place's number: as given, else its position from 1.
@@ -324,6 +384,9 @@ func (v *providersView) providerUnion() []backends.Provider {
 			add(p)
 		}
 	}
+	for p := range v.wanted {
+		add(p) // wanted, held nowhere yet or by a place that cannot list
+	}
 	listed := append([]backends.Provider(nil), out...)
 	for _, f := range v.sel.Providers {
 		if f.Hostname != "" {
@@ -381,18 +444,31 @@ func (v *providersView) rebuild() {
 	}
 	cmp := v.compared()
 	vs := v.versions(v.sel.Versions.ProviderVersions) // never 0.0.0, OpenTofu's "unspecified"
+	want, wanted := v.wanted[v.current]
+	vs = unionVersions(vs, want.versions)
 	var plats []string
 	seen := map[string]bool{}
+	addPlatform := func(p backends.Platform) {
+		// A spec that names its platforms wants no others: their cells
+		// would be gaps it does not have.
+		if wanted && len(want.platforms) > 0 && !slices.Contains(want.platforms, p) {
+			return
+		}
+		if s := p.String(); !seen[s] && v.sel.WantsPlatform(p) {
+			seen[s] = true
+			plats = append(plats, s)
+		}
+	}
 	for _, i := range cmp {
 		h, _ := v.shown(i)
 		for _, byPlatform := range h.archives {
-			for s, a := range byPlatform {
-				if !seen[s] && v.sel.WantsPlatform(a.Platform) {
-					plats = append(plats, s)
-				}
-				seen[s] = true
+			for _, a := range byPlatform {
+				addPlatform(a.Platform)
 			}
 		}
+	}
+	if wanted {
+		v.wantedPlatforms(want, addPlatform)
 	}
 	sort.Strings(plats)
 	d := grid.Data{Rows: make([]string, len(vs)), Cols: make([]grid.Column, len(plats)), PerCell: len(cmp)}
@@ -414,6 +490,26 @@ func (v *providersView) rebuild() {
 		}
 	}
 	v.grid.SetData(d)
+}
+
+// wantedPlatforms adds the platforms a spec wants of the provider shown:
+// those it names, or else every platform some place (its source) lists of
+// a wanted version, so a version no compared place holds has its columns.
+func (v *providersView) wantedPlatforms(want wantedVersions, add func(backends.Platform)) {
+	if len(want.platforms) > 0 {
+		for _, p := range want.platforms {
+			add(p)
+		}
+		return
+	}
+	for i := range v.places {
+		h, _ := v.shown(i)
+		for _, ver := range want.versions {
+			for _, a := range h.archives[ver.String()] {
+				add(a.Platform)
+			}
+		}
+	}
 }
 
 // cellInputs fills in with what each of the mirrors in idx has for one

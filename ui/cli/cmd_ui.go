@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"os"
+	"slices"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/modplace"
@@ -19,11 +21,13 @@ type uiFlags struct {
 	sel     selectionFlags
 	jobs    int
 	modules []string
+	spec    string
 }
 
 func (u *uiFlags) add(cmd *cobra.Command) {
 	u.sel.add(cmd)
 	cmd.Flags().IntVar(&u.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	cmd.Flags().StringVar(&u.spec, "spec", "", "open on a mirror spec `FILE`: its destinations and sources are the mirrors, its wanted versions rows of the matrix (gaps only), S queues every gap")
 	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
 }
 
@@ -59,11 +63,19 @@ directory) with ◇ present, ○ missing, ≠ digest differs (OCI places), ! no
 location. Details shows where each package lives. Select versions (space),
 press enter to fetch and pack them into an OCI place or a directory.
 NAMESPACE/NAME/SYSTEM means the module on the one registry:// place given, or
-on registry.opentofu.org; --version narrows the versions.`,
+on registry.opentofu.org; --version narrows the versions.
+
+With --spec FILE (no places given), the UI opens on a mirror spec: its
+destinations are the compared mirrors, its sources follow; each provider's
+matrix has a row for every version the spec wants, also where no destination
+holds it yet, and shows only the gaps (o shows every version). S queues every
+gap: each wanted package a destination lacks, from its source, to that
+destination, confirmed in the queue dialog.`,
 		Example: `  tfmirror ui ./mirror /srv/terraform/providers
   tfmirror ./mirror https://mirror.corp/terraform/providers/ -p registry.terraform.io/hashicorp/aws
   tfmirror ui ./mirror --version "~> 5.0" --platform linux_amd64 --platform darwin_arm64
-  tfmirror ui registry://registry.opentofu.org ./modules --module terraform-aws-modules/vpc/aws -v ">= 5.0"`,
+  tfmirror ui registry://registry.opentofu.org ./modules --module terraform-aws-modules/vpc/aws -v ">= 5.0"
+  tfmirror ui --spec mirror.hcl`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &u, args) },
 	}
 	u.add(cmd)
@@ -153,6 +165,9 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	if f, ok := cmd.ErrOrStderr().(*os.File); ok && env.debug && term.IsTerminal(f.Fd()) {
 		return usageErr("--debug writes to stderr, and the terminal UI is drawn on this terminal: send it elsewhere (tfmirror ui --debug ... 2>debug.log)")
 	}
+	if u.spec != "" {
+		return runUISpec(cmd, env, u, args)
+	}
 	s, err := u.sel.selection()
 	if err != nil {
 		return err
@@ -213,6 +228,62 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
 	}
 	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.NewEngine(ctx, sync.Options{Jobs: u.jobs, Hashing: env.hashing()}), Modules: mods})
+}
+
+// runUISpec opens the UI on a spec: it resolves the spec against its
+// sources, opens its destinations, and hands both to the UI as its mirrors
+// (destinations first), with what the spec wants.
+func runUISpec(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
+	ctx := cmd.Context()
+	if len(args) > 0 || len(u.modules) > 0 {
+		return usageErr("ui --spec takes no places and no --module: the spec names its destinations and sources (got %q)", append(args, u.modules...))
+	}
+	sf := specFlags{file: u.spec}
+	sp, err := sf.load(nil, &u.sel)
+	if err != nil {
+		return err
+	}
+	var mirrors []ui.Mirror
+	byArg := map[string]backends.Reader{}
+	add := func(arg string, r backends.Reader) {
+		byArg[arg] = r
+		kind := ""
+		if ps, err := place.Parse(arg); err == nil {
+			kind = string(ps.Kind)
+		}
+		mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: kind, Number: len(mirrors) + 1})
+	}
+	cfg := &ui.Spec{Path: sp.Path}
+	for _, d := range sp.Destinations {
+		if _, dup := byArg[d]; dup {
+			continue
+		}
+		w, err := place.OpenWriter(ctx, d, env.placeOptions())
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		add(d, w)
+	}
+	open := func(ctx context.Context, arg string) (backends.Reader, error) {
+		if r, ok := byArg[arg]; ok {
+			return r, nil
+		}
+		r, err := openPlace(ctx, arg, env.placeOptions())
+		if err == nil {
+			add(arg, r)
+		}
+		return r, err
+	}
+	if cfg.Wanted, err = wantedWith(cmd, sp, open); err != nil {
+		return err
+	}
+	for _, d := range cfg.Wanted.Destinations {
+		cfg.Dests = append(cfg.Dests, slices.IndexFunc(mirrors, func(m ui.Mirror) bool { return m.Reader == byArg[d.Place] }))
+	}
+	if !isTerminal(cmd) {
+		return usageErr("the UI needs a terminal; in scripts use tfmirror diff --spec or sync --spec")
+	}
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Spec: cfg, Engine: sync.NewEngine(ctx, sync.Options{Jobs: u.jobs, Hashing: env.hashing()})})
 }
 
 // isModulePlace reports whether arg opens as a module place.

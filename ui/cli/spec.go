@@ -116,6 +116,11 @@ func wanted(cmd *cobra.Command, env *Env, sp *spec.Spec) (*spec.Wanted, error) {
 	open := func(ctx context.Context, arg string) (backends.Reader, error) {
 		return openPlace(ctx, arg, env.placeOptions())
 	}
+	return wantedWith(cmd, sp, open)
+}
+
+// wantedWith is wanted with the sources opened by open.
+func wantedWith(cmd *cobra.Command, sp *spec.Spec, open spec.Opener) (*spec.Wanted, error) {
 	w, err := sp.Wanted(cmd.Context(), open)
 	if err != nil {
 		return nil, err

@@ -211,6 +211,14 @@ func (m Model) Filter() string { return m.filter.Value() }
 // GapsOnly reports whether the rows nothing is missing in are hidden.
 func (m Model) GapsOnly() bool { return m.gaps }
 
+// SetGapsOnly hides (or shows again) the rows nothing is missing in, as o
+// does: a view that opens on what is wanted starts with it on.
+func (m *Model) SetGapsOnly(on bool) {
+	m.gaps = on
+	m.refilter()
+	m.clamp()
+}
+
 // Shown is the number of rows the filter lets through.
 func (m Model) Shown() int { return len(m.rows) }
 

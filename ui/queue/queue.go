@@ -35,8 +35,15 @@ type Place struct {
 	Name, Kind string
 }
 
-// Label names a place as the header numbers it: "[2] ./mirror".
-func (p Place) Label() string { return fmt.Sprintf("[%d] %s", p.Num, p.Name) }
+// Label names a place as the header numbers it: "[2] ./mirror"; a place
+// the header does not number (Num 0: every destination of a spec) by its
+// name.
+func (p Place) Label() string {
+	if p.Num == 0 {
+		return p.Name
+	}
+	return fmt.Sprintf("[%d] %s", p.Num, p.Name)
+}
 
 // Note is one line of what a plan spares or risks.
 type Note struct {
@@ -209,8 +216,8 @@ func (m Model) pickLines(s *theme.Styles, w int) []string {
 func (m Model) confirmLines(s *theme.Styles, w int) []string {
 	r, p, dest := m.req, m.plan, m.Dest()
 	room := w - 4
-	lines := []string{fmt.Sprintf(" %d %s of %s to [%d] %s", r.N, r.Words.Unit, r.Subject, dest.Num,
-		theme.ShortPlace(dest.Name, room-30-len(r.Subject))), ""}
+	dest.Name = theme.ShortPlace(dest.Name, room-30-len(r.Subject))
+	lines := []string{fmt.Sprintf(" %d %s of %s to %s", r.N, r.Words.Unit, r.Subject, dest.Label()), ""}
 	if len(p.Run) > 0 {
 		from := ""
 		for _, src := range p.From {
