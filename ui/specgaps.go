@@ -40,9 +40,6 @@ func (m *Model) planSpecGaps() tea.Cmd {
 	if sp == nil || sp.Wanted == nil {
 		return nil
 	}
-	if m.active != viewProviders {
-		m.toggleView()
-	}
 	m.setStatus(statusInfo, "planning the gaps of "+sp.Path+"…")
 	ctx, opts := m.sh.ctx, sync.PlanOptions{Hashing: m.engine.Hashing()}
 	dsts := make([]backends.Reader, len(sp.Dests))
@@ -117,7 +114,9 @@ func (m *Model) openSpecGaps(msg specGapsMsg) {
 		Plan: func(int) queue.Plan { return q }}
 	d := queue.New(req)
 	m.dialog = &d
-	m.setStatus(statusInfo, "")
+	if m.sh.status.kind == statusInfo {
+		m.setStatus(statusInfo, "") // "planning…" is done; a failure stays
+	}
 }
 
 func orReadOnly(err error) error {

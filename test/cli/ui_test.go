@@ -34,6 +34,7 @@ func TestCLIUIUsageErrors(t *testing.T) {
 		{"demo --no-ui without --keep", []string{"demo", "--no-ui"}, []string{"--keep DIR"}},
 		{"demo --keep into a full directory", []string{"demo", "--keep", dir, "--no-ui"}, []string{"not empty"}},
 		{"demo with arguments", []string{"demo", "x"}, []string{"demo takes no arguments"}},
+		{"--spec with a place", []string{"ui", "--spec", filepath.Join(empty, "m.hcl"), dir}, []string{"--spec takes no places"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, noConfig, tc.args...)
@@ -240,4 +241,39 @@ func TestCLIUIConfigExcludes(t *testing.T) {
 	}
 	s.keys("q")
 	s.waitGone()
+}
+
+// TestCLIUISpec opens the UI on a spec written beside a demo world (source
+// the primary mirror, destination the secondary): the matrix shows the
+// destination's gaps, and S queues them all, from the source.
+func TestCLIUISpec(t *testing.T) {
+	keep := filepath.Join(t.TempDir(), "world")
+	r := run(t, nil, "demo", "--keep", keep, "--no-ui")
+	if r.code != 0 {
+		t.Fatalf("demo --no-ui: exit %d: %s", r.code, r.stderr)
+	}
+	file := filepath.Join(keep, "mirror.hcl")
+	body := `destinations = ["./secondary"]
+source       = "./primary"
+platforms    = ["darwin_arm64", "linux_amd64"]
+provider "registry.terraform.io/acme/dns" {
+  versions = ">= 3.1"
+}
+`
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newTmux(t, 120, 36, []string{"NO_COLOR=1"}, "ui", "--spec", file)
+	s.waitFor("acme/dns", "3.2.0", "gaps only", "S queue the spec's gaps")
+	s.keys("S")
+	s.waitFor("2 to copy: 2 from [2] ")
+	s.keys("Enter")
+	s.waitFor("2 done")
+	s.keys("q")
+	s.waitGone()
+	for _, plat := range []string{"darwin_arm64", "linux_amd64"} {
+		if _, err := os.Stat(filepath.Join(keep, "secondary", "registry.terraform.io", "acme", "dns", "terraform-provider-dns_3.2.0_"+plat+".zip")); err != nil {
+			t.Errorf("acme/dns 3.2.0 %s did not land: %v", plat, err)
+		}
+	}
 }
