@@ -127,15 +127,33 @@ func HashPath(path string, opts Options) (Sums, error) {
 		h1, err := HashDir(path)
 		return Sums{H1: h1}, err
 	}
-	zh, err := HashZipFile(path)
+	return HashZipSums(path, true, opts)
+}
+
+// HashZipSums computes a zip file's zh: and, with h1, its h1:, reading the
+// file once: the entries are inflated as the bytes go by (Stream).
+func HashZipSums(path string, h1 bool, opts Options) (Sums, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return Sums{}, err
 	}
-	h1, err := HashZip(path, opts)
+	defer f.Close()
+	s := NewStream(true, h1, opts)
+	defer s.Close()
+	buf := copyBuffers.get()
+	_, err = io.CopyBuffer(s, struct{ io.Reader }{f}, *buf)
+	copyBuffers.put(buf)
 	if err != nil {
-		return Sums{ZH: zh}, err
+		return Sums{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return Sums{H1: h1, ZH: zh}, nil
+	sums := Sums{ZH: s.ZipHash()}
+	if !h1 {
+		return sums, nil
+	}
+	if sums.H1, err = s.H1(path); err != nil {
+		return Sums{ZH: sums.ZH}, err
+	}
+	return sums, nil
 }
 
 // ZipHasher computes a zh: hash of the bytes written to it, so a download
