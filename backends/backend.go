@@ -241,6 +241,15 @@ type HashingReader interface {
 	ZipHash() (h hashing.Hash, ok bool)
 }
 
+// SizedReader is implemented by archive streams that know how many bytes
+// they will deliver before the first is read (an HTTP Content-Length),
+// where the listing did not say, so progress can show a percentage.
+type SizedReader interface {
+	io.Reader
+	// StreamSize is the number of bytes the stream will deliver, or -1.
+	StreamSize() int64
+}
+
 // Problem is something wrong with a place's own records, found by Audit.
 type Problem struct {
 	Package Package // Version is nil when the problem is not about one package

@@ -27,6 +27,11 @@ type Options struct {
 	// MaxUnpacked caps the total uncompressed bytes read from one zip;
 	// zero means DefaultMaxUnpacked, negative means no cap.
 	MaxUnpacked int64
+	// AllHashes computes h1: for every archive, even where the evidence at
+	// hand states zh: (--hashes all), for mirrors that want h1: listed for
+	// every platform. Without it h1: is computed only where some evidence
+	// needs it (NeedsH1).
+	AllHashes bool
 }
 
 func (o Options) maxUnpacked() int64 {
@@ -76,6 +81,16 @@ func HashZip(path string, opts Options) (Hash, error) {
 		return "", &ZipError{Path: path, Err: err}
 	}
 	return Hash(h), nil
+}
+
+// CheckZip reads a zip's central directory, as HashZip would first: a
+// file that is no zip fails without anything being inflated.
+func CheckZip(path string) error {
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return &ZipError{Path: path, Err: err}
+	}
+	return z.Close()
 }
 
 // ZipError is a zip HashZip could not read through: Path is the file, Err

@@ -242,3 +242,44 @@ func TestZipHasherStreams(t *testing.T) {
 		t.Fatal("streaming zh differs")
 	}
 }
+
+// h1: is needed where a source states it (and, for a lock file, where
+// none of its zh: is the archive's), or where nothing vouches at all.
+func TestNeedsH1(t *testing.T) {
+	h1 := hashing.Hash("h1:qjsREM4DqEWECD43FcPqddZ9oxCG+IaMTxvWPciS05g=")
+	zh := hashing.Hash("zh:" + strings.Repeat("a", 64))
+	other := hashing.Hash("zh:" + strings.Repeat("b", 64))
+	signed := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceRegistrySigned}, Hashes: []hashing.Hash{zh}}
+	index := func(hs ...hashing.Hash) hashing.Evidence {
+		return hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceMirrorIndex}, Hashes: hs}
+	}
+	lock := func(hs ...hashing.Hash) hashing.Evidence {
+		return hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceLockFile}, Hashes: hs, AnyOf: true}
+	}
+	cases := []struct {
+		name string
+		zh   hashing.Hash
+		ev   []hashing.Evidence
+		want bool
+	}{
+		{"signed SHA256SUMS", "", []hashing.Evidence{signed}, false},
+		{"signed, once zh: is known", zh, []hashing.Evidence{signed}, false},
+		{"mirror index with h1: only", "", []hashing.Evidence{index(h1)}, true},
+		{"mirror index with h1: and zh:", "", []hashing.Evidence{index(h1, zh)}, true},
+		{"mirror index with zh: only", "", []hashing.Evidence{index(zh)}, false},
+		{"lock with h1: only", "", []hashing.Evidence{signed, lock(h1)}, true},
+		{"lock with h1: and zh:, before zh: is known", "", []hashing.Evidence{signed, lock(h1, zh)}, false},
+		{"lock whose zh: matches", zh, []hashing.Evidence{signed, lock(h1, zh)}, false},
+		{"lock whose zh: does not match", zh, []hashing.Evidence{signed, lock(h1, other)}, true},
+		{"nothing stated", "", nil, true},
+		{"only unknown schemes", "", []hashing.Evidence{index("foo:bar")}, true},
+	}
+	for _, c := range cases {
+		if got := hashing.NeedsH1(c.zh, c.ev...); got != c.want {
+			t.Errorf("%s: NeedsH1 = %v, want %v", c.name, got, c.want)
+		}
+		if !(hashing.Options{AllHashes: true}).WantH1(c.zh, c.ev...) {
+			t.Errorf("%s: --hashes all does not want h1:", c.name)
+		}
+	}
+}

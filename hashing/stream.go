@@ -32,26 +32,28 @@ type Stream struct {
 	n    int64
 	opts Options
 
-	pw     *io.PipeWriter // nil without h1: following
+	pipe   *chunkPipe // nil without h1: following
 	done   chan struct{}
 	follow *follower
 	closed bool
 }
 
 // NewStream returns a Stream computing zh: when zh is set and following
-// the zip's entries for h1: when h1 is set.
+// the zip's entries for h1: when h1 is set. The entries are inflated on
+// another goroutine, a few hundred KiB behind the writes, so a download
+// and its inflating overlap.
 func NewStream(zh, h1 bool, opts Options) *Stream {
 	s := &Stream{opts: opts}
 	if zh {
 		s.zh = sha256.New()
 	}
 	if h1 {
-		pr, pw := io.Pipe()
-		s.pw, s.done = pw, make(chan struct{})
+		s.pipe = newChunkPipe()
+		s.done = make(chan struct{})
 		s.follow = &follower{entries: map[int64]streamEntry{}, budget: opts.maxUnpacked()}
 		go func() {
 			defer close(s.done)
-			s.follow.run(pr)
+			s.follow.run(s.pipe)
 		}()
 	}
 	return s
@@ -64,8 +66,8 @@ func (s *Stream) Write(p []byte) (int, error) {
 	if s.zh != nil {
 		s.zh.Write(p)
 	}
-	if s.pw != nil && !s.closed {
-		s.pw.Write(p) // the follower reads to the end, whatever it finds
+	if s.pipe != nil && !s.closed {
+		s.pipe.write(p) // the follower reads to the end, whatever it finds
 	}
 	return len(p), nil
 }
@@ -85,11 +87,11 @@ func (s *Stream) ZipHash() Hash {
 // Close ends the stream and waits for the follower; call it (or H1) on
 // every path, or the follower's goroutine outlives the transfer.
 func (s *Stream) Close() {
-	if s.pw == nil || s.closed {
+	if s.pipe == nil || s.closed {
 		return
 	}
 	s.closed = true
-	s.pw.Close()
+	s.pipe.close()
 	<-s.done
 }
 
@@ -97,14 +99,61 @@ func (s *Stream) Close() {
 // holds: from the entries followed on the stream where the central
 // directory agrees with every one, else by HashZip(path).
 func (s *Stream) H1(path string) (Hash, error) {
-	s.Close()
-	if s.follow == nil || s.follow.lost {
-		return HashZip(path, s.opts)
-	}
-	if h, ok := s.follow.summary(path, s.opts); ok {
+	if h, ok := s.FollowedH1(path); ok {
 		return h, nil
 	}
 	return HashZip(path, s.opts)
+}
+
+// FollowedH1 is H1 when the stream could vouch for every entry; ok is
+// false when only HashZip(path) can say (which reads the whole file).
+func (s *Stream) FollowedH1(path string) (h Hash, ok bool) {
+	s.Close()
+	if s.follow == nil || s.follow.lost {
+		return "", false
+	}
+	return s.follow.summary(path, s.opts)
+}
+
+// chunkPipe hands the written bytes to the follower in pooled chunks, a
+// few in flight, so the writer does not wait for each to be inflated.
+type chunkPipe struct {
+	ch  chan *[]byte
+	cur *[]byte
+	off int
+}
+
+const chunkSize, chunksInFlight = 256 << 10, 4
+
+func newChunkPipe() *chunkPipe { return &chunkPipe{ch: make(chan *[]byte, chunksInFlight)} }
+
+func (c *chunkPipe) write(p []byte) {
+	for len(p) > 0 {
+		b := chunks.get()
+		n := copy((*b)[:cap(*b)], p)
+		*b = (*b)[:n]
+		c.ch <- b
+		p = p[n:]
+	}
+}
+
+func (c *chunkPipe) close() { close(c.ch) }
+
+func (c *chunkPipe) Read(p []byte) (int, error) {
+	for c.cur == nil || c.off == len(*c.cur) {
+		if c.cur != nil {
+			chunks.put(c.cur)
+			c.cur = nil
+		}
+		b, ok := <-c.ch
+		if !ok {
+			return 0, io.EOF
+		}
+		c.cur, c.off = b, 0
+	}
+	n := copy(p, (*c.cur)[c.off:])
+	c.off += n
+	return n, nil
 }
 
 // streamEntry is what the stream saw of one entry.
@@ -144,7 +193,7 @@ const (
 	localHeaderLen    = 30
 )
 
-func (f *follower) run(pr *io.PipeReader) {
+func (f *follower) run(pr io.Reader) {
 	c := &counter{r: pr}
 	br := readers.get(c)
 	defer readers.put(br)
@@ -160,7 +209,6 @@ func (f *follower) run(pr *io.PipeReader) {
 	}
 	// Drain: the writer must never block on a follower that stopped.
 	io.Copy(io.Discard, br)
-	pr.Close()
 }
 
 // entry reads one local header, its data and its data descriptor.
@@ -359,6 +407,9 @@ func (rp *readerPool) put(br *bufio.Reader) {
 // copyBuffers are the buffers files are read through when hashed in place.
 var copyBuffers = bufferPool{size: 256 << 10}
 
+// chunks are the chunkPipe's.
+var chunks = bufferPool{size: chunkSize}
+
 type bufferPool struct {
 	size int
 	p    gosync.Pool
@@ -372,4 +423,7 @@ func (bp *bufferPool) get() *[]byte {
 	return &b
 }
 
-func (bp *bufferPool) put(b *[]byte) { bp.p.Put(b) }
+func (bp *bufferPool) put(b *[]byte) {
+	*b = (*b)[:cap(*b)]
+	bp.p.Put(b)
+}

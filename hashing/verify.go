@@ -191,3 +191,50 @@ func computed(s Sums, scheme Scheme) Hash {
 	}
 	return ""
 }
+
+// NeedsH1 reports whether checking an archive against evidence needs its
+// h1:, given its zh: (empty while it is not known yet). A source that
+// states h1: is checked against it: every hash a source states about the
+// package is checked. A lock file (AnyOf) lists every platform's hashes,
+// and one match is enough: its h1: values are needed only when none of its
+// zh: values is the archive's (or, before zh: is known, when it lists no
+// zh: at all). Where no source states a hash that can be checked, nothing
+// vouches for the bytes, and inflating them (which checks every entry's
+// CRC-32) is the only check there is: h1: is computed. Where every source
+// states zh:, computing h1: would verify nothing more.
+func NeedsH1(zh Hash, evidence ...Evidence) bool {
+	vouched := false
+	for _, ev := range evidence {
+		for _, h := range ev.Hashes {
+			vouched = vouched || h.Known()
+		}
+	}
+	if !vouched {
+		return true
+	}
+	for _, ev := range evidence {
+		var h1, zhs, zhMatch bool
+		for _, h := range ev.Hashes {
+			switch h.Scheme() {
+			case SchemeH1:
+				h1 = true
+			case SchemeZip:
+				zhs = true
+				zhMatch = zhMatch || h == zh
+			}
+		}
+		switch {
+		case !h1:
+		case !ev.AnyOf:
+			return true
+		case zh == "" && !zhs, zh != "" && !zhMatch:
+			return true
+		}
+	}
+	return false
+}
+
+// WantH1 is NeedsH1, or true when the options ask for h1: everywhere.
+func (o Options) WantH1(zh Hash, evidence ...Evidence) bool {
+	return o.AllHashes || NeedsH1(zh, evidence...)
+}

@@ -81,6 +81,10 @@ type Env struct {
 	// Check reports one source of truth checked.
 	Check   func(hashing.Check)
 	Hashing hashing.Options
+	// expect and phase, when set, tell the progress ticker the job's size
+	// once the stream states it, and what the job is doing.
+	expect func(int64)
+	phase  func(Phase)
 	// hashSlots bounds how many archives are inflated for h1: at once, to
 	// the cores there are: more would only slow each other down, while the
 	// other workers keep downloading.
@@ -95,6 +99,21 @@ func (env Env) HashSlot(ctx context.Context) (release func(), err error) {
 		return func() { <-env.hashSlots }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// Expect records the size the archive's stream states (where the listing
+// did not), for the progress events' Total.
+func (env Env) Expect(total int64) {
+	if env.expect != nil && total >= 0 {
+		env.expect(total)
+	}
+}
+
+// SetPhase records what the attempt is doing, for the progress events.
+func (env Env) SetPhase(p Phase) {
+	if env.phase != nil {
+		env.phase(p)
 	}
 }
 
@@ -122,6 +141,10 @@ type job struct {
 	bytes   atomic.Int64
 	started atomic.Int64 // unix nanos of the current attempt
 	sent    int64        // bytes in the last progress event (ticker only)
+	total   atomic.Int64 // the size expected by the current attempt
+	phase   atomic.Int32 // the current attempt's Phase
+	// sentPhase is the phase in the last progress event (ticker only).
+	sentPhase Phase
 }
 
 type batchState struct {
@@ -277,7 +300,7 @@ func (e *Engine) Enqueue(tasks ...Task) []JobID {
 func (e *Engine) enqueueLocked(j *job) {
 	j.state = Queued
 	j.bytes.Store(0)
-	j.sent = 0
+	j.sent, j.sentPhase = 0, PhaseTransfer
 	e.queue = append(e.queue, j)
 	e.active++
 	if j.batch != nil {
@@ -493,16 +516,16 @@ func (e *Engine) ticker() {
 			if j.state != Running {
 				continue
 			}
-			n := j.bytes.Load()
-			if n == j.sent {
+			n, phase := j.bytes.Load(), Phase(j.phase.Load())
+			if n == j.sent && phase == j.sentPhase {
 				continue
 			}
-			j.sent = n
+			j.sent, j.sentPhase = n, phase
 			rate := 0.0
 			if el := time.Since(time.Unix(0, j.started.Load())).Seconds(); el > 0 {
 				rate = float64(n) / el
 			}
-			e.emit(JobProgress{ID: j.info.ID, Bytes: n, Total: j.info.Size, Rate: rate})
+			e.emit(JobProgress{ID: j.info.ID, Bytes: n, Total: j.total.Load(), Rate: rate, Phase: phase})
 		}
 		e.mu.Unlock()
 	}
@@ -536,11 +559,15 @@ func (e *Engine) run(ctx context.Context, j *job) error {
 // attempt makes one try of a job's task.
 func (e *Engine) attempt(ctx context.Context, j *job) error {
 	j.bytes.Store(0)
+	j.total.Store(j.info.Size)
+	j.phase.Store(int32(PhaseTransfer))
 	j.started.Store(time.Now().UnixNano())
 	env := Env{
 		Progress:  func(n int64) { j.bytes.Add(n) },
 		Check:     func(c hashing.Check) { e.emit(HashChecked{ID: j.info.ID, Check: c}) },
 		Hashing:   e.opts.Hashing,
+		expect:    func(n int64) { j.total.Store(n) },
+		phase:     func(p Phase) { j.phase.Store(int32(p)) },
 		hashSlots: e.hashSlots,
 	}
 	done, err := j.task.Attempt(ctx, env)

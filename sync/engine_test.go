@@ -345,7 +345,8 @@ func TestWrongArchiveRejected(t *testing.T) {
 	if !errors.Is(err, hashing.ErrHashMismatch) {
 		t.Fatalf("err = %v, want a hash mismatch", err)
 	}
-	for _, want := range []string{a.Package.String(), "h1 mismatch against mirror index", "want h1:", "got h1:"} {
+	// The source's index states zh: (as tfmirror writes them by default).
+	for _, want := range []string{a.Package.String(), "zh mismatch against mirror index", "want zh:", "got zh:"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message lacks %q: %v", want, err)
 		}

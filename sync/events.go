@@ -54,12 +54,35 @@ type JobStarted struct {
 }
 
 // JobProgress is a snapshot of a running job's transfer, sent every
-// ProgressInterval while bytes move, never once per chunk.
+// ProgressInterval while bytes move or its phase changes, never once per
+// chunk.
 type JobProgress struct {
 	ID    JobID
 	Bytes int64
-	Total int64   // -1 when unknown
+	// Total is the size the job expects: JobInfo.Size, or what the stream
+	// stated once opened (an HTTP Content-Length); -1 when unknown.
+	Total int64
 	Rate  float64 // bytes per second over the attempt so far
+	Phase Phase
+}
+
+// Phase is what a running job is doing.
+type Phase int
+
+const (
+	// PhaseTransfer: bytes are moving (and hashed as they go).
+	PhaseTransfer Phase = iota
+	// PhaseHashing: every byte has arrived; the archive is still being
+	// hashed (h1: of a zip the stream could not follow, or the last
+	// entries the stream has not inflated yet) before it is checked.
+	PhaseHashing
+)
+
+func (p Phase) String() string {
+	if p == PhaseHashing {
+		return "hashing"
+	}
+	return "transfer"
 }
 
 // HashChecked: one source of truth was checked against the transferred

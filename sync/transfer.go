@@ -1,11 +1,11 @@
 package sync
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	gosync "sync"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -114,25 +114,22 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	return JobDone{Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 
-// receive copies the archive into the staging file and hashes it: zh: on
-// the way, unless the source's stream already computes it to authenticate
-// the archive, then h1: from the staged zip.
+// receive copies the archive into the staging file and hashes it on the
+// way: zh: (unless the source's stream already computes it to
+// authenticate the archive) and, where some evidence needs it or the
+// options ask for it, h1:, each entry inflated as it arrives. Only an h1:
+// the stream could not follow, or one a lock file turns out to need once
+// zh: is known, reads the staged file again.
 func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backends.Staged, in io.Reader) (hashing.Sums, int64, error) {
 	a, src := t.Archive, t.Src.String()
-	// Network reads come in TLS records of at most 16 KiB: they are
-	// gathered into large writes, or the staging file would cost a syscall
-	// per record.
-	bw := bufio.NewWriterSize(st, 1<<20)
-	var w io.Writer = bw
-	zh := hashing.NewZipHasher()
+	if sr, ok := rc.(backends.SizedReader); ok && a.Size < 0 {
+		env.Expect(sr.StreamSize())
+	}
 	hr, sourceHashes := rc.(backends.HashingReader)
-	if !sourceHashes {
-		w = io.MultiWriter(bw, zh)
-	}
-	n, err := io.CopyBuffer(w, in, make([]byte, 1<<20))
-	if err == nil {
-		err = bw.Flush()
-	}
+	wantH1 := env.Hashing.WantH1("", a.Evidence...)
+	s := hashing.NewStream(!sourceHashes, wantH1, env.Hashing)
+	defer s.Close()
+	n, err := copyFull(st, s, in, a.Size)
 	if err != nil {
 		if ctx.Err() != nil {
 			return hashing.Sums{}, n, ctx.Err()
@@ -142,27 +139,84 @@ func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backend
 	if a.Size >= 0 && n != a.Size {
 		return hashing.Sums{}, n, t.opErr("transfer", "source", src, backends.Transient(fmt.Errorf("received %d bytes, but the source states the archive has %d", n, a.Size)))
 	}
-	zipHash := zh.Sum()
+	sums := hashing.Sums{ZH: s.ZipHash()}
 	if sourceHashes {
 		var ok bool
-		if zipHash, ok = hr.ZipHash(); !ok {
-			if zipHash, err = hashing.HashZipFile(st.Path()); err != nil {
+		if sums.ZH, ok = hr.ZipHash(); !ok {
+			if sums.ZH, err = hashing.HashZipFile(st.Path()); err != nil {
 				return hashing.Sums{}, n, t.opErr("hash", "destination", t.Dst.String(), err)
 			}
 		}
 	}
-	// Inflating for h1: is the CPU-bound part: one archive per core, while
-	// the other workers keep downloading.
-	release, err := env.HashSlot(ctx)
-	if err != nil {
+	if !wantH1 && !env.Hashing.WantH1(sums.ZH, a.Evidence...) {
+		return sums, n, nil
+	}
+	env.SetPhase(PhaseHashing)
+	if sums.H1, err = t.h1(ctx, env, s, st.Path()); err != nil {
 		return hashing.Sums{}, n, err
 	}
-	h1, err := hashing.HashZip(st.Path(), env.Hashing)
+	return sums, n, nil
+}
+
+// h1 finishes the h1: of the staged zip: from the stream when it followed
+// the zip, else by inflating the file, one archive per core while the
+// other workers keep downloading.
+func (t Transfer) h1(ctx context.Context, env Env, s *hashing.Stream, path string) (hashing.Hash, error) {
+	if h, ok := s.FollowedH1(path); ok {
+		return h, nil
+	}
+	release, err := env.HashSlot(ctx)
+	if err != nil {
+		return "", err
+	}
+	h1, err := hashing.HashZip(path, env.Hashing)
 	release()
 	if err != nil {
-		return hashing.Sums{}, n, t.opErr("hash", "source", src, unusableZip(t.Src, a, err))
+		return "", t.opErr("hash", "source", t.Src.String(), unusableZip(t.Src, t.Archive, err))
 	}
-	return hashing.Sums{H1: h1, ZH: zipHash}, n, nil
+	return h1, nil
+}
+
+// copyFull copies in to the staging file and the hasher through one
+// pooled buffer no larger than the archive: network reads come in TLS
+// records of at most 16 KiB, and are gathered into large writes, or the
+// staging file would cost a syscall per record; a small archive from a
+// local file is one read and one write.
+func copyFull(st io.Writer, s *hashing.Stream, in io.Reader, size int64) (int64, error) {
+	buf := copyBuffers.get(size)
+	defer copyBuffers.put(buf)
+	var n int64
+	for {
+		m, err := fill(in, *buf)
+		if m > 0 {
+			if _, werr := st.Write((*buf)[:m]); werr != nil {
+				return n, werr
+			}
+			s.Write((*buf)[:m])
+			n += int64(m)
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// fill reads into buf until it is full or the reader ends; unlike
+// io.ReadFull it passes the reader's own errors through as they are (a
+// stream cut short reports io.ErrUnexpectedEOF, which is not the end).
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // maxArchive returns the hashing cap on unpacked bytes and the most bytes
@@ -257,3 +311,29 @@ func unusableZip(src backends.Reader, a backends.Archive, err error) error {
 	}
 	return backends.Permanent(fmt.Errorf("%s is not a usable zip: %w", what, ze.Err))
 }
+
+// copyBuffers are the transfer buffers, in sizes from 4 KiB to 1 MiB: a
+// transfer takes the smallest that holds its archive, so thousands of tiny
+// archives do not cost a megabyte each, and returns it for the next.
+var copyBuffers bufferPools
+
+type bufferPools [9]gosync.Pool // 4 KiB << i
+
+func (bp *bufferPools) class(size int64) int {
+	i := 0
+	for i < len(bp)-1 && (size < 0 || size > 4<<10<<i) {
+		i++
+	}
+	return i
+}
+
+func (bp *bufferPools) get(size int64) *[]byte {
+	i := bp.class(size)
+	if b, ok := bp[i].Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 4<<10<<i)
+	return &b
+}
+
+func (bp *bufferPools) put(b *[]byte) { bp[bp.class(int64(len(*b)))].Put(b) }

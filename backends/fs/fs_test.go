@@ -171,8 +171,10 @@ func TestFlushKeepsWhatWasVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(docPath)
-	if !strings.Contains(string(got), string(sums.H1)) || !strings.Contains(string(got), string(sums.ZH)) || strings.Contains(string(got), string(old.H1)) || strings.Contains(string(got), string(old.ZH)) {
-		t.Fatalf("after a landing over a stale listing: %s\nwant %s %s, not %s %s", got, sums.H1, sums.ZH, old.H1, old.ZH)
+	// The rewrite lists the zh: it computed (h1: is computed only where a
+	// listing states one, or with --hashes all).
+	if !strings.Contains(string(got), string(sums.ZH)) || strings.Contains(string(got), string(old.H1)) || strings.Contains(string(got), string(old.ZH)) {
+		t.Fatalf("after a landing over a stale listing: %s\nwant %s, not %s %s", got, sums.ZH, old.H1, old.ZH)
 	}
 }
 

@@ -50,7 +50,7 @@ func FuzzIndexDocuments(f *testing.F) {
 		ctx := context.Background()
 		m.AllArchives(ctx, p)
 		m.Audit(ctx, p)
-		// The archive is no zip, so Flush fails computing its h1: cleanly.
+		// The archive is no zip, so Flush fails reading it cleanly.
 		if err := m.Flush(ctx, p); err == nil {
 			t.Fatal("Flush of a corrupt zip succeeded")
 		}

@@ -328,6 +328,14 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	if !errors.Is(err, iofs.ErrExist) {
 		return s.fail(err)
 	}
+	if sums.H1 == "" {
+		// The transfer needed no h1:; comparing with a directory does.
+		h1, err := hashing.HashZip(s.path, s.m.opts.Hashing)
+		if err != nil {
+			return s.fail(err)
+		}
+		sums.H1 = h1
+	}
 	if h1, err := hashing.HashDir(target); err == nil && h1 == sums.H1 {
 		return s.Abort()
 	}
@@ -423,14 +431,22 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 
 // indexHashes returns the hashes to list for e, by mirrordoc.Hashes' rule:
 // what old lists for the same file, with the sums this process recorded
-// when it landed the file or, where needed, sums computed from it.
+// when it landed the file or, where needed, sums computed from it (h1: only
+// where the listing states one to check, or with --hashes all).
 func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
 	var listed []string
 	if ad, _, describes := old.entry(e); describes {
 		listed = ad.Hashes
 	}
-	out, contradicted, err := mirrordoc.Hashes(listed, m.landed.Sums(e.path), func() (hashing.Sums, error) {
-		return hashing.HashPath(e.path, m.opts.Hashing)
+	out, contradicted, err := mirrordoc.Hashes(listed, m.landed.Sums(e.path), m.opts.Hashing.AllHashes, func(h1 bool) (hashing.Sums, error) {
+		if !h1 {
+			// Not landed through a verified transfer: list it only if it
+			// is a zip at all.
+			if err := hashing.CheckZip(e.path); err != nil {
+				return hashing.Sums{}, err
+			}
+		}
+		return hashing.HashZipSums(e.path, h1, m.opts.Hashing)
 	})
 	if contradicted {
 		m.warnf("%s: does not match the hashes %s lists for it; they are left for verify to report", m.rel(e.path), m.rel(old.path))

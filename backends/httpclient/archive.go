@@ -23,6 +23,9 @@ type Download struct {
 	Encoding string
 }
 
+// StreamSize is the Content-Length, or -1 (backends.SizedReader).
+func (d *Download) StreamSize() int64 { return d.Size }
+
 // Open starts downloading u. auth, when not nil, rides only where its rule
 // allows; accept is the Accept header ("" for none). The deadline applies
 // to the wait for the response and then to each wait for more bytes, so a

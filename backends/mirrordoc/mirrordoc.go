@@ -98,20 +98,23 @@ func (a Archive) Evidence(detail string) (hashing.Evidence, []error) {
 // Hashes decides what a rewritten version document lists for one archive,
 // given the hashes the old document lists for the same file (nil when it
 // lists none), the sums this process verified when it landed the archive
-// (nil when another process did), and a way to find the archive's sums
-// otherwise (hashing it, or what its writer recorded beside it).
+// (nil when another process did), whether every archive is to list h1:
+// (--hashes all), and a way to find the archive's sums otherwise (hashing
+// it, or what its writer recorded beside it): find computes h1: only when
+// asked to. A document lists the hashes verified or computed, never others.
 //
-// A listing stating both h1: and zh: of an archive this process did not
-// land is kept without finding its sums: every tfmirror writer unlists an
-// archive before replacing it, so such a listing describes the archive as
-// it was verified when it landed. Finding them again would cost every
-// archive's bytes on every rewrite and would vouch for an archive changed
-// behind the mirror's back; as it is, verify reports one. Otherwise the
-// archive's sums are listed with the listed hashes they agree with. Listed
-// hashes they contradict are dropped when this process landed the archive,
-// and are kept alone (contradicted is true: for verify to report) when the
-// archive only changed in place.
-func Hashes(listed []string, landed *hashing.Sums, find func() (hashing.Sums, error)) (out []string, contradicted bool, err error) {
+// A listing stating zh: of an archive this process did not land is kept
+// without finding its sums (unless it lacks h1: and all asks for it):
+// every tfmirror writer unlists an archive before replacing it, so such a
+// listing describes the archive as it was verified when it landed. Finding
+// them again would cost every archive's bytes on every rewrite and would
+// vouch for an archive changed behind the mirror's back; as it is, verify
+// reports one. Otherwise the archive's sums are listed with the listed
+// hashes they agree with (a scheme not computed says nothing either way).
+// Listed hashes they contradict are dropped when this process landed the
+// archive, and are kept alone (contradicted is true: for verify to report)
+// when the archive only changed in place.
+func Hashes(listed []string, landed *hashing.Sums, all bool, find func(h1 bool) (hashing.Sums, error)) (out []string, contradicted bool, err error) {
 	var hs []hashing.Hash
 	var hasH1, hasZH bool
 	for _, s := range listed {
@@ -123,18 +126,18 @@ func Hashes(listed []string, landed *hashing.Sums, find func() (hashing.Sums, er
 	}
 	var chosen []hashing.Hash
 	switch {
-	case landed == nil && hasH1 && hasZH:
+	case landed == nil && hasZH && (hasH1 || !all):
 		chosen = hs
 	default:
 		var sums hashing.Sums
 		if landed != nil {
 			sums = *landed
-		} else if sums, err = find(); err != nil {
+		} else if sums, err = find(hasH1 || all); err != nil {
 			return nil, false, err
 		}
 		agree := true
 		for _, h := range hs {
-			if (h.Scheme() == hashing.SchemeZip || h.Scheme() == hashing.SchemeH1) && !sums.Matches(h) {
+			if (h.Scheme() == hashing.SchemeZip || h.Scheme() == hashing.SchemeH1 && sums.H1 != "") && !sums.Matches(h) {
 				agree = false
 			}
 		}

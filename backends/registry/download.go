@@ -332,6 +332,15 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 
 func (v *verifyingReader) Close() error { return v.rc.Close() }
 
+// StreamSize is the download's Content-Length, or the size the registry's
+// packages give, or -1.
+func (v *verifyingReader) StreamSize() int64 {
+	if s, ok := v.rc.(backends.SizedReader); ok && s.StreamSize() >= 0 {
+		return s.StreamSize()
+	}
+	return v.size
+}
+
 // ZipHash returns the zh: hash of the archive once it has been read whole
 // and matched the signed SHA256SUMS.
 func (v *verifyingReader) ZipHash() (hashing.Hash, bool) {
@@ -341,4 +350,7 @@ func (v *verifyingReader) ZipHash() (hashing.Hash, bool) {
 	return v.h.Sum(), true
 }
 
-var _ backends.HashingReader = (*verifyingReader)(nil)
+var (
+	_ backends.HashingReader = (*verifyingReader)(nil)
+	_ backends.SizedReader   = (*verifyingReader)(nil)
+)

@@ -144,7 +144,10 @@ func (st *staged) put(ctx context.Context, sums hashing.Sums, cond func(*s3api.P
 	in := &s3api.PutObjectInput{
 		Bucket: &st.s.bucket, Key: &st.key, Body: st.f, ContentLength: aws.Int64(info.Size()),
 		ContentType: aws.String("application/zip"),
-		Metadata:    map[string]string{metaH1: string(sums.H1), metaZH: string(sums.ZH)},
+		Metadata:    map[string]string{metaZH: string(sums.ZH)},
+	}
+	if sums.H1 != "" { // computed only where some evidence needed it
+		in.Metadata[metaH1] = string(sums.H1)
 	}
 	cond(in)
 	sum, ok := strings.CutPrefix(string(sums.ZH), string(hashing.SchemeZip))
@@ -431,7 +434,7 @@ func (s *Store) rebuild(ctx context.Context, archives map[string]archiveObject, 
 		if e, _, describes := prev.Entry(o.pkg.Platform, file); describes {
 			listed = e.Hashes
 		}
-		hs, contradicted, err := mirrordoc.Hashes(listed, s.landed.Sums(o.key), func() (hashing.Sums, error) { return s.findSums(ctx, o) })
+		hs, contradicted, err := mirrordoc.Hashes(listed, s.landed.Sums(o.key), s.opts.Hashing.AllHashes, func(h1 bool) (hashing.Sums, error) { return s.findSums(ctx, o, h1) })
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", o.pkg, err)
 		}
@@ -445,15 +448,22 @@ func (s *Store) rebuild(ctx context.Context, archives map[string]archiveObject, 
 
 // findSums returns the sums of an archive another process landed: those
 // its writer recorded in its metadata, or else those of its bytes.
-func (s *Store) findSums(ctx context.Context, o archiveObject) (hashing.Sums, error) {
+func (s *Store) findSums(ctx context.Context, o archiveObject, wantH1 bool) (hashing.Sums, error) {
 	head, err := s.client.HeadObject(ctx, &s3api.HeadObjectInput{Bucket: &s.bucket, Key: &o.key})
 	if err != nil {
 		return hashing.Sums{}, s.errorf(err, "%s", s.location(o.key))
 	}
+	// What its writer verified, recorded beside it: zh: always, h1: where
+	// it was computed.
 	h1, err1 := hashing.ParseHash(head.Metadata[metaH1])
 	zh, err2 := hashing.ParseHash(head.Metadata[metaZH])
-	if err1 == nil && err2 == nil && h1.Scheme() == hashing.SchemeH1 && zh.Scheme() == hashing.SchemeZip {
-		return hashing.Sums{H1: h1, ZH: zh}, nil
+	if err2 == nil && zh.Scheme() == hashing.SchemeZip {
+		if err1 == nil && h1.Scheme() == hashing.SchemeH1 {
+			return hashing.Sums{H1: h1, ZH: zh}, nil
+		}
+		if !wantH1 {
+			return hashing.Sums{ZH: zh}, nil
+		}
 	}
 	tmp, err := os.CreateTemp("", "tfmirror-s3-*.zip")
 	if err != nil {
@@ -469,7 +479,7 @@ func (s *Store) findSums(ctx context.Context, o archiveObject) (hashing.Sums, er
 	if _, err := io.Copy(tmp, out.Body); err != nil {
 		return hashing.Sums{}, backends.Transient(err)
 	}
-	return hashing.HashPath(tmp.Name(), s.opts.Hashing)
+	return hashing.HashZipSums(tmp.Name(), wantH1, s.opts.Hashing)
 }
 
 // missesLanded reads p's documents back and reports whether they miss an
