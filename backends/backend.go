@@ -106,6 +106,14 @@ type Staged interface {
 	Abort() error
 }
 
+// FileStager is implemented by writers that can take an archive from a
+// local file as it is, without a staging copy: an OCI registry uploads the
+// blob straight from the file a local source holds. The caller reads the
+// file to hash and check it, writes nothing to the Staged, and commits.
+type FileStager interface {
+	StageFile(ctx context.Context, pkg Package, path string) (Staged, error)
+}
+
 // Warner is implemented by places that tolerate junk (stray files, bad
 // names) and report it instead of failing.
 type Warner interface {

@@ -273,6 +273,7 @@ func TestNeedsH1(t *testing.T) {
 		{"lock whose zh: does not match", zh, []hashing.Evidence{signed, lock(h1, other)}, true},
 		{"nothing stated", "", nil, true},
 		{"only unknown schemes", "", []hashing.Evidence{index("foo:bar")}, true},
+		{"only an OCI digest", "", []hashing.Evidence{{Source: hashing.Source{Kind: hashing.SourceOCIDigest}, Hashes: []hashing.Hash{zh}}}, true},
 	}
 	for _, c := range cases {
 		if got := hashing.NeedsH1(c.zh, c.ev...); got != c.want {

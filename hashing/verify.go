@@ -31,6 +31,13 @@ const (
 	SourceArchive SourceKind = "source archive"
 )
 
+// Vouches reports whether what a source of this kind states about a
+// package is a statement about it made apart from its bytes (a signature,
+// an index, a lock file), rather than the bytes' own address (an OCI
+// digest, a hash taken from the same archive), which proves only that
+// they did not change on the way.
+func (k SourceKind) Vouches() bool { return k != SourceOCIDigest && k != SourceArchive }
+
 // Source names one source of truth: its kind and a detail (the file, URL or
 // signing key).
 type Source struct {
@@ -198,15 +205,16 @@ func computed(s Sums, scheme Scheme) Hash {
 // package is checked. A lock file (AnyOf) lists every platform's hashes,
 // and one match is enough: its h1: values are needed only when none of its
 // zh: values is the archive's (or, before zh: is known, when it lists no
-// zh: at all). Where no source states a hash that can be checked, nothing
-// vouches for the bytes, and inflating them (which checks every entry's
-// CRC-32) is the only check there is: h1: is computed. Where every source
-// states zh:, computing h1: would verify nothing more.
+// zh: at all). Where no source vouches for the archive with a hash that
+// can be checked (none states one, or only the bytes' own address does:
+// an OCI digest, release zips given to push), inflating them, which checks
+// every entry's CRC-32, is the only check there is: h1: is computed. Where
+// sources vouch with zh:, computing h1: would verify nothing more.
 func NeedsH1(zh Hash, evidence ...Evidence) bool {
 	vouched := false
 	for _, ev := range evidence {
 		for _, h := range ev.Hashes {
-			vouched = vouched || h.Known()
+			vouched = vouched || h.Known() && ev.Source.Kind.Vouches()
 		}
 	}
 	if !vouched {

@@ -88,12 +88,12 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 		return JobDone{}, t.opErr("open", "source", src, err)
 	}
 	defer rc.Close()
-	st, err := t.Dst.Stage(ctx, a.Package)
+	st, sink, err := t.stage(ctx)
 	if err != nil {
 		return JobDone{}, t.opErr("stage", "destination", dst, err)
 	}
 	defer st.Abort()
-	sums, n, err := t.receive(ctx, env, rc, st, &countingReader{ctx: ctx, r: rc, progress: env.Progress, limit: limit, unpacked: unpacked})
+	sums, n, err := t.receive(ctx, env, rc, st, sink, &countingReader{ctx: ctx, r: rc, progress: env.Progress, limit: limit, unpacked: unpacked})
 	if err != nil {
 		return JobDone{}, err
 	}
@@ -114,13 +114,28 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	return JobDone{Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 
+// stage opens the destination's staging area and returns where the bytes
+// go: a copy in the destination, or, where the destination can take the
+// source's own file as it is (an OCI registry uploading a local zip), that
+// file, which is then only read, to hash it.
+func (t Transfer) stage(ctx context.Context) (backends.Staged, io.Writer, error) {
+	if fst, ok := t.Dst.(backends.FileStager); ok {
+		if lp, ok := t.Src.(backends.LocalPather); ok {
+			st, err := fst.StageFile(ctx, t.Archive.Package, lp.LocalPath(t.Archive))
+			return st, io.Discard, err
+		}
+	}
+	st, err := t.Dst.Stage(ctx, t.Archive.Package)
+	return st, st, err
+}
+
 // receive copies the archive into the staging file and hashes it on the
 // way: zh: (unless the source's stream already computes it to
 // authenticate the archive) and, where some evidence needs it or the
 // options ask for it, h1:, each entry inflated as it arrives. Only an h1:
 // the stream could not follow, or one a lock file turns out to need once
 // zh: is known, reads the staged file again.
-func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backends.Staged, in io.Reader) (hashing.Sums, int64, error) {
+func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backends.Staged, sink io.Writer, in io.Reader) (hashing.Sums, int64, error) {
 	a, src := t.Archive, t.Src.String()
 	if sr, ok := rc.(backends.SizedReader); ok && a.Size < 0 {
 		env.Expect(sr.StreamSize())
@@ -129,7 +144,7 @@ func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backend
 	wantH1 := env.Hashing.WantH1("", a.Evidence...)
 	s := hashing.NewStream(!sourceHashes, wantH1, env.Hashing)
 	defer s.Close()
-	n, err := copyFull(st, s, in, a.Size)
+	n, err := copyFull(sink, s, in, a.Size)
 	if err != nil {
 		if ctx.Err() != nil {
 			return hashing.Sums{}, n, ctx.Err()

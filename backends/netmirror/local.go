@@ -78,7 +78,7 @@ func (h *Handler) packed(ctx context.Context, p backends.Provider) ([]backends.A
 // computed sums, together with the directory's own stated hashes where they
 // agree; only the stated ones where they do not.
 func (h *Handler) localHashes(ctx context.Context, a backends.Archive) ([]hashing.Hash, error) {
-	sums, err := h.sumsOf(ctx, h.dir.m.LocalPath(a))
+	sums, err := h.sumsOf(ctx, h.dir.m.LocalPath(a), h.opts.WantH1("", a.Evidence...))
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,9 @@ func (h *Handler) localHashes(ctx context.Context, a backends.Archive) ([]hashin
 	return hashing.SortUnique(append(a.Hashes(), sums.List()...)), nil
 }
 
-func (h *Handler) sumsOf(ctx context.Context, file string) (hashing.Sums, error) {
+// sumsOf computes a zip's zh: and, with h1 (the directory's index states
+// one to check, or --hashes all), its h1:, once per version of the file.
+func (h *Handler) sumsOf(ctx context.Context, file string, h1 bool) (hashing.Sums, error) {
 	info, err := os.Stat(file)
 	if err != nil {
 		return hashing.Sums{}, err
@@ -99,12 +101,12 @@ func (h *Handler) sumsOf(ctx context.Context, file string) (hashing.Sums, error)
 	h.mu.Lock()
 	s, ok := h.sums[key]
 	h.mu.Unlock()
-	if ok {
+	if ok && (s.H1 != "" || !h1) {
 		return s, nil
 	}
 	// Concurrent first requests for one zip share one computation.
-	v, err, _ := h.flight.Do(fmt.Sprintf("%s\x00%d\x00%d", key.path, key.size, key.mtime.UnixNano()), func() (any, error) {
-		return hashing.HashPath(file, h.opts)
+	v, err, _ := h.flight.Do(fmt.Sprintf("%s\x00%d\x00%d\x00%v", key.path, key.size, key.mtime.UnixNano(), h1), func() (any, error) {
+		return hashing.HashZipSums(file, h1, h.opts)
 	})
 	if err != nil {
 		return hashing.Sums{}, err

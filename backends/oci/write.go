@@ -3,11 +3,9 @@ package oci
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -125,7 +123,24 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 	if err != nil {
 		return nil, fmt.Errorf("oci mirror %s: %s: %w", m.name, pkg, err)
 	}
-	return &Staged{m: m, pkg: pkg, addr: addr, f: f, h: sha256.New()}, nil
+	return &Staged{m: m, pkg: pkg, addr: addr, f: f, path: f.Name()}, nil
+}
+
+// StageFile starts an archive on its way into the registry from a local
+// file as it is: Commit uploads the blob straight from path, with no copy.
+// The caller reads the file to hash it and writes nothing to the Staged.
+func (m *Mirror) StageFile(ctx context.Context, pkg backends.Package, path string) (backends.Staged, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	addr, err := m.Repository(pkg.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.claim(addr, pkg.Provider); err != nil {
+		return nil, err
+	}
+	return &Staged{m: m, pkg: pkg, addr: addr, path: path}, nil
 }
 
 // claim records that addr holds p, refusing a second provider in the same
@@ -145,25 +160,30 @@ type Staged struct {
 	m       *Mirror
 	pkg     backends.Package
 	addr    Repository
-	f       *os.File
-	h       hash.Hash
+	f       *os.File // the temp file written; nil when staged from a file
+	path    string   // the zip: the temp file, or the file staged as it is
 	n       int64
 	done    bool
 	sent    atomic.Int64
 	outcome Outcome
 }
 
-var _ backends.Staged = (*Staged)(nil)
+var (
+	_ backends.Staged     = (*Staged)(nil)
+	_ backends.FileStager = (*Mirror)(nil)
+)
 
 func (s *Staged) Write(p []byte) (int, error) {
+	if s.f == nil {
+		return 0, s.errorf("staged from %s: nothing is written to it", s.path)
+	}
 	n, err := s.f.Write(p)
-	s.h.Write(p[:n])
 	s.n += int64(n)
 	return n, err
 }
 
-// Path is the local temp file holding the zip.
-func (s *Staged) Path() string { return s.f.Name() }
+// Path is the local file holding the zip.
+func (s *Staged) Path() string { return s.path }
 
 // Sent returns how many zip bytes Commit has uploaded so far; safe to call
 // from another goroutine while Commit runs.
@@ -178,8 +198,11 @@ func (s *Staged) Abort() error {
 		return nil
 	}
 	s.done = true
+	if s.f == nil {
+		return nil // the caller's file
+	}
 	s.f.Close()
-	return os.Remove(s.f.Name())
+	return os.Remove(s.path)
 }
 
 // errorf formats an error about the staged package; %w works as in
@@ -200,20 +223,11 @@ func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.f.Close(); err != nil {
-		return s.errorf("%v", err)
-	}
-	layer := ocispec.Descriptor{
-		MediaType:    MediaTypeZip,
-		ArtifactType: ArtifactTypePackage,
-		Digest:       digest.NewDigest(digest.SHA256, s.h),
-		Size:         s.n,
-		Annotations:  map[string]string{ocispec.AnnotationTitle: s.pkg.Filename()},
+	layer, err := s.layer(sums)
+	if err != nil {
+		return err
 	}
 	zh, _ := zipHash(layer.Digest)
-	if sums.ZH != "" && sums.ZH != zh {
-		return s.errorf("%w: staged bytes have %s, the caller verified %s", hashing.ErrHashMismatch, zh, sums.ZH)
-	}
 
 	m := s.m
 	r, _, err := m.repo(s.pkg.Provider)
@@ -258,10 +272,43 @@ func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	return nil
 }
 
+// layer describes the zip's blob: its digest is the zh: the caller
+// computed and verified as the bytes went by (the registry computes it
+// again as it receives them, and refuses a blob that differs); only a
+// caller that computed none makes it read the file here.
+func (s *Staged) layer(sums hashing.Sums) (ocispec.Descriptor, error) {
+	size := s.n
+	if s.f != nil {
+		if err := s.f.Close(); err != nil {
+			return ocispec.Descriptor{}, s.errorf("%v", err)
+		}
+	} else {
+		fi, err := os.Stat(s.path)
+		if err != nil {
+			return ocispec.Descriptor{}, s.errorf("%v", err)
+		}
+		size = fi.Size()
+	}
+	if sums.ZH == "" {
+		zh, err := hashing.HashZipFile(s.path)
+		if err != nil {
+			return ocispec.Descriptor{}, s.errorf("%v", err)
+		}
+		sums.ZH = zh
+	}
+	return ocispec.Descriptor{
+		MediaType:    MediaTypeZip,
+		ArtifactType: ArtifactTypePackage,
+		Digest:       digest.NewDigestFromEncoded(digest.SHA256, sums.ZH.Value()),
+		Size:         size,
+		Annotations:  map[string]string{ocispec.AnnotationTitle: s.pkg.Filename()},
+	}, nil
+}
+
 func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
 	err := pushBlob(ctx, r, layer, func() (io.ReadCloser, error) {
 		s.sent.Store(0)
-		f, err := os.Open(s.f.Name())
+		f, err := os.Open(s.path)
 		if err != nil {
 			return nil, err
 		}

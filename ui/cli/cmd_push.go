@@ -32,8 +32,11 @@ NAMESPACE/TYPE alone is refused. Version and platform come
 from the standard file name; for other names give an exact --version and one
 --platform. With a place as SRC, --provider, --version and --platform select.
 
-Each zip's h1: and zh: are computed before it is pushed and checked again on
-the staged copy. Each platform becomes an image manifest holding the zip as its
+Each zip is read once for its zh: (the layer's digest) and its h1: (every entry
+inflated, which checks its CRC-32), then uploaded straight from the file; the
+registry checks the digest again as it receives the blob. A mirror as SRC is
+checked against the hashes it states (h1: only where some evidence needs it,
+or with --hashes all). Each platform becomes an image manifest holding the zip as its
 single archive/zip layer; each version an image index tagged with the version
 ("+" written as "_"). Platforms already in the registry are kept; a platform
 already there with the same zip is skipped without uploading, one with a
@@ -70,6 +73,7 @@ func newPushCmd(env *Env) *cobra.Command {
 	}
 	f.sel.add(cmd)
 	fl := cmd.Flags()
+	env.addHashesFlag(cmd, "in the index documents")
 	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
 	fl.BoolVar(&f.force, "force", false, "replace platforms the registry holds with a different zip")
 	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to push at once")
@@ -186,7 +190,7 @@ func pushSources(cmd *cobra.Command, env *Env, sel selectionFlags, s sync.Select
 	if err != nil {
 		return nil, usageErr("push: %v", err)
 	}
-	zips, err := push.NewZips(cmd.Context(), files, env.hashing())
+	zips, err := push.NewZips(cmd.Context(), files)
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}

@@ -46,6 +46,7 @@ func newServeCmd(env *Env) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	env.addHashesFlag(cmd, "in the served documents")
 	f.StringVar(&addr, "addr", netmirror.DefaultAddr, "HOST:PORT to listen on (port 0 picks a free one)")
 	f.StringVar(&certFile, "tls-cert", "", "PEM certificate to serve (with --tls-key)")
 	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")

@@ -9,11 +9,15 @@ import (
 )
 
 const syncLong = `Copy the packages DST lacks from SRC, concurrently. Each archive streams into a
-hidden temp file in DST while its zh: hash is computed, then its h1: hash, and
-both are checked against every hash the source states (a registry's signed
-SHA256SUMS, a mirror's index, an OCI digest) and the lock file given with
---lock, before it is renamed into place: no half-written or unverified archive
-is ever visible. DST's index documents are rewritten once per provider.
+hidden temp file in DST and is hashed as it arrives, then checked against every
+hash the source states (a registry's signed SHA256SUMS, a mirror's index, an OCI
+digest) and the lock file given with --lock, before it is renamed into place: no
+half-written or unverified archive is ever visible. zh: is always computed; h1:
+(every entry inflated) where some evidence needs it: a source or lock file that
+states h1: without a matching zh:, or a source whose only word is the bytes' own
+address (an OCI digest, a directory without index documents); --hashes all
+computes it everywhere. DST's index documents are rewritten once per provider
+and list the hashes verified or computed, never others.
 
 Incremental: packages DST already holds with the same hashes are skipped
 without reading them (--verify-existing recomputes them). A package DST holds
@@ -79,6 +83,7 @@ func newSyncCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
 	fl.BoolVar(&f.unpacked, "unpacked", false, "write a filesystem DST in the unpacked layout (VERSION/OS_ARCH/ directories)")
 	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	env.addHashesFlag(cmd, "in the index documents")
 	f.mods.add(cmd)
 	f.spec.add(cmd)
 	f.trust.add(cmd)

@@ -27,6 +27,8 @@ import (
 // read once, however many places a command opens), and hashing's limits.
 type Env struct {
 	maxUnpacked int64
+	// allHashes (--hashes all) computes h1: for every archive.
+	allHashes bool
 	caCert      string
 	plainHTTP   bool
 	insecure    bool
@@ -41,7 +43,40 @@ type Env struct {
 	ociCreds  credentials.Store
 }
 
-func (env *Env) hashing() hashing.Options { return hashing.Options{MaxUnpacked: env.maxUnpacked} }
+func (env *Env) hashing() hashing.Options {
+	return hashing.Options{MaxUnpacked: env.maxUnpacked, AllHashes: env.allHashes}
+}
+
+// hashesFlag is --hashes: "needed" (the default) or "all".
+type hashesFlag struct{ all *bool }
+
+func (f hashesFlag) String() string {
+	if f.all != nil && *f.all {
+		return "all"
+	}
+	return "needed"
+}
+
+func (f hashesFlag) Set(v string) error {
+	switch v {
+	case "all":
+		*f.all = true
+	case "needed":
+		*f.all = false
+	default:
+		return fmt.Errorf("want \"all\" or \"needed\", not %q", v)
+	}
+	return nil
+}
+
+func (hashesFlag) Type() string { return "all|needed" }
+
+// addHashesFlag adds --hashes to a command whose archives get index
+// documents or lock entries.
+func (env *Env) addHashesFlag(cmd *cobra.Command, what string) {
+	cmd.Flags().Var(hashesFlag{&env.allHashes}, "hashes",
+		`"all": compute h1: for every archive and list it `+what+`, even where the source's zh: evidence suffices; "needed" (default): h1: only where some evidence states nothing else`)
+}
 
 // placeOptions are the options every place of a command opens with,
 // provider and module places alike.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
-	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // ZipFile is one release zip and the package it is.
@@ -119,14 +118,13 @@ func identify(path string, filters []backends.ProviderFilter, version backends.V
 }
 
 // Zips is a place made of release zips on disk, for the sync engine to read
-// from. Each zip's h1: and zh: are computed when it is listed, before any
-// transfer, and stated as its evidence: the engine checks the bytes it
-// pushes against them.
+// from. It states no hashes: nothing but the bytes themselves speaks for a
+// zip handed to push, so the engine computes zh: (the layer's digest) and
+// h1: (inflating every entry, which checks its CRC-32) as it reads each
+// zip, once, and uploads the blob straight from the file.
 type Zips struct {
 	name  string
 	files []ZipFile
-	opts  hashing.Options
-	sums  map[string]hashing.Sums // by path
 }
 
 var (
@@ -134,11 +132,12 @@ var (
 	_ backends.LocalPather = (*Zips)(nil)
 )
 
-// NewZips checks and hashes the zips: each must be a zip holding the
-// provider's executable (terraform-provider-TYPE, maybe with a _vVERSION or
-// .exe suffix) at its root, which OpenTofu needs to install it.
-func NewZips(ctx context.Context, files []ZipFile, opts hashing.Options) (*Zips, error) {
-	z := &Zips{files: files, opts: opts, sums: map[string]hashing.Sums{}}
+// NewZips checks the zips: each must be a zip holding the provider's
+// executable (terraform-provider-TYPE, maybe with a _vVERSION or .exe
+// suffix) at its root, which OpenTofu needs to install it. Only their
+// central directories are read.
+func NewZips(ctx context.Context, files []ZipFile) (*Zips, error) {
+	z := &Zips{files: files}
 	switch len(files) {
 	case 1:
 		z.name = files[0].Path
@@ -152,11 +151,6 @@ func NewZips(ctx context.Context, files []ZipFile, opts hashing.Options) (*Zips,
 		if err := checkExecutable(f); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		sums, err := hashing.HashPath(f.Path, opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
-		}
-		z.sums[f.Path] = sums
 	}
 	return z, nil
 }
@@ -181,9 +175,6 @@ func checkExecutable(f ZipFile) error {
 }
 
 func (z *Zips) String() string { return z.name }
-
-// Sums returns the hashes computed for a zip.
-func (z *Zips) Sums(path string) hashing.Sums { return z.sums[path] }
 
 // Files returns the zips, in the order given.
 func (z *Zips) Files() []ZipFile { return append([]ZipFile(nil), z.files...) }
@@ -219,7 +210,7 @@ func (z *Zips) Versions(ctx context.Context, p backends.Provider) ([]backends.Ve
 	return out, nil
 }
 
-// Archives lists the zips of p at v, with their computed hashes.
+// Archives lists the zips of p at v.
 func (z *Zips) Archives(ctx context.Context, p backends.Provider, v backends.Version) ([]backends.Archive, error) {
 	var out []backends.Archive
 	for _, f := range z.files {
@@ -230,11 +221,7 @@ func (z *Zips) Archives(ctx context.Context, p backends.Provider, v backends.Ver
 		if err != nil {
 			return nil, err
 		}
-		sums := z.sums[f.Path]
-		out = append(out, backends.Archive{
-			Package: f.Package, Layout: backends.Packed, Size: fi.Size(), Location: f.Path,
-			Evidence: []hashing.Evidence{{Source: hashing.Source{Kind: hashing.SourceArchive, Detail: f.Path}, Hashes: sums.List()}},
-		})
+		out = append(out, backends.Archive{Package: f.Package, Layout: backends.Packed, Size: fi.Size(), Location: f.Path})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Platform.String() < out[j].Platform.String() })
 	return out, nil
