@@ -29,9 +29,9 @@ type Env struct {
 	maxUnpacked int64
 	// allHashes (--hashes all) computes h1: for every archive.
 	allHashes bool
-	caCert      string
-	plainHTTP   bool
-	insecure    bool
+	caCert    string
+	plainHTTP bool
+	insecure  bool
 	// debug (--debug) sends a line per HTTP request attempt to stderr.
 	debug      bool
 	stderr     io.Writer
