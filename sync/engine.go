@@ -516,18 +516,35 @@ func (e *Engine) ticker() {
 			if j.state != Running {
 				continue
 			}
-			n, phase := j.bytes.Load(), Phase(j.phase.Load())
-			if n == j.sent && phase == j.sentPhase {
+			if j.bytes.Load() == j.sent && Phase(j.phase.Load()) == j.sentPhase {
 				continue
 			}
-			j.sent, j.sentPhase = n, phase
-			rate := 0.0
-			if el := time.Since(time.Unix(0, j.started.Load())).Seconds(); el > 0 {
-				rate = float64(n) / el
-			}
-			e.emit(JobProgress{ID: j.info.ID, Bytes: n, Total: j.total.Load(), Rate: rate, Phase: phase})
+			e.emit(e.progressLocked(j))
 		}
 		e.mu.Unlock()
+	}
+}
+
+// progressLocked is a progress snapshot of a running job, recorded as
+// sent. The caller holds e.mu.
+func (e *Engine) progressLocked(j *job) JobProgress {
+	n, phase := j.bytes.Load(), Phase(j.phase.Load())
+	j.sent, j.sentPhase = n, phase
+	rate := 0.0
+	if el := time.Since(time.Unix(0, j.started.Load())).Seconds(); el > 0 {
+		rate = float64(n) / el
+	}
+	return JobProgress{ID: j.info.ID, Bytes: n, Total: j.total.Load(), Rate: rate, Phase: phase}
+}
+
+// progressNow reports a job's progress at once: for what changes once an
+// attempt (the size its stream states, the start of hashing), not per
+// chunk.
+func (e *Engine) progressNow(j *job) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if j.state == Running {
+		e.emit(e.progressLocked(j))
 	}
 }
 
@@ -566,8 +583,8 @@ func (e *Engine) attempt(ctx context.Context, j *job) error {
 		Progress:  func(n int64) { j.bytes.Add(n) },
 		Check:     func(c hashing.Check) { e.emit(HashChecked{ID: j.info.ID, Check: c}) },
 		Hashing:   e.opts.Hashing,
-		expect:    func(n int64) { j.total.Store(n) },
-		phase:     func(p Phase) { j.phase.Store(int32(p)) },
+		expect:    func(n int64) { j.total.Store(n); e.progressNow(j) },
+		phase:     func(p Phase) { j.phase.Store(int32(p)); e.progressNow(j) },
 		hashSlots: e.hashSlots,
 	}
 	done, err := j.task.Attempt(ctx, env)

@@ -8,16 +8,53 @@ import (
 
 // TrackedJob is a front end's view of one job, built from events.
 type TrackedJob struct {
-	Info     JobInfo
-	State    JobState
-	Attempt  int
-	Bytes    int64
+	Info    JobInfo
+	State   JobState
+	Attempt int
+	Bytes   int64
+	// Total is the size the running attempt expects (JobProgress.Total);
+	// -1 when unknown.
+	Total    int64
 	Rate     float64
+	Phase    Phase
 	Checks   []hashing.Check
 	Sums     hashing.Sums
 	Verified bool
 	Err      error
 	Elapsed  time.Duration
+}
+
+// Expected is the size the job's archive has, for a percentage: the size
+// its source listed, else the size its stream stated; -1 when neither did.
+func (j *TrackedJob) Expected() int64 {
+	switch {
+	case j.Info.Size > 0:
+		return j.Info.Size
+	case j.Total > 0:
+		return j.Total
+	}
+	return -1
+}
+
+// Fraction is how much of the expected size has arrived, in [0, 1]; ok is
+// false when the size is unknown.
+func (j *TrackedJob) Fraction() (f float64, ok bool) {
+	n := j.Expected()
+	if n <= 0 {
+		return 0, false
+	}
+	return min(1, float64(j.Bytes)/float64(n)), true
+}
+
+// ETA is how long the rest of the transfer takes at the rate so far; ok is
+// false when the size or the rate is unknown.
+func (j *TrackedJob) ETA() (d time.Duration, ok bool) {
+	n := j.Expected()
+	if n <= 0 || j.Rate <= 0 {
+		return 0, false
+	}
+	left := max(0, n-j.Bytes)
+	return time.Duration(float64(left) / j.Rate * float64(time.Second)), true
 }
 
 // Tracker folds engine events into per-job state, for any front end.
@@ -41,16 +78,20 @@ func (t *Tracker) Apply(ev Event) *TrackedJob {
 			t.Jobs[ev.Job.ID] = j
 			t.Order = append(t.Order, ev.Job.ID)
 		}
-		*j = TrackedJob{Info: ev.Job, State: Queued}
+		*j = TrackedJob{Info: ev.Job, State: Queued, Total: ev.Job.Size}
 		return j
 	case JobStarted:
 		if j := t.Jobs[ev.ID]; j != nil {
 			j.State, j.Attempt, j.Bytes, j.Checks, j.Err = Running, ev.Attempt, 0, nil, nil
+			j.Total, j.Rate, j.Phase = j.Info.Size, 0, PhaseTransfer
 			return j
 		}
 	case JobProgress:
 		if j := t.Jobs[ev.ID]; j != nil {
-			j.Bytes, j.Rate = ev.Bytes, ev.Rate
+			j.Bytes, j.Rate, j.Phase = ev.Bytes, ev.Rate, ev.Phase
+			if ev.Total >= 0 {
+				j.Total = ev.Total
+			}
 			return j
 		}
 	case HashChecked:

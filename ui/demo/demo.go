@@ -20,6 +20,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // Host is the hostname of the demo's providers. The clients' default
@@ -102,11 +103,14 @@ func inSecondary(r Release, platform string) (salt string, ok bool) {
 // exist yet).
 func Build(ctx context.Context, dir string) (*World, error) {
 	w := &World{Dir: dir, Primary: filepath.Join(dir, "primary"), Secondary: filepath.Join(dir, "secondary"), Modules: filepath.Join(dir, "modules")}
-	primary, err := fs.Open(w.Primary, w.Primary, fs.Options{Create: true})
+	// Both mirrors list h1: and zh: of every archive (as --hashes all
+	// writes them), so every kind of check shows in the world.
+	all := fs.Options{Create: true, Hashing: hashing.Options{AllHashes: true}}
+	primary, err := fs.Open(w.Primary, w.Primary, all)
 	if err != nil {
 		return nil, err
 	}
-	secondary, err := fs.Open(w.Secondary, w.Secondary, fs.Options{Create: true})
+	secondary, err := fs.Open(w.Secondary, w.Secondary, all)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/progress"
@@ -203,10 +204,7 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 	if cursor {
 		head = s.Cursor.Render(head)
 	}
-	pct := 0.0
-	if j.Info.Size > 0 {
-		pct = min(1, float64(j.Bytes)/float64(j.Info.Size))
-	}
+	pct, known := j.Fraction()
 	progress := func(p float64) string {
 		out := ""
 		if bar.Width() > 0 {
@@ -220,14 +218,23 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 		icon, rest = s.Dim.Render("·"), s.Dim.Render("queued")
 	case sync.Running:
 		icon = s.Info.Render(m.Spin)
-		if j.Info.Size > 0 {
+		switch {
+		case j.Phase == sync.PhaseHashing:
+			// Every byte is in; the archive is still being hashed.
+			rest = progress(1) + s.Info.Render("hashing")
+		case known:
 			rest = progress(pct)
-		} else {
+		default:
 			// The source does not state the size: show what has arrived.
 			got := format.Bytes(j.Bytes)
 			rest = theme.Fit(got, max(bar.Width()+5, len(got))) + " "
 		}
-		rest += format.Bytes(int64(j.Rate)) + "/s"
+		if j.Phase != sync.PhaseHashing {
+			rest += format.Bytes(int64(j.Rate)) + "/s"
+			if d, ok := j.ETA(); ok && d >= time.Second {
+				rest += " " + d.Round(time.Second).String() + " left"
+			}
+		}
 		if j.Attempt > 1 {
 			rest += s.Warn.Render(" attempt " + strconv.Itoa(j.Attempt))
 		}

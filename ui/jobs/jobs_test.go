@@ -189,3 +189,23 @@ func TestPaging(t *testing.T) {
 		t.Errorf("G: job %d, want the last", j.Info.ID)
 	}
 }
+
+// A running job's row shows the percentage of the size its stream stated
+// where the source listed none, with the time left; once every byte is in
+// and the archive is being hashed, "hashing".
+func TestRowProgressAndHashing(t *testing.T) {
+	m := newPane(120, 4)
+	m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: 1, Package: pkg(t, "1.0.0", "linux_amd64"), Src: "registry://x", Dst: "./dst", Size: -1}})
+	m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: 2, Package: pkg(t, "1.0.0", "linux_arm64"), Src: "registry://x", Dst: "./dst", Size: -1}})
+	m.Apply(sync.JobStarted{ID: 1, Attempt: 1})
+	m.Apply(sync.JobProgress{ID: 1, Bytes: 250, Total: 1000, Rate: 50})
+	m.Apply(sync.JobStarted{ID: 2, Attempt: 1})
+	m.Apply(sync.JobProgress{ID: 2, Bytes: 1000, Total: 1000, Rate: 50, Phase: sync.PhaseHashing})
+	view := strings.Split(ansi.Strip(m.View()), "\n")
+	if len(view) < 2 || !strings.Contains(view[0], "25%") || !strings.Contains(view[0], "15s left") {
+		t.Errorf("row of a download with a stated size:\n%s", strings.Join(view, "\n"))
+	}
+	if len(view) < 2 || !strings.Contains(view[1], "100%") || !strings.Contains(view[1], "hashing") || strings.Contains(view[1], "/s") {
+		t.Errorf("row of a job being hashed:\n%s", strings.Join(view, "\n"))
+	}
+}

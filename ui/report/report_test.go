@@ -117,3 +117,31 @@ func TestHumanBytesAndSummary(t *testing.T) {
 		t.Errorf("Summary = %q", got)
 	}
 }
+
+// The live line of a running job shows the percentage of the size its
+// stream stated where the source listed none (it used to stay at 0.0%),
+// with the rate and the time left; once every byte is in and the archive is
+// still being hashed, it says so instead.
+func TestLiveLineProgress(t *testing.T) {
+	live := func(evs ...sync.Event) string {
+		var out bytes.Buffer
+		r := report.NewSyncReporter(&out, report.SyncOptions{Mode: report.Live, Width: 120, Redraw: time.Nanosecond})
+		for _, ev := range evs {
+			r.Show(ev)
+		}
+		return out.String()
+	}
+	info := sync.JobInfo{ID: 1, Package: pkg(t), Src: "registry://example.com", Dst: "./m", Size: -1}
+	out := live(sync.JobQueued{Job: info}, sync.JobStarted{ID: 1, Attempt: 1},
+		sync.JobProgress{ID: 1, Bytes: 50 << 20, Total: 200 << 20, Rate: 10 << 20})
+	for _, want := range []string{"25.0%", "10.5 MB/s", "15s left"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("live line lacks %q:\n%s", want, out)
+		}
+	}
+	out = live(sync.JobQueued{Job: info}, sync.JobStarted{ID: 1, Attempt: 1},
+		sync.JobProgress{ID: 1, Bytes: 200 << 20, Total: 200 << 20, Rate: 10 << 20, Phase: sync.PhaseHashing})
+	if !strings.Contains(out, "hashing") || strings.Contains(out, "left") {
+		t.Errorf("live line of a job being hashed:\n%s", out)
+	}
+}

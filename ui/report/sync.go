@@ -40,6 +40,9 @@ type SyncOptions struct {
 	// Noun names what moves in the closing line ("modules"); none for
 	// provider archives.
 	Noun string
+	// Redraw is the least time between two repaints of the live block;
+	// 100ms when zero.
+	Redraw time.Duration
 }
 
 // SyncReporter shows a run's events on a writer: it is the command line's
@@ -205,7 +208,11 @@ func (r *SyncReporter) clearLive() {
 
 // redraw repaints the running jobs, at most every 100ms unless forced.
 func (r *SyncReporter) redraw(force bool) {
-	if !force && time.Since(r.drawn) < 100*time.Millisecond {
+	every := r.o.Redraw
+	if every == 0 {
+		every = 100 * time.Millisecond
+	}
+	if !force && time.Since(r.drawn) < every {
 		return
 	}
 	r.drawn = time.Now()
@@ -217,18 +224,44 @@ func (r *SyncReporter) redraw(force bool) {
 		if j.State != sync.Running {
 			continue
 		}
-		pct := 0.0
-		if j.Info.Size > 0 {
-			pct = float64(j.Bytes) / float64(j.Info.Size)
-		}
-		line := fmt.Sprintf("  %s %5.1f%% %9s/s  %s", r.bar.ViewAs(min(pct, 1)), pct*100, HumanBytes(int64(j.Rate)), j.Info.Label())
-		lines = append(lines, truncate(line, r.o.Width-1))
+		lines = append(lines, truncate(r.jobLine(j), r.o.Width-1))
 	}
 	lines = append(lines, truncate(fmt.Sprintf("  %d running · %d queued · %d done · %d failed", c[sync.Running], c[sync.Queued], c[sync.Done], c[sync.Failed]+c[sync.Canceled]), r.o.Width-1))
 	for _, l := range lines {
 		fmt.Fprintln(r.w, l)
 	}
 	r.live = len(lines)
+}
+
+// jobLine is a running job's live line: the bar, the percentage of the
+// known size, the rate and the time left, or, once every byte is in and
+// the archive is still being hashed, that; the bytes so far where the size
+// is unknown.
+func (r *SyncReporter) jobLine(j *sync.TrackedJob) string {
+	if j.Phase == sync.PhaseHashing {
+		return fmt.Sprintf("  %s %6s %-21s  %s", r.bar.ViewAs(1), "100%", "hashing", j.Info.Label())
+	}
+	rate := HumanBytes(int64(j.Rate)) + "/s"
+	f, known := j.Fraction()
+	if !known {
+		return fmt.Sprintf("  %s %6s %9s %11s  %s", r.bar.ViewAs(0), "", rate, HumanBytes(j.Bytes), j.Info.Label())
+	}
+	eta := "--"
+	if d, ok := j.ETA(); ok {
+		eta = formatETA(d)
+	}
+	return fmt.Sprintf("  %s %5.1f%% %9s %5s left  %s", r.bar.ViewAs(f), f*100, rate, eta, j.Info.Label())
+}
+
+// formatETA is a short time left: "7s", "2m05s", "1h20m".
+func formatETA(d time.Duration) string {
+	switch d = d.Round(time.Second); {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 func truncate(s string, w int) string {
@@ -265,7 +298,7 @@ func EventJSON(ev sync.Event, j *sync.TrackedJob) map[string]any {
 	case sync.JobStarted:
 		m["type"], m["attempt"] = "started", ev.Attempt
 	case sync.JobProgress:
-		m["type"], m["bytes"], m["rate"] = "progress", ev.Bytes, int64(ev.Rate)
+		m["type"], m["bytes"], m["rate"], m["phase"] = "progress", ev.Bytes, int64(ev.Rate), ev.Phase.String()
 		if ev.Total >= 0 {
 			m["total"] = ev.Total
 		}
