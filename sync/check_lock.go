@@ -423,24 +423,19 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 			existing[h] = true
 		}
 	}
-	var listing *versionListing
 	var problems []Finding
-	for _, plat := range req.Platforms {
-		if err := ctx.Err(); err != nil {
-			return u, nil, err
-		}
+	hashed, listing, err := hashUnstated(ctx, r, t, req, stated)
+	if err != nil {
+		return u, nil, err
+	}
+	for i, plat := range req.Platforms {
 		hs, ok := stated[plat]
 		if !ok {
-			if listing == nil {
-				if listing, err = listVersion(ctx, r, t); err != nil {
-					return u, nil, err
-				}
-			}
-			var prob *Finding
-			if hs, prob = listing.lockHashes(ctx, plat, req); prob != nil {
-				problems = append(problems, *prob)
+			if hashed[i].prob != nil {
+				problems = append(problems, *hashed[i].prob)
 				continue
 			}
+			hs = hashed[i].hashes
 		}
 		for _, h := range hs {
 			if !existing[h] {
@@ -457,6 +452,39 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 		u.Added = append(u.Added, signed...)
 	}
 	return u, problems, nil
+}
+
+// platformHashes are one platform's lock hashes, or why there are none.
+type platformHashes struct {
+	hashes []hashing.Hash
+	prob   *Finding
+}
+
+// hashUnstated hashes the packages of the requested platforms the place
+// states no hashes for, one package per core (HashWorkers), and returns
+// them in the order of req.Platforms, with t's listing (nil when every
+// platform's hashes were stated).
+func hashUnstated(ctx context.Context, r backends.Reader, t lockTarget, req LockRequest, stated map[backends.Platform][]hashing.Hash) ([]platformHashes, *versionListing, error) {
+	out := make([]platformHashes, len(req.Platforms))
+	var listing *versionListing
+	for _, plat := range req.Platforms {
+		if _, ok := stated[plat]; !ok {
+			var err error
+			if listing, err = listVersion(ctx, r, t); err != nil {
+				return nil, nil, err
+			}
+			break
+		}
+	}
+	if listing == nil {
+		return out, nil, nil
+	}
+	Parallel(ctx, HashWorkers(r), len(req.Platforms), func(i int) {
+		if _, ok := stated[req.Platforms[i]]; !ok {
+			out[i].hashes, out[i].prob = listing.lockHashes(ctx, req.Platforms[i], req)
+		}
+	})
+	return out, listing, ctx.Err()
 }
 
 // statedLockHashes are the h1: and zh: a StatedHashLister states for each

@@ -269,7 +269,7 @@ func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst
 	}
 	dstHashes := d.Hashes()
 	if _, comparable := Agree(srcHashes, dstHashes); opts.VerifyExisting || !comparable {
-		sums, err := HashArchive(ctx, dst, d, opts.Hashing)
+		sums, err := hashArchiveFor(ctx, dst, d, opts.Hashing, a.Evidence)
 		if err != nil {
 			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s: cannot hash the archive there: %v", dst, err)
 			return item, nil

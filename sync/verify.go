@@ -41,11 +41,32 @@ type Finding struct {
 	Signer *provenance.Signer
 }
 
-// HashArchive computes the sums of an archive: in place for local places,
-// otherwise by streaming it to a temp file (zh: on the way) and hashing that.
+// HashArchive computes the sums of an archive, zh: and h1:: in place for
+// local places, otherwise by streaming it to a temp file, hashed on the way.
 func HashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options) (hashing.Sums, error) {
+	return hashArchive(ctx, r, a, opts, true)
+}
+
+// hashArchiveFor computes what checking an archive against evidence needs:
+// zh:, and h1: only where some of the evidence needs it (or the options
+// ask for it everywhere).
+func hashArchiveFor(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, evidence []hashing.Evidence) (hashing.Sums, error) {
+	sums, err := hashArchive(ctx, r, a, opts, opts.WantH1("", evidence...))
+	if err == nil && sums.H1 == "" && sums.ZH != "" && opts.WantH1(sums.ZH, evidence...) {
+		// A lock file whose zh: are not the archive's may still list its
+		// h1:.
+		return hashArchive(ctx, r, a, opts, true)
+	}
+	return sums, err
+}
+
+func hashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, h1 bool) (hashing.Sums, error) {
 	if lp, ok := r.(backends.LocalPather); ok {
-		return hashing.HashPath(lp.LocalPath(a), opts)
+		p := lp.LocalPath(a)
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return hashing.HashPath(p, opts)
+		}
+		return hashing.HashZipSums(p, h1, opts)
 	}
 	rc, err := r.Open(ctx, a)
 	if err != nil {
@@ -58,25 +79,30 @@ func HashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opt
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	zh := hashing.NewZipHasher()
-	if _, err := io.Copy(io.MultiWriter(f, zh), ctxReader{ctx, rc}); err != nil {
+	s := hashing.NewStream(true, h1, opts)
+	defer s.Close()
+	if _, err := io.Copy(io.MultiWriter(f, s), ctxReader{ctx, rc}); err != nil {
 		return hashing.Sums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
 	}
 	if err := f.Close(); err != nil {
 		return hashing.Sums{}, err
 	}
-	h1, err := hashing.HashZip(f.Name(), opts)
-	if err != nil {
-		return hashing.Sums{ZH: zh.Sum()}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+	sums := hashing.Sums{ZH: s.ZipHash()}
+	if !h1 {
+		return sums, nil
 	}
-	return hashing.Sums{H1: h1, ZH: zh.Sum()}, nil
+	if sums.H1, err = s.H1(f.Name()); err != nil {
+		return hashing.Sums{ZH: sums.ZH}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+	}
+	return sums, nil
 }
 
 // VerifyArchive recomputes a's hashes and checks them against everything the
-// place (and a lock file, through the selection) states.
+// place (and a lock file, through the selection) states: zh:, and h1:
+// where some of that needs it.
 func VerifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options) Finding {
 	f := Finding{Package: a.Package}
-	sums, err := HashArchive(ctx, r, a, opts)
+	sums, err := hashArchiveFor(ctx, r, a, opts, a.Evidence)
 	if err != nil {
 		f.Status, f.Detail = StatusError, err.Error()
 		return f
@@ -175,37 +201,61 @@ func VerifyPlaceWith(ctx context.Context, r backends.Reader, sel Selection, vo V
 	if err != nil {
 		return nil, err
 	}
-	var out []Finding
+	var archives []backends.Archive
+	var sigs []Signature
+	ends := make([]int, len(ps)) // where each provider's archives end
+	audits := make([][]Finding, len(ps))
 	selected := map[backends.Provider]bool{}
-	for _, p := range ps {
+	for i, p := range ps {
 		as, err := sel.ArchivesOf(ctx, r, p)
 		if err != nil {
 			return nil, err
 		}
 		selected[p] = len(as) > 0
-		sigs := Signatures(ctx, r, as, vo.Signatures)
-		for i, a := range as {
-			if err := ctx.Err(); err != nil {
-				return out, err
-			}
-			out = append(out, verifySigned(ctx, r, a, sigs[i], opts))
-		}
-		if au, ok := r.(backends.Auditor); ok {
-			for _, prob := range au.Audit(ctx, p) {
-				if prob.Package.Version != nil && !sel.WantsPlatform(prob.Package.Platform) && prob.Package.Platform != (backends.Platform{}) {
-					continue
-				}
-				f := Finding{Package: prob.Package, Status: StatusMismatch, Detail: prob.Detail}
-				if prob.Missing {
-					f.Status = StatusMissing
-				}
-				out = append(out, f)
-			}
-		}
+		archives = append(archives, as...)
+		sigs = append(sigs, Signatures(ctx, r, as, vo.Signatures)...)
+		ends[i] = len(archives)
+		audits[i] = sel.audit(ctx, r, p)
+	}
+	// One archive per core (HashWorkers); reported in order.
+	found := make([]Finding, len(archives))
+	Parallel(ctx, HashWorkers(r), len(archives), func(i int) {
+		found[i] = verifySigned(ctx, r, archives[i], sigs[i], opts)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Finding, 0, len(archives))
+	start := 0
+	for i := range ps {
+		out = append(out, found[start:ends[i]]...)
+		out = append(out, audits[i]...)
+		start = ends[i]
 	}
 	if len(out) == 0 {
 		// Nothing to verify is not "all is well": say what the place holds.
 		return nil, sel.checkSelected(ctx, r, ps, selected)
 	}
 	return out, nil
+}
+
+// audit reports what is wrong with r's own records of p (backends.Auditor),
+// for the selected platforms.
+func (sel Selection) audit(ctx context.Context, r backends.Reader, p backends.Provider) []Finding {
+	au, ok := r.(backends.Auditor)
+	if !ok {
+		return nil
+	}
+	var out []Finding
+	for _, prob := range au.Audit(ctx, p) {
+		if prob.Package.Version != nil && !sel.WantsPlatform(prob.Package.Platform) && prob.Package.Platform != (backends.Platform{}) {
+			continue
+		}
+		f := Finding{Package: prob.Package, Status: StatusMismatch, Detail: prob.Detail}
+		if prob.Missing {
+			f.Status = StatusMissing
+		}
+		out = append(out, f)
+	}
+	return out
 }

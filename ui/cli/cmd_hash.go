@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -21,19 +23,24 @@ the zip file; zips only). The values are those the clients write in
   tfmirror hash ./mirror/registry.terraform.io/hashicorp/null/3.2.1/linux_amd64 --json`,
 		Args: minArgs(1, "PATH..."),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// One path per core; the output keeps the order given.
+			sums := make([]hashing.Sums, len(args))
+			errs := make([]error, len(args))
+			sync.Parallel(cmd.Context(), runtime.NumCPU(), len(args), func(i int) {
+				sums[i], errs[i] = hashing.HashPath(args[i], env.hashing())
+			})
+			if err := cmd.Context().Err(); err != nil {
+				return err
+			}
 			var rows []report.HashRow
 			failed := false
-			for _, p := range args {
-				if err := cmd.Context().Err(); err != nil {
-					return err
-				}
-				sums, err := hashing.HashPath(p, env.hashing())
-				if err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: hash %s: %v\n", p, err)
+			for i, p := range args {
+				if errs[i] != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: hash %s: %v\n", p, errs[i])
 					failed = true
 					continue
 				}
-				rows = append(rows, report.HashRow{Path: p, H1: sums.H1, ZH: sums.ZH})
+				rows = append(rows, report.HashRow{Path: p, H1: sums[i].H1, ZH: sums[i].ZH})
 			}
 			if err := report.Hashes(cmd.OutOrStdout(), rows, asJSON); err != nil {
 				return err
