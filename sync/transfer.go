@@ -142,7 +142,11 @@ func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backend
 	}
 	hr, sourceHashes := rc.(backends.HashingReader)
 	wantH1 := env.Hashing.WantH1("", a.Evidence...)
-	s := hashing.NewStream(!sourceHashes, wantH1, env.Hashing)
+	// An archive that arrives in one chunk is inflated from the staged
+	// file afterwards (in the page cache): following it on another
+	// goroutine would cost more than reading it again.
+	follow := wantH1 && (a.Size < 0 || a.Size > followAbove)
+	s := hashing.NewStream(!sourceHashes, follow, env.Hashing)
 	defer s.Close()
 	n, err := copyFull(sink, s, in, a.Size)
 	if err != nil {
@@ -172,6 +176,10 @@ func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backend
 	}
 	return sums, n, nil
 }
+
+// followAbove is the size above which an archive's h1: is computed on the
+// stream.
+const followAbove = 256 << 10
 
 // h1 finishes the h1: of the staged zip: from the stream when it followed
 // the zip, else by inflating the file, one archive per core while the

@@ -37,6 +37,13 @@ type Mirror struct {
 
 	mu    sync.Mutex
 	swept map[string]bool // directories cleared of stale staging files
+	// unsynced are the directories archives were renamed into since their
+	// last fsync: Flush makes their entries durable once, before index
+	// documents list them, instead of once per archive.
+	unsynced map[string]bool
+	// turns serialise this process's writers of each provider before the
+	// provider lock (lockProvider).
+	turns map[backends.Provider]chan struct{}
 
 	// afterStep, set by tests, is called after each write of a Remove.
 	afterStep func(what string)
@@ -68,7 +75,7 @@ func Open(name, dir string, opts Options) (*Mirror, error) {
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = resolved
 	}
-	return &Mirror{name: name, dir: dir, opts: opts}, nil
+	return &Mirror{name: name, dir: dir, opts: opts, unsynced: map[string]bool{}}, nil
 }
 
 func (m *Mirror) String() string { return m.name }

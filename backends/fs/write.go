@@ -257,7 +257,9 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 func (s *staged) landed(sums hashing.Sums) error {
 	s.done = true
 	s.f.Close()
-	syncDir(filepath.Dir(s.target))
+	// The bytes are durable (synced before the rename); the directory
+	// entry is made so by the next Flush, before an index lists it.
+	s.m.markUnsynced(filepath.Dir(s.target))
 	s.m.landed.Record(s.target, sums)
 	return nil
 }
@@ -279,28 +281,60 @@ func (s *staged) conflict(detail string) error {
 const providerLockName = ".tfmirror-lock"
 
 // lockProvider waits for p's lock, or for ctx. The returned function
-// releases it. p's directory must exist.
+// releases it. p's directory must exist. This process's writers of p take
+// turns on a channel first, so the flock is contended only by other
+// processes: a blocked flock holds an OS thread, and eight workers
+// landing one provider's archives at once used to hold eight.
 func (m *Mirror) lockProvider(ctx context.Context, p backends.Provider) (func(), error) {
+	turn := m.providerTurn(p)
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	f, err := os.OpenFile(filepath.Join(m.providerDir(p), providerLockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
+		<-turn
 		return nil, err
+	}
+	release := func() {
+		f.Close()
+		<-turn
+	}
+	if lockFile(f) == nil {
+		return release, nil
 	}
 	got := make(chan error, 1)
 	go func() { got <- waitLock(f) }()
 	select {
 	case err := <-got:
 		if err != nil {
-			f.Close()
+			release()
 			return nil, fmt.Errorf("lock %s: %w", m.rel(f.Name()), err)
 		}
-		return func() { f.Close() }, nil
+		return release, nil
 	case <-ctx.Done():
 		go func() {
 			<-got
-			f.Close()
+			release()
 		}()
 		return nil, ctx.Err()
 	}
+}
+
+// providerTurn is the channel this process's writers of p take turns on.
+func (m *Mirror) providerTurn(p backends.Provider) chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.turns == nil {
+		m.turns = map[backends.Provider]chan struct{}{}
+	}
+	t, ok := m.turns[p]
+	if !ok {
+		t = make(chan struct{}, 1)
+		m.turns[p] = t
+	}
+	return t
 }
 
 // commitUnpacked extracts the staged zip into a hidden directory beside the
@@ -369,6 +403,24 @@ func (m *Mirror) unlist(pkg backends.Package) error {
 	return writeJSON(path, doc)
 }
 
+func (m *Mirror) markUnsynced(dir string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unsynced[dir] = true
+}
+
+// syncLanded makes durable the entries of archives renamed into dir since
+// its last fsync.
+func (m *Mirror) syncLanded(dir string) {
+	m.mu.Lock()
+	pending := m.unsynced[dir]
+	delete(m.unsynced, dir)
+	m.mu.Unlock()
+	if pending {
+		syncDir(dir)
+	}
+}
+
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
@@ -392,6 +444,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	}
 	defer unlock()
 	m.sweepOnce(dir)
+	m.syncLanded(dir)
 	s := m.scanProvider(p, []string{dir})
 	index := mirrordoc.Index{Versions: map[string]struct{}{}}
 	versions := make([]string, 0, len(s.entries))
@@ -419,10 +472,13 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 			continue
 		}
 		index.Versions[v] = struct{}{}
-		if err := writeJSON(filepath.Join(dir, mirrordoc.VersionName(s.versions[v])), doc); err != nil {
+		if err := writeDoc(filepath.Join(dir, mirrordoc.VersionName(s.versions[v])), doc); err != nil {
 			return fmt.Errorf("mirror %s: %s %s: %w", m.name, p, v, err)
 		}
 	}
+	// The version documents' entries are made durable together, before
+	// index.json names their versions.
+	syncDir(dir)
 	if err := writeJSON(filepath.Join(dir, mirrordoc.IndexName), index); err != nil {
 		return fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
 	}
@@ -457,7 +513,13 @@ func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
 // writeJSON writes v as `providers mirror` does (json.MarshalIndent with two
 // spaces, sorted keys, no trailing newline, mode 0644), atomically, and only
 // when the content changes.
-func writeJSON(path string, v any) error {
+func writeJSON(path string, v any) error { return writeJSONSync(path, v, true) }
+
+// writeDoc is writeJSON leaving the fsync of the directory entry to the
+// caller, which writes several documents of one directory.
+func writeDoc(path string, v any) error { return writeJSONSync(path, v, false) }
+
+func writeJSONSync(path string, v any, dirSync bool) error {
 	b, err := mirrordoc.Encode(v)
 	if err != nil {
 		return err
@@ -465,12 +527,16 @@ func writeJSON(path string, v any) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	return WriteFileAtomic(path, b, 0o644)
+	return writeFileAtomic(path, b, 0o644, dirSync)
 }
 
 // WriteFileAtomic writes data to a hidden temp file beside path and renames
 // it into place, so readers see the old content or the new, never a part.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	return writeFileAtomic(path, data, mode, true)
+}
+
+func writeFileAtomic(path string, data []byte, mode os.FileMode, dirSync bool) error {
 	f, tmp, err := createLocked(filepath.Dir(path), "."+filepath.Base(path))
 	if err != nil {
 		return err
@@ -496,7 +562,9 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 		os.Remove(tmp)
 		return err
 	}
-	syncDir(filepath.Dir(path))
+	if dirSync {
+		syncDir(filepath.Dir(path))
+	}
 	return nil
 }
 
