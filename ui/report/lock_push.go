@@ -3,9 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 )
 
@@ -18,8 +20,9 @@ func pushLine(ev sync.Event, j *sync.TrackedJob) string {
 		if s := ev.Elapsed.Seconds(); s > 0 {
 			rate = int64(float64(ev.Bytes) / s)
 		}
-		return fmt.Sprintf("pushed %s  %s in %s (%s/s)  %s %s", j.Info.Package, HumanBytes(ev.Bytes),
-			ev.Elapsed.Round(time.Millisecond), HumanBytes(rate), ev.Sums.H1, ev.Sums.ZH)
+		// The hashes computed: zh: always, h1: where it was needed.
+		return fmt.Sprintf("pushed %s  %s in %s (%s/s)  %s", j.Info.Package, HumanBytes(ev.Bytes),
+			ev.Elapsed.Round(time.Millisecond), HumanBytes(rate), hashList(ev.Sums.List()))
 	case sync.JobFailed:
 		return fmt.Sprintf("failed %s: %s", j.Info.Package, Advised(ev.Err))
 	case sync.JobRetrying:
@@ -58,4 +61,12 @@ func LockUpdates(w io.Writer, updates []sync.LockUpdate) int {
 		}
 	}
 	return n
+}
+
+func hashList(hs []hashing.Hash) string {
+	s := make([]string, len(hs))
+	for i, h := range hs {
+		s[i] = string(h)
+	}
+	return strings.Join(s, " ")
 }
