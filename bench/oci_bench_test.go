@@ -2,38 +2,253 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	gosync "sync"
 	"testing"
+	"time"
+
+	"github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
 
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 )
 
-// BenchmarkOCIPush pushes 24 release zips from a filesystem mirror into a
-// real registry (the distribution registry, in process, TLS) with tfmirror
-// sync, and compares with the same blobs and equivalent manifests pushed
-// with plain HTTP requests (monolithic blob uploads, no checks): the limit
-// for an OCI push on this machine.
+// BenchmarkOCIPush pushes 12 release zips (one provider, 3 versions x 4
+// platforms, ~23 MB each holding a 60 MB executable) into a real registry
+// (the distribution registry, in process, TLS), each tool into a fresh one,
+// ROUNDS times:
+//
+//	tfmirror push ZIPS      the zips as given (release files: zh:, the
+//	                        layer digest, computed as each is read for it,
+//	                        then uploaded straight from the file)
+//	tfmirror sync MIRROR    a filesystem mirror whose index states zh:
+//	push again              re-push of the same zips: uploads nothing
+//	oras, crane, regctl     the same layout (an OCI image layout per version,
+//	                        as OpenTofu reads it) copied into the registry,
+//	                        the three versions at once; each tool is looked
+//	                        for in $TFMIRROR_TOOLS (bench/report.sh installs
+//	                        them with the Go toolchain) and skipped if absent
+//	plain HTTP              the same blobs and manifests with plain requests
 func BenchmarkOCIPush(b *testing.B) {
 	bin := buildTfmirror(b)
-	src, zips := mirrorOf24Zips(b)
+	body := executableBytes(b, 60<<20)
+	var names []string
+	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
+		for _, p := range []string{"linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"} {
+			names = append(names, fmt.Sprintf("bench/alpha/%s/%s", v, p))
+		}
+	}
+	zips := releaseZips(b, body, names)
+	src := b.TempDir() // a filesystem mirror
+	pdir := filepath.Join(src, "example.com", "bench", "alpha")
+	os.MkdirAll(pdir, 0o755)
+	var files []string
+	var total int64
+	docs := map[string]map[string]any{}
+	for name, z := range zips {
+		parts := strings.Split(name, "/")
+		v, p := parts[2], parts[3]
+		file := filepath.Join(pdir, fmt.Sprintf("terraform-provider-alpha_%s_%s.zip", v, p))
+		os.WriteFile(file, z, 0o644)
+		files = append(files, file)
+		total += int64(len(z))
+		if docs[v] == nil {
+			docs[v] = map[string]any{}
+		}
+		docs[v][p] = map[string]any{"url": filepath.Base(file), "hashes": []string{fmt.Sprintf("zh:%x", sha256.Sum256(z))}}
+	}
+	index := map[string]any{}
+	for v, d := range docs {
+		doc, _ := json.Marshal(map[string]any{"archives": d})
+		os.WriteFile(filepath.Join(pdir, v+".json"), doc, 0o644)
+		index[v] = map[string]any{}
+	}
+	doc, _ := json.Marshal(map[string]any{"versions": index})
+	os.WriteFile(filepath.Join(pdir, "index.json"), doc, 0o644)
+	layouts := writeLayouts(b, zips)
+	b.Logf("%d zips, %.0f MB, %d cores", len(zips), float64(total)/1e6, runtime.NumCPU())
+	rounds := 1
+	fmt.Sscan(os.Getenv("ROUNDS"), &rounds)
+	for round := 1; round <= rounds; round++ {
+		b.Logf("round %d of %d", round, rounds)
+		ociRound(b, bin, files, src, layouts, zips)
+	}
+}
 
+func ociRound(b *testing.B, bin string, files []string, src string, layouts map[string]string, zips map[string][]byte) {
+	w := &world{env: os.Environ()}
+	tmpl := func(reg *ocitest.Registry) string { return "oci://" + reg.Host() + "/tf/${namespace}/${type}" }
 	reg := ocitest.New(b)
-	push := timeIt(b, "tfmirror sync fs -> oci", func() error {
-		cmd := []string{"sync", src, "oci://" + reg.Host() + "/tf/${namespace}/${type}", "--ca-cert", reg.CAFile()}
-		w := &world{env: os.Environ()}
-		return w.run(bin, cmd...)
+	push := timeIt(b, "tfmirror push ZIPS (zh:, read once)", func() error {
+		return w.run(bin, append(append([]string{"push"}, files...), tmpl(reg), "--provider", "example.com/bench/alpha", "--ca-cert", reg.CAFile())...)
 	})
-
+	uploads := reg.BlobUploads()
+	again := timeIt(b, "tfmirror push ZIPS again", func() error {
+		return w.run(bin, append(append([]string{"push"}, files...), tmpl(reg), "--provider", "example.com/bench/alpha", "--ca-cert", reg.CAFile())...)
+	})
+	b.Logf("    blob uploads: %d, then %d on the re-push", uploads, reg.BlobUploads()-uploads)
 	reg2 := ocitest.New(b)
-	raw := timeIt(b, "plain HTTP pushes of the same blobs", func() error { return rawPush(reg2, zips) })
-	b.Logf("ratio: tfmirror / plain HTTP = %.2f", push.Seconds()/raw.Seconds())
+	sync := timeIt(b, "tfmirror sync MIRROR (index states zh:)", func() error {
+		return w.run(bin, "sync", src, tmpl(reg2), "--ca-cert", reg2.CAFile())
+	})
+	tools := map[string]time.Duration{}
+	for _, tool := range []string{"oras", "crane", "regctl"} {
+		exe := toolPath(tool)
+		if exe == "" {
+			b.Logf("  %-52s skipped: not installed (bench/report.sh installs it with go install)", tool)
+			continue
+		}
+		r := ocitest.New(b)
+		tools[tool] = timeIt(b, tool+" of the same layout", func() error { return pushLayouts(b, tool, exe, r, layouts) })
+	}
+	reg3 := ocitest.New(b)
+	raw := timeIt(b, "plain HTTP pushes of the same blobs", func() error { return rawPush(reg3, zips) })
+	b.Logf("  ratios:")
+	for _, tool := range []string{"oras", "crane", "regctl"} {
+		if d, ok := tools[tool]; ok {
+			b.Logf("    %-7s / push = %.2fx   / sync = %.2fx  (target > 1)", tool, d.Seconds()/push.Seconds(), d.Seconds()/sync.Seconds())
+		}
+	}
+	b.Logf("    push / plain HTTP = %.2f   sync / plain HTTP = %.2f   re-push / push = %.1f%%", push.Seconds()/raw.Seconds(), sync.Seconds()/raw.Seconds(), 100*again.Seconds()/push.Seconds())
+}
+
+// toolPath finds a peer tool: $TFMIRROR_TOOLS/NAME, then PATH.
+func toolPath(name string) string {
+	if dir := os.Getenv("TFMIRROR_TOOLS"); dir != "" {
+		if p := filepath.Join(dir, name); fileExists(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// writeLayouts writes one OCI image layout per version, as OpenTofu's
+// oci_mirror reads them: per platform an image manifest (empty config, the
+// zip as its single archive/zip layer), per version an index tagged with
+// the version. It returns the layout directories by version.
+func writeLayouts(b *testing.B, zips map[string][]byte) map[string]string {
+	ctx := context.Background()
+	out := map[string]string{}
+	byVersion := map[string][]ocispec.Descriptor{}
+	stores := map[string]*oci.Store{}
+	for name, z := range zips {
+		parts := strings.Split(name, "/")
+		v, plat := parts[2], parts[3]
+		st := stores[v]
+		if st == nil {
+			dir := filepath.Join(b.TempDir(), "layout-"+v)
+			var err error
+			if st, err = oci.New(dir); err != nil {
+				b.Fatal(err)
+			}
+			stores[v], out[v] = st, dir
+		}
+		layer := content.NewDescriptorFromBytes("archive/zip", z)
+		cfg := ocispec.DescriptorEmptyJSON
+		man, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
+			ArtifactType: "application/vnd.opentofu.provider-target", Config: cfg, Layers: []ocispec.Descriptor{layer}})
+		mdesc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, man)
+		for _, blob := range []struct {
+			d ocispec.Descriptor
+			b []byte
+		}{{layer, z}, {cfg, cfg.Data}, {mdesc, man}} {
+			if err := st.Push(ctx, blob.d, bytes.NewReader(blob.b)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+				b.Fatal(err)
+			}
+		}
+		os, arch, _ := strings.Cut(plat, "_")
+		mdesc.ArtifactType = "application/vnd.opentofu.provider-target"
+		mdesc.Platform = &ocispec.Platform{OS: os, Architecture: arch}
+		byVersion[v] = append(byVersion[v], mdesc)
+	}
+	for v, ms := range byVersion {
+		idx, _ := json.Marshal(ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageIndex,
+			ArtifactType: "application/vnd.opentofu.provider", Manifests: ms})
+		idesc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageIndex, idx)
+		if err := stores[v].Push(ctx, idesc, bytes.NewReader(idx)); err != nil {
+			b.Fatal(err)
+		}
+		if err := stores[v].Tag(ctx, idesc, v); err != nil {
+			b.Fatal(err)
+		}
+		// index.json names the version's index only (the store lists every
+		// manifest it was given), so crane pushes it as the tagged thing.
+		ij := filepath.Join(out[v], "index.json")
+		raw, _ := os.ReadFile(ij)
+		var top ocispec.Index
+		json.Unmarshal(raw, &top)
+		var tagged []ocispec.Descriptor
+		for _, d := range top.Manifests {
+			if d.Annotations[ocispec.AnnotationRefName] != "" {
+				tagged = append(tagged, d)
+			}
+		}
+		top.Manifests = tagged
+		raw, _ = json.Marshal(top)
+		os.WriteFile(ij, raw, 0o644)
+	}
+	return out
+}
+
+// pushLayouts copies every version's layout into reg with a peer tool, the
+// versions at once (as tfmirror pushes them).
+func pushLayouts(b *testing.B, tool, exe string, reg *ocitest.Registry, layouts map[string]string) error {
+	home := b.TempDir()
+	env := append(os.Environ(), "HOME="+home, "SSL_CERT_FILE="+reg.CAFile(), "DOCKER_CONFIG="+home)
+	if tool == "regctl" {
+		cmd := exec.Command(exe, "registry", "set", reg.Host(), "--tls", "insecure")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+	}
+	errs := make(chan error, len(layouts))
+	for v, dir := range layouts {
+		ref := reg.Host() + "/tf/bench/alpha:" + v
+		var args []string
+		switch tool {
+		case "oras":
+			args = []string{"cp", "--from-oci-layout", dir + ":" + v, ref, "--to-ca-file", reg.CAFile()}
+		case "crane":
+			args = []string{"push", dir, ref}
+		case "regctl":
+			args = []string{"image", "copy", "ocidir://" + dir + ":" + v, ref}
+		}
+		go func() {
+			cmd := exec.Command(exe, args...)
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("%s %v: %v\n%s", tool, args, err, out)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range layouts {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // mirrorOf24Zips writes a filesystem mirror of 24 release zips (8 MB

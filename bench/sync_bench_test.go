@@ -21,13 +21,19 @@ import (
 
 	"github.com/klauspost/compress/flate"
 
+	"golang.org/x/mod/sumdb/dirhash"
+
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
-// buildTfmirror builds the binary under test.
+// buildTfmirror builds the binary under test ($TFMIRROR_BIN, when set, is
+// used instead: to compare two builds).
 func buildTfmirror(b *testing.B) string {
 	b.Helper()
+	if p := os.Getenv("TFMIRROR_BIN"); p != "" {
+		return p
+	}
 	bin := filepath.Join(b.TempDir(), "tfmirror")
 	out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
 	if err != nil {
@@ -91,12 +97,18 @@ type world struct {
 	zipBytes  int64
 }
 
+// newWorld serves archives (a multiple of 12) from a local origin registry:
+// archives/12 providers x 3 versions x 4 platforms, each zip ~17 MB
+// holding a 60 MB executable.
 func newWorld(b *testing.B, archives int) *world {
 	platforms := []string{"linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"}
-	types := []string{"alpha", "beta"}
 	versions := []string{"1.0.0", "1.1.0", "1.2.0"}
-	if archives != len(platforms)*len(types)*len(versions) {
-		b.Fatalf("world has %d archives", len(platforms)*len(types)*len(versions))
+	if archives%12 != 0 {
+		b.Fatalf("a world has a multiple of 12 archives, not %d", archives)
+	}
+	var types []string
+	for i := range archives / 12 {
+		types = append(types, fmt.Sprintf("p%02d", i))
 	}
 	body := executableBytes(b, 60<<20)
 	w := &world{platforms: platforms}
@@ -168,7 +180,7 @@ func timeIt(b *testing.B, name string, f func() error) time.Duration {
 		b.Fatalf("%s: %v", name, err)
 	}
 	d := time.Since(start)
-	b.Logf("%-44s %8.2fs", name, d.Seconds())
+	b.Logf("  %-52s %8.2fs", name, d.Seconds())
 	return d
 }
 
@@ -182,66 +194,146 @@ func (w *world) run(bin string, args ...string) error {
 	return nil
 }
 
-// BenchmarkSync: (a) tfmirror sync to an empty filesystem mirror, (b) the
-// same sync again, (c) terraform providers mirror for the same providers and
-// platforms, and (L) the limit: the larger of a raw parallel download of the
-// same files and computing their h1: on all cores with the fastest inflate.
+// BenchmarkSync measures, for 12 and 48 archives (SYNC_ARCHIVES="12 48"),
+// each figure and what it is compared with in one run, ROUNDS times
+// (default 1), and prints the ratios of each round:
+//
+//	(L1) a raw parallel download of the same files, to disk
+//	(a)  tfmirror sync registry -> fs (zh: against the signed SHA256SUMS)
+//	(b)  the same sync again (nothing to do)
+//	(A)  tfmirror sync --hashes all (h1: of every archive too)
+//	(L2) h1: of the same files on all cores with the standard library's
+//	     inflater (dirhash.HashZip): the floor for (A), lock and verify
+//	(V)  tfmirror verify of (A)'s mirror (its index states h1:)
+//	(K)  tfmirror lock of (A)'s mirror, every platform
+//	(c)  terraform providers mirror, (d) tofu providers mirror
 func BenchmarkSync(b *testing.B) {
 	bin := buildTfmirror(b)
-	w := newWorld(b, 24)
-	b.Logf("%d archives, %.0f MB of zips, %d cores", len(w.urls), float64(w.zipBytes)/1e6, runtime.NumCPU())
-	host := w.reg.Host()
-
-	dst := filepath.Join(b.TempDir(), "tfmirror")
-	args := []string{"sync", "registry://" + host, dst, "-p", "bench/alpha", "-p", "bench/beta", "-v", ">= 1.0"}
-	for _, p := range w.platforms {
-		args = append(args, "--platform", p)
+	sizes := strings.Fields(os.Getenv("SYNC_ARCHIVES"))
+	if len(sizes) == 0 {
+		sizes = []string{"12", "48"}
 	}
-	a := timeIt(b, "(a) tfmirror sync, empty destination", func() error { return w.run(bin, args...) })
-	bb := timeIt(b, "(b) tfmirror sync again (no-op)", func() error { return w.run(bin, args...) })
-	if err := w.run(bin, "verify", dst); err != nil {
-		b.Fatalf("verify: %v", err)
-	}
-
-	var c time.Duration
-	if tf, err := exec.LookPath("terraform"); err == nil {
-		cfgDir := b.TempDir()
-		var req strings.Builder
-		req.WriteString("terraform {\n  required_providers {\n")
-		for _, p := range w.providers {
-			fmt.Fprintf(&req, "    %s = { source = %q }\n", p.Type, host+"/"+p.Namespace+"/"+p.Type)
+	rounds := 1
+	fmt.Sscan(os.Getenv("ROUNDS"), &rounds)
+	for _, size := range sizes {
+		var n int
+		fmt.Sscan(size, &n)
+		w := newWorld(b, n)
+		b.Logf("%d archives, %.0f MB of zips, %d cores, tofu %s", len(w.urls), float64(w.zipBytes)/1e6, runtime.NumCPU(), tofuPath())
+		for round := 1; round <= rounds; round++ {
+			b.Logf("round %d of %d", round, rounds)
+			w.syncRound(b, bin)
 		}
-		req.WriteString("  }\n}\n")
-		os.WriteFile(filepath.Join(cfgDir, "main.tf"), []byte(req.String()), 0o644)
-		// providers mirror takes the newest version per provider; run it
-		// once per version so it fetches the same 24 archives.
-		c = timeIt(b, "(c) terraform providers mirror", func() error {
-			for _, v := range w.providers[0].Versions {
-				mainTF := strings.ReplaceAll(req.String(), "\" }", "\", version = \"= "+v.Version+"\" }")
-				os.WriteFile(filepath.Join(cfgDir, "main.tf"), []byte(mainTF), 0o644)
-				targs := []string{"-chdir=" + cfgDir, "providers", "mirror"}
-				for _, p := range w.platforms {
-					targs = append(targs, "-platform="+p)
-				}
-				targs = append(targs, filepath.Join(b.TempDir(), "tf"))
-				if err := w.run(tf, targs...); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	} else {
-		b.Log("(c) skipped: terraform is not on PATH")
 	}
+}
 
-	dl, files := w.rawDownload(b)
-	h1 := timeIt(b, "(L2) h1 of every archive on all cores", func() error { return hashAll(files) })
-	limit := max(dl, h1)
-	b.Logf("(L)  limit = max(download, h1)                %8.2fs", limit.Seconds())
-	b.Logf("ratios: (a)/(L) = %.2f (target <= 1.15)   (b)/(a) = %.1f%% (target < 3%%)", a.Seconds()/limit.Seconds(), 100*bb.Seconds()/a.Seconds())
-	if c > 0 {
-		b.Logf("        (c)/(a) = %.2fx faster than terraform providers mirror (target >= 2.8)", c.Seconds()/a.Seconds())
+func (w *world) syncRound(b *testing.B, bin string) {
+	host := w.reg.Host()
+	args := func(dst string, extra ...string) []string {
+		a := []string{"sync", "registry://" + host, dst, "-v", ">= 1.0"}
+		for _, p := range w.providers {
+			a = append(a, "-p", p.Namespace+"/"+p.Type)
+		}
+		for _, p := range w.platforms {
+			a = append(a, "--platform", p)
+		}
+		return append(a, extra...)
 	}
+	dl, files := w.rawDownload(b)
+	dst := filepath.Join(b.TempDir(), "tfmirror")
+	a := timeIt(b, "(a)  tfmirror sync registry -> fs", func() error { return w.run(bin, args(dst)...) })
+	bb := timeIt(b, "(b)  the same sync again (no-op)", func() error { return w.run(bin, args(dst)...) })
+	all := filepath.Join(b.TempDir(), "tfmirror-all")
+	aAll := timeIt(b, "(A)  tfmirror sync --hashes all", func() error { return w.run(bin, args(all, "--hashes", "all")...) })
+	floor := timeIt(b, "(L2) h1 on all cores, standard library inflate", func() error { return hashAllStdlib(files) })
+	verify := timeIt(b, "(V)  tfmirror verify of (A) (h1: listed)", func() error { return w.run(bin, "verify", all) })
+	lockArgs := []string{"lock", all, "--lock", filepath.Join(b.TempDir(), ".terraform.lock.hcl")}
+	for _, p := range w.providers {
+		lockArgs = append(lockArgs, "-p", host+"/"+p.Namespace+"/"+p.Type)
+	}
+	lockArgs = append(lockArgs, "-v", "1.2.0")
+	for _, p := range w.platforms {
+		lockArgs = append(lockArgs, "--platform", p)
+	}
+	lockT := timeIt(b, "(K)  tfmirror lock of (A), every platform", func() error { return w.run(bin, lockArgs...) })
+	lockFiles := len(w.providers) * len(w.platforms)
+	lockFloor := timeIt(b, "(L3) h1 of the locked archives, standard library", func() error { return hashAllStdlib(lockedFiles(files, len(w.platforms), lockFiles)) })
+
+	tf := w.providersMirror(b, "terraform", "(c)  terraform providers mirror")
+	tofu := w.providersMirror(b, tofuPath(), "(d)  tofu providers mirror")
+
+	b.Logf("  ratios:")
+	b.Logf("    (a)/(L1) = %.2f   sync vs raw download (target <= 1.15)", a.Seconds()/dl.Seconds())
+	b.Logf("    (b)/(a)  = %.1f%%  no-op re-sync vs sync", 100*bb.Seconds()/a.Seconds())
+	b.Logf("    (A)/(L2) = %.2f   --hashes all vs stdlib h1 floor (target <= 1.0)", aAll.Seconds()/floor.Seconds())
+	b.Logf("    (V)/(L2) = %.2f   verify vs stdlib h1 floor (target <= 1.1)", verify.Seconds()/floor.Seconds())
+	b.Logf("    (K)/(L3) = %.2f   lock vs stdlib h1 floor (target <= 1.1)", lockT.Seconds()/lockFloor.Seconds())
+	if tf > 0 {
+		b.Logf("    (c)/(a)  = %.2fx  faster than terraform providers mirror (target >= 5)", tf.Seconds()/a.Seconds())
+	}
+	if tofu > 0 {
+		b.Logf("    (d)/(a)  = %.2fx  faster than tofu providers mirror (target >= 1.3)", tofu.Seconds()/a.Seconds())
+	}
+}
+
+// lockedFiles are the downloaded files of the versions lock locks (the
+// newest: every provider's last version), one per platform.
+func lockedFiles(files []string, platforms, n int) []string {
+	var out []string
+	perProvider := 3 * platforms
+	for i := 0; len(out) < n && i*perProvider < len(files); i++ {
+		last := i*perProvider + 2*platforms
+		out = append(out, files[last:last+platforms]...)
+	}
+	return out
+}
+
+// tofuPath is OpenTofu as backendtest finds it (see shared/testing.md), or
+// "" when it is not installed.
+func tofuPath() string {
+	if p := os.Getenv("TFMIRROR_TOFU"); p != "" {
+		return p
+	}
+	home, _ := os.UserHomeDir()
+	p := filepath.Join(home, ".cache", "tfmirror-tools", "tofu-1.12.6")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if p, err := exec.LookPath("tofu"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// providersMirror runs `providers mirror` of a client for the world's
+// providers and platforms, once per version (it takes the newest match).
+func (w *world) providersMirror(b *testing.B, client, name string) time.Duration {
+	bin, err := exec.LookPath(client)
+	if client == "" || err != nil {
+		b.Logf("  %-52s skipped: not installed", name)
+		return 0
+	}
+	cfgDir := b.TempDir()
+	out := b.TempDir()
+	return timeIt(b, name, func() error {
+		for _, v := range w.providers[0].Versions {
+			var req strings.Builder
+			req.WriteString("terraform {\n  required_providers {\n")
+			for _, p := range w.providers {
+				fmt.Fprintf(&req, "    %s = { source = %q, version = \"= %s\" }\n", p.Type, w.reg.Host()+"/"+p.Namespace+"/"+p.Type, v.Version)
+			}
+			req.WriteString("  }\n}\n")
+			os.WriteFile(filepath.Join(cfgDir, "main.tf"), []byte(req.String()), 0o644)
+			args := []string{"-chdir=" + cfgDir, "providers", "mirror"}
+			for _, p := range w.platforms {
+				args = append(args, "-platform="+p)
+			}
+			if err := w.run(bin, append(args, out)...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // rawDownload fetches every archive with one goroutine per core, to disk.
@@ -281,6 +373,30 @@ func (w *world) rawDownload(b *testing.B) (time.Duration, []string) {
 	return d, files
 }
 
+// hashAllStdlib computes the h1: of every file with dirhash.HashZip (the
+// standard library's inflater, as the clients do), one file per core.
+func hashAllStdlib(files []string) error {
+	var wg gosync.WaitGroup
+	errs := make(chan error, len(files))
+	sem := make(chan struct{}, runtime.NumCPU())
+	for _, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if _, err := dirhash.HashZip(f, dirhash.Hash1); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// hashAll computes the h1: of every file with tfmirror's hashing (the
+// faster inflater), one file per core.
 func hashAll(files []string) error {
 	var wg gosync.WaitGroup
 	errs := make(chan error, len(files))

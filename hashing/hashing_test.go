@@ -274,6 +274,7 @@ func TestNeedsH1(t *testing.T) {
 		{"nothing stated", "", nil, true},
 		{"only unknown schemes", "", []hashing.Evidence{index("foo:bar")}, true},
 		{"only an OCI digest", "", []hashing.Evidence{{Source: hashing.Source{Kind: hashing.SourceOCIDigest}, Hashes: []hashing.Hash{zh}}}, true},
+		{"a release file given to push", "", []hashing.Evidence{{Source: hashing.Source{Kind: hashing.SourceRelease}}}, false},
 	}
 	for _, c := range cases {
 		if got := hashing.NeedsH1(c.zh, c.ev...); got != c.want {

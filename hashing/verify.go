@@ -29,6 +29,11 @@ const (
 	// transfer, where the source states none; they prove only that the bytes
 	// did not change on the way.
 	SourceArchive SourceKind = "source archive"
+	// SourceRelease: the release zip itself, handed in by its publisher
+	// (zips given to push). It states no hash: it is the origin, with
+	// nothing upstream to check it against; the hashes computed on the way
+	// are what its destination will state.
+	SourceRelease SourceKind = "release file"
 )
 
 // Vouches reports whether what a source of this kind states about a
@@ -206,13 +211,16 @@ func computed(s Sums, scheme Scheme) Hash {
 // and one match is enough: its h1: values are needed only when none of its
 // zh: values is the archive's (or, before zh: is known, when it lists no
 // zh: at all). Where no source vouches for the archive with a hash that
-// can be checked (none states one, or only the bytes' own address does:
-// an OCI digest, release zips given to push), inflating them, which checks
-// every entry's CRC-32, is the only check there is: h1: is computed. Where
-// sources vouch with zh:, computing h1: would verify nothing more.
+// can be checked (none states one, or only the bytes' own address does: an
+// OCI digest, a directory without index documents), inflating them, which
+// checks every entry's CRC-32, is the only check there is: h1: is
+// computed. Where sources vouch with zh:, computing h1: would verify
+// nothing more; a release file given by its publisher is the origin
+// itself, with nothing to check.
 func NeedsH1(zh Hash, evidence ...Evidence) bool {
 	vouched := false
 	for _, ev := range evidence {
+		vouched = vouched || ev.Source.Kind == SourceRelease
 		for _, h := range ev.Hashes {
 			vouched = vouched || h.Known() && ev.Source.Kind.Vouches()
 		}

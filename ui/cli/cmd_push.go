@@ -32,9 +32,9 @@ NAMESPACE/TYPE alone is refused. Version and platform come
 from the standard file name; for other names give an exact --version and one
 --platform. With a place as SRC, --provider, --version and --platform select.
 
-Each zip is read once for its zh: (the layer's digest) and its h1: (every entry
-inflated, which checks its CRC-32), then uploaded straight from the file; the
-registry checks the digest again as it receives the blob. A mirror as SRC is
+Each zip is read once for its zh: (the layer's digest), then uploaded straight
+from the file; the registry checks the digest again as it receives the blob
+(--hashes all also inflates every entry for h1:, which checks its CRC-32). A mirror as SRC is
 checked against the hashes it states (h1: only where some evidence needs it,
 or with --hashes all). Each platform becomes an image manifest holding the zip as its
 single archive/zip layer; each version an image index tagged with the version

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // ZipFile is one release zip and the package it is.
@@ -118,10 +119,10 @@ func identify(path string, filters []backends.ProviderFilter, version backends.V
 }
 
 // Zips is a place made of release zips on disk, for the sync engine to read
-// from. It states no hashes: nothing but the bytes themselves speaks for a
-// zip handed to push, so the engine computes zh: (the layer's digest) and
-// h1: (inflating every entry, which checks its CRC-32) as it reads each
-// zip, once, and uploads the blob straight from the file.
+// from. It states no hashes: each zip is a release file given by its
+// publisher (hashing.SourceRelease), the origin itself, so the engine
+// computes its zh: (the layer's digest) as it reads it, once, and uploads
+// the blob straight from the file; h1: only with --hashes all.
 type Zips struct {
 	name  string
 	files []ZipFile
@@ -221,7 +222,8 @@ func (z *Zips) Archives(ctx context.Context, p backends.Provider, v backends.Ver
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, backends.Archive{Package: f.Package, Layout: backends.Packed, Size: fi.Size(), Location: f.Path})
+		out = append(out, backends.Archive{Package: f.Package, Layout: backends.Packed, Size: fi.Size(), Location: f.Path,
+			Evidence: []hashing.Evidence{{Source: hashing.Source{Kind: hashing.SourceRelease, Detail: f.Path}}}})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Platform.String() < out[j].Platform.String() })
 	return out, nil

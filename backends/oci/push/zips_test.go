@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 func filters(t *testing.T, ss ...string) []backends.ProviderFilter {
@@ -144,10 +145,11 @@ func TestNewZips(t *testing.T) {
 		if err != nil || len(as) != 1 {
 			t.Fatalf("%s: %v %v", tt.path, as, err)
 		}
-		// Nothing speaks for a zip but its bytes, which the transfer hashes
-		// as it reads them: no hash is taken before.
-		if len(as[0].Evidence) != 0 {
-			t.Errorf("%s: evidence %v, want none", tt.path, as[0].Evidence)
+		// A zip given to push is the release itself: it states no hash,
+		// and none is taken before the transfer, which hashes it as it
+		// reads it.
+		if ev := as[0].Evidence; len(ev) != 1 || ev[0].Source.Kind != hashing.SourceRelease || len(ev[0].Hashes) != 0 {
+			t.Errorf("%s: evidence %v, want the release file, stating nothing", tt.path, ev)
 		}
 	}
 }
