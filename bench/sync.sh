@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Sync benchmark (issue 5): tfmirror sync vs terraform providers mirror vs the
-# physical limit, on 24 archives of ~60 MB executables. Prints the ratios.
+# Sync benchmark: tfmirror sync vs a raw parallel download, tofu and
+# terraform providers mirror, and the h1: floor, for 12 and 48 archives of
+# ~23 MB zips holding 60 MB executables (SYNC_ARCHIVES="12" for one size,
+# ROUNDS=n to repeat). Prints the ratios.
 set -euo pipefail
 cd "$(dirname "$0")"
-go test -run '^$' -bench '^BenchmarkSync$' -benchtime 1x -timeout 30m -v . 2>&1 | grep -vE '^(goos|goarch|pkg|cpu):' | sed 's/^ *sync_bench_test.go:[0-9]*: //'
+go test -run '^$' -bench '^BenchmarkSync$' -benchtime 1x -timeout 60m -v . 2>&1 | grep -vE '^(goos|goarch|pkg|cpu):' | sed -E 's/^ *[a-z_]+_test.go:[0-9]*: //'

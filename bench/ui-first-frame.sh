@@ -3,7 +3,7 @@
 # (20 providers x 1000 versions x 5 platforms, with index documents): the time
 # from starting the program in a real terminal (tmux) until the screen shows
 # the platform matrix of the first provider with its 1000 versions. Target:
-# under 0.5 s. RUNS=n runs (default 7); COLS/ROWS the terminal size.
+# under 0.2 s. RUNS=n runs (default 7); COLS/ROWS the terminal size.
 source "$(dirname "$0")/ui-lib.sh"
 RUNS=${RUNS:-7}
 first=() matrix=()

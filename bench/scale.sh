@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Scale figures, each beside what it is compared with, in one run:
+#   fs -> fs copy of 10,000 tiny archives   tfmirror sync vs cp -r of the same tree
+#   no-op re-sync of 100,000 archives       tfmirror sync vs find listing both trees with sizes
+#   memory per archive                      peak RSS of no-op sync, ls and verify at 10,000 and
+#                                           100,000 archives: the growth per archive between them
+# RUNS=n alternating runs of each pair (default 3); the median ratio and the spread are printed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=bench/out
+BIN=$OUT/tfmirror-scale-bench
+mkdir -p "$OUT"
+go build -o "$BIN" .
+gen() { # gen DIR PROVIDERS VERSIONS
+  [ -d "$1" ] || go run ./bench/ui-genmirror -dir "$1" -providers "$2" -versions "$3" -platforms 5 >/dev/null
+}
+gen "$OUT/mirror10k" 10 200
+gen "$OUT/mirror100k" 20 1000
+RUNS=${RUNS:-3}
+now() { date +%s.%N; }
+secs() { echo "$2 - $1" | bc -l; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+spread() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%.2f-%.2f", lo, hi}'; }
+rss() { # rss CMD...: peak resident KB of a command (its output discarded)
+  /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1
+}
+
+echo "== fs -> fs copy of 10,000 tiny archives (index documents stating h1: and zh:)"
+ratios=()
+for _ in $(seq "$RUNS"); do
+  rm -rf "$OUT/cp10k" "$OUT/sync10k"; sync
+  t0=$(now); cp -r "$OUT/mirror10k" "$OUT/cp10k"; sync; t1=$(now)
+  "$BIN" sync "$OUT/mirror10k" "$OUT/sync10k" >/dev/null 2>&1; sync; t2=$(now)
+  c=$(secs "$t0" "$t1") s=$(secs "$t1" "$t2")
+  printf "  cp -r %6.2fs   tfmirror sync %6.2fs   ratio %.2f\n" "$c" "$s" "$(echo "$s / $c" | bc -l)"
+  ratios+=("$(echo "$s / $c" | bc -l)")
+done
+printf "  ratio tfmirror / cp -r: median %.2f (runs %s; target <= 2)\n" "$(printf '%s\n' "${ratios[@]}" | median)" "$(printf '%s\n' "${ratios[@]}" | spread)"
+
+echo "== no-op re-sync of 100,000 archives"
+[ -d "$OUT/copy100k" ] || cp -r "$OUT/mirror100k" "$OUT/copy100k"
+ratios=()
+for _ in $(seq "$RUNS"); do
+  t0=$(now); find "$OUT/mirror100k" "$OUT/copy100k" -printf '%s\n' >/dev/null; t1=$(now)
+  "$BIN" sync "$OUT/mirror100k" "$OUT/copy100k" >/dev/null 2>&1; t2=$(now)
+  f=$(secs "$t0" "$t1") s=$(secs "$t1" "$t2")
+  printf "  find %6.2fs   tfmirror sync (no-op) %6.2fs   ratio %.2f\n" "$f" "$s" "$(echo "$s / $f" | bc -l)"
+  ratios+=("$(echo "$s / $f" | bc -l)")
+done
+printf "  ratio no-op sync / find: median %.2f (runs %s; target <= 3)\n" "$(printf '%s\n' "${ratios[@]}" | median)" "$(printf '%s\n' "${ratios[@]}" | spread)"
+
+echo "== memory per archive: peak RSS growth from 10,000 to 100,000 archives (target < 1 KB)"
+if [ -x /usr/bin/time ]; then
+  [ -d "$OUT/copy10k" ] || cp -r "$OUT/mirror10k" "$OUT/copy10k"
+  for what in "sync (no-op)" ls verify; do
+    case $what in
+      "sync (no-op)") small=$(rss "$BIN" sync "$OUT/mirror10k" "$OUT/copy10k"); big=$(rss "$BIN" sync "$OUT/mirror100k" "$OUT/copy100k") ;;
+      ls) small=$(rss "$BIN" ls "$OUT/mirror10k" --json); big=$(rss "$BIN" ls "$OUT/mirror100k" --json) ;;
+      verify) small=$(rss "$BIN" verify "$OUT/mirror10k"); big=$(rss "$BIN" verify "$OUT/mirror100k") ;;
+    esac
+    printf "  %-13s %6d KB at 10k, %7d KB at 100k: %5.0f B per archive\n" "$what" "$small" "$big" "$(echo "($big - $small) * 1024 / 90000" | bc -l)"
+  done
+else
+  echo "  skipped: /usr/bin/time is not installed (apt-get install -y time)"
+fi
