@@ -14,18 +14,24 @@ import (
 )
 
 // rendezvous is a place whose archive streams wait, when opened, until a
-// second one is open at the same time (or a minute has passed): it records
-// whether archives were ever read concurrently.
+// second one is open at the same time (or a minute has passed since it was
+// made, after which none waits): it records whether archives were ever read
+// concurrently.
 type rendezvous struct {
 	backends.Reader // not a LocalPather: every archive is opened
 	mu              gosync.Mutex
 	open, most      int
 	met             chan struct{}
+	once            gosync.Once
 }
 
 func newRendezvous(r backends.Reader) *rendezvous {
-	return &rendezvous{Reader: r, met: make(chan struct{})}
+	z := &rendezvous{Reader: r, met: make(chan struct{})}
+	time.AfterFunc(time.Minute, z.meet)
+	return z
 }
+
+func (z *rendezvous) meet() { z.once.Do(func() { close(z.met) }) }
 
 func (z *rendezvous) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, error) {
 	z.mu.Lock()
@@ -33,14 +39,11 @@ func (z *rendezvous) Open(ctx context.Context, a backends.Archive) (io.ReadClose
 	if z.open > z.most {
 		z.most = z.open
 		if z.most == 2 {
-			close(z.met) // the first time two are open
+			z.meet()
 		}
 	}
 	z.mu.Unlock()
-	select {
-	case <-z.met:
-	case <-time.After(time.Minute):
-	}
+	<-z.met
 	rc, err := z.Reader.Open(ctx, a)
 	z.mu.Lock()
 	z.open--

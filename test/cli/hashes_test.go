@@ -158,11 +158,11 @@ func zhOnlyMirror(t *testing.T) (string, map[string][]byte) {
 	return mirror, zips
 }
 
-// clientInit runs `init` (or the command given) of a client (terraform or
+// installWith runs `init` (or the command given) of a client (terraform or
 // tofu) in a fresh configuration needing example.com/acme/alpha 1.1.0,
 // isolated, with the given provider_installation body, and returns the
 // lock file it wrote.
-func clientInit(t *testing.T, bin string, ca []byte, installation string, command ...string) string {
+func installWith(t *testing.T, bin string, ca []byte, installation string, command ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "cli.tfrc")
@@ -210,7 +210,7 @@ func TestClientsInstallFromZhOnlyIndex(t *testing.T) {
 	t.Run("terraform", func(t *testing.T) {
 		tf := backendtest.Terraform(t, "terraform init from zh:-only index documents")
 		for name, inst := range map[string]string{"filesystem": fsMirror, "network": netMirror} {
-			if lock := clientInit(t, tf, certPEM(srv), inst); !strings.Contains(lock, h1) {
+			if lock := installWith(t, tf, certPEM(srv), inst); !strings.Contains(lock, h1) {
 				t.Errorf("terraform, %s mirror: the lock lacks the installed package's %s:\n%s", name, h1, lock)
 			}
 		}
@@ -218,15 +218,15 @@ func TestClientsInstallFromZhOnlyIndex(t *testing.T) {
 	t.Run("tofu", func(t *testing.T) {
 		tofu := backendtest.Tofu(t, "tofu init from zh:-only index documents")
 		for name, inst := range map[string]string{"filesystem": fsMirror, "network": netMirror} {
-			if lock := clientInit(t, tofu, certPEM(srv), inst); !strings.Contains(lock, h1) {
+			if lock := installWith(t, tofu, certPEM(srv), inst); !strings.Contains(lock, h1) {
 				t.Errorf("tofu, %s mirror: the lock lacks the installed package's %s:\n%s", name, h1, lock)
 			}
 		}
 		trusting := fmt.Sprintf("  network_mirror {\n    url = %q\n    trust_all_hashes = true\n  }\n", srv.URL+"/")
-		if lock := clientInit(t, tofu, certPEM(srv), trusting); !strings.Contains(lock, zhOf(zips["linux_amd64"])) {
+		if lock := installWith(t, tofu, certPEM(srv), trusting); !strings.Contains(lock, zhOf(zips["linux_amd64"])) {
 			t.Errorf("tofu with trust_all_hashes: the lock lacks the mirror's %s:\n%s", zhOf(zips["linux_amd64"]), lock)
 		}
-		lock := clientInit(t, tofu, certPEM(srv), trusting, "providers", "lock", "-net-mirror="+srv.URL+"/", "-platform=linux_amd64", "-platform=darwin_arm64")
+		lock := installWith(t, tofu, certPEM(srv), trusting, "providers", "lock", "-net-mirror="+srv.URL+"/", "-platform=linux_amd64", "-platform=darwin_arm64")
 		for plat, z := range zips {
 			if !strings.Contains(lock, zhOf(z)) || !strings.Contains(lock, h1Of(t, z)) {
 				t.Errorf("tofu providers lock with trust_all_hashes: the lock lacks %s's %s or %s:\n%s", plat, zhOf(z), h1Of(t, z), lock)
