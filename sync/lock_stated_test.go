@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/oci"
@@ -187,14 +188,18 @@ func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
 }
 
 // From a network mirror whose version documents list h1: and zh: (a
-// directory tfmirror wrote, served), a lock downloads no archive and
-// records both hashes of every platform.
+// directory tfmirror wrote with --hashes all, served), a lock downloads no
+// archive and records both hashes of every platform.
 func TestUpdateLockFromNetMirrorDownloadsNoArchive(t *testing.T) {
 	ctx := chkCtx(t)
 	srcDir, src := chkMirror(t)
+	all, err := fs.Open(srcDir, srcDir, fs.Options{Hashing: hashing.Options{AllHashes: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range chkProviders {
 		pr, _ := backends.ParseProvider(p)
-		if err := src.Flush(ctx, pr); err != nil { // index documents with h1: and zh:
+		if err := all.Flush(ctx, pr); err != nil { // index documents with h1: and zh:
 			t.Fatal(err)
 		}
 	}
