@@ -140,8 +140,10 @@ func TestWriteIsReproducible(t *testing.T) {
 			t.Fatalf("%s in the extracted bundle: %d archives, %v", p, len(as), err)
 		}
 		for _, a := range as {
-			if len(a.Hashes()) != 2 {
-				t.Errorf("%s: the extracted index states %v", a.Package, a.Hashes())
+			// zh: always (what the bundle's staging sync verified); h1:
+			// only where some evidence needed it.
+			if hs := a.Hashes(); len(hs) == 0 || !strings.HasPrefix(string(hs[len(hs)-1]), "zh:") {
+				t.Errorf("%s: the extracted index states %v", a.Package, hs)
 			}
 		}
 	}
