@@ -1,6 +1,3 @@
-// Package backends defines tfmirror's model of provider packages and the small
-// interfaces every kind of place (filesystem mirror, network mirror, origin
-// registry, OCI registry) implements. Each kind lives in a sub-package.
 package backends
 
 import (

@@ -1,7 +1,3 @@
-// Package sync plans and runs the movement of provider packages between
-// places: it resolves a selection against a source, compares it with a
-// destination, and runs verified, atomic transfers on a pool of workers,
-// reporting progress as events. It knows nothing of how events are shown.
 package sync
 
 import (

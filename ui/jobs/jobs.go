@@ -1,5 +1,3 @@
-// Package jobs is the UI's queue pane: every sync job with its progress,
-// rate, state and, once it lands, the hash checks that vouched for it.
 package jobs
 
 import (
