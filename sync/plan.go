@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/trust"
@@ -15,8 +16,8 @@ type Item struct {
 	// Archive is the package in the source, with everything the source (and
 	// a lock file) states about it.
 	Archive backends.Archive
-	// Dest is the package in the destination, when it is there.
-	Dest   *backends.Archive
+	// Dest is what the destination holds of the package, when it is there.
+	Dest   *Held
 	Status Status // missing, present, conflict, unavailable, or error (refused)
 	Detail string
 	// Provenance is the source's checked provenance of the package's
@@ -24,11 +25,19 @@ type Item struct {
 	Provenance *Signed
 }
 
+// Held is what a plan keeps of a package the destination holds: only what
+// it reports (a plan of 100,000 present archives keeps no second copy of
+// each archive's listing).
+type Held struct {
+	Hashes []hashing.Hash // what the destination states, sorted
+	Stated bool           // the destination's index documents list it
+}
+
 // Finding returns the item as diff reports it.
 func (it Item) Finding() Finding {
 	f := Finding{Package: it.Archive.Package, Status: it.Status, Detail: it.Detail, SrcHashes: it.Archive.Hashes()}
 	if it.Dest != nil {
-		f.DstHashes = it.Dest.Hashes()
+		f.DstHashes = it.Dest.Hashes
 	}
 	return f
 }
@@ -80,7 +89,7 @@ func (p *Plan) StaleIndexes() []backends.Provider {
 	seen := map[backends.Provider]bool{}
 	var out []backends.Provider
 	for _, it := range p.Items {
-		if it.Dest != nil && len(it.Dest.Evidence) == 0 && !seen[it.Archive.Provider] {
+		if it.Dest != nil && !it.Dest.Stated && !seen[it.Archive.Provider] {
 			seen[it.Archive.Provider] = true
 			out = append(out, it.Archive.Provider)
 		}
@@ -113,15 +122,6 @@ type PlanOptions struct {
 	ListSource func(ctx context.Context, src backends.Reader, p backends.Provider, versions []backends.Version) ([]backends.Archive, error)
 }
 
-// listSource lists src's archives of p at versions, through ListSource
-// when it is set.
-func (o PlanOptions) listSource(ctx context.Context, src backends.Reader, p backends.Provider, versions []backends.Version) ([]backends.Archive, error) {
-	if o.ListSource != nil {
-		return o.ListSource(ctx, src, p, versions)
-	}
-	return backends.ListArchives(ctx, src, p, versions)
-}
-
 // MakePlan compares the selected packages of src with dst. It reads
 // listings and stated hashes only (archives are hashed only where the two
 // places state nothing comparable, or with VerifyExisting), so planning a
@@ -134,62 +134,32 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src, err)
 	}
+	// Providers are planned concurrently (their listings are independent:
+	// directory scans on every core, or requests in flight), and reported
+	// in order.
+	parts := make([]providerPlan, len(providers))
+	Parallel(ctx, planWorkers(src, dst), len(providers), func(i int) {
+		parts[i] = planProvider(ctx, src, dst, sel, providers[i], opts)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	selected := map[backends.Provider]bool{}
-	for _, p := range providers {
-		versions, err := sel.VersionsOf(ctx, src, p)
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
+	n := 0
+	for i, pp := range parts {
+		if pp.err != nil {
+			return nil, pp.err
 		}
-		selected[p] = len(versions) > 0
-		for _, v := range sel.PinnedMissing(p, versions) {
-			selected[p] = true // the unavailable item says what is missing
-			plan.Items = append(plan.Items, Item{
-				Archive: backends.Archive{Package: backends.Package{Provider: p, Version: v}, Size: -1},
-				Status:  StatusUnavailable,
-				Detail:  fmt.Sprintf("source %s does not offer %s %s", src, p, v),
-			})
+		selected[providers[i]] = pp.selected
+		n += len(pp.items)
+	}
+	plan.Items = make([]Item, 0, n)
+	for i := range parts {
+		plan.Items = append(plan.Items, parts[i].items...)
+		parts[i].items = nil // each provider's part is garbage once copied
+		if len(parts[i].carry) > 0 {
+			plan.backfill = append(plan.backfill, providerCarry{providers[i], parts[i].carry})
 		}
-		if l, ok := sel.Locked[p]; ok && len(versions) == 0 {
-			selected[p] = true // an unavailable item says what is missing
-			plan.Items = append(plan.Items, Item{
-				Archive: backends.Archive{Package: backends.Package{Provider: p, Version: l.Version}},
-				Status:  StatusUnavailable,
-				Detail:  fmt.Sprintf("source %s does not offer the locked version %s of %s", src, l.Version, p),
-			})
-			continue
-		}
-		first := len(plan.Items)
-		srcArchives, err := opts.listSource(ctx, src, p, versions)
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %s: %w", src, p, err)
-		}
-		dstArchives, err := backends.ListArchives(ctx, dst, p, versions)
-		if err != nil && !errors.Is(err, backends.ErrNotFound) {
-			return nil, fmt.Errorf("destination %s: %s: %w", dst, p, err)
-		}
-		inDst := map[backends.PackageKey]backends.Archive{}
-		for _, a := range dstArchives {
-			inDst[a.Key()] = a
-		}
-		offered := map[string]map[backends.Platform]bool{}
-		for _, a := range srcArchives {
-			v := a.Version.String()
-			if offered[v] == nil {
-				offered[v] = map[backends.Platform]bool{}
-			}
-			offered[v][a.Platform] = true
-			if !sel.WantsPlatform(a.Platform) {
-				continue
-			}
-			a.Evidence = append(a.Evidence, sel.LockEvidence(a.Package)...)
-			item, err := compare(ctx, src, a, inDst, dst, opts)
-			if err != nil {
-				return nil, err
-			}
-			plan.Items = append(plan.Items, item)
-		}
-		plan.Items = append(plan.Items, unoffered(src, p, versions, sel.Platforms, offered)...)
-		plan.checkSignatures(ctx, p, plan.Items[first:], opts.Trust)
 	}
 	if err := sel.checkSelected(ctx, src, providers, selected); err != nil {
 		return nil, fmt.Errorf("source %s: %w", src, err)
@@ -198,6 +168,94 @@ func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts
 		return nil, err // it names the place
 	}
 	return plan, nil
+}
+
+// planWorkers is how many providers to plan at once: one per core where
+// both places are local, more where listings wait on the network.
+func planWorkers(src, dst backends.Reader) int {
+	return max(HashWorkers(src), HashWorkers(dst))
+}
+
+// providerPlan is one provider's part of a plan.
+type providerPlan struct {
+	items    []Item
+	selected bool // the selection matched something of it in the source
+	carry    []carried
+	err      error
+}
+
+// sourceArchives lists the selected versions of p in src and their
+// archives: through ListSource when it is set, else in one read of a
+// place that lists a provider's archives at once.
+func (o PlanOptions) sourceArchives(ctx context.Context, src backends.Reader, sel Selection, p backends.Provider) ([]backends.Version, []backends.Archive, error) {
+	if o.ListSource == nil {
+		return sel.versionsAndArchives(ctx, src, p)
+	}
+	versions, err := sel.VersionsOf(ctx, src, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	as, err := o.ListSource(ctx, src, p, versions)
+	return versions, as, err
+}
+
+// planProvider compares the selected packages of one provider, and applies
+// the trust policy to them (authenticate), finding the provenance the
+// destination lacks of the versions it holds whole (backfill).
+func planProvider(ctx context.Context, src, dst backends.Reader, sel Selection, p backends.Provider, opts PlanOptions) (pp providerPlan) {
+	versions, srcArchives, err := opts.sourceArchives(ctx, src, sel, p)
+	if err != nil {
+		return providerPlan{err: fmt.Errorf("source %s: %s: %w", src, p, err)}
+	}
+	pp.selected = len(versions) > 0
+	for _, v := range sel.PinnedMissing(p, versions) {
+		pp.selected = true // the unavailable item says what is missing
+		pp.items = append(pp.items, Item{
+			Archive: backends.Archive{Package: backends.Package{Provider: p, Version: v}, Size: -1},
+			Status:  StatusUnavailable,
+			Detail:  fmt.Sprintf("source %s does not offer %s %s", src, p, v),
+		})
+	}
+	if l, ok := sel.Locked[p]; ok && len(versions) == 0 {
+		pp.selected = true // an unavailable item says what is missing
+		pp.items = append(pp.items, Item{
+			Archive: backends.Archive{Package: backends.Package{Provider: p, Version: l.Version}},
+			Status:  StatusUnavailable,
+			Detail:  fmt.Sprintf("source %s does not offer the locked version %s of %s", src, l.Version, p),
+		})
+		return pp
+	}
+	first := len(pp.items)
+	dstArchives, err := backends.ListArchives(ctx, dst, p, versions)
+	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+		return providerPlan{err: fmt.Errorf("destination %s: %s: %w", dst, p, err)}
+	}
+	inDst := make(map[backends.PackageKey]backends.Archive, len(dstArchives))
+	for _, a := range dstArchives {
+		inDst[a.Key()] = a
+	}
+	offered := map[string]map[backends.Platform]bool{}
+	pp.items = slices.Grow(pp.items, len(srcArchives))
+	for _, a := range srcArchives {
+		v := a.Version.String()
+		if offered[v] == nil {
+			offered[v] = map[backends.Platform]bool{}
+		}
+		offered[v][a.Platform] = true
+		if !sel.WantsPlatform(a.Platform) {
+			continue
+		}
+		a.Evidence = append(a.Evidence, sel.LockEvidence(a.Package)...)
+		item, err := compare(ctx, src, a, inDst, dst, opts)
+		if err != nil {
+			return providerPlan{err: err}
+		}
+		pp.items = append(pp.items, item)
+	}
+	pp.items = append(pp.items, unoffered(src, p, versions, sel.Platforms, offered)...)
+	authenticate(ctx, src, pp.items[first:], opts.Trust)
+	pp.carry = backfill(ctx, src, dst, pp.items[first:], opts.Trust)
+	return pp
 }
 
 // unoffered are the unavailable items of the platforms asked for by name
@@ -214,16 +272,6 @@ func unoffered(src backends.Reader, p backends.Provider, versions []backends.Ver
 		}
 	}
 	return out
-}
-
-// checkSignatures applies the trust policy to items, p's (authenticate),
-// and finds the provenance the destination lacks of the versions it holds
-// whole (backfill).
-func (plan *Plan) checkSignatures(ctx context.Context, p backends.Provider, items []Item, pol *trust.Policy) {
-	authenticate(ctx, plan.Src, items, pol)
-	if cs := backfill(ctx, plan.Src, plan.Dst, items, pol); len(cs) > 0 {
-		plan.backfill = append(plan.backfill, providerCarry{p, cs})
-	}
 }
 
 // Providers lists the providers the plan would have the destination hold:
@@ -252,7 +300,8 @@ func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst
 		item.Status, item.Detail = StatusMissing, "not in destination"
 		return item, nil
 	}
-	item.Dest = &d
+	shareHashes(a.Evidence, d.Evidence)
+	item.Dest = &Held{Hashes: d.Hashes(), Stated: len(d.Evidence) > 0}
 	srcHashes := a.Hashes()
 	if !hasKnown(srcHashes) {
 		// A source that states nothing (a hand-made filesystem mirror) is
@@ -316,6 +365,23 @@ func Agree(a, b []hashing.Hash) (shared hashing.Hash, comparable bool) {
 		return "", true
 	}
 	return "", false
+}
+
+// shareHashes makes the hashes dst states that src states too the same
+// strings as src's: a plan of 100,000 archives present on both sides then
+// holds each hash once.
+func shareHashes(src, dst []hashing.Evidence) {
+	for _, de := range dst {
+		for i, h := range de.Hashes {
+			for _, se := range src {
+				for _, sh := range se.Hashes {
+					if sh == h {
+						de.Hashes[i] = sh
+					}
+				}
+			}
+		}
+	}
 }
 
 func shortList(hs []hashing.Hash) string {

@@ -213,7 +213,7 @@ func backfillVersion(ctx context.Context, src, dst backends.Reader, items []Item
 		if _, err := signed.Authenticate(it.Archive); err != nil {
 			return carried{}, false
 		}
-		zh := ofScheme(it.Dest.Hashes(), hashing.SchemeZip)
+		zh := ofScheme(it.Dest.Hashes, hashing.SchemeZip)
 		if len(zh) != 1 || signed.Provenance.Authenticate(it.Archive.Platform.String(), zh[0]) != nil {
 			return carried{}, false
 		}

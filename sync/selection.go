@@ -129,6 +129,53 @@ func (s Selection) VersionsOf(ctx context.Context, r backends.Reader, p backends
 	if err != nil {
 		return nil, err
 	}
+	return s.versionsAmong(p, vs), nil
+}
+
+// versionsAndArchives returns the selected versions of p in r and their
+// archives (of every platform). A place that lists all of a provider's
+// archives at once (backends.Lister: a filesystem mirror) is read once,
+// not once for the versions and again for the archives.
+func (s Selection) versionsAndArchives(ctx context.Context, r backends.Reader, p backends.Provider) ([]backends.Version, []backends.Archive, error) {
+	l, ok := r.(backends.Lister)
+	if !ok {
+		vs, err := s.VersionsOf(ctx, r, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		as, err := backends.ListArchives(ctx, r, p, vs)
+		return vs, as, err
+	}
+	all, err := l.AllArchives(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	var offered []backends.Version
+	for _, a := range all {
+		if !seen[a.Version.String()] {
+			seen[a.Version.String()] = true
+			offered = append(offered, a.Version)
+		}
+	}
+	backends.SortVersionsNewestFirst(offered)
+	vs := s.versionsAmong(p, offered)
+	want := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		want[v.String()] = true
+	}
+	out := all[:0]
+	for _, a := range all {
+		if want[a.Version.String()] {
+			out = append(out, a)
+		}
+	}
+	return vs, out, nil
+}
+
+// versionsAmong picks the selected versions of p among those a place
+// offers.
+func (s Selection) versionsAmong(p backends.Provider, vs []backends.Version) []backends.Version {
 	if s.Pinned != nil {
 		var out []backends.Version
 		for _, v := range vs {
@@ -137,17 +184,17 @@ func (s Selection) VersionsOf(ctx context.Context, r backends.Reader, p backends
 			}
 		}
 		backends.SortVersionsNewestFirst(out)
-		return out, nil
+		return out
 	}
 	if l, ok := s.Locked[p]; ok {
 		for _, v := range vs {
 			if v.Equal(l.Version) && v.String() == l.Version.String() {
-				return []backends.Version{v}, nil
+				return []backends.Version{v}
 			}
 		}
-		return nil, nil
+		return nil
 	}
-	return s.Versions.ProviderVersions(vs), nil
+	return s.Versions.ProviderVersions(vs)
 }
 
 // pinnedAt returns the pins of p at exactly v (one per lock file or
@@ -238,11 +285,7 @@ func (s Selection) Resolve(ctx context.Context, r backends.Reader) ([]backends.A
 
 // ArchivesOf lists the archives of p in r the selection wants.
 func (s Selection) ArchivesOf(ctx context.Context, r backends.Reader, p backends.Provider) ([]backends.Archive, error) {
-	vs, err := s.VersionsOf(ctx, r, p)
-	if err != nil {
-		return nil, err
-	}
-	as, err := backends.ListArchives(ctx, r, p, vs)
+	_, as, err := s.versionsAndArchives(ctx, r, p)
 	if err != nil {
 		return nil, err
 	}

@@ -120,6 +120,7 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan 
 		s.entries[v][plat] = e
 	}
 	prefix := "terraform-provider-" + p.Type + "_"
+	parsed := map[string]backends.Version{}
 	for _, dir := range dirs {
 		items, err := os.ReadDir(dir)
 		if err != nil {
@@ -149,7 +150,7 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan 
 			if strings.HasSuffix(lower, ".json") {
 				continue // version documents are read when listed
 			}
-			pkg, err := ParsePackedName(p, name)
+			pkg, err := parsePackedName(p, name, parsed)
 			if err != nil {
 				if strings.HasPrefix(lower, prefix) || strings.HasSuffix(lower, ".zip") {
 					m.warnf("%s: ignored: %v", m.rel(full), err)
@@ -212,6 +213,13 @@ func (m *Mirror) scanVersionDir(p backends.Provider, dir, name string, add func(
 // lowercased, prefix terraform-provider-TYPE_, suffix .zip, then
 // VERSION_OS_ARCH (extra _parts ignored).
 func ParsePackedName(p backends.Provider, filename string) (backends.Package, error) {
+	return parsePackedName(p, filename, nil)
+}
+
+// parsePackedName is ParsePackedName reusing the versions already parsed
+// (by their text) in seen, when not nil: a provider's platforms share one
+// parsed version, so a scan of 100,000 archives parses each version once.
+func parsePackedName(p backends.Provider, filename string, seen map[string]backends.Version) (backends.Package, error) {
 	norm := strings.ToLower(filename)
 	prefix := "terraform-provider-" + p.Type + "_"
 	if !strings.HasPrefix(norm, prefix) {
@@ -224,9 +232,15 @@ func ParsePackedName(p backends.Provider, filename string) (backends.Package, er
 	if len(parts) < 3 {
 		return backends.Package{}, fmt.Errorf("file name does not include version, OS and architecture")
 	}
-	v, err := backends.ParseVersion(parts[0])
-	if err != nil {
-		return backends.Package{}, err
+	v, ok := seen[parts[0]]
+	if !ok {
+		var err error
+		if v, err = backends.ParseVersion(parts[0]); err != nil {
+			return backends.Package{}, err
+		}
+		if seen != nil {
+			seen[parts[0]] = v
+		}
 	}
 	plat, err := backends.ParsePlatform(parts[1] + "_" + parts[2])
 	if err != nil {
