@@ -243,8 +243,8 @@ func TestZipHasherStreams(t *testing.T) {
 	}
 }
 
-// h1: is needed where a source states it (and, for a lock file, where
-// none of its zh: is the archive's), or where nothing vouches at all.
+// h1: is needed where a source states h1: and no zh: that is the
+// archive's (a lock file lists every platform's), or where nothing vouches.
 func TestNeedsH1(t *testing.T) {
 	h1 := hashing.Hash("h1:qjsREM4DqEWECD43FcPqddZ9oxCG+IaMTxvWPciS05g=")
 	zh := hashing.Hash("zh:" + strings.Repeat("a", 64))
@@ -265,7 +265,8 @@ func TestNeedsH1(t *testing.T) {
 		{"signed SHA256SUMS", "", []hashing.Evidence{signed}, false},
 		{"signed, once zh: is known", zh, []hashing.Evidence{signed}, false},
 		{"mirror index with h1: only", "", []hashing.Evidence{index(h1)}, true},
-		{"mirror index with h1: and zh:", "", []hashing.Evidence{index(h1, zh)}, true},
+		{"mirror index with h1: and zh:", "", []hashing.Evidence{index(h1, zh)}, false},
+		{"mirror index with h1: and another zh:", zh, []hashing.Evidence{index(h1, other)}, true},
 		{"mirror index with zh: only", "", []hashing.Evidence{index(zh)}, false},
 		{"lock with h1: only", "", []hashing.Evidence{signed, lock(h1)}, true},
 		{"lock with h1: and zh:, before zh: is known", "", []hashing.Evidence{signed, lock(h1, zh)}, false},

@@ -206,17 +206,17 @@ func computed(s Sums, scheme Scheme) Hash {
 
 // NeedsH1 reports whether checking an archive against evidence needs its
 // h1:, given its zh: (empty while it is not known yet). A source that
-// states h1: is checked against it: every hash a source states about the
-// package is checked. A lock file (AnyOf) lists every platform's hashes,
-// and one match is enough: its h1: values are needed only when none of its
-// zh: values is the archive's (or, before zh: is known, when it lists no
-// zh: at all). Where no source vouches for the archive with a hash that
-// can be checked (none states one, or only the bytes' own address does: an
-// OCI digest, a directory without index documents), inflating them, which
-// checks every entry's CRC-32, is the only check there is: h1: is
-// computed. Where sources vouch with zh:, computing h1: would verify
-// nothing more; a release file given by its publisher is the origin
-// itself, with nothing to check.
+// states zh: is checked with it: the zip's bytes pin its contents, so its
+// h1: would verify nothing more (and is not listed unless computed). h1:
+// is needed where some evidence states h1: and no zh: that is the
+// archive's: a network mirror or a lock file listing only h1: (or, once
+// zh: is known, a lock file none of whose zh: is the archive's: it lists
+// every platform's hashes, and may list this one's h1: only). Where no
+// source vouches for the archive with a hash that can be checked (none
+// states one, or only the bytes' own address does: an OCI digest, a
+// directory without index documents), inflating it, which checks every
+// entry's CRC-32, is the only check there is: h1: is computed. A release
+// file given by its publisher is the origin itself, with nothing to check.
 func NeedsH1(zh Hash, evidence ...Evidence) bool {
 	vouched := false
 	for _, ev := range evidence {
@@ -239,11 +239,7 @@ func NeedsH1(zh Hash, evidence ...Evidence) bool {
 				zhMatch = zhMatch || h == zh
 			}
 		}
-		switch {
-		case !h1:
-		case !ev.AnyOf:
-			return true
-		case zh == "" && !zhs, zh != "" && !zhMatch:
+		if h1 && (zh == "" && !zhs || zh != "" && !zhMatch) {
 			return true
 		}
 	}

@@ -138,7 +138,9 @@ func (s Selection) VersionsOf(ctx context.Context, r backends.Reader, p backends
 // not once for the versions and again for the archives.
 func (s Selection) versionsAndArchives(ctx context.Context, r backends.Reader, p backends.Provider) ([]backends.Version, []backends.Archive, error) {
 	l, ok := r.(backends.Lister)
-	if !ok {
+	if _, some := r.(backends.VersionsLister); !ok || some {
+		// A place that lists chosen versions faster (a network mirror
+		// reading one document per version) reads only the selected ones.
 		vs, err := s.VersionsOf(ctx, r, p)
 		if err != nil {
 			return nil, nil, err
