@@ -51,7 +51,13 @@ func HashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opt
 // zh:, and h1: only where some of the evidence needs it (or the options
 // ask for it everywhere).
 func hashArchiveFor(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, evidence []hashing.Evidence) (hashing.Sums, error) {
-	sums, err := hashArchive(ctx, r, a, opts, opts.WantH1("", evidence...))
+	return hashArchiveWith(ctx, r, a, opts, evidence, false)
+}
+
+// hashArchiveWith is hashArchiveFor computing h1: also wherever always is
+// set.
+func hashArchiveWith(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, evidence []hashing.Evidence, always bool) (hashing.Sums, error) {
+	sums, err := hashArchive(ctx, r, a, opts, always || opts.WantH1("", evidence...))
 	if err == nil && sums.H1 == "" && sums.ZH != "" && opts.WantH1(sums.ZH, evidence...) {
 		// A lock file whose zh: are not the archive's may still list its
 		// h1:.
@@ -98,11 +104,13 @@ func hashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opt
 }
 
 // VerifyArchive recomputes a's hashes and checks them against everything the
-// place (and a lock file, through the selection) states: zh:, and h1:
-// where some of that needs it.
+// place (and a lock file, through the selection) states: every hash it
+// states, h1: included where it states one (verify audits what a mirror
+// states: a wrong h1: beside a right zh: is a defect that clients recording
+// a mirror's hashes would inherit), and h1: also where nothing vouches.
 func VerifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options) Finding {
 	f := Finding{Package: a.Package}
-	sums, err := hashArchiveFor(ctx, r, a, opts, a.Evidence)
+	sums, err := hashArchiveWith(ctx, r, a, opts, a.Evidence, statesH1(a.Evidence))
 	if err != nil {
 		f.Status, f.Detail = StatusError, err.Error()
 		return f
@@ -147,6 +155,18 @@ func verifySigned(ctx context.Context, r backends.Reader, a backends.Archive, s 
 		f.Detail += fmt.Sprintf(" (the signing key has expired: %s)", signer.Expired)
 	}
 	return f
+}
+
+// statesH1 reports whether some evidence states an h1:.
+func statesH1(evidence []hashing.Evidence) bool {
+	for _, ev := range evidence {
+		for _, h := range ev.Hashes {
+			if h.Scheme() == hashing.SchemeH1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func describeMatches(res hashing.Result) string {

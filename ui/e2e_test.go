@@ -29,7 +29,7 @@ func TestEndToEnd(t *testing.T) {
 	press("enter") // the proposed one lacks it: ./secondary
 	waitFor("1 to copy")
 	press("enter")
-	waitFor("1 done", "h1 ✓ zh ✓ mirror index")
+	waitFor("1 done", "zh ✓ mirror index")
 
 	press("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(Model)
