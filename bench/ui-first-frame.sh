@@ -12,7 +12,7 @@ for _ in $(seq "$RUNS"); do
   start_ui
   wait_for "tfmirror ─ mirrors:"
   t1=$(now_ms)
-  wait_for "bench/p000" "▸10.0.0" "●"
+  wait_for "bench/p000" "▸10.0.0" "darwin_amd64"
   t2=$(now_ms)
   first+=($((t1 - t0))) matrix+=($((t2 - t0)))
   stop_ui

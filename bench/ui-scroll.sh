@@ -19,7 +19,7 @@ measure() { # NAME EXPECT KEYS...: send keys, wait for EXPECT on screen
 results=$(
   for _ in $(seq "$RUNS"); do
     start_ui
-    wait_for "bench/p000" "▸10.0.0" "●"
+    wait_for "bench/p000" "▸10.0.0" "darwin_amd64"
     tmux -S "$SOCK" send-keys Enter # focus the matrix
     measure "end-(oldest-version)" "▸0.1.0" G
     measure "home-(newest-version)" "▸10.0.0" g
