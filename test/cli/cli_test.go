@@ -49,6 +49,13 @@ func run(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(tfmirrorBin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd to its end and returns its output and exit code; a
+// command that cannot be started fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -376,17 +376,7 @@ func (w *tourWorld) sh(t *testing.T, cmdline string) result {
 	cmd := exec.CommandContext(ctx, "sh", "-c", shellLine(cmdline))
 	cmd.Dir = w.dir
 	cmd.Env = append(os.Environ(), w.env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), code}
+	return runCmd(t, cmd)
 }
 
 // runServe starts a serve line on a free port, waits for its "Serving"
