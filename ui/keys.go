@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/list"
 	"github.com/tfmirror/tfmirror/ui/queue"
 )
 
@@ -48,6 +49,32 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.Events, k.Help, k.Quit, k.ForceQuit}}
 }
+
+// helpScreenKeys is the keys of the help screen: it scrolls where it is
+// taller than the terminal (60x16 is), and closes.
+type helpScreenKeys struct {
+	list.Nav
+	Close key.Binding
+	// bar is what the key bar says of them, short enough for 60 columns.
+	bar []key.Binding
+}
+
+func defaultHelpScreenKeys() helpScreenKeys {
+	shown := func(k, what string) key.Binding { return key.NewBinding(key.WithKeys(k), key.WithHelp(k, what)) }
+	return helpScreenKeys{
+		Nav:   list.DefaultNav("top", "end"),
+		Close: key.NewBinding(key.WithKeys("?", "esc", "q"), key.WithHelp("?/esc", "close")),
+		bar:   []key.Binding{shown("↑/↓", "scroll"), shown("pgup/pgdn", "page"), shown("g/G", "top/end")},
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k helpScreenKeys) ShortHelp() []key.Binding {
+	return append(k.bar[:len(k.bar):len(k.bar)], k.Close)
+}
+
+// FullHelp implements help.KeyMap.
+func (k helpScreenKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // globalKeys is the global keys as help shows them: m names the view it
 // switches to, and is left out where there is no Modules view (it still
@@ -98,9 +125,7 @@ func (m *Model) updateKey(k tea.KeyPressMsg) tea.Cmd {
 	case m.dialog != nil:
 		return m.updateDialog(k)
 	case m.showHelp:
-		if key.Matches(k, m.keys.Help) || k.String() == "esc" || key.Matches(k, m.keys.Quit) {
-			m.showHelp = false
-		}
+		m.updateHelpScreen(k)
 		return nil
 	case m.focus != paneJobs && m.view().typing(m.focus):
 		return m.view().key(m.focus, k)
@@ -124,7 +149,7 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		}
 		return m.quit(), true
 	case key.Matches(k, m.keys.Help):
-		m.showHelp = true
+		m.showHelp, m.helpTop = true, 0
 	case key.Matches(k, m.keys.NextPane):
 		m.cycleFocus(1)
 	case key.Matches(k, m.keys.PrevPane):
@@ -148,6 +173,20 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return nil, false
 	}
 	return nil, true
+}
+
+// updateHelpScreen closes the help screen, or scrolls it.
+func (m *Model) updateHelpScreen(k tea.KeyPressMsg) {
+	if key.Matches(k, m.helpKeys.Close) {
+		m.showHelp = false
+		return
+	}
+	rows := m.helpRows()
+	last := max(0, len(m.fullHelpLines())-rows)
+	c := list.Cursor{Pos: m.helpTop}
+	if m.helpKeys.Move(&c, k, last+1, max(1, rows-1)) {
+		m.helpTop = max(0, min(c.Pos, last))
+	}
 }
 
 // updatePane hands a key to the focused pane; enter in the list opens the

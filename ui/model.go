@@ -126,7 +126,9 @@ type Model struct {
 	cfg    Config
 	styles *theme.Styles
 	keys   KeyMap
-	engine *sync.Engine
+	// helpKeys scroll and close the help screen.
+	helpKeys helpScreenKeys
+	engine   *sync.Engine
 
 	// views are the Providers and Modules views; the Modules view is nil
 	// when no module is named.
@@ -147,6 +149,7 @@ type Model struct {
 	showEvents  bool // the events pane in place of the jobs pane
 	detailsPref int  // 0: by terminal size; 1: shown; -1: folded
 	showHelp    bool
+	helpTop     int // the help screen's first line on screen
 	confirmQuit bool
 	quitting    bool
 	w, h        int
@@ -161,7 +164,7 @@ type Model struct {
 func New(ctx context.Context, cfg Config) Model {
 	styles := theme.New()
 	sh := &shell{ctx: ctx, styles: &styles, versions: cfg.Selection.Versions, log: &events.Log{}}
-	m := Model{sh: sh, cfg: cfg, styles: &styles, keys: DefaultKeyMap(), engine: cfg.Engine, nums: map[string]int{}}
+	m := Model{sh: sh, cfg: cfg, styles: &styles, keys: DefaultKeyMap(), helpKeys: defaultHelpScreenKeys(), engine: cfg.Engine, nums: map[string]int{}}
 	m.keys.SpecGaps.SetEnabled(cfg.Spec != nil)
 	prov := newProvidersView(sh, cfg)
 	m.views[viewProviders] = prov

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -74,8 +75,7 @@ func (m Model) render() string {
 		return fmt.Sprintf("tfmirror needs at least %dx%d (this terminal is %dx%d)", minW, minH, m.w, m.h)
 	}
 	if m.showHelp {
-		body := m.styles.Box("Help", m.fullHelpLines(), m.w, m.h-3, true)
-		return m.headerView() + "\n" + body + "\n" + m.statusView() + "\n" + m.styles.Dim.Render(" ? or esc closes help")
+		return m.helpScreen()
 	}
 	title, lines := m.view().listBox()
 	left := m.styles.Box(title, lines, m.lay.leftW, m.lay.provH, m.focus == paneProviders)
@@ -213,6 +213,31 @@ func enabled(bs []key.Binding) []key.Binding {
 		}
 	}
 	return out
+}
+
+// helpRows is how many lines of help the help screen shows at once.
+func (m Model) helpRows() int { return m.h - 5 } // header, box borders, status, key bar
+
+// helpScreen is the help over the whole body. Where it is taller than the
+// screen it scrolls: an arrow on the last line says how many lines are
+// below, one on the first that some are above, and the key bar names the
+// keys that scroll.
+func (m Model) helpScreen() string {
+	lines, rows := m.fullHelpLines(), m.helpRows()
+	bar := m.styles.Dim.Render(" ? or esc closes help")
+	if n := len(lines); n > rows && rows >= 2 {
+		top := max(0, min(m.helpTop, n-rows))
+		lines = append([]string(nil), lines[top:top+rows]...)
+		if below := n - top - rows; below > 0 {
+			lines[rows-1] = m.styles.Dim.Render(" ↓ " + strconv.Itoa(below+1) + " more")
+		}
+		if top > 0 {
+			lines[0] = theme.Fit(lines[0], m.w-3) + m.styles.Dim.Render("↑")
+		}
+		bar = theme.Truncate(" "+m.help.ShortHelpView(m.helpKeys.ShortHelp()), m.w)
+	}
+	body := m.styles.Box("Help", lines, m.w, m.h-3, true)
+	return m.headerView() + "\n" + body + "\n" + m.statusView() + "\n" + bar
 }
 
 // fullHelpLines is every key of the focused pane beside the legend of

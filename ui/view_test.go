@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
@@ -62,6 +63,44 @@ func TestView(t *testing.T) {
 		h.press("/")
 		h.typeText("le")
 		snap("provider_filter")
+	}
+}
+
+// TestViewHelpScrolls: at the smallest size the UI draws in, the help is
+// taller than the screen; it scrolls with the keys its key bar names, and
+// every line of it, the last key included, can be brought on screen.
+// Regenerate with go test ./ui -run TestViewHelpScrolls -update.
+func TestViewHelpScrolls(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), minW, minH)
+	h.until("load", idle)
+	h.press("enter") // the matrix: the longest help
+	h.press("?")
+	golden.RequireEqual(t, []byte(h.screen()))
+	if !strings.Contains(h.screen(), "↑/↓ scroll") {
+		t.Errorf("the key bar does not say how to scroll the help:\n%s", h.screen())
+	}
+	want := h.m.fullHelpLines()
+	seen := map[string]bool{}
+	for range len(want) {
+		for _, l := range strings.Split(h.screen(), "\n") {
+			seen[strings.TrimSpace(strings.Trim(l, "┃"))] = true
+		}
+		h.press("down")
+	}
+	for _, l := range want {
+		if l := strings.TrimSpace(ansi.Strip(l)); !seen[l] {
+			t.Errorf("scrolling down never shows the help's line %q", l)
+		}
+	}
+	h.press("g", "G")
+	t.Run("end", func(t *testing.T) { golden.RequireEqual(t, []byte(h.screen())) })
+	if !strings.Contains(h.screen(), "ctrl+c quit now") {
+		t.Errorf("G does not bring the last key on screen:\n%s", h.screen())
+	}
+	h.press("esc")
+	if h.m.showHelp {
+		t.Errorf("esc does not close help")
 	}
 }
 
