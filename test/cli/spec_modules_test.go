@@ -112,3 +112,42 @@ module "%[1]s/acme/vpc/gcp" {
 		t.Errorf("diff --spec (text): exit %d\n%s%s", d.code, d.stdout, d.stderr)
 	}
 }
+
+// TestSpecModulesShareOneRepository: two module blocks whose destination
+// template maps them to one OCI repository are refused by diff --spec,
+// sync --spec and its dry run as sync --module refuses them (the same
+// message, exit 2), before the registry receives a request.
+func TestSpecModulesShareOneRepository(t *testing.T) {
+	w := newModuleCLIWorld(t)
+	host := w.reg.Host()
+	w.reg.Add("acme/vpc/aws", "1.0.0", modulestest.Download{Location: "/archives/net-1.0.0.zip"})
+	dst := "oci://" + w.oci.Host() + "/one/repo"
+	specPath := writeFile(t, t.TempDir(), "mirror.hcl", fmt.Sprintf(`module "%[1]s/acme/net/aws" {
+  versions    = "1.0.0"
+  destination = %[2]q
+}
+module "%[1]s/acme/vpc/aws" {
+  versions    = "1.0.0"
+  destination = %[2]q
+}
+`, host, dst))
+	want := run(t, w.env, "sync", "registry://"+host, dst, "--module", "acme/net/aws", "--module", "acme/vpc/aws", "-v", "1.0.0")
+	if want.code != 2 || !strings.Contains(want.stderr, "would share the repository one/repo") {
+		t.Fatalf("sync --module: exit %d\n%s", want.code, want.stderr)
+	}
+	w.oci.ResetRequests()
+	for _, args := range [][]string{
+		{"diff", "--spec", specPath},
+		{"diff", "--spec", specPath, "--json"},
+		{"sync", "--spec", specPath, "--dry-run"},
+		{"sync", "--spec", specPath},
+	} {
+		r := run(t, w.env, args...)
+		if r.code != 2 || strings.TrimSpace(r.stderr) != strings.TrimSpace(want.stderr) {
+			t.Errorf("%v: exit %d, stderr\n%s\nwant exit 2 and\n%s", args, r.code, r.stderr, want.stderr)
+		}
+	}
+	if reqs := w.oci.Requests(); len(reqs) != 0 {
+		t.Errorf("the OCI registry was asked %v", reqs)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/modplace"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
@@ -191,6 +192,9 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 	if f.dryRun {
 		return specDiff(cmd, env, sp, w, f.asJSON, f.verifyExisting)
 	}
+	if err := specModuleRepositories(cmd, env, sp); err != nil {
+		return err
+	}
 	pol, err := f.trust.trustPolicy()
 	if err != nil {
 		return err
@@ -287,6 +291,36 @@ func specModules(cmd *cobra.Command, env *Env, sp *spec.Spec, f moduleSyncFlags)
 	return sums, first
 }
 
+// specModuleRepositories refuses, before anything is read or moves, a
+// destination that the spec's module blocks name for several modules
+// where its OCI template would put two of them in one repository: sync
+// --module's rule, applied across the blocks (each of which is synced or
+// planned on its own).
+func specModuleRepositories(cmd *cobra.Command, env *Env, sp *spec.Spec) error {
+	mods, _ := sp.WantedModules()
+	var dests []string
+	byDest := map[string][]modules.Module{}
+	for _, m := range mods {
+		if _, seen := byDest[m.Destination]; !seen {
+			dests = append(dests, m.Destination)
+		}
+		byDest[m.Destination] = append(byDest[m.Destination], m.Addr)
+	}
+	for _, d := range dests {
+		if len(byDest[d]) < 2 {
+			continue
+		}
+		dst, err := modplace.OpenWriter(cmd.Context(), d, env.placeOptions())
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		if err := distinctRepositories(d, dst, byDest[d]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // specModuleRows are the spec's module blocks (those allow and deny leave
 // in) as diff rows: each version the block selects in its registry,
 // missing or present in its destination, or unavailable.
@@ -323,6 +357,9 @@ func specModuleRows(cmd *cobra.Command, env *Env, sp *spec.Spec) ([]report.SpecF
 // plan, one row per package with what asked for it; exit 1 when any
 // destination lacks something wanted or holds something else.
 func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSON, verifyExisting bool) error {
+	if err := specModuleRepositories(cmd, env, sp); err != nil {
+		return err
+	}
 	rows := problemRows(w)
 	for _, d := range w.Destinations {
 		dst, cleanup, err := openDiffDst(cmd, env, d.Place)
