@@ -16,7 +16,7 @@ func TestCLIUIModules(t *testing.T) {
 	w := newModuleCLIWorld(t)
 	dir := filepath.Join(t.TempDir(), "modules")
 	s := newTmux(t, 120, 36, w.env, "ui", "registry://"+w.reg.Host(), "'"+w.template()+"'", dir, "--module", "acme/net/aws")
-	s.waitFor("module places: [1]", "(registry)", "(oci)", "(fs)", "acme/net/aws", "1.2.0", "1.1.0", "1.0.0")
+	s.waitLoaded("module places: [1]", "(registry)", "(oci)", "(fs)", "acme/net/aws", "1.2.0", "1.1.0", "1.0.0")
 	s.keys("Enter", "Down", "Down", "Space", "Enter") // versions; select 1.0.0; queue…
 	s.waitFor("to which place?")
 	s.keys("Down", "Enter") // the directory, [3]

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,24 +119,50 @@ func (s *tmuxSession) screen(escapes bool) string {
 	return string(out)
 }
 
+// waitFor waits until the screen shows every string of what, and returns
+// it.
 func (s *tmuxSession) waitFor(what ...string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(time.Minute) // a bound for a loaded machine, not a speed
-	for {
-		scr := s.screen(false)
-		all := true
+	return s.waitUntil(fmt.Sprintf("%q", what), func(scr string) bool {
 		for _, w := range what {
 			if !strings.Contains(scr, w) {
-				all = false
+				return false
 			}
 		}
-		if all {
+		return true
+	})
+}
+
+// waitLoaded waits until the screen shows every string of what and every
+// listing is in: no pane says "listing" (the UI says so while a place is
+// still being listed, and a key pressed then acts on half the picture: a
+// queue dialog would propose a source other than the one still listing).
+func (s *tmuxSession) waitLoaded(what ...string) string {
+	s.t.Helper()
+	return s.waitUntil(fmt.Sprintf("%q, every listing in", what), func(scr string) bool {
+		for _, w := range what {
+			if !strings.Contains(scr, w) {
+				return false
+			}
+		}
+		return !strings.Contains(scr, "listing")
+	})
+}
+
+// waitUntil polls the screen until ok holds; the minute is a bound for a
+// loaded machine, not a speed.
+func (s *tmuxSession) waitUntil(what string, ok func(screen string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		scr := s.screen(false)
+		if ok(scr) {
 			return scr
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("waiting for %q; screen:\n%s", what, scr)
+			s.t.Fatalf("waiting for %s; screen:\n%s", what, scr)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a poll interval: the wait ends on the condition
 	}
 }
 
@@ -156,7 +183,7 @@ func (s *tmuxSession) waitGone() {
 func TestCLIDemoInATerminal(t *testing.T) {
 	tmp := t.TempDir()
 	s := newTmux(t, 120, 36, []string{"TMPDIR=" + tmp, "NO_COLOR=1"}, "demo", "--rate", "0")
-	s.waitFor("acme/cloud", "(net)", "compare 1 ↔ 2 ↔ 3")
+	s.waitLoaded("acme/cloud", "(net)", "compare 1 ↔ 2 ↔ 3", "◇◇○") // the network mirror [1] listed: it is the proposed source
 	// NO_COLOR: no colour escapes, yet focus and marks still show.
 	if colored := regexp.MustCompile(`\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;)`); colored.MatchString(s.screen(true)) {
 		t.Errorf("NO_COLOR=1, yet the screen has colour escapes")
@@ -183,7 +210,7 @@ func TestCLIDemoInATerminal(t *testing.T) {
 func TestCLIUIQuitCancelsJobs(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "world")
 	s := newTmux(t, 120, 36, nil, "demo", "--keep", keep, "--rate", "20000")
-	s.waitFor("acme/cloud", "2.1.0")
+	s.waitLoaded("acme/cloud", "2.1.0", "◇◇○")
 	s.keys("Enter", "Enter") // matrix; queue 2.1.0 darwin_amd64 (768 kB)
 	s.waitFor("to which mirror?")
 	s.keys("Enter") // proposed: the secondary
@@ -233,9 +260,9 @@ func TestCLIUIConfigExcludes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newTmux(t, 120, 36, []string{"HOME=" + home, "TF_CLI_CONFIG_FILE=" + cfg, "NO_COLOR=1"})
-	s.waitFor("acme/queue", "compare 1 ↔ 2")
+	s.waitLoaded("acme/queue", "compare 1 ↔ 2", "◇○")
 	s.keys("Down", "Down", "Down") // acme/queue, which only the first mirror holds
-	scr := s.waitFor("queue ─ compare 1 ↔ 2", "- excluded by CLI config")
+	scr := s.waitLoaded("queue ─ compare 1 ↔ 2", "- excluded by CLI config")
 	if !strings.Contains(scr, "◇-") || strings.Contains(scr, "○ missing") {
 		t.Errorf("acme/queue's cells in the second mirror should read not applicable:\n%s", scr)
 	}
@@ -264,7 +291,7 @@ provider "registry.terraform.io/acme/dns" {
 		t.Fatal(err)
 	}
 	s := newTmux(t, 120, 36, []string{"NO_COLOR=1"}, "ui", "--spec", file)
-	s.waitFor("acme/dns", "3.2.0", "gaps only", "S queue the spec's gaps")
+	s.waitLoaded("acme/dns", "3.2.0", "gaps only", "S queue the spec's gaps")
 	s.keys("S")
 	s.waitFor("2 to copy: 2 from [2] ")
 	s.keys("Enter")
