@@ -85,19 +85,6 @@ func (h *harness) until(what string, cond func(m Model) bool) {
 	}
 }
 
-// drain processes whatever messages arrive within d.
-func (h *harness) drain(d time.Duration) {
-	deadline := time.After(d)
-	for {
-		select {
-		case msg := <-h.msgs:
-			h.send(msg)
-		case <-deadline:
-			return
-		}
-	}
-}
-
 // press sends key presses, by the names Bubble Tea gives them.
 func (h *harness) press(keys ...string) {
 	for _, k := range keys {

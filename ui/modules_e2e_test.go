@@ -26,7 +26,7 @@ func TestModulesEndToEnd(t *testing.T) {
 
 	waitFor("acme/cloud", "m modules")
 	press("m")
-	waitFor("acme/network/aws", "registry://example.com", "0.9.0")
+	waitFor("acme/network/aws", "registry://example.com", "0.9.0", listed)
 	press("enter") // into the versions: the cursor is on 2.0.0, which the directory lacks
 	press("enter")
 	waitFor("1 to fetch and pack")

@@ -52,7 +52,7 @@ func startServeWith(t *testing.T, env []string, args ...string) (url, cert strin
 	}()
 	select {
 	case url = <-found:
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute): // a bound for a loaded machine, not a speed
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("serve printed no URL; stderr:\n%s", stderr.String())
