@@ -148,6 +148,10 @@ type job struct {
 }
 
 type batchState struct {
+	// carry is what the batch's transfers collect the provenance of the
+	// versions that landed in, for its Finish; one per batch, whichever
+	// Enqueue call queued them.
+	carry     *carrier
 	pending   int
 	landed    []*job       // succeeded since the last Finish
 	finishing gosync.Mutex // serialises Finish calls for one batch
@@ -288,6 +292,7 @@ func (e *Engine) Enqueue(tasks ...Task) []JobID {
 		j := &job{task: t, info: t.Info()}
 		if b, ok := t.(Batched); ok {
 			j.batch = b.Batch()
+			j.task = e.withCarrierLocked(t, j.batch)
 		}
 		j.info.ID = e.nextID
 		e.jobs[j.info.ID] = j
@@ -295,6 +300,26 @@ func (e *Engine) Enqueue(tasks ...Task) []JobID {
 		ids = append(ids, j.info.ID)
 	}
 	return ids
+}
+
+// withCarrierLocked gives a transfer its batch's carrier, so that the
+// batch's Finish writes the provenance of every version that landed,
+// whichever of its tasks finishes it and whichever call queued them.
+func (e *Engine) withCarrierLocked(t Task, batch any) Task {
+	tr, ok := t.(Transfer)
+	if !ok || tr.carry != nil {
+		return t
+	}
+	bs := e.batches[batch]
+	if bs == nil {
+		bs = &batchState{}
+		e.batches[batch] = bs
+	}
+	if bs.carry == nil {
+		bs.carry = &carrier{}
+	}
+	tr.carry = bs.carry
+	return tr
 }
 
 func (e *Engine) enqueueLocked(j *job) {

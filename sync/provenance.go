@@ -261,22 +261,53 @@ func (c *carrier) take() []carried {
 	return out
 }
 
-// withCarriers gives the transfers among tasks one carrier per destination
-// and provider (their batch), so that the batch's Finish writes the
-// provenance of every version that landed, whichever task finishes it.
-func withCarriers(tasks []Task) []Task {
-	carriers := map[transferBatch]*carrier{}
+// AuthenticateTransfers gives the transfers among tasks that no plan made
+// (a front end's own choice of packages, as the terminal UI queues them)
+// what MakePlan gives the packages it plans: the source's provenance of
+// each version, checked and admitted by pol (CheckProvenance, once per
+// source, provider and version), with its evidence added to the archive,
+// so the transfer checks the bytes against the signed SHA256SUMS and the
+// engine writes the provenance beside the index documents once the version
+// has landed, as a sync does. A transfer whose version is refused fails
+// with the reason before it stages anything. It reads the sources: call it
+// where I/O belongs, not in a UI's Update.
+func AuthenticateTransfers(ctx context.Context, tasks []Task, pol *trust.Policy) []Task {
+	type verdict struct {
+		signed *Signed
+		err    error
+	}
+	type key struct {
+		src backends.Reader
+		p   backends.Provider
+		v   string
+	}
+	verdicts := map[key]verdict{}
 	out := make([]Task, len(tasks))
 	for i, t := range tasks {
-		if tr, ok := t.(Transfer); ok && tr.carry == nil {
-			b := transferBatch{tr.Dst, tr.Archive.Provider}
-			if carriers[b] == nil {
-				carriers[b] = &carrier{}
-			}
-			tr.carry = carriers[b]
-			t = tr
-		}
 		out[i] = t
+		tr, ok := t.(Transfer)
+		if !ok || tr.Provenance != nil {
+			continue
+		}
+		a := tr.Archive
+		k := key{tr.Src, a.Provider, a.Version.String()}
+		vd, done := verdicts[k]
+		if !done {
+			vd.signed, vd.err = CheckProvenance(ctx, tr.Src, a.Provider, a.Version, pol)
+			verdicts[k] = vd
+		}
+		switch {
+		case vd.err != nil:
+			tr.unauthentic = fmt.Errorf("not mirrored: %w", vd.err)
+		case vd.signed != nil:
+			signedArchive, err := vd.signed.Authenticate(a)
+			if err != nil {
+				tr.unauthentic = fmt.Errorf("not mirrored: source %s: %w", tr.Src, err)
+				break
+			}
+			tr.Archive, tr.Provenance = signedArchive, vd.signed
+		}
+		out[i] = tr
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/backends/s3"
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
@@ -254,4 +255,73 @@ func TestProvenanceBackfill(t *testing.T) {
 		t.Fatalf("the no-op sync did not write the provenance the mirror lacked: %v", err)
 	}
 	verifySigned(t, openFS(t, dst.Dir()), sel, reg, 2)
+}
+
+// TestAuthenticateTransfers: transfers a front end chose itself (as the
+// terminal UI queues them, each platform in an Enqueue call of its own)
+// are checked against the registry's signed SHA256SUMS and land with its
+// provenance, written once the batch's index documents list them; from a
+// mirror of it whose SHA256SUMS was altered after signing, they fail
+// before staging anything, naming the signature, and nothing lands.
+func TestAuthenticateTransfers(t *testing.T) {
+	ctx := context.Background()
+	for _, tampered := range []bool{false, true} {
+		reg := signedRegistry(t)
+		var src backends.Reader
+		src, err := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := backends.ParseProvider(reg.Address("acme", "alpha"))
+		v, _ := backends.ParseVersion("1.0.0")
+		if tampered {
+			// A mirror of the registry whose SHA256SUMS was altered after
+			// signing: its listing reads well, its provenance does not check.
+			dir := filepath.Join(t.TempDir(), "hop")
+			if _, sum := run(t, src, openFS(t, dir), mustSelection(t, []string{p.String()}, "1.0.0"), nil); sum.Done != 2 {
+				t.Fatalf("registry -> fs: %+v", sum)
+			}
+			tamperSums(t, filepath.Join(dir, filepath.FromSlash(p.String()), ".tfmirror-provenance", "1.0.0.json"))
+			src = openFS(t, dir)
+		}
+		as, err := backends.ListArchives(ctx, src, p, []backends.Version{v})
+		if err != nil || len(as) != 2 {
+			t.Fatalf("listing the registry: %d archives, %v", len(as), err)
+		}
+		dst := openFS(t, filepath.Join(t.TempDir(), "mirror"))
+		eng := sync.NewEngine(ctx, sync.Options{Backoff: 1})
+		tr := sync.NewTracker()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ev := range eng.Events() {
+				tr.Apply(ev)
+			}
+		}()
+		for _, a := range as {
+			eng.Enqueue(sync.AuthenticateTransfers(ctx, []sync.Task{sync.Transfer{Src: src, Dst: dst, Archive: a}}, nil)...)
+		}
+		eng.Close()
+		<-done
+		kept, _ := sync.ReadProvenance(ctx, dst, p, v, provenance.Options{})
+		if !tampered {
+			if c := tr.Counts(); c[sync.Done] != 2 || kept == nil {
+				t.Fatalf("jobs %v, provenance kept %v; want 2 done and the registry's provenance", c, kept != nil)
+			}
+			verifySigned(t, dst, mustSelection(t, []string{p.String()}, "1.0.0"), reg, 2)
+			continue
+		}
+		fails := tr.Failures()
+		if len(fails) != 2 || kept != nil {
+			t.Fatalf("from a tampered SHA256SUMS: %d failed, provenance kept %v; want both failed, none kept", len(fails), kept != nil)
+		}
+		for _, j := range fails {
+			if j.Err == nil || !strings.Contains(j.Err.Error(), "not mirrored") || !strings.Contains(j.Err.Error(), "signature") {
+				t.Errorf("%s: %v; want a refusal naming the signature", j.Info.Package, j.Err)
+			}
+		}
+		if as, _ := backends.ListArchives(ctx, dst, p, []backends.Version{v}); len(as) != 0 {
+			t.Errorf("%d archives landed from a tampered SHA256SUMS", len(as))
+		}
+	}
 }

@@ -98,7 +98,7 @@ func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sin
 		t.Apply(ev)
 		sink.Show(ev)
 	}
-	drain(eng, withCarriers(specs), show)
+	drain(eng, specs, show)
 	if ctx.Err() == nil {
 		flushStale(ctx, dst, plans, show)
 		writeBackfill(ctx, dst, plans, show)

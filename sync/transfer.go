@@ -25,11 +25,15 @@ type Transfer struct {
 	// writes it into the destination once the version has landed.
 	Provenance *Signed
 	// carry collects, for the batch's Finish, the provenance of the
-	// versions that landed (withCarriers).
+	// versions that landed; the engine gives every transfer of a batch the
+	// batch's one (Enqueue).
 	carry *carrier
 	// refused: the destination cannot hold this provider beside the others
 	// enqueued with it (a usage error, set by admit).
 	refused error
+	// unauthentic: the source's provenance of the version does not check,
+	// or the trust policy refuses it (set by AuthenticateTransfers).
+	unauthentic error
 }
 
 var _ Batched = Transfer{}
@@ -77,6 +81,9 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	a, src, dst := t.Archive, t.Src.String(), t.Dst.String()
 	if t.refused != nil {
 		return JobDone{}, t.opErr("stage", "destination", dst, t.refused)
+	}
+	if t.unauthentic != nil {
+		return JobDone{}, t.opErr("authenticate", "source", src, backends.Permanent(t.unauthentic))
 	}
 	start := time.Now()
 	unpacked, limit := maxArchive(env.Hashing)

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"context"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tfmirror/tfmirror/sync"
@@ -34,11 +36,14 @@ type enqueuedMsg struct {
 	dest string
 }
 
-// enqueueCmd hands tasks to the engine. Enqueue sends an event per job and
-// would wait for Update to read them once the channel's buffer is full, so
-// it must not run inside Update.
-func enqueueCmd(eng *sync.Engine, tasks []sync.Task, dest, jobs string) tea.Cmd {
+// enqueueCmd hands tasks to the engine, the copies first authenticated as
+// a sync's are (their sources' provenance read and checked, to be written
+// beside the index documents once they land). Both read or wait: Enqueue
+// sends an event per job and would wait for Update to read them once the
+// channel's buffer is full, so neither may run inside Update.
+func enqueueCmd(ctx context.Context, eng *sync.Engine, tasks []sync.Task, dest, jobs string) tea.Cmd {
 	return func() tea.Msg {
+		tasks := sync.AuthenticateTransfers(ctx, tasks, nil)
 		return enqueuedMsg{ids: eng.Enqueue(tasks...), jobs: jobs, dest: dest}
 	}
 }

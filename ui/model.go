@@ -372,7 +372,7 @@ func (m *Model) enqueue(d queue.Model) tea.Cmd {
 	m.view().queued()
 	label := d.Dest().Label()
 	m.setStatus(statusInfo, fmt.Sprintf("queueing %d %s to %s…", len(tasks), words.Jobs, label))
-	return enqueueCmd(m.engine, tasks, label, words.Jobs)
+	return enqueueCmd(m.sh.ctx, m.engine, tasks, label, words.Jobs)
 }
 
 // quit stops at once when the engine is idle; otherwise it stops the
