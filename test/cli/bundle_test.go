@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -508,5 +509,58 @@ func TestBundleImportIntoS3(t *testing.T) {
 	}
 	if r := w.must(t, "import", b, dst); !strings.Contains(r.stderr, "2 already present") {
 		t.Errorf("import again:\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+// TestBundleExportTrustPolicy: export takes --policy and --require-signature
+// as sync and import do, with the same messages: a version signed by a key
+// the policy does not pin, or without a valid signature where one is
+// required, is not exported and no bundle is written (exit 1); a policy
+// pinning a key ID is a usage error naming its line; the signer pinned, the
+// bundle is written.
+func TestBundleExportTrustPolicy(t *testing.T) {
+	reg, _ := hereRegistry(t)
+	ca := caFile(t, reg.CertPEM())
+	dir := t.TempDir()
+	policy := writeFile(t, dir, "trust.hcl", fmt.Sprintf("provider %q {\n  fingerprints = [%q]\n}\n", "acme/*", reg.OtherFingerprint()))
+	b := filepath.Join(dir, "providers.tar")
+	from := []string{"registry://" + reg.Host(), "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca, "--policy", policy}
+	s := run(t, nil, append([]string{"sync", from[0], filepath.Join(dir, "mirror")}, from[1:]...)...)
+	r := run(t, nil, append([]string{"export", from[0], b}, from[1:]...)...)
+	refusal := regexp.MustCompile(`(?m)^.*pins fingerprint.*$`).FindString(s.stdout + s.stderr)
+	if r.code != 1 || refusal == "" || !strings.Contains(r.stdout+r.stderr, refusal) || !strings.Contains(r.stderr, "not written") {
+		t.Fatalf("export with an unpinned key: exit %d, want 1 and sync's refusal %q\n%s%s", r.code, refusal, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(b); err == nil {
+		t.Fatalf("a refused export wrote %s", b)
+	}
+	bad := writeFile(t, dir, "bad.hcl", "provider \"acme/*\" {\n  fingerprints = [\"1234ABCD1234ABCD\"]\n}\n")
+	if r := run(t, nil, "export", from[0], b, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca, "--policy", bad); r.code != 2 || !strings.Contains(r.stderr, "bad.hcl:2") {
+		t.Fatalf("export with a policy pinning a key ID: exit %d\n%s", r.code, r.stderr)
+	}
+	pinned := writeFile(t, dir, "pinned.hcl", fmt.Sprintf("provider %q {\n  fingerprints = [%q]\n}\n", "acme/*", reg.Fingerprint()))
+	if r := run(t, nil, "export", from[0], b, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca, "--policy", pinned, "--require-signature"); r.code != 0 {
+		t.Fatalf("export with the signer pinned: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(b); err != nil {
+		t.Fatalf("export with the signer pinned wrote no bundle: %v", err)
+	}
+
+	unsigned, _ := fsMirror(t)
+	b2 := filepath.Join(dir, "unsigned.tar")
+	for _, c := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"export", unsigned, b2, "-p", "example.com/acme/alpha", "--require-signature"}},
+		{[]string{"OPENTOFU_ENFORCE_GPG_VALIDATION=true"}, []string{"export", unsigned, b2, "-p", "example.com/acme/alpha"}},
+	} {
+		r := run(t, c.env, c.args...)
+		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "no valid signature, and a signature is required") {
+			t.Errorf("%v %v from a source without provenance: exit %d\n%s%s", c.env, c.args, r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(b2); err == nil {
+			t.Fatalf("%v: an unsigned bundle was written", c.args)
+		}
 	}
 }

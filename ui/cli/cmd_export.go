@@ -30,7 +30,12 @@ modes and times fixed. Nothing is written unless every package wanted was
 synced; exits 1 otherwise.
 
 With --spec FILE (or --from DIR) the spec says which providers, versions and
-platforms; SRC, when given, is read instead of the spec's sources.`
+platforms; SRC, when given, is read instead of the spec's sources.
+
+--policy FILE and --require-signature apply the trust policy as sync and
+import do: a version signed by a key the policy does not pin for its provider,
+or (with --require-signature, or OPENTOFU_ENFORCE_GPG_VALIDATION=true) one
+without a valid signature, is not exported, and no bundle is written (exit 1).`
 
 const exportExample = `  tfmirror export registry://registry.terraform.io providers.tar -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
   tfmirror export ./mirror providers.tar
@@ -38,9 +43,10 @@ const exportExample = `  tfmirror export registry://registry.terraform.io provid
   tfmirror export ./mirror providers.tar --spec mirror.hcl`
 
 type exportFlags struct {
-	sel  selectionFlags
-	spec specFlags
-	jobs int
+	sel   selectionFlags
+	spec  specFlags
+	trust trustFlags
+	jobs  int
 }
 
 func newExportCmd(env *Env) *cobra.Command {
@@ -63,6 +69,7 @@ func newExportCmd(env *Env) *cobra.Command {
 	}
 	f.sel.add(cmd)
 	f.spec.add(cmd)
+	f.trust.addPolicy(cmd)
 	cmd.Flags().IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
 	return cmd
 }
@@ -112,7 +119,11 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 // spec's wants that cannot be had.
 func exportPlans(cmd *cobra.Command, env *Env, args []string, f *exportFlags, st *bundle.Staging) ([]*sync.Plan, []report.SpecFinding, error) {
 	ctx := cmd.Context()
-	opts := sync.PlanOptions{Hashing: env.hashing()}
+	pol, err := f.trust.trustPolicy()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := sync.PlanOptions{Hashing: env.hashing(), Trust: pol}
 	if !f.spec.set() {
 		s, err := f.sel.selection()
 		if err != nil {

@@ -35,10 +35,16 @@ type trustFlags struct {
 }
 
 func (f *trustFlags) add(cmd *cobra.Command) {
+	f.addPolicy(cmd)
+	f.addAudit(cmd)
+}
+
+// addPolicy adds --policy and --require-signature alone (export, which
+// changes no mirror, keeps no audit log).
+func (f *trustFlags) addPolicy(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.policy, "policy", "", "a trust policy `FILE` (HCL): the key fingerprints that may sign each provider")
 	fl.BoolVar(&f.requireSignature, "require-signature", false, "mirror nothing without a valid signature (as OPENTOFU_ENFORCE_GPG_VALIDATION=true)")
-	f.addAudit(cmd)
 }
 
 func (f *trustFlags) addAudit(cmd *cobra.Command) {
