@@ -2,7 +2,6 @@ package oci
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -127,12 +126,11 @@ func newClient(o Options) (*auth.Client, error) {
 			return nil, err
 		}
 	}
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.TLSClientConfig = &tls.Config{
-		MinVersion:         tls.VersionTLS12,
-		RootCAs:            o.RootCAs,
-		InsecureSkipVerify: o.Insecure, // opt-in, for registries with self-signed certificates
-	}
+	// Idle connections are kept for every job at once (the default keeps
+	// two per host), so that concurrent uploads reuse their connections
+	// instead of each paying for a new TLS handshake.
+	base := httpclient.NewTransport(o.RootCAs)
+	base.TLSClientConfig.InsecureSkipVerify = o.Insecure // opt-in, for registries with self-signed certificates
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
