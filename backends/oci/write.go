@@ -253,15 +253,12 @@ func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 		}
 	}
 
-	s.outcome = Uploaded
-	if ok, err := r.Blobs().Exists(ctx, layer); err != nil {
-		return classify(err, "check blob "+layer.Digest.String(), m.name, s.addr, s.pkg.String())
-	} else if ok {
-		s.outcome = BlobExisted
-	} else if err := s.pushBlob(ctx, r, layer); err != nil {
-		return err
-	}
-	if err := m.ensureConfig(ctx, r, s.addr, s.pkg); err != nil {
+	// The config blob goes up beside the zip, not after it: the manifest
+	// needs both.
+	var g errgroup.Group
+	g.Go(func() error { return m.ensureConfig(ctx, r, s.addr, s.pkg) })
+	g.Go(func() error { return s.uploadLayer(ctx, r, layer) })
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	desc, err := s.pushManifest(ctx, r, layer)
@@ -303,6 +300,21 @@ func (s *Staged) layer(sums hashing.Sums) (ocispec.Descriptor, error) {
 		Size:         size,
 		Annotations:  map[string]string{ocispec.AnnotationTitle: s.pkg.Filename()},
 	}, nil
+}
+
+// uploadLayer pushes the zip's blob unless the registry has it, and sets
+// the outcome.
+func (s *Staged) uploadLayer(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
+	s.outcome = Uploaded
+	ok, err := r.Blobs().Exists(ctx, layer)
+	switch {
+	case err != nil:
+		return classify(err, "check blob "+layer.Digest.String(), s.m.name, s.addr, s.pkg.String())
+	case ok:
+		s.outcome = BlobExisted
+		return nil
+	}
+	return s.pushBlob(ctx, r, layer)
 }
 
 func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
@@ -606,6 +618,9 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 // provenanceAfterFlush carries the provenance that referred to the index
 // the tag named before the flush (before) over to the one it names now.
 func (m *Mirror) provenanceAfterFlush(ctx context.Context, r *remote.Repository, pv *pendingVersion, before digest.Digest, label string) error {
+	if before == "" {
+		return nil // no index before, so no provenance to carry
+	}
 	now, err := r.Resolve(ctx, pv.tag)
 	if err != nil {
 		return classify(err, fmt.Sprintf("resolve tag %q", pv.tag), m.name, pv.addr, label)
