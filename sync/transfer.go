@@ -100,7 +100,21 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 		return JobDone{}, t.opErr("stage", "destination", dst, err)
 	}
 	defer st.Abort()
-	sums, n, err := t.receive(ctx, env, rc, st, sink, &countingReader{ctx: ctx, r: rc, progress: env.Progress, limit: limit, unpacked: unpacked})
+	in := io.Reader(&countingReader{ctx: ctx, r: rc, progress: env.Progress, limit: limit, unpacked: unpacked})
+	if sink == io.Discard {
+		// The destination uploads the source's own file: reading it is
+		// hashing alone, CPU-bound, so it takes a hashing slot. The first
+		// archives are then hashed one per core, and their uploads start
+		// while the next are hashed, rather than all waiting for all.
+		release, err := env.HashSlot(ctx)
+		if err != nil {
+			return JobDone{}, err
+		}
+		sr := &slotReader{r: in, release: release}
+		defer sr.done()
+		in = sr
+	}
+	sums, n, err := t.receive(ctx, env, rc, st, sink, in)
 	if err != nil {
 		return JobDone{}, err
 	}
@@ -134,6 +148,28 @@ func (t Transfer) stage(ctx context.Context) (backends.Staged, io.Writer, error)
 	}
 	st, err := t.Dst.Stage(ctx, t.Archive.Package)
 	return st, st, err
+}
+
+// slotReader holds a hashing slot until its reader ends: the slot is
+// released before h1: takes one of its own.
+type slotReader struct {
+	r       io.Reader
+	release func()
+}
+
+func (s *slotReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil {
+		s.done()
+	}
+	return n, err
+}
+
+func (s *slotReader) done() {
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
 }
 
 // receive copies the archive into the staging file and hashes it on the
