@@ -254,11 +254,14 @@ func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	}
 
 	// The config blob goes up beside the zip, not after it: the manifest
-	// needs both.
-	var g errgroup.Group
-	g.Go(func() error { return m.ensureConfig(ctx, r, s.addr, s.pkg) })
-	g.Go(func() error { return s.uploadLayer(ctx, r, layer) })
-	if err := g.Wait(); err != nil {
+	// needs both. Where both fail, the zip's error is the one told.
+	cfg := make(chan error, 1)
+	go func() { cfg <- m.ensureConfig(ctx, r, s.addr, s.pkg) }()
+	err = s.uploadLayer(ctx, r, layer)
+	if cerr := <-cfg; err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
 	desc, err := s.pushManifest(ctx, r, layer)
