@@ -172,10 +172,26 @@ type staged struct {
 	path   string // the staging file (f.Name() is its creation name)
 	target string
 	done   bool
+	// written counts the bytes written; queued, those whose writeback
+	// to the disk has been started.
+	written, queued int64
 }
 
-func (s *staged) Write(p []byte) (int, error) { return s.f.Write(p) }
-func (s *staged) Path() string                { return s.path }
+// writebackEvery is how many bytes a staging file gathers before their
+// writeback is started, so the fsync before the rename overlaps the
+// download instead of following it.
+const writebackEvery = 4 << 20
+
+func (s *staged) Write(p []byte) (int, error) {
+	n, err := s.f.Write(p)
+	s.written += int64(n)
+	if s.written-s.queued >= writebackEvery {
+		startWriteback(s.f, s.queued, s.written-s.queued)
+		s.queued = s.written
+	}
+	return n, err
+}
+func (s *staged) Path() string { return s.path }
 
 func (s *staged) Abort() error {
 	if s.done {
