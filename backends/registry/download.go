@@ -217,14 +217,21 @@ func (r *Registry) signedSums(ctx context.Context, m *downloadMeta) (*signedSums
 	}
 	what := fmt.Sprintf("%s %s", m.pkg.Provider.ShortString(), m.pkg.Version)
 	// SHA256SUMS and its signature are often on another host (a release
-	// store): no credentials.
+	// store): no credentials. Both are fetched at once: planning waits for
+	// them.
+	var sig []byte
+	sigErr := make(chan error, 1)
+	go func() {
+		var err error
+		sig, _, err = r.opts.HTTP.Document(ctx, m.sigURL, nil)
+		sigErr <- err
+	}()
 	sums, _, err := r.opts.HTTP.Document(ctx, m.sumsURL, nil)
+	if serr := <-sigErr; err == nil && serr != nil {
+		return nil, r.errorf("%s: SHA256SUMS signature: %w", what, serr)
+	}
 	if err != nil {
 		return nil, r.errorf("%s: SHA256SUMS: %w", what, err)
-	}
-	sig, _, err := r.opts.HTTP.Document(ctx, m.sigURL, nil)
-	if err != nil {
-		return nil, r.errorf("%s: SHA256SUMS signature: %w", what, err)
 	}
 	ss = &signedSums{}
 	switch {
