@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	gosync "sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -175,13 +176,36 @@ func (w *world) downloadURLs(b *testing.B) []string {
 }
 
 func timeIt(b *testing.B, name string, f func() error) time.Duration {
+	d, _ := measure(b, name, f)
+	return d
+}
+
+// measure times f and counts the CPU it cost this process (the registry
+// server, an in-process download or hash) and the children it waited for
+// (tfmirror, the clients): on a machine shared with other work, the wall
+// clock says how long, and the CPU-seconds what the work itself costs.
+func measure(b *testing.B, name string, f func() error) (wall, cpu time.Duration) {
+	cpu0 := cpuSpent()
 	start := time.Now()
 	if err := f(); err != nil {
 		b.Fatalf("%s: %v", name, err)
 	}
-	d := time.Since(start)
-	b.Logf("  %-52s %8.2fs", name, d.Seconds())
-	return d
+	wall, cpu = time.Since(start), cpuSpent()-cpu0
+	b.Logf("  %-52s %8.2fs  (cpu %.2fs)", name, wall.Seconds(), cpu.Seconds())
+	return wall, cpu
+}
+
+// cpuSpent is the user and system CPU time of this process and of its
+// children that have been waited for.
+func cpuSpent() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return total
 }
 
 func (w *world) run(bin string, args ...string) error {
@@ -239,13 +263,13 @@ func (w *world) syncRound(b *testing.B, bin string) {
 		}
 		return append(a, extra...)
 	}
-	dl, files := w.rawDownload(b)
+	dl, dlCPU, files := w.rawDownload(b)
 	dst := filepath.Join(b.TempDir(), "tfmirror")
-	a := timeIt(b, "(a)  tfmirror sync registry -> fs", func() error { return w.run(bin, args(dst)...) })
+	a, aCPU := measure(b, "(a)  tfmirror sync registry -> fs", func() error { return w.run(bin, args(dst)...) })
 	bb := timeIt(b, "(b)  the same sync again (no-op)", func() error { return w.run(bin, args(dst)...) })
 	all := filepath.Join(b.TempDir(), "tfmirror-all")
-	aAll := timeIt(b, "(A)  tfmirror sync --hashes all", func() error { return w.run(bin, args(all, "--hashes", "all")...) })
-	floor := timeIt(b, "(L2) h1 on all cores, standard library inflate", func() error { return hashAllStdlib(files) })
+	aAll, aAllCPU := measure(b, "(A)  tfmirror sync --hashes all", func() error { return w.run(bin, args(all, "--hashes", "all")...) })
+	floor, floorCPU := measure(b, "(L2) h1 on all cores, standard library inflate", func() error { return hashAllStdlib(files) })
 	verify := timeIt(b, "(V)  tfmirror verify of (A) (h1: listed)", func() error { return w.run(bin, "verify", all) })
 	// --hashes all: hash every package (the mirror states its hashes, which
 	// lock would otherwise record without reading an archive).
@@ -265,9 +289,9 @@ func (w *world) syncRound(b *testing.B, bin string) {
 	tofu := w.providersMirror(b, tofuPath(), "(d)  tofu providers mirror")
 
 	b.Logf("  ratios:")
-	b.Logf("    (a)/(L1) = %.2f   sync vs raw download (target <= 1.15)", a.Seconds()/dl.Seconds())
+	b.Logf("    (a)/(L1) = %.2f   sync vs raw download (target <= 1.15); CPU-seconds %.2f", a.Seconds()/dl.Seconds(), aCPU.Seconds()/dlCPU.Seconds())
 	b.Logf("    (b)/(a)  = %.1f%%  no-op re-sync vs sync", 100*bb.Seconds()/a.Seconds())
-	b.Logf("    (A)/(L2) = %.2f   --hashes all vs stdlib h1 floor (target <= 1.0)", aAll.Seconds()/floor.Seconds())
+	b.Logf("    (A)/(L2) = %.2f   --hashes all vs stdlib h1 floor (target <= 1.0); CPU-seconds %.2f", aAll.Seconds()/floor.Seconds(), aAllCPU.Seconds()/floorCPU.Seconds())
 	b.Logf("    (V)/(L2) = %.2f   verify vs stdlib h1 floor (target <= 1.1)", verify.Seconds()/floor.Seconds())
 	b.Logf("    (K)/(L3) = %.2f   lock vs stdlib h1 floor (target <= 1.1)", lockT.Seconds()/lockFloor.Seconds())
 	if tf > 0 {
@@ -338,12 +362,13 @@ func (w *world) providersMirror(b *testing.B, client, name string) time.Duration
 	})
 }
 
-// rawDownload fetches every archive with one goroutine per core, to disk.
-func (w *world) rawDownload(b *testing.B) (time.Duration, []string) {
+// rawDownload fetches every archive with one goroutine per core, to disk;
+// it returns the wall and CPU time (the server's included) it took.
+func (w *world) rawDownload(b *testing.B) (time.Duration, time.Duration, []string) {
 	dir := b.TempDir()
 	files := make([]string, len(w.urls))
 	client := w.reg.Client()
-	d := timeIt(b, "(L1) raw parallel download", func() error {
+	d, cpu := measure(b, "(L1) raw parallel download", func() error {
 		var wg gosync.WaitGroup
 		errs := make(chan error, len(w.urls))
 		sem := make(chan struct{}, max(4, 2*runtime.NumCPU()))
@@ -372,7 +397,7 @@ func (w *world) rawDownload(b *testing.B) (time.Duration, []string) {
 		close(errs)
 		return <-errs
 	})
-	return d, files
+	return d, cpu, files
 }
 
 // hashAllStdlib computes the h1: of every file with dirhash.HashZip (the
