@@ -3,6 +3,10 @@ package s3
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
@@ -28,9 +32,15 @@ func isProvenanceFolder(rel string) bool { return rel == provenance.DirName+"/" 
 // backends.ErrNotFound.
 func (s *Store) Provenance(ctx context.Context, p backends.Provider, v backends.Version) (*provenance.Provenance, error) {
 	key := s.provenanceKey(p, v)
-	d, err := s.getDoc(ctx, key)
+	held, err := s.provenanceHeld(ctx, p)
 	if err != nil {
 		return nil, err
+	}
+	var d doc
+	if held[key] {
+		if d, err = s.getDoc(ctx, key); err != nil {
+			return nil, err
+		}
 	}
 	if !d.exists {
 		return nil, fmt.Errorf("mirror %s: %s %s: no provenance (%s): %w", s.name, p, v, s.location(key), backends.ErrNotFound)
@@ -45,6 +55,47 @@ func (s *Store) Provenance(ctx context.Context, p backends.Provider, v backends.
 	return pr, nil
 }
 
+// provenanceHeld returns the keys of p's provenance documents, from one
+// listing of its provenance folder reused for listingTTL, as a provider's
+// listing is (none at all when a fresh listing of p found no such folder):
+// ls and sync ask for every version's, and most versions of most mirrors
+// have none, which a GET each would find out one request at a time.
+func (s *Store) provenanceHeld(ctx context.Context, p backends.Provider) (map[string]bool, error) {
+	s.mu.Lock()
+	c, listed := s.listings[p]
+	held, ok := s.provenance[p]
+	s.mu.Unlock()
+	switch {
+	case listed && time.Since(c.at) < listingTTL && !c.l.hasProvenance:
+		return nil, nil
+	case ok && time.Since(held.at) < listingTTL:
+		return held.keys, nil
+	}
+	at := time.Now()
+	pfx := s.providerPrefix(p) + provenance.DirName + "/"
+	keys := map[string]bool{}
+	pages := s3api.NewListObjectsV2Paginator(s.client, &s3api.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &pfx})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, s.errorf(err, "%s: list %s", p, s.location(pfx))
+		}
+		for _, o := range page.Contents {
+			keys[aws.ToString(o.Key)] = true
+		}
+	}
+	s.mu.Lock()
+	s.provenance[p] = heldProvenance{at: at, keys: keys}
+	s.mu.Unlock()
+	return keys, nil
+}
+
+// heldProvenance is a listing of a provider's provenance folder.
+type heldProvenance struct {
+	at   time.Time
+	keys map[string]bool
+}
+
 // WriteProvenance writes pr as p's provenance at v, unless the bucket
 // holds those very bytes: conditionally on what was read (If-Match, or
 // If-None-Match: *), again when another writer wrote it meanwhile, and
@@ -55,6 +106,7 @@ func (s *Store) WriteProvenance(ctx context.Context, p backends.Provider, v back
 		return fmt.Errorf("mirror %s: %s %s: provenance: %w", s.name, p, v, err)
 	}
 	key := s.provenanceKey(p, v)
+	defer s.forget(p)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		old, err := s.getDoc(ctx, key)
 		if err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
@@ -34,6 +33,8 @@ type providerListing struct {
 	versions map[string]backends.Version         // by canonical string
 	archives map[string]map[string]archiveObject // version -> platform -> archive
 	hasIndex bool
+	// hasProvenance: the listing found the provenance folder.
+	hasProvenance bool
 }
 
 // sortedVersions returns the listing's versions, newest first.
@@ -61,6 +62,7 @@ func (s *Store) listProvider(ctx context.Context, p backends.Provider) (*provide
 		for _, cp := range page.CommonPrefixes {
 			found = true
 			if isProvenanceFolder(strings.TrimPrefix(aws.ToString(cp.Prefix), pfx)) {
+				l.hasProvenance = true
 				continue
 			}
 			s.warnf("%s: ignored: the network-mirror layout has no sub-folders in a provider's folder (unpacked packages are not served)", s.location(aws.ToString(cp.Prefix)))
@@ -158,21 +160,17 @@ func (s *Store) indexedVersions(ctx context.Context, p backends.Provider, l *pro
 // latter).
 func (s *Store) versionDocs(ctx context.Context, p backends.Provider, vs []backends.Version) (map[string]*mirrordoc.Version, error) {
 	docs := make([]*mirrordoc.Version, len(vs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.concurrency())
-	for i, v := range vs {
-		g.Go(func() error {
-			d, err := s.getDoc(gctx, s.providerPrefix(p)+mirrordoc.VersionName(v))
-			if err != nil || !d.exists {
-				return err
-			}
-			if docs[i], err = mirrordoc.ParseVersion(d.body); err != nil {
-				s.warnf("%s: ignored: not a valid version document: %v", s.location(d.key), err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err := s.each(ctx, len(vs), func(ctx context.Context, i int) error {
+		d, err := s.getDoc(ctx, s.providerPrefix(p)+mirrordoc.VersionName(vs[i]))
+		if err != nil || !d.exists {
+			return err
+		}
+		if docs[i], err = mirrordoc.ParseVersion(d.body); err != nil {
+			s.warnf("%s: ignored: not a valid version document: %v", s.location(d.key), err)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]*mirrordoc.Version, len(vs))
@@ -272,29 +270,26 @@ func (s *Store) Providers(ctx context.Context) ([]backends.Provider, error) {
 // prefixes at a time; objects at that level are junk in the layout.
 func (s *Store) subfolders(ctx context.Context, prefixes []string) ([]string, error) {
 	found := make([][]string, len(prefixes))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.concurrency())
-	for i, pfx := range prefixes {
-		g.Go(func() error {
-			pages := s3api.NewListObjectsV2Paginator(s.client, &s3api.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(pfx), Delimiter: aws.String("/")})
-			for pages.HasMorePages() {
-				page, err := pages.NextPage(gctx)
-				if err != nil {
-					return s.errorf(err, "list %s", s.location(pfx))
-				}
-				for _, cp := range page.CommonPrefixes {
-					found[i] = append(found[i], aws.ToString(cp.Prefix))
-				}
-				for _, o := range page.Contents {
-					if k := aws.ToString(o.Key); k != pfx {
-						s.warnf("%s: ignored stray object (providers are in HOST/NAMESPACE/TYPE/ folders)", s.location(k))
-					}
+	err := s.each(ctx, len(prefixes), func(ctx context.Context, i int) error {
+		pfx := prefixes[i]
+		pages := s3api.NewListObjectsV2Paginator(s.client, &s3api.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(pfx), Delimiter: aws.String("/")})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return s.errorf(err, "list %s", s.location(pfx))
+			}
+			for _, cp := range page.CommonPrefixes {
+				found[i] = append(found[i], aws.ToString(cp.Prefix))
+			}
+			for _, o := range page.Contents {
+				if k := aws.ToString(o.Key); k != pfx {
+					s.warnf("%s: ignored stray object (providers are in HOST/NAMESPACE/TYPE/ folders)", s.location(k))
 				}
 			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	var out []string
@@ -334,10 +329,11 @@ func (s *Store) listed(ctx context.Context, p backends.Provider) (*providerListi
 	return l, nil
 }
 
-// forget drops p's reused listing, after a write to p.
+// forget drops p's reused listings, after a write to p.
 func (s *Store) forget(p backends.Provider) {
 	s.mu.Lock()
 	delete(s.listings, p)
+	delete(s.provenance, p)
 	s.mu.Unlock()
 }
 

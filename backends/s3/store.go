@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
@@ -17,6 +18,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
@@ -65,12 +67,14 @@ type Store struct {
 
 	landed mirrordoc.Landed // by key: the archives this process landed, as verified
 
-	mu       gosync.Mutex
-	listings map[backends.Provider]cachedListing
+	mu         gosync.Mutex
+	listings   map[backends.Provider]cachedListing
+	provenance map[backends.Provider]heldProvenance
 }
 
 var (
 	_ backends.Writer         = (*Store)(nil)
+	_ backends.FileStager     = (*Store)(nil)
 	_ backends.Lister         = (*Store)(nil)
 	_ backends.VersionsLister = (*Store)(nil)
 	_ backends.Warner         = (*Store)(nil)
@@ -119,7 +123,8 @@ func Open(ctx context.Context, name, target string, opts Options) (*Store, error
 	if err != nil {
 		return nil, err
 	}
-	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts, listings: map[backends.Provider]cachedListing{}}, nil
+	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts,
+		listings: map[backends.Provider]cachedListing{}, provenance: map[backends.Provider]heldProvenance{}}, nil
 }
 
 // newClient builds the S3 client from the AWS configuration chain and opts:
@@ -261,4 +266,31 @@ func (s *Store) errorf(err error, format string, args ...any) error {
 // isCanceled reports whether err is the context's end.
 func isCanceled(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// each runs f(ctx, i) for every i in [0, n) on at most s.concurrency()
+// goroutines, which take the indexes in turn: a request through the SDK
+// runs on a deep stack, which a goroutine per request would grow again
+// for each one. The first error ends the others (ctx is cancelled for
+// them) and is returned.
+func (s *Store) each(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	var next atomic.Int64
+	for range min(n, s.concurrency()) {
+		g.Go(func() error {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return nil
+				}
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				if err := f(gctx, i); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	return g.Wait()
 }

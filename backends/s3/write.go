@@ -19,7 +19,6 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
@@ -42,10 +41,8 @@ const maxAttempts = 10
 // Stage opens a local temp file for pkg's zip; nothing reaches the bucket
 // before Commit.
 func (s *Store) Stage(ctx context.Context, pkg backends.Package) (backends.Staged, error) {
-	for _, part := range []string{pkg.Provider.Hostname, pkg.Provider.Namespace, pkg.Provider.Type} {
-		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, "/\\") {
-			return nil, fmt.Errorf("mirror %s: %s: refusing a package whose key would leave its provider's folder", s.name, pkg)
-		}
+	if err := s.checkKey(pkg); err != nil {
+		return nil, err
 	}
 	f, err := os.CreateTemp("", "tfmirror-s3-*.zip")
 	if err != nil {
@@ -54,24 +51,62 @@ func (s *Store) Stage(ctx context.Context, pkg backends.Package) (backends.Stage
 	return &staged{s: s, pkg: pkg, f: f, key: s.providerPrefix(pkg.Provider) + pkg.Filename()}, nil
 }
 
-type staged struct {
-	s    *Store
-	pkg  backends.Package
-	f    *os.File
-	key  string
-	done bool
+// StageFile stages pkg's zip from a local file as it is (a filesystem
+// source's): Commit uploads it from that file, with no staging copy. The
+// caller reads the file to hash and check it, and writes nothing to the
+// Staged. The upload is signed with the zh: computed from that reading,
+// so the store refuses bytes that changed in between: what lands is what
+// was checked.
+func (s *Store) StageFile(ctx context.Context, pkg backends.Package, path string) (backends.Staged, error) {
+	if err := s.checkKey(pkg); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("mirror %s: %s: %w", s.name, pkg, err)
+	}
+	return &staged{s: s, pkg: pkg, f: f, key: s.providerPrefix(pkg.Provider) + pkg.Filename(), source: true}, nil
 }
 
-func (st *staged) Write(p []byte) (int, error) { return st.f.Write(p) }
-func (st *staged) Path() string                { return st.f.Name() }
+// checkKey refuses a package whose key would leave its provider's folder.
+func (s *Store) checkKey(pkg backends.Package) error {
+	for _, part := range []string{pkg.Provider.Hostname, pkg.Provider.Namespace, pkg.Provider.Type} {
+		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, "/\\") {
+			return fmt.Errorf("mirror %s: %s: refusing a package whose key would leave its provider's folder", s.name, pkg)
+		}
+	}
+	return nil
+}
 
-// Abort removes the local staging file; the bucket is not touched.
+type staged struct {
+	s      *Store
+	pkg    backends.Package
+	f      *os.File
+	key    string
+	source bool // f is the source's own file (StageFile): only read, never removed
+	done   bool
+}
+
+func (st *staged) Write(p []byte) (int, error) {
+	if st.source {
+		return 0, fmt.Errorf("mirror %s: %s: staged from %s: nothing is written to it", st.s.name, st.pkg, st.f.Name())
+	}
+	return st.f.Write(p)
+}
+
+func (st *staged) Path() string { return st.f.Name() }
+
+// Abort removes the local staging file (a source's own file is only
+// closed); the bucket is not touched.
 func (st *staged) Abort() error {
 	if st.done {
 		return nil
 	}
 	st.done = true
 	st.f.Close()
+	if st.source {
+		return nil
+	}
 	return os.Remove(st.f.Name())
 }
 
@@ -363,15 +398,11 @@ func (s *Store) getDocs(ctx context.Context, pfx string, vs map[string]bool) (ma
 		keys = append(keys, v)
 	}
 	got := make([]doc, len(keys))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.concurrency())
-	for i, v := range keys {
-		g.Go(func() (err error) {
-			got[i], err = s.getDoc(gctx, pfx+v+".json") // v is canonical: mirrordoc.VersionName's form
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err := s.each(ctx, len(keys), func(ctx context.Context, i int) (err error) {
+		got[i], err = s.getDoc(ctx, pfx+keys[i]+".json") // canonical versions: mirrordoc.VersionName's form
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]doc, len(keys))
@@ -387,28 +418,25 @@ func (s *Store) getDocs(ctx context.Context, pfx string, vs map[string]bool) (ma
 func (s *Store) writeVersionDocs(ctx context.Context, pfx string, l *providerListing, docs map[string]doc, index mirrordoc.Index) (again bool, err error) {
 	vs := l.sortedVersions()
 	bodies := make([][]byte, len(vs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.concurrency())
 	overtaken := make([]bool, len(vs))
-	for i, v := range vs {
-		g.Go(func() error {
-			old, ok := docs[v.String()]
-			if !ok {
-				old = doc{key: pfx + mirrordoc.VersionName(v)}
-			}
-			d, err := s.rebuild(gctx, l.archives[v.String()], old)
-			if err != nil || len(d.Archives) == 0 {
-				return err
-			}
-			if bodies[i], err = mirrordoc.Encode(d); err != nil || old.sameBytes(bodies[i]) {
-				return err
-			}
-			err = s.putDoc(gctx, old, bodies[i])
-			overtaken[i] = isPrecondition(err)
-			return ignorePrecondition(err)
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = s.each(ctx, len(vs), func(ctx context.Context, i int) error {
+		v := vs[i]
+		old, ok := docs[v.String()]
+		if !ok {
+			old = doc{key: pfx + mirrordoc.VersionName(v)}
+		}
+		d, err := s.rebuild(ctx, l.archives[v.String()], old)
+		if err != nil || len(d.Archives) == 0 {
+			return err
+		}
+		if bodies[i], err = mirrordoc.Encode(d); err != nil || old.sameBytes(bodies[i]) {
+			return err
+		}
+		err = s.putDoc(ctx, old, bodies[i])
+		overtaken[i] = isPrecondition(err)
+		return ignorePrecondition(err)
+	})
+	if err != nil {
 		return false, err
 	}
 	for i, v := range vs {

@@ -1,11 +1,15 @@
 package s3_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -17,6 +21,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/s3"
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // holdingTransport holds the first PUT of a version document until the
@@ -268,5 +273,72 @@ func TestAnUploadCutShortLandsNothing(t *testing.T) {
 	key := "example.com/acme/alpha/" + pkg.Filename()
 	if _, err := srv.Client().HeadObject(context.Background(), &s3api.HeadObjectInput{Bucket: &bucket, Key: &key}); err == nil {
 		t.Fatalf("the bucket holds %s after an upload cut short", key)
+	}
+}
+
+// An archive staged from a local file (a filesystem source's, StageFile)
+// is uploaded from that file, which is only read: the bytes that land are
+// those hashed, since the upload is signed with their SHA-256. A file that
+// changed after it was hashed is refused by the store and lands nothing;
+// neither commit nor abort removes the source's file.
+func TestStageFileLandsOnlyTheBytesHashed(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	st := openStore(t, srv, bucket, "")
+	ctx := context.Background()
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	zip := backendtest.ProviderZip(t, pkg, "checked")
+	src := filepath.Join(t.TempDir(), pkg.Filename())
+	if err := os.WriteFile(src, zip, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sums, err := hashing.HashPath(src, hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "example.com/acme/alpha/" + pkg.Filename()
+
+	// The file changes after it was hashed: one byte, the size unchanged.
+	swapped := bytes.Clone(zip)
+	swapped[len(swapped)/2] ^= 0xff
+	staged, err := st.StageFile(ctx, pkg, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, swapped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := staged.Commit(ctx, sums, false); err == nil {
+		t.Fatal("a file that changed after it was hashed was committed")
+	}
+	if _, err := srv.Client().HeadObject(ctx, &s3api.HeadObjectInput{Bucket: &bucket, Key: &key}); err == nil {
+		t.Fatalf("the bucket holds %s, whose bytes are not those hashed", key)
+	}
+
+	// The file as hashed lands, byte for byte, and stays where it was.
+	if err := os.WriteFile(src, zip, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	staged, err = st.StageFile(ctx, pkg, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := staged.Write([]byte("x")); err == nil {
+		t.Fatal("a Staged from a file took a write")
+	}
+	if err := staged.Commit(ctx, sums, false); err != nil {
+		t.Fatal(err)
+	}
+	staged.Abort()
+	if got, err := os.ReadFile(src); err != nil || !bytes.Equal(got, zip) {
+		t.Fatalf("the source file after the commit: %v (%d bytes, want %d)", err, len(got), len(zip))
+	}
+	out, err := srv.Client().GetObject(ctx, &s3api.GetObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Body.Close()
+	if got, _ := io.ReadAll(out.Body); !bytes.Equal(got, zip) {
+		t.Fatalf("the bucket holds %d bytes that are not the file's %d", len(got), len(zip))
 	}
 }
