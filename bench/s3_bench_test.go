@@ -39,37 +39,66 @@ func runS3(bin string, srv *s3test.Server, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// BenchmarkS3Sync syncs 24 release zips (8 MB executables) from a
-// filesystem mirror into a bucket of a real S3 server (versitygw, over
-// loopback TLS) with tfmirror, and compares with the same bytes PUT with
-// the AWS SDK as fast as it goes (as many in flight as tfmirror's jobs, no
-// staging, hashing or documents): the limit of a write into this store on
-// this machine. Then the same sync again, which finds everything present.
+// BenchmarkS3Sync syncs 24 release zips (8 MB executables) into a bucket
+// of a real S3 server (versitygw, over loopback TLS) with tfmirror, each
+// sync into a fresh bucket, ROUNDS times (default 1), and compares:
+//
+//	(R) the same bytes PUT with the AWS SDK as fast as it goes (as many in
+//	    flight as tfmirror's jobs; no staging, hashing, signing of the body
+//	    or documents): the limit of a write into this store on this machine
+//	(a) tfmirror sync of a filesystem mirror whose index documents state
+//	    zh: (as a mirror synced from a registry does), checked against them
+//	(b) the same sync again, which finds everything present
+//	(c) tfmirror sync of a bare directory of zips: nothing vouches for
+//	    them, so h1: is computed (every zip inflated)
+//	(H) h1: of every zip on all cores: with (R), the floor of (c)
 func BenchmarkS3Sync(b *testing.B) {
 	bin := buildTfmirror(b)
-	src, zips := mirrorOf24Zips(b)
-
-	srv := s3test.Start(b)
-	bucket := srv.Bucket(b)
-	dst := "s3://" + bucket + "/tf"
-	a := timeIt(b, "(a) tfmirror sync fs -> s3", func() error { _, err := runS3(bin, srv, "sync", src, dst); return err })
-	again := timeIt(b, "(b) tfmirror sync again (no-op)", func() error { _, err := runS3(bin, srv, "sync", src, dst); return err })
-	if _, err := runS3(bin, srv, "verify", dst); err != nil {
-		b.Fatalf("verify: %v", err)
-	}
-
-	raw := timeIt(b, "(R) raw parallel PUT of the same bytes", func() error { return rawPut(srv, srv.Bucket(b), zips) })
+	bare, zips := mirrorOf24Zips(b)
+	stated := statedMirror(b, bare)
 	var files []string
-	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	filepath.WalkDir(bare, func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".zip") {
 			files = append(files, p)
 		}
 		return err
 	})
-	h1 := timeIt(b, "(H) h1 of every zip on all cores", func() error { return hashAll(files) })
-	limit := max(raw, h1)
-	b.Logf("ratios: (a)/(R) = %.2f (target <= 1.2)   (a)/max(R,H) = %.2f   (b)/(a) = %.1f%%",
-		a.Seconds()/raw.Seconds(), a.Seconds()/limit.Seconds(), 100*again.Seconds()/a.Seconds())
+	srv := s3test.Start(b)
+	rounds := 1
+	fmt.Sscan(os.Getenv("ROUNDS"), &rounds)
+	for round := 1; round <= rounds; round++ {
+		b.Logf("round %d of %d", round, rounds)
+		raw := timeIt(b, "(R) raw parallel PUT of the same bytes", func() error { return rawPut(srv, srv.Bucket(b), zips) })
+		dst := "s3://" + srv.Bucket(b) + "/tf"
+		a := timeIt(b, "(a) tfmirror sync MIRROR -> s3 (index states zh:)", func() error { _, err := runS3(bin, srv, "sync", stated, dst); return err })
+		again := timeIt(b, "(b) tfmirror sync again (no-op)", func() error { _, err := runS3(bin, srv, "sync", stated, dst); return err })
+		if _, err := runS3(bin, srv, "verify", dst); err != nil {
+			b.Fatalf("verify: %v", err)
+		}
+		dstBare := "s3://" + srv.Bucket(b) + "/tf"
+		c := timeIt(b, "(c) tfmirror sync DIR -> s3 (bare zips: h1: computed)", func() error { _, err := runS3(bin, srv, "sync", bare, dstBare); return err })
+		h1 := timeIt(b, "(H) h1 of every zip on all cores", func() error { return hashAll(files) })
+		b.Logf("ratios: (a)/(R) = %.2f (target <= 1.2)   (b)/(a) = %.1f%%   (c)/max(R,H) = %.2f",
+			a.Seconds()/raw.Seconds(), 100*again.Seconds()/a.Seconds(), c.Seconds()/max(raw, h1).Seconds())
+	}
+}
+
+// statedMirror copies the zips under bare into a filesystem mirror and
+// writes its index documents, which state each zip's zh:.
+func statedMirror(b *testing.B, bare string) string {
+	dst := b.TempDir()
+	copyVisible(b, bare, dst)
+	m, err := fs.Open(dst, dst, fs.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range []string{"alpha", "beta"} {
+		p, _ := backends.ParseProvider("example.com/bench/" + t)
+		if err := m.Flush(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dst
 }
 
 // rawPut PUTs every zip with the SDK, as many at once as tfmirror's jobs.
@@ -89,9 +118,10 @@ func rawPut(srv *s3test.Server, bucket string, zips map[string][]byte) error {
 
 // BenchmarkS3List lists a bucket holding 10,000 archives (10 providers x
 // 250 versions x 4 platforms, with their documents) with tfmirror ls, and
-// re-syncs the same mirror into it (nothing to do). The mirror is written
-// into the server's storage directory as files (the setup, not what is
-// measured), as versitygw serves files placed there.
+// re-syncs the same mirror into it (nothing to do), ROUNDS times (default
+// 1). The mirror is written into the server's storage directory as files
+// (the setup, not what is measured), as versitygw serves files placed
+// there.
 func BenchmarkS3List(b *testing.B) {
 	bin := buildTfmirror(b)
 	var providers, versions []string
@@ -120,20 +150,25 @@ func BenchmarkS3List(b *testing.B) {
 	dst := "s3://" + bucket + "/tf"
 	b.Logf("%d archives in %d providers, %d cores", len(seeds), len(providers), runtime.NumCPU())
 
-	var out string
-	ls := timeIt(b, "(l) tfmirror ls s3:// (10,000 archives)", func() error { out, err = runS3(bin, srv, "ls", dst, "--json"); return err })
-	if n := strings.Count(out, `"provider"`); n != len(seeds) {
-		b.Fatalf("ls listed %d packages, want %d", n, len(seeds))
-	}
-	lsDir := timeIt(b, "(d) tfmirror ls of the same mirror as a directory", func() error { _, err := runS3(bin, srv, "ls", src, "--json"); return err })
-	noop := timeIt(b, "(n) tfmirror sync of it again (no-op)", func() error {
-		out, err := runS3(bin, srv, "sync", src, dst, "--json")
-		if err == nil && !strings.Contains(out, `"done":0`) {
-			err = fmt.Errorf("the re-sync did something:\n%s", out)
+	rounds := 1
+	fmt.Sscan(os.Getenv("ROUNDS"), &rounds)
+	for round := 1; round <= rounds; round++ {
+		b.Logf("round %d of %d", round, rounds)
+		var out string
+		ls := timeIt(b, "(l) tfmirror ls s3:// (10,000 archives)", func() error { out, err = runS3(bin, srv, "ls", dst, "--json"); return err })
+		if n := strings.Count(out, `"provider"`); n != len(seeds) {
+			b.Fatalf("ls listed %d packages, want %d", n, len(seeds))
 		}
-		return err
-	})
-	b.Logf("(l) = %.2fs (target < 2 s), %.1fx the directory's (d); no-op re-sync (n) = %.2fs", ls.Seconds(), ls.Seconds()/lsDir.Seconds(), noop.Seconds())
+		lsDir := timeIt(b, "(d) tfmirror ls of the same mirror as a directory", func() error { _, err := runS3(bin, srv, "ls", src, "--json"); return err })
+		noop := timeIt(b, "(n) tfmirror sync of it again (no-op)", func() error {
+			out, err := runS3(bin, srv, "sync", src, dst, "--json")
+			if err == nil && !strings.Contains(out, `"done":0`) {
+				err = fmt.Errorf("the re-sync did something:\n%s", out)
+			}
+			return err
+		})
+		b.Logf("(l) = %.2fs (target < 2 s), %.1fx the directory's (d); no-op re-sync (n) = %.2fs", ls.Seconds(), ls.Seconds()/lsDir.Seconds(), noop.Seconds())
+	}
 }
 
 // copyVisible copies the files under src that are not hidden (the lock
