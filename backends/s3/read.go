@@ -52,7 +52,7 @@ func (l *providerListing) sortedVersions() []backends.Version {
 func (s *Store) listProvider(ctx context.Context, p backends.Provider) (*providerListing, error) {
 	pfx := s.providerPrefix(p)
 	l := &providerListing{versions: map[string]backends.Version{}, archives: map[string]map[string]archiveObject{}}
-	found := false
+	found, at, docs := false, time.Now(), map[string]bool{}
 	pages := s3api.NewListObjectsV2Paginator(s.client, &s3api.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &pfx, Delimiter: aws.String("/")})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
@@ -69,9 +69,13 @@ func (s *Store) listProvider(ctx context.Context, p backends.Provider) (*provide
 		}
 		for _, o := range page.Contents {
 			found = true
+			if k := aws.ToString(o.Key); strings.HasSuffix(k, ".json") {
+				docs[k] = true
+			}
 			s.addListed(l, p, aws.ToString(o.Key), aws.ToInt64(o.Size))
 		}
 	}
+	s.sawDocs(pfx, at, docs)
 	if !found {
 		return nil, fmt.Errorf("mirror %s: %s: %w", s.name, p, backends.ErrNotFound)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
@@ -70,6 +71,9 @@ type Store struct {
 	mu         gosync.Mutex
 	listings   map[backends.Provider]cachedListing
 	provenance map[backends.Provider]heldProvenance
+	views      map[string]docView  // by key: version documents commits read
+	docsSeen   map[string]seenDocs // by provider folder: the version documents a listing found
+	flight     singleflight.Group
 }
 
 var (
@@ -124,7 +128,8 @@ func Open(ctx context.Context, name, target string, opts Options) (*Store, error
 		return nil, err
 	}
 	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts,
-		listings: map[backends.Provider]cachedListing{}, provenance: map[backends.Provider]heldProvenance{}}, nil
+		listings: map[backends.Provider]cachedListing{}, provenance: map[backends.Provider]heldProvenance{},
+		views: map[string]docView{}, docsSeen: map[string]seenDocs{}}, nil
 }
 
 // newClient builds the S3 client from the AWS configuration chain and opts:

@@ -236,6 +236,7 @@ func (s *Store) putDoc(ctx context.Context, old doc, body []byte) error {
 		in.IfNoneMatch = aws.String("*")
 	}
 	sum := sha256.Sum256(body)
+	s.wroteDoc(old.key)
 	_, err := s.client.PutObject(ctx, in, withPayloadHash(hex.EncodeToString(sum[:])))
 	return classify(err)
 }
@@ -244,16 +245,9 @@ func (s *Store) putDoc(ctx context.Context, old doc, body []byte) error {
 // archive it describes is gone (deleted by hand): the archive landing now
 // must not be described by it, since index rebuilds keep listings.
 func (s *Store) unlistStale(ctx context.Context, pkg backends.Package, key string) error {
-	d, err := s.getDoc(ctx, s.providerPrefix(pkg.Provider)+mirrordoc.VersionName(pkg.Version))
-	if err != nil || !d.exists {
+	listed, err := s.listedPlatforms(ctx, s.providerPrefix(pkg.Provider)+mirrordoc.VersionName(pkg.Version))
+	if err != nil || !listed[pkg.Platform.String()] {
 		return err
-	}
-	vd, err := mirrordoc.ParseVersion(d.body)
-	if err != nil {
-		return nil // it lists nothing a client could read
-	}
-	if _, ok, _ := vd.Entry(pkg.Platform, path.Base(key)); !ok {
-		return nil
 	}
 	_, err = s.client.HeadObject(ctx, &s3api.HeadObjectInput{Bucket: &s.bucket, Key: &key})
 	if err = classify(err); err == nil || !isNotFound(err) {

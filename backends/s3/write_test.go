@@ -342,3 +342,104 @@ func TestStageFileLandsOnlyTheBytesHashed(t *testing.T) {
 		t.Fatalf("the bucket holds %d bytes that are not the file's %d", len(got), len(zip))
 	}
 }
+
+// requestLog records each request as "METHOD /bucket/key?query".
+type requestLog struct {
+	next http.RoundTripper
+	mu   gosync.Mutex
+	reqs []string
+}
+
+func (l *requestLog) RoundTrip(req *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	l.reqs = append(l.reqs, req.Method+" "+req.URL.Path)
+	l.mu.Unlock()
+	return l.next.RoundTrip(req)
+}
+
+// count returns how many requests were "METHOD /bucket/key".
+func (l *requestLog) count(method, path string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.reqs {
+		if r == method+" "+path {
+			n++
+		}
+	}
+	return n
+}
+
+// The commits of a version's platforms landing together read its version
+// document (for a stale listing) once between them; after a listing of
+// the provider's folder that found no such document (a sync's plan), not
+// at all. This store's own write of the document is never taken for what
+// it read before: a platform it listed, then deleted by hand, is unlisted
+// before it lands again.
+func TestCommitsReadAVersionDocumentOnce(t *testing.T) {
+	t.Setenv("AWS_CA_BUNDLE", "") // the AWS configuration adds a bundle only to its own kind of transport
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	ctx := context.Background()
+	rec := &requestLog{next: srv.HTTPClient().Transport}
+	o := srv.Options()
+	o.HTTPClient = &http.Client{Transport: rec}
+	st, err := s3.Open(ctx, "s3://"+bucket, bucket, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	landAll := func(seeds []backendtest.Seed, salt string) {
+		t.Helper()
+		var g gosync.WaitGroup
+		errs := make(chan error, len(seeds))
+		for _, s := range seeds {
+			g.Go(func() { errs <- commit(t, st, s.Package, backendtest.ProviderZip(t, s.Package, salt), false) })
+		}
+		g.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	plats := []string{"linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"}
+	v1 := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, plats)
+	landAll(v1, "")
+	doc1 := "/" + bucket + "/example.com/acme/alpha/1.0.0.json"
+	if n := rec.count("GET", doc1); n != 1 {
+		t.Fatalf("4 commits of 1.0.0 read %s %d times, want once", doc1, n)
+	}
+	p := v1[0].Package.Provider
+	if err := st.Flush(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+
+	// A plan lists the folder: 1.1.0 has no document there.
+	if _, err := st.Versions(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	v2 := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.1.0"}, plats)
+	landAll(v2, "")
+	if n := rec.count("GET", "/"+bucket+"/example.com/acme/alpha/1.1.0.json"); n != 0 {
+		t.Fatalf("commits of a version the listing showed without a document read it %d times", n)
+	}
+
+	// The flush wrote 1.0.0.json listing linux_amd64; its archive is
+	// deleted by hand and lands again with other bytes: the listing is
+	// dropped first, whatever was seen before the write.
+	key := "example.com/acme/alpha/" + v1[0].Package.Filename()
+	if _, err := srv.Client().DeleteObject(ctx, &s3api.DeleteObjectInput{Bucket: &bucket, Key: &key}); err != nil {
+		t.Fatal(err)
+	}
+	landAll(v1[:1], "new")
+	as, err := st.Archives(ctx, p, v1[0].Package.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range as {
+		if a.Key() == v1[0].Package.Key() && len(a.Evidence) != 0 {
+			t.Fatalf("the new archive is listed with the deleted one's hashes: %v", a.Hashes())
+		}
+	}
+}
