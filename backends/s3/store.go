@@ -74,6 +74,7 @@ type Store struct {
 	views      map[string]docView  // by key: version documents commits read
 	docsSeen   map[string]seenDocs // by provider folder: the version documents a listing found
 	flight     singleflight.Group
+	slots      chan struct{} // the requests each has in flight, store-wide
 }
 
 var (
@@ -127,9 +128,11 @@ func Open(ctx context.Context, name, target string, opts Options) (*Store, error
 	if err != nil {
 		return nil, err
 	}
-	return &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts,
+	s := &Store{name: name, bucket: bucket, prefix: prefix, client: client, opts: opts,
 		listings: map[backends.Provider]cachedListing{}, provenance: map[backends.Provider]heldProvenance{},
-		views: map[string]docView{}, docsSeen: map[string]seenDocs{}}, nil
+		views: map[string]docView{}, docsSeen: map[string]seenDocs{}}
+	s.slots = make(chan struct{}, s.concurrency())
+	return s, nil
 }
 
 // newClient builds the S3 client from the AWS configuration chain and opts:
@@ -276,8 +279,11 @@ func isCanceled(err error) bool {
 // each runs f(ctx, i) for every i in [0, n) on at most s.concurrency()
 // goroutines, which take the indexes in turn: a request through the SDK
 // runs on a deep stack, which a goroutine per request would grow again
-// for each one. The first error ends the others (ctx is cancelled for
-// them) and is returned.
+// for each one. The calls of every each of the store at once are bounded
+// by s.concurrency() together (a plan reads its providers in parallel):
+// more requests in flight than the connection pool keeps would open, and
+// handshake, a new connection for most of them. f must not call each. The
+// first error ends the others (ctx is cancelled for them) and is returned.
 func (s *Store) each(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
@@ -288,10 +294,14 @@ func (s *Store) each(ctx context.Context, n int, f func(ctx context.Context, i i
 				if i >= n {
 					return nil
 				}
-				if err := gctx.Err(); err != nil {
-					return err
+				select {
+				case s.slots <- struct{}{}:
+				case <-gctx.Done():
+					return gctx.Err()
 				}
-				if err := f(gctx, i); err != nil {
+				err := f(gctx, i)
+				<-s.slots
+				if err != nil {
 					return err
 				}
 			}
