@@ -19,6 +19,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
@@ -521,24 +522,26 @@ func (s *Store) missesLanded(ctx context.Context, p backends.Provider, l *provid
 	if len(want) == 0 {
 		return false, nil
 	}
-	idx, err := s.getDoc(ctx, s.providerPrefix(p)+mirrordoc.IndexName)
-	if err != nil {
-		return false, err
-	}
-	indexed, _ := mirrordoc.ParseIndex(idx.body)
 	var vs []backends.Version
 	for v := range want {
-		if !indexed[v] {
-			return true, nil
-		}
 		vs = append(vs, l.versions[v])
 	}
 	sort.Slice(vs, func(i, j int) bool { return vs[i].String() < vs[j].String() })
-	docs, err := s.versionDocs(ctx, p, vs)
-	if err != nil {
+	// The index and the version documents are read at once: one round
+	// trip at the end of the flush instead of two.
+	var idx doc
+	var docs map[string]*mirrordoc.Version
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { idx, err = s.getDoc(gctx, s.providerPrefix(p)+mirrordoc.IndexName); return err })
+	g.Go(func() (err error) { docs, err = s.versionDocs(gctx, p, vs); return err })
+	if err := g.Wait(); err != nil {
 		return false, err
 	}
+	indexed, _ := mirrordoc.ParseIndex(idx.body)
 	for v, objs := range want {
+		if !indexed[v] {
+			return true, nil
+		}
 		for _, o := range objs {
 			if _, _, describes := docs[v].Entry(o.pkg.Platform, path.Base(o.key)); !describes {
 				return true, nil
