@@ -14,7 +14,7 @@
 #                    same layout (installed here with the Go toolchain), and plain HTTP
 #   scale            fs -> fs of 10,000 tiny archives vs cp -r; no-op re-sync of 100,000 vs
 #                    find; memory per archive (bench/scale.sh)
-#   S3               tfmirror sync fs -> s3:// (versitygw, loopback TLS) vs the same bytes
+#   S3               tfmirror sync fs -> s3:// (versitygw, loopback TLS; a mirror stating zh:, and bare zips) vs the same bytes
 #                    PUT with the AWS SDK; ls and no-op re-sync of a bucket of 10,000 archives
 #   network mirror   20 providers x 30 versions over loopback TLS
 #   TUI first frame  tfmirror ui over a 100,000-archive mirror, in tmux
@@ -55,7 +55,7 @@ bash bench/scale.sh | tee "$OUT/scale.txt" | sed 's/^/  /'
 
 echo "== S3 (versitygw over loopback TLS): sync of 24 zips, listing of 10,000 archives"
 gotest ./bench '^BenchmarkS3(Sync|List)$' s3.txt
-grep -E '(\(a\)|\(b\)|\(R\)|\(H\)|\(l\)|\(d\)|\(n\)|ratios)' "$OUT/s3.txt" | sed -E 's/^\s+[a-z0-9_]+_test.go:[0-9]+: /  /'
+grep -E '(\(a\)|\(b\)|\(c\)|\(R\)|\(H\)|\(l\)|\(d\)|\(n\)|ratios|round)' "$OUT/s3.txt" | sed -E 's/^\s+[a-z0-9_]+_test.go:[0-9]+: /  /'
 
 echo "== network mirror listing (20 providers x 30 versions, loopback TLS)"
 BENCHTIME=10x gotest ./backends/netmirror '^BenchmarkListNetworkMirror$' netmirror.txt
