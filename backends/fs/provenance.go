@@ -57,7 +57,7 @@ func (m *Mirror) WriteProvenance(ctx context.Context, p backends.Provider, v bac
 		return fmt.Errorf("mirror %s: %s %s: provenance: %w", m.name, p, v, err)
 	}
 	path := m.provenancePath(p, v)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := m.mkdirInside(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("mirror %s: %s %s: provenance: %w", m.name, p, v, err)
 	}
 	unlock, err := m.lockProvider(ctx, p)

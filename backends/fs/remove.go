@@ -32,7 +32,7 @@ func (m *Mirror) Remove(ctx context.Context, p backends.Provider, as []backends.
 	if len(as) == 0 {
 		return out, nil
 	}
-	if err := os.MkdirAll(m.providerDir(p), 0o755); err != nil {
+	if err := m.mkdirInside(m.providerDir(p)); err != nil {
 		return out, fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
 	}
 	unlock, err := m.lockProvider(ctx, p)

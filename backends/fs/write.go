@@ -85,7 +85,7 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 	if rel, err := filepath.Rel(m.dir, filepath.Join(dir, pkg.Filename())); err != nil || !filepath.IsLocal(rel) || strings.Count(filepath.ToSlash(rel), "/") != 3 {
 		return nil, fmt.Errorf("mirror %s: %s: refusing a package whose path would leave the mirror", m.name, pkg)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := m.mkdirInside(dir); err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
 	m.sweepOnce(dir)
@@ -308,7 +308,15 @@ func (m *Mirror) lockProvider(ctx context.Context, p backends.Provider) (func(),
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	f, err := os.OpenFile(filepath.Join(m.providerDir(p), providerLockName), os.O_RDWR|os.O_CREATE, 0o644)
+	lock := filepath.Join(m.providerDir(p), providerLockName)
+	err := m.mkdirInside(m.providerDir(p))
+	if err == nil {
+		err = m.noLink(lock)
+	}
+	var f *os.File
+	if err == nil {
+		f, err = os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
+	}
 	if err != nil {
 		<-turn
 		return nil, err
@@ -358,7 +366,7 @@ func (m *Mirror) providerTurn(p backends.Provider) chan struct{} {
 func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	verDir := filepath.Join(filepath.Dir(s.target), s.pkg.Version.String())
 	target := filepath.Join(verDir, s.pkg.Platform.String())
-	if err := os.MkdirAll(verDir, 0o755); err != nil {
+	if err := s.m.mkdirInside(verDir); err != nil {
 		return s.fail(err)
 	}
 	d, tmp, err := mkdirLocked(verDir, "."+s.pkg.Platform.String())

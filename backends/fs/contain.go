@@ -1,0 +1,70 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// errOutside is a write refused because a symbolic link in the mirror leads
+// out of it.
+var errOutside = errors.New("outside the mirror")
+
+// mkdirInside creates dir, a directory below the mirror's, as MkdirAll
+// does, but neither creates nor writes anything through a symbolic link
+// leading out of the mirror: reading follows such links (a mirror may be
+// assembled from links), writing through one would land archives, index
+// documents and locks where nobody asked for them. A link to another
+// directory of the mirror is followed.
+func (m *Mirror) mkdirInside(dir string) error {
+	rel, err := filepath.Rel(m.dir, dir)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s: %w", dir, errOutside)
+	}
+	cur := m.dir
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, iofs.ErrNotExist) {
+			if err = os.Mkdir(cur, 0o755); errors.Is(err, iofs.ErrExist) {
+				fi, err = os.Lstat(cur) // another writer made it
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if fi != nil && fi.Mode()&os.ModeSymlink != 0 {
+			if err := m.linkInside(cur); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// linkInside refuses the symbolic link at p unless it resolves to a path
+// inside the mirror.
+func (m *Mirror) linkInside(p string) error {
+	to, _ := os.Readlink(p)
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		if rel, rerr := filepath.Rel(m.dir, real); rerr == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return nil
+		}
+		to = real
+	}
+	return fmt.Errorf("%s is a symbolic link to %s, %w: tfmirror reads through it but never writes through it (replace the link with a directory to write here)",
+		m.rel(p), to, errOutside)
+}
+
+// noLink refuses a file that is a symbolic link: opening it to create or
+// write would follow it wherever it leads.
+func (m *Mirror) noLink(p string) error {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return m.linkInside(p)
+	}
+	return nil
+}
