@@ -15,28 +15,38 @@ var errOutside = errors.New("outside the mirror")
 
 // mkdirInside creates dir, a directory below the mirror's, as MkdirAll
 // does, but neither creates nor writes anything through a symbolic link
-// leading out of the mirror: reading follows such links (a mirror may be
-// assembled from links), writing through one would land archives, index
-// documents and locks where nobody asked for them. A link to another
-// directory of the mirror is followed.
+// leading out of the mirror: reading follows such links at the provider
+// level and below (a mirror may be assembled from links), writing through
+// one would land archives, index documents and locks where nobody asked for
+// them. A link to another directory of the mirror is followed, except at
+// the hostname and namespace levels, where the clients (and the scan) do
+// not follow links at all.
 func (m *Mirror) mkdirInside(dir string) error {
 	rel, err := filepath.Rel(m.dir, dir)
 	if err != nil || !filepath.IsLocal(rel) {
 		return fmt.Errorf("%s: %w", dir, errOutside)
 	}
 	cur := m.dir
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+	for depth, part := range strings.Split(rel, string(filepath.Separator)) {
 		cur = filepath.Join(cur, part)
 		fi, err := os.Lstat(cur)
 		if errors.Is(err, iofs.ErrNotExist) {
-			if err = os.Mkdir(cur, 0o755); errors.Is(err, iofs.ErrExist) {
+			if err = os.Mkdir(cur, 0o755); err == nil {
+				continue
+			}
+			if errors.Is(err, iofs.ErrExist) {
 				fi, err = os.Lstat(cur) // another writer made it
 			}
 		}
 		if err != nil {
 			return err
 		}
-		if fi != nil && fi.Mode()&os.ModeSymlink != 0 {
+		switch {
+		case fi.Mode()&os.ModeSymlink == 0:
+		case depth < 2:
+			to, _ := os.Readlink(cur)
+			return fmt.Errorf("%s is a symbolic link (to %s): Terraform and OpenTofu do not follow links at the hostname and namespace levels of a mirror, so nothing written through it would be seen; replace it with a directory", m.rel(cur), to)
+		default:
 			if err := m.linkInside(cur); err != nil {
 				return err
 			}
