@@ -210,6 +210,16 @@ func TestHostileRegistry(t *testing.T) {
 		{name: "hostile file name", fault: only(isDownloadMeta, rewriteJSON(func(doc map[string]any) {
 			doc["filename"] = "../../../../evil.zip"
 		})), want: []string{`filename "../../../../evil.zip" is not a file name`}},
+		{name: "another release's signed zip", fault: only(func(r *http.Request) bool {
+			return isDownloadMeta(r) && strings.HasSuffix(r.URL.Path, "/linux/amd64")
+		}, rewriteJSON(func(doc map[string]any) {
+			// darwin_arm64's zip, consistently: its signed SHA256SUMS line,
+			// its URL; every hash checks, only the name says what it is.
+			doc["filename"] = strings.ReplaceAll(doc["filename"].(string), "linux_amd64", "darwin_arm64")
+			doc["download_url"] = strings.ReplaceAll(doc["download_url"].(string), "linux_amd64", "darwin_arm64")
+			doc["shasum"] = reg.SHA256("acme", "alpha", "1.0.0", "darwin_arm64")
+			delete(doc, "packages")
+		})), want: []string{`filename "terraform-provider-alpha_1.0.0_darwin_arm64.zip" is the release zip of alpha 1.0.0 darwin_arm64`}},
 		{name: "download document for another platform", fault: only(isDownloadMeta, rewriteJSON(func(doc map[string]any) {
 			doc["os"] = "../../x"
 		})), want: []string{"it describes ../../x_", "not the platform asked for"}},

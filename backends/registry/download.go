@@ -79,6 +79,9 @@ func (r *Registry) downloadMeta(ctx context.Context, p backends.Provider, v back
 	if doc.Filename == "" || strings.ContainsAny(doc.Filename, "/\\") || doc.Filename == "." || doc.Filename == ".." {
 		return nil, bad("filename %q is not a file name", doc.Filename)
 	}
+	if other := otherRelease(pkg, doc.Filename); other != "" {
+		return nil, bad("filename %q is the release zip of %s: a registry may only hand out %s's own (%s)", doc.Filename, other, short(pkg), pkg.Filename())
+	}
 	sum := strings.ToLower(doc.SHASum)
 	if _, err := hashing.ZipHashFromHex(sum); err != nil {
 		return nil, bad("shasum %q: want 64 hex digits", doc.SHASum)
@@ -112,6 +115,33 @@ func (r *Registry) downloadMeta(ctx context.Context, p backends.Provider, v back
 		return nil, err
 	}
 	return m, nil
+}
+
+// otherRelease returns which other release a file name in the clients'
+// naming (terraform-provider-TYPE_VERSION_OS_ARCH.zip) names, or "" when it
+// names pkg or follows another naming. The signed SHA256SUMS line for the
+// file vouches for its bytes, not for which provider, version and platform
+// they are: a registry handing out another platform's or an older
+// version's signed zip under pkg's name passes every hash check.
+func otherRelease(pkg backends.Package, filename string) string {
+	name := strings.ToLower(filename)
+	rest, ok := strings.CutPrefix(name, "terraform-provider-")
+	if !ok || !strings.HasSuffix(rest, ".zip") || name == strings.ToLower(pkg.Filename()) {
+		return ""
+	}
+	parts := strings.Split(strings.TrimSuffix(rest, ".zip"), "_")
+	if len(parts) != 4 {
+		return ""
+	}
+	v, verr := backends.ParseVersion(parts[1])
+	plat, perr := backends.ParsePlatform(parts[2] + "_" + parts[3])
+	if verr != nil || perr != nil {
+		return ""
+	}
+	if parts[0] == strings.ToLower(pkg.Provider.Type) && v.Equal(pkg.Version) && plat == pkg.Platform {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %s", parts[0], v, plat)
 }
 
 // readPackages takes OpenTofu 1.12's packages field of doc, when present,
