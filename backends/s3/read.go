@@ -60,19 +60,25 @@ func (s *Store) listProvider(ctx context.Context, p backends.Provider) (*provide
 			return nil, s.errorf(err, "%s: list %s", p, s.location(pfx))
 		}
 		for _, cp := range page.CommonPrefixes {
+			f := aws.ToString(cp.Prefix)
+			if !s.listedUnder(pfx, f, true) {
+				continue
+			}
 			found = true
-			if isProvenanceFolder(strings.TrimPrefix(aws.ToString(cp.Prefix), pfx)) {
+			if isProvenanceFolder(strings.TrimPrefix(f, pfx)) {
 				l.hasProvenance = true
 				continue
 			}
-			s.warnf("%s: ignored: the network-mirror layout has no sub-folders in a provider's folder (unpacked packages are not served)", s.location(aws.ToString(cp.Prefix)))
+			s.warnf("%s: ignored: the network-mirror layout has no sub-folders in a provider's folder (unpacked packages are not served)", s.location(f))
 		}
 		for _, o := range page.Contents {
-			found = true
-			if k := aws.ToString(o.Key); strings.HasSuffix(k, ".json") {
-				docs[k] = true
+			if key := aws.ToString(o.Key); s.listedUnder(pfx, key, false) {
+				found = true
+				if strings.HasSuffix(key, ".json") {
+					docs[key] = true
+				}
+				s.addListed(l, p, key, aws.ToInt64(o.Size))
 			}
-			s.addListed(l, p, aws.ToString(o.Key), aws.ToInt64(o.Size))
 		}
 	}
 	s.sawDocs(pfx, at, docs)
@@ -283,7 +289,9 @@ func (s *Store) subfolders(ctx context.Context, prefixes []string) ([]string, er
 				return s.errorf(err, "list %s", s.location(pfx))
 			}
 			for _, cp := range page.CommonPrefixes {
-				found[i] = append(found[i], aws.ToString(cp.Prefix))
+				if f := aws.ToString(cp.Prefix); s.listedUnder(pfx, f, true) {
+					found[i] = append(found[i], f)
+				}
 			}
 			for _, o := range page.Contents {
 				if k := aws.ToString(o.Key); k != pfx {
@@ -302,6 +310,24 @@ func (s *Store) subfolders(ctx context.Context, prefixes []string) ([]string, er
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// listedUnder reports whether a name a listing of pfx returned is one
+// level under it: a folder (PFX/NAME/) or an object (PFX/NAME). A store
+// answering with names elsewhere in the bucket (a bug, a proxy) must not
+// make them this mirror's providers or archives; each is ignored with a
+// warning.
+func (s *Store) listedUnder(pfx, name string, folder bool) bool {
+	rest, ok := strings.CutPrefix(name, pfx)
+	if folder {
+		rest, ok = strings.CutSuffix(rest, "/")
+		ok = ok && strings.HasPrefix(name, pfx)
+	}
+	if ok && !strings.Contains(rest, "/") && (rest != "" || folder) {
+		return true
+	}
+	s.warnf("%s: ignored: the store listed it under %s, where it is not", s.location(name), s.location(pfx))
+	return false
 }
 
 // listingTTL is how long a reader reuses a provider's listing: a command
