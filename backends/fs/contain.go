@@ -42,6 +42,8 @@ func (m *Mirror) mkdirInside(dir string) error {
 			return err
 		}
 		switch {
+		case fi.Mode()&os.ModeSymlink == 0 && !fi.IsDir():
+			return fmt.Errorf("%s is a file where the mirror's layout needs a directory (HOST/NAMESPACE/TYPE/)", m.rel(cur))
 		case fi.Mode()&os.ModeSymlink == 0:
 		case depth < 2:
 			to, _ := os.Readlink(cur)

@@ -137,3 +137,17 @@ func stageCommitFlush(ctx context.Context, m *tffs.Mirror, pkg backends.Package,
 	}
 	return m.Flush(ctx, pkg.Provider)
 }
+
+// A file where the layout needs a directory is named.
+func TestFileWhereADirectoryIsNeeded(t *testing.T) {
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "example.com"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := tffs.Open(dir, dir, tffs.Options{})
+	err := stageCommitFlush(context.Background(), m, pkg, backendtest.ProviderZip(t, pkg, ""))
+	if err == nil || !strings.Contains(err.Error(), "example.com is a file where the mirror's layout needs a directory") {
+		t.Errorf("err = %v", err)
+	}
+}
