@@ -10,8 +10,10 @@ type WarningLog struct {
 	seen map[string]bool
 }
 
-// Warn records msg unless it was recorded before.
+// Warn records msg unless it was recorded before, its control characters
+// written out (Printable).
 func (w *WarningLog) Warn(msg string) {
+	msg = Printable(msg)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.seen[msg] {

@@ -25,11 +25,19 @@ type Hash string
 var ErrNoScheme = errors.New("hash string must start with a scheme keyword followed by a colon")
 
 // ParseHash parses "scheme:value" as the clients do: any non-empty scheme
-// before the first colon.
+// before the first colon. Hashes come from documents anyone can write and
+// end up on terminals and in lock files, so a hash of any scheme must be
+// printable ASCII without spaces (every hash the clients make is); h1:
+// must be base64 and zh: lowercase hex, as the clients make them.
 func ParseHash(s string) (Hash, error) {
 	i := strings.IndexByte(s, ':')
 	if i < 1 {
 		return "", fmt.Errorf("hash %q: %w", s, ErrNoScheme)
+	}
+	for j := 0; j < len(s); j++ {
+		if s[j] <= ' ' || s[j] > '~' {
+			return "", fmt.Errorf("hash %q: only printable ASCII characters, without spaces, make a hash", s)
+		}
 	}
 	h := Hash(s)
 	switch h.Scheme() {
@@ -38,12 +46,14 @@ func ParseHash(s string) (Hash, error) {
 			return "", fmt.Errorf("hash %q: zh: wants 64 lowercase hex digits", s)
 		}
 	case SchemeH1:
-		if len(h.Value()) != 44 || !strings.HasSuffix(h.Value(), "=") {
+		if v := h.Value(); len(v) != 44 || !strings.HasSuffix(v, "=") || strings.Trim(v[:43], base64Chars) != "" {
 			return "", fmt.Errorf("hash %q: h1: wants 44 characters of base64", s)
 		}
 	}
 	return h, nil
 }
+
+const base64Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 // Scheme returns the scheme with its colon, e.g. "h1:".
 func (h Hash) Scheme() Scheme {

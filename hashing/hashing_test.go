@@ -117,6 +117,11 @@ func TestParseHash(t *testing.T) {
 	bad := []string{
 		"", ":abc", "4fb39849f2e138eb16a18ba0c682635d781cb8c3b25901dd5a792ade9711f501",
 		"zh:XYZ", "zh:4FB39849F2E138EB16A18BA0C682635D781CB8C3B25901DD5A792ADE9711F501", "h1:short",
+		// Hashes come from documents anyone can write, and are printed:
+		// no terminal control sequences, no other characters than the
+		// schemes' own.
+		"h1:\x1b[2JREM4DqEWECD43FcPqddZ9oxCG+IaMTxvWPciS0=", "h1:qjsREM4DqEWECD43FcPqddZ9oxCG\"IaMTxvWPciS05g=",
+		"\x1b]0;title\x07evil:x", "foo:b\x9bar", "foo:bar baz", "foo:bar\nbaz", "f\u00f6o:bar",
 	}
 	for _, s := range bad {
 		if _, err := hashing.ParseHash(s); err == nil {

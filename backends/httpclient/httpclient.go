@@ -297,7 +297,7 @@ func cleanExcerpt(b []byte) string {
 	if len(s) > 120 {
 		s = s[:120] + "…"
 	}
-	return strings.ToValidUTF8(s, "?")
+	return backends.Printable(strings.ToValidUTF8(s, "?"))
 }
 
 // Response is a document read whole.

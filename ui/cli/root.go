@@ -53,7 +53,7 @@ func Execute(ctx context.Context, args []string) int {
 	if err != nil && ctx.Err() != nil && errors.As(context.Cause(ctx), &intr) {
 		// The run has said what it did; the exit code says how it ended.
 		if !errors.Is(err, context.Canceled) {
-			fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", err)
+			fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", backends.Printable(err.Error()))
 		}
 		return intr.ExitCode()
 	}

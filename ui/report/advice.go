@@ -26,9 +26,9 @@ func Advice(err error) string {
 // Advised is err's message followed by its Advice, if any.
 func Advised(err error) string {
 	if a := Advice(err); a != "" {
-		return err.Error() + "; " + a
+		return backends.Printable(err.Error() + "; " + a)
 	}
-	return err.Error()
+	return backends.Printable(err.Error())
 }
 
 // findingAdvice is the advice a finding's status calls for.
@@ -42,7 +42,7 @@ func findingAdvice(s sync.Status) string {
 // advisedDetail is a finding's detail with the advice its status calls for.
 func advisedDetail(f sync.Finding) string {
 	if a := findingAdvice(f.Status); a != "" {
-		return f.Detail + " (" + a + ")"
+		return backends.Printable(f.Detail + " (" + a + ")")
 	}
-	return f.Detail
+	return backends.Printable(f.Detail)
 }

@@ -1,0 +1,40 @@
+package backends
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Printable returns s with every control character but newline and tab
+// (C0, DEL, C1, such as ESC and CSI that start terminal escape sequences)
+// and every invalid UTF-8 byte written out as a Go escape (\x1b). Names,
+// documents and error bodies from places anyone can write reach the
+// terminal in warnings and messages: they must not move the cursor, clear
+// the screen or retitle the window.
+func Printable(s string) string {
+	if strings.IndexFunc(s, unprintable) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unprintable(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func unprintable(r rune) bool {
+	return r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t')
+}

@@ -1,0 +1,21 @@
+package backends_test
+
+import (
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends"
+)
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, ünïcode ✓\n\tkept":     "plain text, ünïcode ✓\n\tkept",
+		"\x1b[2J\x1b]0;title\x07":           `\x1b[2J\x1b]0;title\a`,
+		"csi \u009b31m, del \x7f, nul \x00": `csi \u009b31m, del \x7f, nul \x00`,
+		"bad utf-8 \xff\xfe":                `bad utf-8 \xff\xfe`,
+		"\r overwrite":                      `\r overwrite`,
+	} {
+		if got := backends.Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
