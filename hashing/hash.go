@@ -43,14 +43,41 @@ func ParseHash(s string) (Hash, error) {
 	switch h.Scheme() {
 	case SchemeZip:
 		if !isLowerHex(h.Value(), 64) {
-			return "", fmt.Errorf("hash %q: zh: wants 64 lowercase hex digits", s)
+			return "", &MalformedError{Hash: h, Want: "64 lowercase hex digits"}
 		}
 	case SchemeH1:
 		if v := h.Value(); len(v) != 44 || !strings.HasSuffix(v, "=") || strings.Trim(v[:43], base64Chars) != "" {
-			return "", fmt.Errorf("hash %q: h1: wants 44 characters of base64", s)
+			return "", &MalformedError{Hash: h, Want: "44 characters of base64"}
 		}
 	}
 	return h, nil
+}
+
+// MalformedError is ParseHash's error for an h1: or zh: hash whose value is
+// not of its scheme's form. The clients keep such a hash where a document
+// or lock file states it (they require only a scheme, and printable
+// text is all such a hash holds); no package ever matches it. Readers of
+// what others wrote do the same (StatedHash).
+type MalformedError struct {
+	Hash Hash
+	Want string
+}
+
+func (e *MalformedError) Error() string {
+	return fmt.Sprintf("hash %q: %s wants %s, so no package can ever match it", string(e.Hash), e.Hash.Scheme(), e.Want)
+}
+
+// StatedHash parses a hash a place states as the clients read it: any
+// scheme, and a malformed h1: or zh: kept (with its MalformedError, to be
+// warned about), since it is what the place states and it never matches. A
+// hash without a scheme, or with other than printable ASCII, is refused.
+func StatedHash(s string) (Hash, error) {
+	h, err := ParseHash(s)
+	var me *MalformedError
+	if errors.As(err, &me) {
+		return me.Hash, err
+	}
+	return h, err
 }
 
 const base64Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

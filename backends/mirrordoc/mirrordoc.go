@@ -75,17 +75,20 @@ func (d *Version) Entry(plat backends.Platform, file string) (a Archive, ok, des
 }
 
 // Evidence returns what the entry states, labelled as the mirror index at
-// detail (the document's name), and the hashes it lists that do not parse.
+// detail (the document's name), malformed h1: and zh: hashes included (as
+// the clients keep them: they never match), and what is wrong with the
+// hashes it lists that are malformed or do not parse.
 func (a Archive) Evidence(detail string) (hashing.Evidence, []error) {
 	ev := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: detail}}
 	var bad []error
 	for _, s := range a.Hashes {
-		h, err := hashing.ParseHash(s)
+		h, err := hashing.StatedHash(s)
 		if err != nil {
 			bad = append(bad, err)
-			continue
 		}
-		ev.Hashes = append(ev.Hashes, h)
+		if h != "" {
+			ev.Hashes = append(ev.Hashes, h)
+		}
 	}
 	return ev, bad
 }

@@ -214,10 +214,14 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 		}
 		ev := hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: httpclient.RedactURL(final)}}
 		for _, s := range ad.Hashes {
-			h, err := hashing.ParseHash(s)
-			if err != nil {
-				// The clients refuse the whole package over one bad hash.
+			h, err := hashing.StatedHash(s)
+			if h == "" {
+				// The clients refuse the whole package over a hash
+				// without a scheme.
 				return nil, fmt.Errorf("mirror %s: %s: %s: %w", m.name, pkg, httpclient.RedactURL(final), err)
+			}
+			if err != nil {
+				m.warnf("%s: %s: %v", pkg, httpclient.RedactURL(final), err)
 			}
 			ev.Hashes = append(ev.Hashes, h)
 		}
