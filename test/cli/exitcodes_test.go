@@ -41,6 +41,9 @@ func TestCLIExitCodes(t *testing.T) {
 		{"NAMESPACE/TYPE on a network mirror", []string{"ls", "https://127.0.0.1:1/m/", "-p", "acme/alpha"}, 2, []string{"write the full address, HOSTNAME/acme/alpha"}},
 		{"one slash", []string{"ls", "registry:/" + srv.Host(), "-p", "acme/alpha"}, 2, []string{"did you mean registry://" + srv.Host()}},
 		{"https one slash", []string{"ls", "https:/mirror.example/", "-p", "example.com/acme/alpha"}, 2, []string{"did you mean https://mirror.example/"}},
+		{"--jobs beyond reason", []string{"sync", mirror, t.TempDir(), "--jobs", "100000000"}, 2, []string{`invalid argument "100000000" for "--jobs"`, "from 1 to 1024"}},
+		{"--jobs 0", []string{"export", mirror, filepath.Join(t.TempDir(), "b.tar"), "--jobs", "0"}, 2, []string{`"--jobs"`, "from 1 to 1024"}},
+		{"--jobs negative", []string{"push", zips, "oci://127.0.0.1:1/${namespace}/${type}", "--jobs", "-1"}, 2, []string{`"--jobs"`, "from 1 to 1024"}},
 		{"version", []string{"version"}, 0, []string{"tfmirror ", "go1."}},
 		{"--version", []string{"--version"}, 0, []string{"tfmirror ", "go1."}},
 	} {

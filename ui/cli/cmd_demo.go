@@ -113,7 +113,7 @@ func newDemoCmd(env *Env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&keep, "keep", "", "build the world in DIR (new or empty) and keep it after exit")
 	f.IntVar(&rate, "rate", 1<<20, "bytes per second the network mirror serves archives at (0: full speed)")
-	f.IntVar(&jobs, "jobs", 4, "how many archives to transfer at once")
+	jobsVar(f, &jobs, 4, "how many archives to transfer at once")
 	f.BoolVar(&noUI, "no-ui", false, "with --keep: build the world, print the two mirror directories, and exit")
 	return cmd
 }

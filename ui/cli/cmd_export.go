@@ -70,7 +70,7 @@ func newExportCmd(env *Env) *cobra.Command {
 	f.sel.add(cmd)
 	f.spec.add(cmd)
 	f.trust.addPolicy(cmd)
-	cmd.Flags().IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	jobsVar(cmd.Flags(), &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
 	return cmd
 }
 

@@ -63,7 +63,7 @@ func newImportCmd(env *Env) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.dryRun, "dry-run", false, "verify the bundle and print the plan; change nothing")
 	fl.BoolVar(&f.force, "force", false, "replace archives DST holds with different hashes")
-	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
 	f.trust.add(cmd)
 	return cmd
 }

@@ -76,7 +76,7 @@ func newPushCmd(env *Env) *cobra.Command {
 	env.addHashesFlag(cmd, "in the index documents")
 	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
 	fl.BoolVar(&f.force, "force", false, "replace platforms the registry holds with a different zip")
-	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to push at once")
+	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to push at once")
 	f.trust.add(cmd)
 	return cmd
 }

@@ -82,7 +82,7 @@ func newSyncCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.force, "force", false, "replace archives DST holds with different hashes")
 	fl.BoolVar(&f.verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
 	fl.BoolVar(&f.unpacked, "unpacked", false, "write a filesystem DST in the unpacked layout (VERSION/OS_ARCH/ directories)")
-	fl.IntVar(&f.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
 	env.addHashesFlag(cmd, "in the index documents")
 	f.mods.add(cmd)
 	f.spec.add(cmd)

@@ -26,7 +26,7 @@ type uiFlags struct {
 
 func (u *uiFlags) add(cmd *cobra.Command) {
 	u.sel.add(cmd)
-	cmd.Flags().IntVar(&u.jobs, "jobs", sync.DefaultJobs(), "how many archives to transfer at once")
+	jobsVar(cmd.Flags(), &u.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
 	cmd.Flags().StringVar(&u.spec, "spec", "", "open on a mirror spec `FILE`: its destinations and sources are the mirrors, its wanted versions rows of the matrix (gaps only), S queues every gap")
 	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
 }
