@@ -96,7 +96,9 @@ type shell struct {
 	versions backends.VersionConstraint
 }
 
-func (sh *shell) setStatus(kind statusKind, text string) { sh.status = status{text: text, kind: kind} }
+func (sh *shell) setStatus(kind statusKind, text string) {
+	sh.status = status{text: backends.Printable(text), kind: kind}
+}
 
 // problem shows a failure or a warning in the status line and records it,
 // in full where full is given, in the log.

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/ui/list"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
@@ -45,7 +46,7 @@ type Log struct {
 // is the same fact (a place reports its warnings each time it is asked),
 // and stays as it was.
 func (l *Log) Add(k Kind, text string) {
-	text = strings.TrimSpace(text)
+	text = strings.TrimSpace(backends.Printable(text))
 	if text == "" {
 		return
 	}

@@ -51,6 +51,17 @@ func TestLogCountsAndDedupes(t *testing.T) {
 	}
 }
 
+// An error quoting what a place sent (a file name, a server's answer) holds
+// no terminal control sequence once logged: it would clear the screen
+// under the UI or retitle the window.
+func TestLogKeepsNoControlCharacters(t *testing.T) {
+	var l Log
+	l.Add(Failure, "GET https://m/x: HTTP 500: \x1b]0;pwned\x07\x1b[2Jhidden")
+	if got := l.Entries()[0].Text; strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `\x1b[2Jhidden`) {
+		t.Errorf("logged %q", got)
+	}
+}
+
 // TestPaneShowsEveryErrorInFull: a long error wraps instead of being cut,
 // the newest first, and the user can scroll to the older.
 func TestPaneShowsEveryErrorInFull(t *testing.T) {
