@@ -186,7 +186,8 @@ func TestParsePlatform(t *testing.T) {
 			t.Errorf("ParsePlatform(%q) = %v, %v", good, p, err)
 		}
 	}
-	for _, bad := range []string{"", "linux", "too_many_notes", "linux_", "_amd64", "linux_amd64_v2", "li nux_amd64", "linux_amd\t64", "../x_y", "x_..", "a/b_c", `a\b_c`} {
+	for _, bad := range []string{"", "linux", "too_many_notes", "linux_", "_amd64", "linux_amd64_v2", "li nux_amd64", "linux_amd\t64", "../x_y", "x_..", "a/b_c", `a\b_c`,
+		"linux\x1b[2J_amd64", "linux_amd64\x00", "linux_\u009b31m", "linux_amd\x7f64"} {
 		if _, err := backends.ParsePlatform(bad); err == nil {
 			t.Errorf("ParsePlatform(%q) accepted", bad)
 		}

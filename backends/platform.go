@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Platform is an os_arch pair, as the clients name them (Go's GOOS/GOARCH).
@@ -27,6 +28,11 @@ func ParsePlatform(s string) (Platform, error) {
 		what := [2]string{"OS", "architecture"}[i]
 		if strings.ContainsAny(part, " \t\r\n") {
 			return Platform{}, fmt.Errorf("platform %q: %s portion must not contain whitespace", s, what)
+		}
+		if strings.IndexFunc(part, unicode.IsControl) >= 0 {
+			// Platforms name files and are printed: no NUL, no terminal
+			// escape sequence.
+			return Platform{}, fmt.Errorf("platform %q: %s portion must not contain control characters", s, what)
 		}
 		if strings.ContainsAny(part, `/\`) || strings.Trim(part, ".") == "" {
 			return Platform{}, fmt.Errorf("platform %q: %s portion is not a valid name", s, what)

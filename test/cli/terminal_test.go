@@ -19,6 +19,14 @@ func TestNoTerminalEscapesFromAPlace(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(prov, "junk"+esc+"\x9b31m.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	zip, err := os.ReadFile(filepath.Join(prov, "terraform-provider-alpha_1.0.0_linux_amd64.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A platform with an escape in it: not a platform.
+	if err := os.WriteFile(filepath.Join(prov, "terraform-provider-alpha_1.0.0_linux"+esc+"_amd64.zip"), zip, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// fsMirror writes no index documents: one as a mirror would, but for
 	// its hashes.
 	hashes, _ := json.Marshal([]string{esc + "evil:x", "h1:" + esc + strings.Repeat("A", 30) + "=", "zh:" + esc})
