@@ -72,8 +72,8 @@ func (m *Mirror) linkInside(p string) error {
 		m.rel(p), to, errOutside)
 }
 
-// noLink refuses a file that is a symbolic link: opening it to create or
-// write would follow it wherever it leads.
+// noLink refuses a file that is a symbolic link leading out of the mirror:
+// opening it to create or write would follow it there.
 func (m *Mirror) noLink(p string) error {
 	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return m.linkInside(p)
