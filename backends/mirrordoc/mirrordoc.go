@@ -56,6 +56,9 @@ func ParseIndex(b []byte) (map[string]bool, error) {
 
 // ParseVersion decodes a version document.
 func ParseVersion(b []byte) (*Version, error) {
+	if doc, ok := parseVersionFast(b); ok {
+		return doc, nil
+	}
 	var doc Version
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, err

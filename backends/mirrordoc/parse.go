@@ -1,0 +1,189 @@
+package mirrordoc
+
+import "strings"
+
+// parseVersionFast decodes the version documents tfmirror and the clients
+// write: {"archives": {PLATFORM: {"hashes": [...], "url": "..."}}} with
+// plain ASCII strings. It reports false for anything else (escapes,
+// other keys or value types, keys in another case, repeated keys, null),
+// which encoding/json decodes instead: where it answers, its answer is
+// encoding/json's. A scan of 100,000 archives reads 20,000 of these
+// documents; this costs a tenth of the reflection decoder, and the hashes
+// of one document share one allocation.
+func parseVersionFast(b []byte) (*Version, bool) {
+	p := docParser{b: b}
+	type entry struct {
+		plat       span
+		hashes     []span
+		url        span
+		hasURL     bool
+		hashesSeen bool
+	}
+	var entries []entry
+	if !p.byte('{') || !p.key("archives") || !p.byte('{') {
+		return nil, false
+	}
+	for first := true; !p.peek('}'); first = false {
+		if !first && !p.byte(',') {
+			return nil, false
+		}
+		plat, ok := p.str()
+		if !ok || !p.byte(':') || !p.byte('{') {
+			return nil, false
+		}
+		e := entry{plat: plat}
+		for firstField := true; !p.peek('}'); firstField = false {
+			if !firstField && !p.byte(',') {
+				return nil, false
+			}
+			name, ok := p.str()
+			if !ok || !p.byte(':') {
+				return nil, false
+			}
+			switch {
+			case p.is(name, "hashes"):
+				if e.hashesSeen {
+					return nil, false
+				}
+				e.hashesSeen = true
+				if e.hashes, ok = p.strings(); !ok {
+					return nil, false
+				}
+			case p.is(name, "url"):
+				if e.hasURL {
+					return nil, false
+				}
+				if e.url, ok = p.str(); !ok {
+					return nil, false
+				}
+				e.hasURL = true
+			default:
+				return nil, false
+			}
+		}
+		entries = append(entries, e)
+	}
+	if !p.byte('}') || !p.end() {
+		return nil, false
+	}
+	// One string holds every hash of the document: what a listing keeps
+	// of it is the hashes, without a header and rounding each.
+	var sb strings.Builder
+	for _, e := range entries {
+		for _, h := range e.hashes {
+			sb.Grow(h.end - h.start)
+		}
+	}
+	for _, e := range entries {
+		for _, h := range e.hashes {
+			sb.Write(b[h.start:h.end])
+		}
+	}
+	all := sb.String()
+	doc := &Version{Archives: make(map[string]Archive, len(entries))}
+	off := 0
+	for _, e := range entries {
+		name := p.text(e.plat)
+		if _, dup := doc.Archives[name]; dup {
+			return nil, false
+		}
+		var a Archive
+		if e.hashes != nil {
+			a.Hashes = make([]string, len(e.hashes))
+			for i, h := range e.hashes {
+				a.Hashes[i] = all[off : off+h.end-h.start]
+				off += h.end - h.start
+			}
+		}
+		if e.hasURL {
+			a.URL = p.text(e.url)
+		}
+		doc.Archives[name] = a
+	}
+	return doc, true
+}
+
+// span is a string's bytes in the document, without its quotes.
+type span struct{ start, end int }
+
+type docParser struct {
+	b []byte
+	i int
+}
+
+func (p *docParser) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// byte consumes c after any white space.
+func (p *docParser) byte(c byte) bool {
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// peek is byte, for the closing bracket that ends a loop.
+func (p *docParser) peek(c byte) bool { return p.byte(c) }
+
+func (p *docParser) end() bool {
+	p.space()
+	return p.i == len(p.b)
+}
+
+// str consumes a string of printable ASCII without escapes.
+func (p *docParser) str() (span, bool) {
+	if !p.byte('"') {
+		return span{}, false
+	}
+	start := p.i
+	for ; p.i < len(p.b); p.i++ {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			p.i++
+			return span{start, p.i - 1}, true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return span{}, false
+		}
+	}
+	return span{}, false
+}
+
+// key consumes "name": exactly.
+func (p *docParser) key(name string) bool {
+	s, ok := p.str()
+	return ok && p.is(s, name) && p.byte(':')
+}
+
+// strings consumes an array of strings; an empty array is non-nil, as
+// encoding/json decodes it.
+func (p *docParser) strings() ([]span, bool) {
+	if !p.byte('[') {
+		return nil, false
+	}
+	out := []span{}
+	for first := true; !p.peek(']'); first = false {
+		if !first && !p.byte(',') {
+			return nil, false
+		}
+		s, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+func (p *docParser) text(s span) string { return string(p.b[s.start:s.end]) }
+
+func (p *docParser) is(s span, lit string) bool { return string(p.b[s.start:s.end]) == lit }
