@@ -121,7 +121,8 @@ type Warner interface {
 }
 
 // Lister is implemented by places that can list every archive of a provider
-// more cheaply than version by version.
+// more cheaply than version by version. The slice returned is the
+// caller's to change.
 type Lister interface {
 	AllArchives(ctx context.Context, p Provider) ([]Archive, error)
 }
@@ -216,13 +217,14 @@ func ListArchives(ctx context.Context, r Reader, p Provider, versions []Version)
 		if err != nil {
 			return nil, err
 		}
-		want := map[string]bool{}
+		want := make(map[string]bool, len(versions))
 		for _, v := range versions {
 			want[v.String()] = true
 		}
-		var out []Archive
+		out := all[:0] // all is this call's own
+		var key VersionKey
 		for _, a := range all {
-			if want[a.Version.String()] {
+			if want[key.Of(a.Version)] {
 				out = append(out, a)
 			}
 		}

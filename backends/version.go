@@ -44,6 +44,24 @@ func ParseVersion(s string) (Version, error) {
 	return v, nil
 }
 
+// VersionKey gives versions' canonical strings (String) for use as map
+// keys, computing each once for a run of the same parsed Version: a
+// listing's packages of one version share it, and go-version formats the
+// string afresh on every call. The zero value is ready; it is not safe for
+// concurrent use.
+type VersionKey struct {
+	last Version
+	key  string
+}
+
+// Of returns v.String().
+func (k *VersionKey) Of(v Version) string {
+	if v != k.last || k.last == nil {
+		k.last, k.key = v, v.String()
+	}
+	return k.key
+}
+
 // Unspecified reports whether v is 0.0.0, which OpenTofu reads as "no
 // version": it warns that a filesystem mirror's 0.0.0 "will not be used"
 // and refuses to install it. No selection of provider versions picks it

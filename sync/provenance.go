@@ -172,32 +172,36 @@ func backfill(ctx context.Context, src, dst backends.Reader, items []Item, pol *
 	if _, ok := dst.(backends.ProvenanceWriter); !ok {
 		return nil
 	}
+	// Each version's items, by index: a plan lists them together, so
+	// most versions are one run of items.
 	var order []string
-	byVersion := map[string][]Item{}
-	for _, it := range items {
-		v := it.Archive.Version.String()
+	byVersion := map[string][]int{}
+	var key backends.VersionKey
+	for i, it := range items {
+		v := key.Of(it.Archive.Version)
 		if byVersion[v] == nil {
 			order = append(order, v)
 		}
-		byVersion[v] = append(byVersion[v], it)
+		byVersion[v] = append(byVersion[v], i)
 	}
 	var out []carried
 	for _, v := range order {
-		if c, ok := backfillVersion(ctx, src, dst, byVersion[v], pol); ok {
+		if c, ok := backfillVersion(ctx, src, dst, items, byVersion[v], pol); ok {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// backfillVersion is backfill for one version's items.
-func backfillVersion(ctx context.Context, src, dst backends.Reader, items []Item, pol *trust.Policy) (carried, bool) {
-	for _, it := range items {
-		if it.Status != StatusPresent {
+// backfillVersion is backfill for one version's items (items[i] for i in
+// idx).
+func backfillVersion(ctx context.Context, src, dst backends.Reader, items []Item, idx []int, pol *trust.Policy) (carried, bool) {
+	for _, i := range idx {
+		if items[i].Status != StatusPresent {
 			return carried{}, false
 		}
 	}
-	a := items[0].Archive
+	a := items[idx[0]].Archive
 	var opts provenance.Options
 	if pol != nil {
 		opts = pol.Signatures
@@ -209,7 +213,8 @@ func backfillVersion(ctx context.Context, src, dst backends.Reader, items []Item
 	if err != nil || signed == nil {
 		return carried{}, false
 	}
-	for _, it := range items {
+	for _, i := range idx {
+		it := &items[i]
 		if _, err := signed.Authenticate(it.Archive); err != nil {
 			return carried{}, false
 		}

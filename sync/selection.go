@@ -154,21 +154,25 @@ func (s Selection) versionsAndArchives(ctx context.Context, r backends.Reader, p
 	}
 	seen := map[string]bool{}
 	var offered []backends.Version
+	var key backends.VersionKey
 	for _, a := range all {
-		if !seen[a.Version.String()] {
-			seen[a.Version.String()] = true
+		if k := key.Of(a.Version); !seen[k] {
+			seen[k] = true
 			offered = append(offered, a.Version)
 		}
 	}
 	backends.SortVersionsNewestFirst(offered)
 	vs := s.versionsAmong(p, offered)
+	if len(vs) == len(offered) {
+		return vs, all, nil // every version is selected
+	}
 	want := make(map[string]bool, len(vs))
 	for _, v := range vs {
 		want[v.String()] = true
 	}
 	out := all[:0]
 	for _, a := range all {
-		if want[a.Version.String()] {
+		if want[key.Of(a.Version)] {
 			out = append(out, a)
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -140,7 +142,7 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 	if err != nil {
 		return nil, err
 	}
-	return m.archives(s, v), nil
+	return m.archives(s, v.String()), nil
 }
 
 // AllArchives lists every package of p in one pass over its directories,
@@ -152,44 +154,59 @@ func (m *Mirror) AllArchives(ctx context.Context, p backends.Provider) ([]backen
 		return nil, err
 	}
 	vs := make([]backends.Version, 0, len(s.versions))
-	for _, v := range s.versions {
+	n := 0
+	for key, v := range s.versions {
 		vs = append(vs, v)
+		n += len(s.entries[key])
 	}
 	backends.SortVersionsNewestFirst(vs)
-	var out []backends.Archive
+	out := make([]backends.Archive, 0, n)
 	for _, v := range vs {
-		out = append(out, m.archives(s, v)...)
+		out = append(out, m.archives(s, v.String())...)
 	}
 	return out, nil
 }
 
-func (m *Mirror) archives(s *providerScan, v backends.Version) []backends.Archive {
-	plats := s.entries[v.String()]
+// archives lists the packages of the version whose canonical form is v.
+func (m *Mirror) archives(s *providerScan, v string) []backends.Archive {
+	plats := s.entries[v]
 	var docs []*versionDoc
 	for _, dir := range s.dirs {
 		// A version document counts only when index.json lists its version:
 		// a network mirror serving the directory offers nothing else, and a
 		// sync interrupted between the two writes leaves exactly that.
-		if !s.indexed[dir][v.String()] {
+		if !s.indexed[dir][v] {
 			continue
 		}
-		if doc, _ := m.readVersionDoc(dir, v); doc != nil {
+		if doc, _ := m.readVersionDocAt(dir, v, &s.buf); doc != nil {
 			docs = append(docs, doc)
 		}
 	}
+	keys := make([]string, 0, len(plats)) // each platform's String()
+	for plat := range plats {
+		keys = append(keys, plat)
+	}
+	sort.Strings(keys)
 	out := make([]backends.Archive, 0, len(plats))
-	for _, e := range plats {
+	// The version's archives share one array of evidence, each its own
+	// part of it (capped: an append copies).
+	evs := make([]hashing.Evidence, 0, len(plats)*len(docs))
+	for _, plat := range keys {
+		e := plats[plat]
 		a := backends.Archive{Package: e.pkg, Layout: e.layout, Size: e.size, Location: e.path}
 		if e.layout == backends.Packed {
+			first := len(evs)
 			for _, doc := range docs {
-				if ev, ok := doc.evidence(e, m); ok {
-					a.Evidence = append(a.Evidence, ev)
+				if ev, ok := doc.evidence(plat, e, m); ok {
+					evs = append(evs, ev)
 				}
+			}
+			if len(evs) > first {
+				a.Evidence = evs[first:len(evs):len(evs)]
 			}
 		}
 		out = append(out, a)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Platform.String() < out[j].Platform.String() })
 	return out
 }
 
@@ -209,10 +226,40 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 // be hashed in place.
 func (m *Mirror) LocalPath(a backends.Archive) string { return a.Location }
 
-// versionDoc is a <version>.json document and where it was read.
+// versionDoc is a <version>.json document and where it was read (rel:
+// as messages and evidence name it, one string for all its archives).
 type versionDoc struct {
 	*mirrordoc.Version
-	path string
+	path, rel string
+}
+
+// readFileInto reads the file at path into *buf, when buf is not nil,
+// growing it as needed: a scan reads thousands of small documents, none of
+// which its parse keeps. Without buf it is os.ReadFile.
+func readFileInto(path string, buf *[]byte) ([]byte, error) {
+	if buf == nil {
+		return os.ReadFile(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			*buf = b
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // readIndex returns the versions an index.json lists (canonical form).
@@ -231,8 +278,14 @@ func (m *Mirror) readIndex(path string) map[string]bool {
 }
 
 func (m *Mirror) readVersionDoc(dir string, v backends.Version) (*versionDoc, string) {
-	p := filepath.Join(dir, mirrordoc.VersionName(v))
-	b, err := os.ReadFile(p)
+	return m.readVersionDocAt(dir, v.String(), nil)
+}
+
+// readVersionDocAt is readVersionDoc for the version whose canonical form
+// is v.
+func (m *Mirror) readVersionDocAt(dir, v string, buf *[]byte) (*versionDoc, string) {
+	p := filepath.Join(dir, v+".json")
+	b, err := readFileInto(p, buf)
 	if err != nil {
 		if !os.IsNotExist(err) {
 			m.warnf("%s: %v", m.rel(p), err)
@@ -244,7 +297,7 @@ func (m *Mirror) readVersionDoc(dir string, v backends.Version) (*versionDoc, st
 		m.warnf("%s: ignored: not a valid version document: %v", m.rel(p), err)
 		return nil, p
 	}
-	return &versionDoc{Version: doc, path: p}, p
+	return &versionDoc{Version: doc, path: p, rel: m.rel(p)}, p
 }
 
 // entry returns d's entry for e's platform; describes reports whether it
@@ -256,19 +309,21 @@ func (d *versionDoc) entry(e *entry) (ad mirrordoc.Archive, ok, describes bool) 
 	return d.Entry(e.pkg.Platform, filepath.Base(e.path))
 }
 
-// evidence returns what doc states about e, if it describes e's file.
-func (d *versionDoc) evidence(e *entry, m *Mirror) (hashing.Evidence, bool) {
-	ad, ok, describes := d.entry(e)
+// evidence returns what doc states about e, if it describes e's file;
+// plat is e's platform as the document names it.
+func (d *versionDoc) evidence(plat string, e *entry, m *Mirror) (hashing.Evidence, bool) {
+	ad, ok := d.Archives[plat]
+	describes := ok && strings.EqualFold(path.Base(ad.URL), filepath.Base(e.path))
 	if !ok {
 		return hashing.Evidence{}, false
 	}
 	if !describes {
-		m.warnf("%s: %s lists url %q, but the archive is %s", m.rel(d.path), e.pkg.Platform, ad.URL, filepath.Base(e.path))
+		m.warnf("%s: %s lists url %q, but the archive is %s", d.rel, e.pkg.Platform, ad.URL, filepath.Base(e.path))
 		return hashing.Evidence{}, false
 	}
-	ev, bad := ad.Evidence(m.rel(d.path))
+	ev, bad := ad.Evidence(d.rel)
 	for _, err := range bad {
-		m.warnf("%s: %s: %v", m.rel(d.path), e.pkg.Platform, err)
+		m.warnf("%s: %s: %v", d.rel, e.pkg.Platform, err)
 	}
 	return ev, true
 }

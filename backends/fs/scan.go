@@ -25,6 +25,7 @@ type providerScan struct {
 	entries  map[string]map[string]*entry // version -> platform -> entry
 	// indexed holds, per directory, the versions its index.json lists.
 	indexed map[string]map[string]bool
+	buf     []byte // what reading its documents reuses
 }
 
 // providerDirs walks the first three levels of the mirror and returns the
@@ -120,25 +121,32 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan 
 		s.entries[v][plat] = e
 	}
 	prefix := "terraform-provider-" + p.Type + "_"
-	parsed := map[string]backends.Version{}
+	parsed := newParsed()
 	for _, dir := range dirs {
-		items, err := os.ReadDir(dir)
+		items, sizeOf, done, err := listDir(dir)
 		if err != nil {
 			m.warnf("%s: %v", m.rel(dir), err)
 			continue
 		}
 		for _, it := range items {
 			name := it.Name()
-			full := filepath.Join(dir, name)
 			if strings.HasPrefix(name, ".") {
 				continue // staging files (ours and the clients'), hidden litter
 			}
-			info, err := os.Stat(full) // depth 4 and 5 may be symlinks
-			if err != nil {
-				m.warnf("%s: ignored: %v", m.rel(full), err)
-				continue
+			full := dir + string(filepath.Separator) + name
+			// Depth 4 and 5 may be symlinks: those are followed. A file the
+			// directory entry says is regular is stat'ed only for its size,
+			// where it is an archive.
+			var info os.FileInfo
+			isDir := it.IsDir()
+			if !it.Type().IsRegular() && !isDir {
+				if info, err = os.Stat(full); err != nil {
+					m.warnf("%s: ignored: %v", m.rel(full), err)
+					continue
+				}
+				isDir = info.IsDir()
 			}
-			if info.IsDir() {
+			if isDir {
 				m.scanVersionDir(p, full, name, add)
 				continue
 			}
@@ -159,8 +167,16 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan 
 				}
 				continue
 			}
-			add(&entry{pkg: pkg, layout: backends.Packed, path: full, size: info.Size()})
+			var size int64
+			if info != nil {
+				size = info.Size()
+			} else if size, err = sizeOf(name); err != nil {
+				m.warnf("%s: ignored: %v", m.rel(full), err)
+				continue
+			}
+			add(&entry{pkg: pkg, layout: backends.Packed, path: full, size: size})
 		}
+		done()
 	}
 	if _, ok := s.versions["0.0.0"]; ok {
 		m.Warn(fmt.Sprintf(unspecifiedWarning, p, m.name))
@@ -216,10 +232,21 @@ func ParsePackedName(p backends.Provider, filename string) (backends.Package, er
 	return parsePackedName(p, filename, nil)
 }
 
-// parsePackedName is ParsePackedName reusing the versions already parsed
-// (by their text) in seen, when not nil: a provider's platforms share one
-// parsed version, so a scan of 100,000 archives parses each version once.
-func parsePackedName(p backends.Provider, filename string, seen map[string]backends.Version) (backends.Package, error) {
+// parsed holds what a scan has parsed of its file names, by their text: a
+// provider's platforms share one parsed version and its versions a few
+// platforms, so a scan of 100,000 archives parses each once.
+type parsed struct {
+	versions  map[string]backends.Version
+	platforms map[string]backends.Platform
+}
+
+func newParsed() *parsed {
+	return &parsed{versions: map[string]backends.Version{}, platforms: map[string]backends.Platform{}}
+}
+
+// parsePackedName is ParsePackedName reusing what seen holds, when not
+// nil.
+func parsePackedName(p backends.Provider, filename string, seen *parsed) (backends.Package, error) {
 	norm := strings.ToLower(filename)
 	prefix := "terraform-provider-" + p.Type + "_"
 	if !strings.HasPrefix(norm, prefix) {
@@ -228,23 +255,55 @@ func parsePackedName(p backends.Provider, filename string, seen map[string]backe
 	if !strings.HasSuffix(norm, ".zip") {
 		return backends.Package{}, fmt.Errorf("file name lacks the suffix %q", ".zip")
 	}
-	parts := strings.Split(norm[len(prefix):len(norm)-len(".zip")], "_")
-	if len(parts) < 3 {
+	// VERSION_OS_ARCH[_...]: the parts strings.Split would give, without
+	// its slice; plat is OS_ARCH.
+	rest := norm[len(prefix) : len(norm)-len(".zip")]
+	verText, platText, ok := strings.Cut(rest, "_")
+	if ok {
+		var os, more, arch string
+		if os, more, ok = strings.Cut(platText, "_"); ok {
+			arch, _, _ = strings.Cut(more, "_")
+			platText = platText[:len(os)+1+len(arch)]
+		}
+	}
+	if !ok {
 		return backends.Package{}, fmt.Errorf("file name does not include version, OS and architecture")
 	}
-	v, ok := seen[parts[0]]
+	v, ok := seen.version(verText)
 	if !ok {
 		var err error
-		if v, err = backends.ParseVersion(parts[0]); err != nil {
+		if v, err = backends.ParseVersion(verText); err != nil {
 			return backends.Package{}, err
 		}
 		if seen != nil {
-			seen[parts[0]] = v
+			seen.versions[strings.Clone(verText)] = v
 		}
 	}
-	plat, err := backends.ParsePlatform(parts[1] + "_" + parts[2])
-	if err != nil {
-		return backends.Package{}, err
+	plat, ok := seen.platform(platText)
+	if !ok {
+		var err error
+		if plat, err = backends.ParsePlatform(strings.Clone(platText)); err != nil {
+			return backends.Package{}, err
+		}
+		if seen != nil {
+			seen.platforms[plat.String()] = plat
+		}
 	}
 	return backends.Package{Provider: p, Version: v, Platform: plat}, nil
+}
+
+func (s *parsed) version(text string) (backends.Version, bool) {
+	if s == nil {
+		return nil, false
+	}
+	v, ok := s.versions[text]
+	return v, ok
+}
+
+func (s *parsed) platform(text string) (backends.Platform, bool) {
+	if s == nil {
+		return backends.Platform{}, false
+	}
+	plat, ok := s.platforms[text]
+	return plat, ok
 }

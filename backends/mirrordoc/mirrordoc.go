@@ -47,11 +47,32 @@ func ParseIndex(b []byte) (map[string]bool, error) {
 	}
 	out := make(map[string]bool, len(idx.Versions))
 	for vs := range idx.Versions {
-		if v, err := backends.ParseVersion(vs); err == nil {
+		if plainVersion(vs) {
+			out[vs] = true // its own canonical form
+		} else if v, err := backends.ParseVersion(vs); err == nil {
 			out[v.String()] = true
 		}
 	}
 	return out, nil
+}
+
+// plainVersion reports whether s is MAJOR.MINOR.PATCH, each part a number
+// without a leading zero (and short enough not to overflow): a version
+// backends.ParseVersion takes and writes back as s, which an index of
+// thousands of versions need not parse.
+func plainVersion(s string) bool {
+	parts, digits := 1, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.' && digits > 0:
+			parts, digits = parts+1, 0
+		case c >= '0' && c <= '9' && digits < 18 && !(digits == 1 && s[i-1] == '0'):
+			digits++
+		default:
+			return false
+		}
+	}
+	return parts == 3 && digits > 0
 }
 
 // ParseVersion decodes a version document.

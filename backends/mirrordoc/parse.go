@@ -11,15 +11,15 @@ import "strings"
 // documents; this costs a tenth of the reflection decoder, and the hashes
 // of one document share one allocation.
 func parseVersionFast(b []byte) (*Version, bool) {
-	p := docParser{b: b}
+	p := docParser{b: b, spans: make([]span, 0, 32)}
 	type entry struct {
 		plat       span
-		hashes     []span
+		from, to   int // its hashes in p.spans
 		url        span
 		hasURL     bool
 		hashesSeen bool
 	}
-	var entries []entry
+	entries := make([]entry, 0, 16)
 	if !p.byte('{') || !p.key("archives") || !p.byte('{') {
 		return nil, false
 	}
@@ -46,7 +46,7 @@ func parseVersionFast(b []byte) (*Version, bool) {
 					return nil, false
 				}
 				e.hashesSeen = true
-				if e.hashes, ok = p.strings(); !ok {
+				if e.from, e.to, ok = p.strings(); !ok {
 					return nil, false
 				}
 			case p.is(name, "url"):
@@ -68,16 +68,14 @@ func parseVersionFast(b []byte) (*Version, bool) {
 	}
 	// One string holds every hash of the document: what a listing keeps
 	// of it is the hashes, without a header and rounding each.
-	var sb strings.Builder
-	for _, e := range entries {
-		for _, h := range e.hashes {
-			sb.Grow(h.end - h.start)
-		}
+	n := 0
+	for _, h := range p.spans {
+		n += h.end - h.start
 	}
-	for _, e := range entries {
-		for _, h := range e.hashes {
-			sb.Write(b[h.start:h.end])
-		}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, h := range p.spans {
+		sb.Write(b[h.start:h.end])
 	}
 	all := sb.String()
 	doc := &Version{Archives: make(map[string]Archive, len(entries))}
@@ -88,9 +86,9 @@ func parseVersionFast(b []byte) (*Version, bool) {
 			return nil, false
 		}
 		var a Archive
-		if e.hashes != nil {
-			a.Hashes = make([]string, len(e.hashes))
-			for i, h := range e.hashes {
+		if e.hashesSeen {
+			a.Hashes = make([]string, e.to-e.from)
+			for i, h := range p.spans[e.from:e.to] {
 				a.Hashes[i] = all[off : off+h.end-h.start]
 				off += h.end - h.start
 			}
@@ -107,8 +105,9 @@ func parseVersionFast(b []byte) (*Version, bool) {
 type span struct{ start, end int }
 
 type docParser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	spans []span // the strings of every array, in order
 }
 
 func (p *docParser) space() {
@@ -164,24 +163,25 @@ func (p *docParser) key(name string) bool {
 	return ok && p.is(s, name) && p.byte(':')
 }
 
-// strings consumes an array of strings; an empty array is non-nil, as
+// strings consumes an array of strings, appending them to p.spans: they
+// are p.spans[from:to]. An empty array is an empty, non-nil list, as
 // encoding/json decodes it.
-func (p *docParser) strings() ([]span, bool) {
+func (p *docParser) strings() (from, to int, ok bool) {
 	if !p.byte('[') {
-		return nil, false
+		return 0, 0, false
 	}
-	out := []span{}
+	from = len(p.spans)
 	for first := true; !p.peek(']'); first = false {
 		if !first && !p.byte(',') {
-			return nil, false
+			return 0, 0, false
 		}
 		s, ok := p.str()
 		if !ok {
-			return nil, false
+			return 0, 0, false
 		}
-		out = append(out, s)
+		p.spans = append(p.spans, s)
 	}
-	return out, true
+	return from, len(p.spans), true
 }
 
 func (p *docParser) text(s span) string { return string(p.b[s.start:s.end]) }

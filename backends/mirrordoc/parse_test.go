@@ -1,9 +1,13 @@
 package mirrordoc
 
 import (
+	"strings"
+
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/tfmirror/tfmirror/backends"
 )
 
 // versionDocs are documents the fast path takes and documents it must
@@ -69,4 +73,19 @@ func sameAsEncodingJSON(t *testing.T, b []byte) bool {
 		t.Errorf("%q: fast path %#v, encoding/json %#v", b, *fast, want)
 	}
 	return true
+}
+
+func TestPlainVersionsNeedNoParse(t *testing.T) {
+	for _, s := range []string{"1.2.3", "0.0.0", "10.20.30", "1.0.10", "123456789012345678.0.1",
+		"1.2", "1", "01.2.3", "1.02.3", "1.2.03", "1.2.3-beta", "1.2.3+x", "v1.2.3", "1..3", ".1.2", "1.2.3.",
+		"1234567890123456789.0.0", "1.2.3.4", ""} {
+		v, err := backends.ParseVersion(s)
+		canonical := err == nil && v.String() == s
+		if plainVersion(s) && !canonical {
+			t.Errorf("%q: taken as its own canonical form, but ParseVersion gives %v, %v", s, v, err)
+		}
+		if !plainVersion(s) && canonical && !strings.ContainsAny(s, "-+") && strings.Count(s, ".") == 2 && len(s) < 20 {
+			t.Errorf("%q: a plain version left to ParseVersion", s)
+		}
+	}
 }
