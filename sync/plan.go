@@ -71,14 +71,24 @@ func (p *Plan) Count(s Status) int {
 // missing package, and with force every conflicting one. The other items
 // (present, and conflicts without force, and unavailable ones) are left.
 func (p *Plan) Jobs(dst backends.Writer, force bool) (jobs []Task, left []Item) {
-	for _, it := range p.Items {
-		if it.Status == StatusMissing || it.Status == StatusConflict && force {
-			jobs = append(jobs, Transfer{Src: p.Src, Dst: dst, Archive: it.Archive, Force: force, Provenance: it.Provenance})
+	for i := range p.Items {
+		if it := &p.Items[i]; it.job(force) {
+			jobs = append(jobs, p.transfer(dst, it, force))
 		} else {
-			left = append(left, it)
+			left = append(left, *it)
 		}
 	}
 	return jobs, left
+}
+
+// job reports whether the item is transferred: missing, or with force in
+// conflict.
+func (it *Item) job(force bool) bool {
+	return it.Status == StatusMissing || it.Status == StatusConflict && force
+}
+
+func (p *Plan) transfer(dst backends.Writer, it *Item, force bool) Task {
+	return Transfer{Src: p.Src, Dst: dst, Archive: it.Archive, Force: force, Provenance: it.Provenance}
 }
 
 // StaleIndexes lists the providers some of whose archives the destination
@@ -301,7 +311,13 @@ func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst
 		return item, nil
 	}
 	shareHashes(a.Evidence, d.Evidence)
-	item.Dest = &Held{Hashes: d.Hashes(), Stated: len(d.Evidence) > 0}
+	dstHashes := d.Hashes()
+	if len(a.Evidence) == 1 && slices.Equal(a.Evidence[0].Hashes, dstHashes) {
+		// The same hashes, sorted, as the source's one statement: one
+		// slice for both (neither is changed in place).
+		dstHashes = slices.Clip(a.Evidence[0].Hashes)
+	}
+	item.Dest = &Held{Hashes: dstHashes, Stated: len(d.Evidence) > 0}
 	srcHashes := a.Hashes()
 	if !hasKnown(srcHashes) {
 		// A source that states nothing (a hand-made filesystem mirror) is
@@ -316,7 +332,6 @@ func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst
 			srcHashes = a.Hashes()
 		}
 	}
-	dstHashes := d.Hashes()
 	if _, comparable := Agree(srcHashes, dstHashes); opts.VerifyExisting || !comparable {
 		sums, err := hashArchiveFor(ctx, dst, d, opts.Hashing, a.Evidence)
 		if err != nil {

@@ -77,20 +77,31 @@ func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sin
 	start := time.Now()
 	sum := Summary{Dst: dst.String()}
 	var specs []Task
+	present := 0
 	for _, p := range plans {
+		present += p.Count(StatusPresent)
+	}
+	sum.Held = make([]backends.Package, 0, present)
+	for _, p := range plans {
+		srcName, dstName := p.Src.String(), dst.String()
 		if sum.Src == "" {
-			sum.Src = p.Src.String()
+			sum.Src = srcName
 		}
-		jobs, left := p.Jobs(dst, force)
-		specs = append(specs, jobs...)
-		for _, it := range left {
+		// The items are read in place (Jobs would copy those left): a plan
+		// of 100,000 present archives is the run's largest memory.
+		for i := range p.Items {
+			it := &p.Items[i]
+			if it.job(force) {
+				specs = append(specs, p.transfer(dst, it, force))
+				continue
+			}
 			if it.Status == StatusPresent {
 				sum.Present++
 				sum.Held = append(sum.Held, it.Archive.Package)
 			} else {
-				sum.Skipped = append(sum.Skipped, it)
+				sum.Skipped = append(sum.Skipped, *it)
 			}
-			sink.Show(PlanItemLeft{Item: it, Src: p.Src.String(), Dst: dst.String()})
+			sink.Show(PlanItemLeft{Item: *it, Src: srcName, Dst: dstName})
 		}
 	}
 	t := NewTracker()
