@@ -242,7 +242,10 @@ func (f *follower) entry(br *bufio.Reader, pos func() int64) error {
 	var n int64
 	var err error
 	if e.method == zip.Store {
-		n, err = io.CopyN(w, br, int64(csize))
+		n, err = copyPooled(w, io.LimitReader(br, int64(csize)))
+		if err == nil && n < int64(csize) {
+			err = io.EOF // as io.CopyN says a short copy
+		}
 	} else {
 		// The inflater reads the *bufio.Reader byte-exactly (it is an
 		// io.ByteReader), so it stops where the deflate stream ends.
@@ -276,9 +279,9 @@ func (f *follower) entry(br *bufio.Reader, pos func() int64) error {
 // so that a zip bomb costs no more here than HashZip's own cap.
 func (f *follower) copyCapped(w io.Writer, r io.Reader) (int64, error) {
 	if f.budget < 0 {
-		return io.Copy(w, r)
+		return copyPooled(w, r)
 	}
-	n, err := io.Copy(w, io.LimitReader(r, f.budget+1))
+	n, err := copyPooled(w, io.LimitReader(r, f.budget+1))
 	if err == nil && n > f.budget {
 		return n, ErrTooLarge
 	}
@@ -406,6 +409,17 @@ func (rp *readerPool) put(br *bufio.Reader) {
 
 // copyBuffers are the buffers files are read through when hashed in place.
 var copyBuffers = bufferPool{size: 256 << 10}
+
+// entryBuffers are what a zip entry's bytes are hashed through: io.Copy
+// would allocate 32 KiB per entry, which verify of 100,000 archives turns
+// into gigabytes of garbage.
+var entryBuffers = bufferPool{size: 32 << 10}
+
+func copyPooled(w io.Writer, r io.Reader) (int64, error) {
+	buf := entryBuffers.get()
+	defer entryBuffers.put(buf)
+	return io.CopyBuffer(w, r, *buf)
+}
 
 // chunks are the chunkPipe's.
 var chunks = bufferPool{size: chunkSize}

@@ -160,6 +160,17 @@ func Verify(sums Sums, evidence ...Evidence) Result {
 	for _, ev := range evidence {
 		res.Checks = append(res.Checks, checkEvidence(sums, ev)...)
 	}
+	// A sum that matches is kept as the stated string, which the evidence
+	// holds anyway: a verify of 100,000 archives keeps each hash once.
+	for _, c := range res.Checks {
+		switch {
+		case c.Status != Match:
+		case c.Got == res.Sums.H1:
+			res.Sums.H1 = c.Got
+		case c.Got == res.Sums.ZH:
+			res.Sums.ZH = c.Got
+		}
+	}
 	return res
 }
 
@@ -188,6 +199,8 @@ func checkEvidence(sums Sums, ev Evidence) []Check {
 		st := Match
 		if got != h {
 			st = Mismatch
+		} else {
+			got = h // the same hash; the stated string is kept anyway
 		}
 		out = append(out, Check{Source: ev.Source, Scheme: h.Scheme(), Status: st, Want: []Hash{h}, Got: got})
 	}

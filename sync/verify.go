@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	gosync "sync"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
@@ -221,10 +222,14 @@ func VerifyPlaceWith(ctx context.Context, r backends.Reader, sel Selection, vo V
 	if err != nil {
 		return nil, err
 	}
-	var archives []backends.Archive
-	var sigs []Signature
-	ends := make([]int, len(ps)) // where each provider's archives end
-	audits := make([][]Finding, len(ps))
+	// Providers are listed and verified in batches of at least
+	// verifyBatch archives, one archive per core (HashWorkers), and
+	// reported in order: verify of 100,000 archives holds the findings,
+	// not every listing beside them. The findings' details, the same for a
+	// version's archives, are kept once each.
+	var out []Finding
+	var b verifyBatch
+	var details interner
 	selected := map[backends.Provider]bool{}
 	for i, p := range ps {
 		as, err := sel.ArchivesOf(ctx, r, p)
@@ -232,31 +237,68 @@ func VerifyPlaceWith(ctx context.Context, r backends.Reader, sel Selection, vo V
 			return nil, err
 		}
 		selected[p] = len(as) > 0
-		archives = append(archives, as...)
-		sigs = append(sigs, Signatures(ctx, r, as, vo.Signatures)...)
-		ends[i] = len(archives)
-		audits[i] = sel.audit(ctx, r, p)
-	}
-	// One archive per core (HashWorkers); reported in order.
-	found := make([]Finding, len(archives))
-	Parallel(ctx, HashWorkers(r), len(archives), func(i int) {
-		found[i] = verifySigned(ctx, r, archives[i], sigs[i], opts)
-	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]Finding, 0, len(archives))
-	start := 0
-	for i := range ps {
-		out = append(out, found[start:ends[i]]...)
-		out = append(out, audits[i]...)
-		start = ends[i]
+		b.archives = append(b.archives, as...)
+		b.sigs = append(b.sigs, Signatures(ctx, r, as, vo.Signatures)...)
+		b.ends = append(b.ends, len(b.archives))
+		b.audits = append(b.audits, sel.audit(ctx, r, p))
+		if len(b.archives) < verifyBatchSize && i < len(ps)-1 {
+			continue
+		}
+		found := make([]Finding, len(b.archives))
+		Parallel(ctx, HashWorkers(r), len(b.archives), func(j int) {
+			found[j] = verifySigned(ctx, r, b.archives[j], b.sigs[j], opts)
+			found[j].Detail = details.intern(found[j].Detail)
+		})
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start := 0
+		for k, end := range b.ends {
+			out = append(out, found[start:end]...)
+			out = append(out, b.audits[k]...)
+			start = end
+		}
+		b = verifyBatch{}
 	}
 	if len(out) == 0 {
 		// Nothing to verify is not "all is well": say what the place holds.
 		return nil, sel.checkSelected(ctx, r, ps, selected)
 	}
 	return out, nil
+}
+
+// verifyBatchSize is how many archives VerifyPlaceWith lists before it
+// verifies them: enough to keep every core busy across small providers.
+const verifyBatchSize = 4096
+
+// verifyBatch is the listings of consecutive providers, to verify
+// together: ends[k] is where the k-th provider's archives end, audits[k]
+// its audit's findings.
+type verifyBatch struct {
+	archives []backends.Archive
+	sigs     []Signature
+	ends     []int
+	audits   [][]Finding
+}
+
+// interner keeps one copy of equal strings; it is safe for concurrent
+// use.
+type interner struct {
+	mu   gosync.Mutex
+	seen map[string]string
+}
+
+func (in *interner) intern(s string) string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if t, ok := in.seen[s]; ok {
+		return t
+	}
+	if in.seen == nil {
+		in.seen = map[string]string{}
+	}
+	in.seen[s] = s
+	return s
 }
 
 // audit reports what is wrong with r's own records of p (backends.Auditor),
