@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,9 +40,15 @@ func Packages(w io.Writer, as []backends.Archive, asJSON bool) error {
 // (sigs, in the order of as, or nil) in the JSON form.
 func SignedPackages(w io.Writer, as []backends.Archive, sigs []sync.Signature, asJSON bool) error {
 	if asJSON {
-		rows := make([]PackageJSON, 0, len(as))
+		rows := newJSONArray(w)
+		var lastProvider backends.Provider
+		var provider string
+		var version backends.VersionKey
 		for i, a := range as {
-			row := PackageJSON{Provider: a.Provider.String(), Version: a.Version.String(), Platform: a.Platform.String(), Hashes: a.Hashes()}
+			if provider == "" || a.Provider != lastProvider {
+				lastProvider, provider = a.Provider, a.Provider.String()
+			}
+			row := PackageJSON{Provider: provider, Version: version.Of(a.Version), Platform: a.Platform.String(), Hashes: a.Hashes()}
 			if i < len(sigs) {
 				if sigs[i].Signed != nil {
 					row.Signer = &sigs[i].Signed.Signer
@@ -59,9 +67,11 @@ func SignedPackages(w io.Writer, as []backends.Archive, sigs []sync.Signature, a
 			if a.Layout == backends.Unpacked {
 				row.Layout = a.Layout.String()
 			}
-			rows = append(rows, row)
+			if err := rows.add(row); err != nil {
+				return err
+			}
 		}
-		return writeJSON(w, rows)
+		return rows.close()
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tVERSION\tPLATFORM\tSIZE\tHASHES")
@@ -182,6 +192,48 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// jsonArray writes a JSON array a row at a time, byte for byte as
+// writeJSON writes the whole slice: `ls --json` of 100,000 packages holds
+// one row, not the array and two encodings of it.
+type jsonArray struct {
+	w   *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	n   int
+}
+
+func newJSONArray(w io.Writer) *jsonArray {
+	a := &jsonArray{w: bufio.NewWriter(w)}
+	a.enc = json.NewEncoder(&a.buf)
+	a.enc.SetIndent("  ", "  ") // an element's lines, inside the array
+	a.enc.SetEscapeHTML(false)
+	return a
+}
+
+func (a *jsonArray) add(row any) error {
+	a.buf.Reset()
+	if err := a.enc.Encode(row); err != nil {
+		return err
+	}
+	sep := ",\n  "
+	if a.n == 0 {
+		sep = "[\n  "
+	}
+	a.n++
+	a.w.WriteString(sep)
+	_, err := a.w.Write(bytes.TrimSuffix(a.buf.Bytes(), []byte("\n")))
+	return err
+}
+
+func (a *jsonArray) close() error {
+	if a.n == 0 {
+		a.w.WriteString("[]\n")
+	} else {
+		a.w.WriteString("\n]\n")
+	}
+	return a.w.Flush()
 }
 
 // VersionRow is one row of `ls registry://HOST -p ...` without --version.
