@@ -155,6 +155,17 @@ type ProvenanceReader interface {
 	Provenance(ctx context.Context, p Provider, v Version) (*provenance.Provenance, error)
 }
 
+// ProvenanceLister is implemented by ProvenanceReaders that can say at
+// once which versions of a provider they keep provenance for (one
+// directory listing), so that a plan of thousands of versions asks only
+// about those.
+type ProvenanceLister interface {
+	// ProvenanceVersions returns the canonical versions of p whose
+	// provenance the place keeps (present as a file: Provenance still
+	// checks it).
+	ProvenanceVersions(ctx context.Context, p Provider) (map[string]bool, error)
+}
+
 // ProvenanceWriter is implemented by writable places that keep provenance
 // beside the archives, in a form the clients ignore (a sidecar file, an
 // OCI referrer). Sync writes a version's provenance once its archives have

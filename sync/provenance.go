@@ -184,8 +184,17 @@ func backfill(ctx context.Context, src, dst backends.Reader, items []Item, pol *
 		}
 		byVersion[v] = append(byVersion[v], i)
 	}
+	// Only a version whose provenance src keeps is carried: where src
+	// lists them, the others are not asked about.
+	var kept map[string]bool
+	if pl, ok := src.(backends.ProvenanceLister); ok && len(items) > 0 {
+		kept, _ = pl.ProvenanceVersions(ctx, items[0].Archive.Provider) // on error, ask each
+	}
 	var out []carried
 	for _, v := range order {
+		if kept != nil && !kept[v] {
+			continue
+		}
 		if c, ok := backfillVersion(ctx, src, dst, items, byVersion[v], pol); ok {
 			out = append(out, c)
 		}

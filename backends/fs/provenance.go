@@ -9,6 +9,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
@@ -47,6 +48,28 @@ func (m *Mirror) Provenance(ctx context.Context, p backends.Provider, v backends
 		return nil, fmt.Errorf("mirror %s: %s: %w: it is about %s %s, not %s %s", m.name, m.rel(path), provenance.ErrFormat, pr.Provider, pr.Version, p, v)
 	}
 	return pr, nil
+}
+
+var _ backends.ProvenanceLister = (*Mirror)(nil)
+
+// ProvenanceVersions lists the versions of p whose sidecar files are in
+// its provenance directory.
+func (m *Mirror) ProvenanceVersions(ctx context.Context, p backends.Provider) (map[string]bool, error) {
+	dir := filepath.Join(m.providerDir(p), provenance.DirName)
+	items, err := os.ReadDir(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, m.rel(dir), err)
+	}
+	out := make(map[string]bool, len(items))
+	for _, it := range items {
+		if v, ok := strings.CutSuffix(it.Name(), provenance.FileName("")); ok {
+			out[v] = true
+		}
+	}
+	return out, nil
 }
 
 // WriteProvenance writes pr as p's provenance at v, atomically, under the
