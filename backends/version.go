@@ -3,6 +3,7 @@ package backends
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,6 +80,10 @@ func CompareVersions(a, b Version) int {
 
 // SortVersionsNewestFirst sorts vs in place, newest first.
 func SortVersionsNewestFirst(vs []Version) {
+	newestFirst := func(a, b Version) int { return CompareVersions(b, a) }
+	if slices.IsSortedFunc(vs, newestFirst) {
+		return // a listing's order already, as often
+	}
 	sort.SliceStable(vs, func(i, j int) bool { return CompareVersions(vs[i], vs[j]) > 0 })
 }
 
