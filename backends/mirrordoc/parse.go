@@ -12,60 +12,68 @@ import "strings"
 // of one document share one allocation.
 func parseVersionFast(b []byte) (*Version, bool) {
 	p := docParser{b: b, spans: make([]span, 0, 32)}
-	type entry struct {
-		plat       span
-		from, to   int // its hashes in p.spans
-		url        span
-		hasURL     bool
-		hashesSeen bool
-	}
-	entries := make([]entry, 0, 16)
 	if !p.byte('{') || !p.key("archives") || !p.byte('{') {
 		return nil, false
 	}
+	entries := make([]docEntry, 0, 16)
 	for first := true; !p.peek('}'); first = false {
 		if !first && !p.byte(',') {
 			return nil, false
 		}
-		plat, ok := p.str()
-		if !ok || !p.byte(':') || !p.byte('{') {
+		e, ok := p.entry()
+		if !ok {
 			return nil, false
-		}
-		e := entry{plat: plat}
-		for firstField := true; !p.peek('}'); firstField = false {
-			if !firstField && !p.byte(',') {
-				return nil, false
-			}
-			name, ok := p.str()
-			if !ok || !p.byte(':') {
-				return nil, false
-			}
-			switch {
-			case p.is(name, "hashes"):
-				if e.hashesSeen {
-					return nil, false
-				}
-				e.hashesSeen = true
-				if e.from, e.to, ok = p.strings(); !ok {
-					return nil, false
-				}
-			case p.is(name, "url"):
-				if e.hasURL {
-					return nil, false
-				}
-				if e.url, ok = p.str(); !ok {
-					return nil, false
-				}
-				e.hasURL = true
-			default:
-				return nil, false
-			}
 		}
 		entries = append(entries, e)
 	}
 	if !p.byte('}') || !p.end() {
 		return nil, false
 	}
+	return p.version(entries)
+}
+
+// docEntry is one platform's entry as parsed: where its strings are.
+type docEntry struct {
+	plat       span
+	from, to   int // its hashes in p.spans
+	url        span
+	hasURL     bool
+	hashesSeen bool
+}
+
+// entry consumes "PLATFORM": {"hashes": [...], "url": "..."}.
+func (p *docParser) entry() (e docEntry, ok bool) {
+	if e.plat, ok = p.str(); !ok || !p.byte(':') || !p.byte('{') {
+		return e, false
+	}
+	for first := true; !p.peek('}'); first = false {
+		if !first && !p.byte(',') {
+			return e, false
+		}
+		name, ok := p.str()
+		if !ok || !p.byte(':') {
+			return e, false
+		}
+		switch {
+		case p.is(name, "hashes") && !e.hashesSeen:
+			e.hashesSeen = true
+			if e.from, e.to, ok = p.strings(); !ok {
+				return e, false
+			}
+		case p.is(name, "url") && !e.hasURL:
+			e.hasURL = true
+			if e.url, ok = p.str(); !ok {
+				return e, false
+			}
+		default:
+			return e, false // another key, or one repeated
+		}
+	}
+	return e, true
+}
+
+// version builds the document from its parsed entries.
+func (p *docParser) version(entries []docEntry) (*Version, bool) {
 	// One string holds every hash of the document: what a listing keeps
 	// of it is the hashes, without a header and rounding each.
 	n := 0
@@ -75,7 +83,7 @@ func parseVersionFast(b []byte) (*Version, bool) {
 	var sb strings.Builder
 	sb.Grow(n)
 	for _, h := range p.spans {
-		sb.Write(b[h.start:h.end])
+		sb.Write(p.b[h.start:h.end])
 	}
 	all := sb.String()
 	doc := &Version{Archives: make(map[string]Archive, len(entries))}
