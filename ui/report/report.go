@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
@@ -133,22 +134,75 @@ type FindingJSON struct {
 // Findings writes per-package findings as a table or JSON.
 func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
 	if asJSON {
-		rows := make([]FindingJSON, 0, len(fs))
+		rows := newJSONArray(w)
 		for _, f := range fs {
-			rows = append(rows, findingJSON(f))
+			if err := rows.add(findingJSON(f)); err != nil {
+				return err
+			}
 		}
-		return writeJSON(w, rows)
+		return rows.close()
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATUS\tPROVIDER\tVERSION\tPLATFORM\tDETAIL")
-	for _, f := range fs {
+	// The columns' widths first, then each line written as a tabwriter
+	// aligns it (a test holds the two to the same bytes): tabwriter would
+	// hold every cell of 100,000 findings until the last.
+	head := [5]string{"STATUS", "PROVIDER", "VERSION", "PLATFORM", "DETAIL"}
+	cells := func(f sync.Finding) [5]string {
 		prov, ver, plat := "-", "-", "-"
 		if f.Package.Version != nil {
 			prov, ver, plat = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Status, prov, ver, plat, advisedDetail(f))
+		return [5]string{string(f.Status), prov, ver, plat, advisedDetail(f)}
+	}
+	widths := widest([4]int{}, head)
+	for _, f := range fs {
+		c := cells(f)
+		if strings.ContainsAny(c[0]+c[1]+c[2]+c[3]+c[4], "\t\n\v\f\xff") {
+			return tabulated(w, head, fs, cells) // cells tabwriter reads otherwise
+		}
+		widths = widest(widths, c)
+	}
+	bw := bufio.NewWriter(w)
+	writeRow(bw, widths, head)
+	for _, f := range fs {
+		writeRow(bw, widths, cells(f))
+	}
+	return bw.Flush()
+}
+
+// tabulated writes the findings through a tabwriter.
+func tabulated(w io.Writer, head [5]string, fs []sync.Finding, cells func(sync.Finding) [5]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i := -1; i < len(fs); i++ {
+		c := head
+		if i >= 0 {
+			c = cells(fs[i])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c[0], c[1], c[2], c[3], c[4])
 	}
 	return tw.Flush()
+}
+
+// widest widens the first four columns' widths (in runes, as tabwriter
+// counts them) to fit c.
+func widest(widths [4]int, c [5]string) [4]int {
+	for i := range widths {
+		widths[i] = max(widths[i], utf8.RuneCountInString(c[i]))
+	}
+	return widths
+}
+
+// writeRow writes c as tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) writes a
+// line of tab-separated cells: each but the last padded to its column's
+// width and two spaces.
+func writeRow(w *bufio.Writer, widths [4]int, c [5]string) {
+	for i, width := range widths {
+		w.WriteString(c[i])
+		for n := utf8.RuneCountInString(c[i]); n < width+2; n++ {
+			w.WriteByte(' ')
+		}
+	}
+	w.WriteString(c[4])
+	w.WriteByte('\n')
 }
 
 // findingJSON is a finding's row in --json output.
