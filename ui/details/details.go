@@ -273,8 +273,10 @@ func failed(f *sync.Finding) bool {
 	return f != nil && (f.Status == sync.StatusMismatch || f.Status == sync.StatusError)
 }
 
+// wrapStyled wraps text a place may have written (errors, notes, names):
+// its control characters are written out, never sent to the terminal.
 func (m Model) wrapStyled(style func(...string) string, text string, indent int) []string {
-	ls := m.wrap(text, indent)
+	ls := m.wrap(backends.Printable(text), indent)
 	for i, l := range ls {
 		ls[i] = l[:indent] + style(l[indent:])
 	}
@@ -349,10 +351,10 @@ func (m Model) jobLines() []string {
 		lines = m.wrap(s.Bold.Render(j.Info.Name), 0)
 	} else {
 		lines = []string{s.Bold.Render(j.Info.Package.Version.String() + " " + j.Info.Package.Platform.String())}
-		lines = append(lines, m.wrap(j.Info.Package.Provider.String(), 0)...)
+		lines = append(lines, m.wrap(backends.Printable(j.Info.Package.Provider.String()), 0)...)
 	}
-	lines = append(lines, m.wrap("from "+m.src, 0)...)
-	lines = append(lines, m.wrap("to "+m.dst, 0)...)
+	lines = append(lines, m.wrap(backends.Printable("from "+m.src), 0)...)
+	lines = append(lines, m.wrap(backends.Printable("to "+m.dst), 0)...)
 	state := j.State.String()
 	if j.Attempt > 1 {
 		state += ", attempt " + strconv.Itoa(j.Attempt)

@@ -154,3 +154,21 @@ func TestSigner(t *testing.T) {
 		t.Errorf("job Details do not name the signer:\n%s", view)
 	}
 }
+
+// A place's error text with terminal escapes is shown written out: the pane
+// never sends a place's control characters to the terminal.
+func TestNoTerminalEscapesFromAPlace(t *testing.T) {
+	cell := &Cell{Package: pkg(), Mirrors: []Mirror{
+		{Number: 1, Name: "https://m.example/", Mark: theme.MarkError, Err: errors.New("HTTP 503: \x1b]0;pwned\x07\x1b[2J gone")},
+	}}
+	m := pane(60, 20)
+	m.ShowCell(cell)
+	raw := m.View()
+	if strings.Contains(raw, "\x1b]0;pwned") || strings.Contains(raw, "\x1b[2J") || strings.Contains(raw, "\x07") {
+		t.Fatalf("the pane passes a place's control characters to the terminal:\n%q", raw)
+	}
+	view := ansi.Strip(raw)
+	if !strings.Contains(view, `\x1b[2J gone`) {
+		t.Fatalf("the error is not shown written out:\n%s", view)
+	}
+}

@@ -3,6 +3,8 @@ package details
 import (
 	"strconv"
 
+	"github.com/tfmirror/tfmirror/backends"
+
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
@@ -72,7 +74,7 @@ func (m Model) moduleLines() []string {
 		if p.Mark == theme.MarkDiffers && v.Ref > 0 {
 			lines = append(lines, "    "+s.Bad.Render("≠ digest differs from ["+strconv.Itoa(v.Ref)+"]'s"))
 		}
-		lines = append(lines, m.wrap(it.Location, 4)...)
+		lines = append(lines, m.wrap(backends.Printable(it.Location), 4)...)
 	}
 	return lines
 }
