@@ -46,7 +46,8 @@ func (p *nullProvider) Metadata(_ context.Context, _ provider.MetadataRequest, r
 
 func (p *nullProvider) Schema(context.Context, provider.SchemaRequest, *provider.SchemaResponse) {}
 
-func (p *nullProvider) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {}
+func (p *nullProvider) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {
+}
 
 func (p *nullProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{func() resource.Resource { return &nullResource{} }}
