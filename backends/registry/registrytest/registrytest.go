@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -84,6 +85,11 @@ type Options struct {
 	// than the usual relative path.
 	AbsoluteDiscovery bool
 	Faults            Faults
+	// Addr, when set, is where the API server listens (e.g. 127.0.0.1:443,
+	// for provider addresses without a port, which the clients' network
+	// mirror protocol needs); by default a free port of 127.0.0.1. The
+	// release files are served from a free port either way.
+	Addr string
 }
 
 // Kind is a kind of request, for counting.
@@ -192,17 +198,30 @@ func NewWithOptions(t testing.TB, opts Options, providers ...Provider) *Server {
 			s.order = append(s.order, key)
 		}
 	}
-	s.api = s.startTLS(s.wrapped(http.HandlerFunc(s.serveAPI)))
-	s.files = s.startTLS(s.wrapped(http.HandlerFunc(s.serveFiles)))
+	if s.api, err = s.startTLS(opts.Addr, s.wrapped(http.HandlerFunc(s.serveAPI))); err != nil {
+		t.Skipf("registrytest: %v", err)
+	}
+	if s.files, err = s.startTLS("", s.wrapped(http.HandlerFunc(s.serveFiles))); err != nil {
+		t.Fatalf("registrytest: %v", err)
+	}
 	t.Cleanup(s.api.Close)
 	t.Cleanup(s.files.Close)
 	return s
 }
 
 // startTLS starts an HTTPS server on 127.0.0.1 that counts the TLS
-// handshakes clients begin (Handshakes), including those that fail.
-func (s *Server) startTLS(h http.Handler) *httptest.Server {
+// handshakes clients begin (Handshakes), including those that fail; on
+// addr when it is not "".
+func (s *Server) startTLS(addr string, h http.Handler) (*httptest.Server, error) {
 	srv := httptest.NewUnstartedServer(h)
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+		}
+		srv.Listener.Close()
+		srv.Listener = l
+	}
 	srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		s.handshakes.Add(1)
 		return nil, nil
@@ -211,7 +230,7 @@ func (s *Server) startTLS(h http.Handler) *httptest.Server {
 	// server would log each to stderr.
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()
-	return srv
+	return srv, nil
 }
 
 // Handshakes returns how many TLS handshakes clients began with the
@@ -262,8 +281,9 @@ func (s *Server) currentFaults() Faults {
 	return s.faults
 }
 
-// Host is the registry's hostname: 127.0.0.1:PORT of the API server.
-func (s *Server) Host() string { return hostOf(s.api.URL) }
+// Host is the registry's hostname: 127.0.0.1:PORT of the API server, or
+// 127.0.0.1 alone where it listens on 443, as the clients write it.
+func (s *Server) Host() string { return strings.TrimSuffix(hostOf(s.api.URL), ":443") }
 
 // FilesHost is 127.0.0.1:PORT of the server holding the release files.
 func (s *Server) FilesHost() string { return hostOf(s.files.URL) }
