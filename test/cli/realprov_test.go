@@ -99,7 +99,9 @@ func (w *realWorld) computedHashes(t *testing.T, env []string, place string, fla
 // installation as the CLI configuration's provider_installation body (and
 // extra after it), trusting only caPEM; then checks the lock file against
 // what tfmirror computes from place, `tfmirror check` of it, and that
-// `init -upgrade` changes nothing.
+// `init -upgrade` changes nothing. Then it does the same in a configuration
+// whose lock file `tfmirror lock` wrote first, which the client must take
+// as it is.
 func (w *realWorld) applyWith(t *testing.T, clients []string, caPEM []byte, installation, extra string, place string, env []string, flags ...string) {
 	t.Helper()
 	computed := w.computedHashes(t, env, place, flags...)
@@ -107,44 +109,15 @@ func (w *realWorld) applyWith(t *testing.T, clients []string, caPEM []byte, inst
 	if !slices.Contains(computed, hostH1) {
 		t.Fatalf("tfmirror lock %s records %v, not the package's h1: %s", place, computed, hostH1)
 	}
+	cliConfig := "provider_installation {\n" + installation + "}\n" + extra
 	ran := 0
 	for _, name := range clients {
-		bin := w.clients[name]
-		if bin == "" {
+		if w.clients[name] == "" {
 			continue
 		}
 		ran++
-		dir := t.TempDir()
-		cfg := writeFile(t, dir, "cli.tfrc", "provider_installation {\n"+installation+"}\n"+extra)
-		home := filepath.Join(dir, "home")
-		work := filepath.Join(dir, "work")
-		os.MkdirAll(home, 0o755)
-		os.MkdirAll(work, 0o755)
-		writeFile(t, work, "main.tf", fmt.Sprintf(`terraform {
-  required_providers {
-    null = { source = %q, version = "= %s" }
-  }
-}
-
-resource "null_resource" "here" {
-  triggers = { place = %q, client = %q }
-}
-
-output "id" {
-  value = null_resource.here.id
-}
-`, nullAddr, backendtest.NullProviderVersion, t.Name(), name))
-		cenv := append(caEnv(t, caPEM), "HOME="+home, "TF_CLI_CONFIG_FILE="+cfg, "TF_PLUGIN_CACHE_DIR=",
-			"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
-		chdir := "-chdir=" + work
-		out := runTerraform(t, bin, cenv, chdir, "init", "-input=false", "-no-color")
-		if !strings.Contains(out, "Installed "+nullAddr+" v"+backendtest.NullProviderVersion) {
-			t.Fatalf("%s init did not install %s:\n%s", name, nullAddr, out)
-		}
-		out = runTerraform(t, bin, cenv, chdir, "apply", "-auto-approve", "-input=false", "-no-color")
-		if !strings.Contains(out, "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.") || !strings.Contains(out, "id = \"") {
-			t.Fatalf("%s apply:\n%s", name, out)
-		}
+		work, cenv := w.workspace(t, name, caPEM, cliConfig)
+		w.initApply(t, name, cenv, work)
 		lockPath := filepath.Join(work, ".terraform.lock.hcl")
 		lock := readFile(t, lockPath)
 		recorded := lockHashes(t, lockPath)
@@ -165,17 +138,94 @@ output "id" {
 		if r := run(t, env, check...); r.code != 1 || !hasLineWith(r.stdout, "mismatch", w.plats[1]) {
 			t.Errorf("tfmirror check %s of %s's lock file, every platform: exit %d, want 1 for %s\n%s%s", place, name, r.code, w.plats[1], r.stdout, r.stderr)
 		}
-		out = runTerraform(t, bin, cenv, chdir, "init", "-upgrade", "-input=false", "-no-color")
-		if again := readFile(t, lockPath); again != lock {
-			t.Errorf("%s init -upgrade changed the lock file:\n%s\nwas:\n%s", name, again, lock)
-		}
-		if strings.Contains(out, "Warning") || strings.Contains(out, "changes to the lock file") {
-			t.Errorf("%s init -upgrade was not quiet:\n%s", name, out)
-		}
+		w.quietUpgrade(t, name, cenv, work, lock)
 		t.Logf("%s: installed, applied, locked %v", name, recorded)
+
+		// tfmirror's own lock file for the configuration, both platforms:
+		// the client installs against it, keeps its hashes and adds only
+		// hashes tfmirror computes (an h1: where the place states zh: alone).
+		work, cenv = w.workspace(t, name, caPEM, cliConfig)
+		lockPath = filepath.Join(work, ".terraform.lock.hcl")
+		args := append([]string{"lock", place, "--from", work, "--header", name}, platformArgs("--platform=", w.plats)...)
+		w.tfmirror(t, env, append(args, flags...)...)
+		written := lockHashes(t, lockPath)
+		if len(written) < 2 {
+			t.Errorf("tfmirror lock %s --from wrote no hashes of both platforms:\n%s", place, readFile(t, lockPath))
+		}
+		w.initApply(t, name, cenv, work)
+		lock = readFile(t, lockPath)
+		recorded = lockHashes(t, lockPath)
+		for _, h := range written {
+			if !slices.Contains(recorded, h) {
+				t.Errorf("%s init dropped %s from the lock file tfmirror wrote:\n%s", name, h, lock)
+			}
+		}
+		for _, h := range recorded {
+			if !slices.Contains(computed, h) {
+				t.Errorf("%s init added %s to the lock file tfmirror wrote, which tfmirror does not compute (%v)", name, h, computed)
+			}
+		}
+		w.quietUpgrade(t, name, cenv, work, lock)
+		t.Logf("%s: from tfmirror's lock %v, locked %v", name, written, recorded)
 	}
 	if ran == 0 {
 		t.Skipf("none of %v is installed", clients)
+	}
+}
+
+// workspace is a fresh isolated directory for client name: a configuration
+// with a null_resource, the CLI configuration given, and the client's
+// environment, trusting only caPEM.
+func (w *realWorld) workspace(t *testing.T, name string, caPEM []byte, cliConfig string) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "cli.tfrc", cliConfig)
+	home := filepath.Join(dir, "home")
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(work, 0o755)
+	writeFile(t, work, "main.tf", fmt.Sprintf(`terraform {
+  required_providers {
+    null = { source = %q, version = "= %s" }
+  }
+}
+
+resource "null_resource" "here" {
+  triggers = { place = %q, client = %q }
+}
+
+output "id" {
+  value = null_resource.here.id
+}
+`, nullAddr, backendtest.NullProviderVersion, t.Name(), name))
+	return work, append(caEnv(t, caPEM), "HOME="+home, "TF_CLI_CONFIG_FILE="+cfg, "TF_PLUGIN_CACHE_DIR=",
+		"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+}
+
+// initApply runs init and apply, and wants the provider installed and the
+// null_resource created by it.
+func (w *realWorld) initApply(t *testing.T, name string, cenv []string, work string) {
+	t.Helper()
+	out := runTerraform(t, w.clients[name], cenv, "-chdir="+work, "init", "-input=false", "-no-color")
+	if !strings.Contains(out, "Installed "+nullAddr+" v"+backendtest.NullProviderVersion) {
+		t.Fatalf("%s init did not install %s:\n%s", name, nullAddr, out)
+	}
+	out = runTerraform(t, w.clients[name], cenv, "-chdir="+work, "apply", "-auto-approve", "-input=false", "-no-color")
+	if !strings.Contains(out, "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.") || !strings.Contains(out, "id = \"") {
+		t.Fatalf("%s apply:\n%s", name, out)
+	}
+}
+
+// quietUpgrade runs `init -upgrade` and wants the lock file as it was and
+// no warning.
+func (w *realWorld) quietUpgrade(t *testing.T, name string, cenv []string, work, lock string) {
+	t.Helper()
+	out := runTerraform(t, w.clients[name], cenv, "-chdir="+work, "init", "-upgrade", "-input=false", "-no-color")
+	if again := readFile(t, filepath.Join(work, ".terraform.lock.hcl")); again != lock {
+		t.Errorf("%s init -upgrade changed the lock file:\n%s\nwas:\n%s", name, again, lock)
+	}
+	if strings.Contains(out, "Warning") || strings.Contains(out, "changes to the lock file") {
+		t.Errorf("%s init -upgrade was not quiet:\n%s", name, out)
 	}
 }
 
