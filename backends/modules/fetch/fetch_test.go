@@ -575,3 +575,55 @@ func BenchmarkPack(b *testing.B) {
 		}
 	}
 }
+
+// An http(s) URL answering X-Terraform-Get is a remote server: it may lead
+// to another remote address, never to this machine's files (go-getter
+// refuses that protocol switch since HCSEC-2022-13). Otherwise a package a
+// registry's indirection points at file:///home/ci/.aws would pack local
+// files into the mirror.
+func TestIndirectionNeverLeadsToLocalFiles(t *testing.T) {
+	s := modulestest.New(t)
+	local := t.TempDir()
+	os.WriteFile(filepath.Join(local, "secret.tf"), []byte("secret"), 0o644)
+	archive := filepath.Join(t.TempDir(), "local.zip")
+	os.WriteFile(archive, modulestest.Zip(t, []modulestest.Entry{{Name: "secret.tf", Body: "secret"}}), 0o644)
+	repo := modulestest.GitRepo(t, []string{"v1"}, [][]modulestest.Entry{{{Name: "secret.tf", Body: "secret"}}})
+	b := fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: s.Client()}, TempDir: t.TempDir()})
+	for i, next := range []string{
+		"file://" + local,
+		"file::" + local,
+		"FILE://" + local,
+		"file://" + archive,
+		"git::file://" + repo,
+		"git::FILE://" + repo,
+		"file://" + local + "//sub",
+	} {
+		p := "/indirect" + strconv.Itoa(i)
+		s.Handle(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Terraform-Get", next)
+			w.WriteHeader(http.StatusNoContent)
+		})
+		pkg, err := build(t, b, modules.Location{Source: s.URL() + p})
+		if err == nil {
+			bodies, _ := zipContents(t, pkg.Path)
+			t.Errorf("X-Terraform-Get %s: packed %v from this machine", next, bodies)
+			continue
+		}
+		if !errors.Is(err, fetch.ErrUnsafePath) || !strings.Contains(err.Error(), "X-Terraform-Get") {
+			t.Errorf("X-Terraform-Get %s: %v, want an unsafe-path error naming the header", next, err)
+		}
+	}
+	// "/PATH" is a path on the server that answered, as the clients read it.
+	s.Handle("/abs", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Terraform-Get", local)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	if _, err := build(t, b, modules.Location{Source: s.URL() + "/abs"}); err == nil || !strings.Contains(err.Error(), s.URL()+local) {
+		t.Errorf("X-Terraform-Get %s: %v, want it fetched from the server", local, err)
+	}
+	// The registry's own location may name a local package (tests and
+	// air-gapped setups serve git::file:// repositories that way).
+	if _, err := build(t, b, modules.Location{Source: "git::file://" + repo}); err != nil {
+		t.Errorf("git::file:// as the registry's location: %v", err)
+	}
+}

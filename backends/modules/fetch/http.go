@@ -105,6 +105,9 @@ func (f *fetcher) indirect(u *url.URL, hops int, seen map[string]bool) (string, 
 		next = resp.URL.ResolveReference(rel).String()
 	}
 	pkg, subdir := modules.SplitSubdir(next)
+	if isLocal(pkg) {
+		return "", "", fmt.Errorf("%s: X-Terraform-Get %q names a path on this machine; a remote server's indirection may only lead to remote addresses: %w", httpclient.RedactURL(u), next, ErrUnsafePath)
+	}
 	tree, rev, err := f.source(pkg, hops+1, seen)
 	if err != nil {
 		return "", "", err
@@ -121,6 +124,17 @@ func (f *fetcher) indirect(u *url.URL, hops int, seen map[string]bool) (string, 
 		}
 	}
 	return tree, rev, nil
+}
+
+// isLocal reports whether a go-getter address names this machine's files:
+// file://, the file:: getter, or git over the file transport.
+func isLocal(src string) bool {
+	getter := ""
+	if m := forcedGetter.FindStringSubmatch(src); m != nil {
+		getter, src = strings.ToLower(m[1]), m[2]
+	}
+	scheme, _, _ := strings.Cut(src, "://")
+	return getter == "file" || strings.HasPrefix(src, "/") || strings.EqualFold(scheme, "file")
 }
 
 var metaTag = regexp.MustCompile(`(?is)<meta\s+name=["']terraform-get["']\s+content=["']([^"']+)["']`)
