@@ -41,6 +41,13 @@ import (
 // one client makes (index.json, then version documents, then zips) costs
 // one listing.
 type Handler struct {
+	// Stall is how long a client may take to accept each piece of a
+	// response (and the whole of one with nothing to write) before the
+	// response is given up; zero means DefaultStall. A client that stops
+	// reading then holds no goroutine, file or place reader, while one
+	// that keeps reading takes as long as it needs. Set it before serving.
+	Stall time.Duration
+
 	r      backends.Reader
 	dir    *localDir // set when the place is a directory
 	logger *log.Logger
@@ -53,6 +60,9 @@ type Handler struct {
 	listings map[string]listing
 	flight   singleflight.Group
 }
+
+// DefaultStall is a Handler's Stall unless set.
+const DefaultStall = time.Minute
 
 // ListingTTL is how long a provider's listing is reused.
 const ListingTTL = 2 * time.Second
@@ -77,8 +87,12 @@ func NewHandler(r backends.Reader, logger *log.Logger, opts hashing.Options) *Ha
 // anything else.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
+	lw := &logWriter{ResponseWriter: w, status: http.StatusOK, stall: h.stall()}
+	lw.extend()
 	defer func() {
+		// Headers with no body (HEAD, an empty response) are written
+		// after this returns, however long serving took.
+		lw.extend()
 		// A response cut short (http.ErrAbortHandler) is logged too.
 		v := recover()
 		if h.logger != nil {
@@ -96,6 +110,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		// The server would wait for the body to arrive (to keep the
+		// connection) however slowly it trickles in: refuse it, do not
+		// wait for it past Stall, and close.
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.stall()))
+		w.Header().Set("Connection", "close")
+		http.Error(w, "a network mirror's requests have no body", http.StatusBadRequest)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -328,6 +351,13 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 	http.Error(w, "internal error (see the server's log)", http.StatusInternalServerError)
 }
 
+func (h *Handler) stall() time.Duration {
+	if h.Stall > 0 {
+		return h.Stall
+	}
+	return DefaultStall
+}
+
 func (h *Handler) logf(format string, args ...any) {
 	if h.logger != nil {
 		h.logger.Printf(format, args...)
@@ -351,12 +381,24 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Write(b)
 }
 
-// logWriter records the status and size of a response for the log line.
+// logWriter records the status and size of a response for the log line,
+// and gives the client stall to accept each write.
 type logWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
 	wrote  bool
+	stall  time.Duration
+	rc     *http.ResponseController
+}
+
+// extend moves the connection's write deadline to stall from now (where
+// the writer has one: not a recorder in tests).
+func (l *logWriter) extend() {
+	if l.rc == nil {
+		l.rc = http.NewResponseController(l.ResponseWriter)
+	}
+	l.rc.SetWriteDeadline(time.Now().Add(l.stall))
 }
 
 func (l *logWriter) WriteHeader(code int) {
@@ -368,6 +410,7 @@ func (l *logWriter) WriteHeader(code int) {
 
 func (l *logWriter) Write(b []byte) (int, error) {
 	l.wrote = true
+	l.extend()
 	n, err := l.ResponseWriter.Write(b)
 	l.bytes += int64(n)
 	return n, err
