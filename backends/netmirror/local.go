@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,7 +139,42 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, a backends.A
 		return
 	}
 	w.Header().Set("Content-Type", "application/zip")
-	http.ServeContent(w, r, file, info.ModTime(), f)
+	if r.Method == http.MethodHead || r.Header.Get("Range") != "" {
+		// No bytes, or a part: nothing to check it against; the client
+		// checks the whole it assembles.
+		http.ServeContent(w, r, file, info.ModTime(), f)
+		return
+	}
+	// The whole zip is held to the sums its document lists, for the file
+	// as it was when opened: one rewritten in place while it streams is
+	// cut short, never delivered whole.
+	sums, err := h.openedSums(r.Context(), local, info)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	w.Header().Set("Last-Modified", info.ModTime().UTC().Format(http.TimeFormat))
+	w.Header().Set("Content-Length", strconv.FormatInt(info.Size(), 10))
+	cw := &countingWriter{w: w}
+	_, err = h.streamSums(cw, f, info.Size(), false, "", func(s hashing.Sums) error {
+		if s.ZH != sums.ZH {
+			return fmt.Errorf("the file changed while it was sent (%s, not the %s its document lists): %w", s.ZH, sums.ZH, hashing.ErrHashMismatch)
+		}
+		return nil
+	})
+	h.endStream(r.Context(), w, a, cw.n, err)
+}
+
+// openedSums returns the sums of a zip as it was when opened (info): the
+// cached ones for its size and mtime, computed from the path where none are.
+func (h *Handler) openedSums(ctx context.Context, file string, info os.FileInfo) (hashing.Sums, error) {
+	h.mu.Lock()
+	s, ok := h.sums[sumKey{path: file, size: info.Size(), mtime: info.ModTime()}]
+	h.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	return h.sumsOf(ctx, file, false)
 }
 
 // inside reports whether file, symlinks resolved, is a regular file within

@@ -168,3 +168,55 @@ func TestServeDoesNotWaitForARequestBody(t *testing.T) {
 		}
 	}
 }
+
+// A directory's zip rewritten in place while it streams (same size, other
+// bytes: a `cp` over it, a disk fault) is never delivered whole: the server
+// checks what it sends against the sums it serves and cuts the response
+// short.
+func TestServeCutsShortAZipRewrittenWhileStreaming(t *testing.T) {
+	dir := t.TempDir()
+	p := pkg{"example.com", "acme", "alpha", "1.0.0", "linux_amd64"}
+	file := bigZip(t, dir, p, 48<<20)
+	orig, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, logs := serveDirStall(t, dir, time.Minute)
+	name := filepath.Base(file)
+	// The version document first, as clients ask: its sums are the ones
+	// the zip is held to.
+	if resp, err := srv.Client().Get(srv.URL + "/example.com/acme/alpha/1.0.0.json"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("version document: %v %v", resp, err)
+	}
+	c := rawConn(t, srv)
+	fmt.Fprintf(c, "GET /example.com/acme/alpha/%s HTTP/1.1\r\nHost: x\r\n\r\n", name)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("response %v, %v", resp, err)
+	}
+	head := make([]byte, 1<<20)
+	if _, err := io.ReadFull(resp.Body, head); err != nil {
+		t.Fatal(err)
+	}
+	// Rewritten in place, past what the socket buffers hold.
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := make([]byte, len(orig)-(32<<20))
+	rand.Read(other)
+	if _, err := f.WriteAt(other, 32<<20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rest, err := io.ReadAll(resp.Body)
+	got := append(head, rest...)
+	if err == nil && len(got) == len(orig) {
+		t.Fatalf("the rewritten zip was delivered whole (same bytes as before: %v)", string(got) == string(orig))
+	}
+	if string(got) != string(orig[:len(got)]) && len(got) == len(orig) {
+		t.Fatal("wrong bytes delivered")
+	}
+	waitFor(t, "a log line saying why", func() bool { return strings.Contains(logs.String(), "cut short") })
+}

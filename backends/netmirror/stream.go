@@ -113,11 +113,7 @@ func (h *Handler) serveStream(ctx context.Context, w http.ResponseWriter, r *htt
 	_, err = h.streamSums(cw, rc, a.Size, wants(ev, hashing.SchemeH1), stated(ev, hashing.SchemeZip), func(s hashing.Sums) error {
 		return hashing.Verify(s, ev...).Err()
 	})
-	var gone clientGone
-	if err == nil || errors.As(err, &gone) || ctx.Err() != nil {
-		return
-	}
-	if ev[0].Source.Kind == hashing.SourceArchive && errors.Is(err, hashing.ErrHashMismatch) {
+	if err != nil && ev[0].Source.Kind == hashing.SourceArchive && errors.Is(err, hashing.ErrHashMismatch) {
 		// The sums were this server's own reading of a zip that has
 		// changed since (replaced with one of the same size): the next
 		// document lists the new zip's.
@@ -125,12 +121,23 @@ func (h *Handler) serveStream(ctx context.Context, w http.ResponseWriter, r *htt
 		delete(h.computed, computedKey(a))
 		h.mu.Unlock()
 	}
+	h.endStream(ctx, w, a, cw.n, err)
+}
+
+// endStream ends a zip's response after streamSums returned err, having
+// written n bytes: a 502 when nothing was sent, otherwise the response is
+// aborted so that the client refuses it.
+func (h *Handler) endStream(ctx context.Context, w http.ResponseWriter, a backends.Archive, n int64, err error) {
+	var gone clientGone
+	if err == nil || errors.As(err, &gone) || ctx.Err() != nil {
+		return
+	}
 	switch {
-	case cw.n == 0:
+	case n == 0:
 		h.logf("error: %s: %v: not served", a.Package, err)
 		http.Error(w, fmt.Sprintf("%s: not served: it could not be read from %s, or it does not match what that place states (see the server's log)", a.Package, h.r), http.StatusBadGateway)
 	default:
-		h.logf("error: %s: %v: the response was cut short after %d bytes, so the client refuses it", a.Package, err, cw.n)
+		h.logf("error: %s: %v: the response was cut short after %d bytes, so the client refuses it", a.Package, err, n)
 		panic(http.ErrAbortHandler)
 	}
 }
