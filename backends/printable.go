@@ -9,8 +9,9 @@ import (
 )
 
 // Printable returns s with every control character but newline and tab
-// (C0, DEL, C1, such as ESC and CSI that start terminal escape sequences)
-// and every invalid UTF-8 byte written out as a Go escape (\x1b). Names,
+// (C0, DEL, C1, such as ESC and CSI that start terminal escape sequences),
+// every bidirectional embedding, override and isolate, and every invalid
+// UTF-8 byte written out as a Go escape (\x1b). Names,
 // documents and error bodies from places anyone can write reach the
 // terminal in warnings and messages: they must not move the cursor, clear
 // the screen or retitle the window.
@@ -36,5 +37,12 @@ func Printable(s string) string {
 }
 
 func unprintable(r rune) bool {
-	return r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t')
+	return r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t') || bidiControl(r)
+}
+
+// bidiControl reports the embeddings, overrides and isolates that make a
+// terminal that orders bidirectional text show the rest of a line in
+// another order than it is written (a name that reads as another).
+func bidiControl(r rune) bool {
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }

@@ -13,6 +13,8 @@ func TestPrintable(t *testing.T) {
 		"csi \u009b31m, del \x7f, nul \x00": `csi \u009b31m, del \x7f, nul \x00`,
 		"bad utf-8 \xff\xfe":                `bad utf-8 \xff\xfe`,
 		"\r overwrite":                      `\r overwrite`,
+		"evil\u202egpj.exe \u2066x\u2069":   `evil\u202egpj.exe \u2066x\u2069`,
+		"שלום, right to left, kept":         "שלום, right to left, kept",
 	} {
 		if got := backends.Printable(in); got != want {
 			t.Errorf("Printable(%q) = %q, want %q", in, got, want)

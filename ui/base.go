@@ -156,6 +156,7 @@ func (b *base[K, V]) header() []place { return b.places }
 
 // placeIndex finds a place by the name the engine reports it by.
 func (b *base[K, V]) placeIndex(name string) int {
+	name = placeName(name)
 	for i, p := range b.places {
 		if p.name == name {
 			return i
@@ -561,4 +562,16 @@ func (b *base[K, V]) gridLines(what string, note func(i int) string) []string {
 		filter = " matching --version " + b.sh.versions.String()
 	}
 	return append(lines, s.Dim.Render(" The compared "+b.noun+"s hold no version of this "+b.item+filter+"."))
+}
+
+// placeName is how the UI shows a place's name: on one line, with its
+// control characters, bidirectional overrides, tabs and newlines written
+// out as escapes, so that a name from a configuration or a listing neither
+// drives the terminal nor breaks a line of the layout.
+func placeName(s string) string {
+	s = backends.Printable(s)
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
 }

@@ -114,7 +114,7 @@ func newModulesView(sh *shell, cfg ModulesConfig) *modulesView {
 	for i, p := range cfg.Places {
 		w, _ := p.Lister.(modules.Writer)
 		v.modPlaces = append(v.modPlaces, modPlace{lister: p.Lister, writer: w})
-		ps = append(ps, place{num: numbered(p.Number, i), name: p.Lister.String(), kind: p.Kind, compared: true, writable: w != nil})
+		ps = append(ps, place{num: numbered(p.Number, i), name: placeName(p.Lister.String()), kind: p.Kind, compared: true, writable: w != nil})
 	}
 	keys := list.DefaultKeyMap("open versions")
 	keys.Filter.SetEnabled(false) // a command line names a handful of modules, not hundreds

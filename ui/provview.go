@@ -101,7 +101,7 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 	for i, mr := range cfg.Mirrors {
 		w, _ := mr.Reader.(backends.Writer)
 		v.mirrors = append(v.mirrors, &mirror{reader: mr.Reader, writer: w, scope: mr.Scope})
-		ps = append(ps, place{num: numbered(mr.Number, i), name: mr.Reader.String(), kind: mr.Kind, compared: i < 4, writable: w != nil})
+		ps = append(ps, place{num: numbered(mr.Number, i), name: placeName(mr.Reader.String()), kind: mr.Kind, compared: i < 4, writable: w != nil})
 	}
 	if cfg.Spec != nil {
 		// A spec's destinations are compared: what they lack is its gaps;

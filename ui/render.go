@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/ui/events"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -72,7 +73,10 @@ func (m Model) render() string {
 		return ""
 	}
 	if m.lay.tooTiny {
-		return fmt.Sprintf("tfmirror needs at least %dx%d (this terminal is %dx%d)", minW, minH, m.w, m.h)
+		// Wrapped and cut to the terminal, as much as fits of it.
+		msg := fmt.Sprintf("tfmirror needs at least %dx%d (this terminal is %dx%d)", minW, minH, m.w, m.h)
+		lines := strings.Split(ansi.Hardwrap(ansi.Wrap(msg, m.w, ""), m.w, true), "\n")
+		return strings.Join(lines[:min(len(lines), max(m.h, 1))], "\n")
 	}
 	if m.showHelp {
 		return m.helpScreen()

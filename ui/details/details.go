@@ -273,10 +273,11 @@ func failed(f *sync.Finding) bool {
 	return f != nil && (f.Status == sync.StatusMismatch || f.Status == sync.StatusError)
 }
 
-// wrapStyled wraps text a place may have written (errors, notes, names):
-// its control characters are written out, never sent to the terminal.
+// wrapStyled wraps plain text, errors and details from places included:
+// their control characters are written out (backends.Printable) and tabs
+// made spaces, so that they neither drive the terminal nor break the pane.
 func (m Model) wrapStyled(style func(...string) string, text string, indent int) []string {
-	ls := m.wrap(backends.Printable(text), indent)
+	ls := m.wrap(strings.ReplaceAll(backends.Printable(text), "\t", " "), indent)
 	for i, l := range ls {
 		ls[i] = l[:indent] + style(l[indent:])
 	}
