@@ -129,6 +129,10 @@ func TestCLIServeUsageErrors(t *testing.T) {
 		{[]string{"serve", dir, "--tls-cert", "c.pem", "--tls-key", "k.pem", "--cert-out", "x.pem"}, "--cert-out is where a generated certificate goes"},
 		{[]string{"serve", filepath.Join(dir, "missing")}, "no such directory"},
 		{[]string{"serve", "ftp://registry.example/x"}, "unknown scheme"},
+		{[]string{"serve", dir, "--addr", "nope"}, `--addr "nope": want HOST:PORT with a port`},
+		{[]string{"serve", dir, "--addr", "127.0.0.1:99999"}, `--addr "127.0.0.1:99999": want HOST:PORT`},
+		{[]string{"serve", dir, "--addr", "127.0.0.1:http"}, `--addr "127.0.0.1:http": want HOST:PORT`},
+		{[]string{"serve", dir, "--tls-cert", filepath.Join(dir, "c.pem"), "--tls-key", filepath.Join(dir, "k.pem")}, "--tls-cert " + filepath.Join(dir, "c.pem")},
 	} {
 		r := run(t, nil, c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,6 +33,9 @@ func newServeCmd(env *Env) *cobra.Command {
 			if certFile != "" && certOut != "" {
 				return usageErr("serve: --cert-out is where a generated certificate goes; with --tls-cert there is none")
 			}
+			if err := checkServeFlags(addr, certFile, keyFile); err != nil {
+				return err
+			}
 			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
 			if err != nil {
 				return err
@@ -52,6 +58,23 @@ func newServeCmd(env *Env) *cobra.Command {
 	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&certOut, "cert-out", "", "where to write the generated self-signed certificate (default: tfmirror-serve-PORT.pem in the temp directory)")
 	return cmd
+}
+
+// checkServeFlags refuses, as usage errors, an --addr that is not
+// HOST:PORT with a numeric port (a service name such as "http" would
+// listen on its well-known port) and a --tls-cert/--tls-key pair that
+// cannot be loaded.
+func checkServeFlags(addr, certFile, keyFile string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || strconv.FormatUint(n, 10) != port {
+		return usageErr("serve: --addr %q: want HOST:PORT with a port from 0 to 65535 (e.g. %s; port 0 picks a free one)", addr, netmirror.DefaultAddr)
+	}
+	if certFile != "" {
+		if _, err := tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+			return usageErr("serve: --tls-cert %s / --tls-key %s: %v", certFile, keyFile, err)
+		}
+	}
+	return nil
 }
 
 // serveLong is serve's help.
