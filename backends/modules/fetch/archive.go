@@ -326,11 +326,22 @@ func (x *extractor) tar(r io.Reader) error {
 		if err != nil || !ok {
 			return fmt.Errorf("hard link %q -> %q: %v", name, target, err)
 		}
+		// The target must be a file this archive wrote, opened as such: a
+		// symlink (whose path may lead out through another symlink) or
+		// anything else is refused, never followed.
+		li, err := os.Lstat(src)
+		if err != nil || !li.Mode().IsRegular() {
+			return fmt.Errorf("hard link %q -> %q: the target is not a file in the archive: %w", name, target, ErrUnsafePath)
+		}
 		f, err := os.Open(src)
 		if err != nil {
-			return fmt.Errorf("hard link %q -> %q: the target is not in the archive", name, target)
+			return fmt.Errorf("hard link %q -> %q: the target is not a file in the archive: %w", name, target, ErrUnsafePath)
 		}
-		fi, _ := f.Stat()
+		fi, err := f.Stat()
+		if err != nil || !os.SameFile(li, fi) {
+			f.Close()
+			return fmt.Errorf("hard link %q -> %q: the target is not a file in the archive: %w", name, target, ErrUnsafePath)
+		}
 		err = x.file(name, f, fi.Size(), fi.Mode())
 		f.Close()
 		if err != nil {
