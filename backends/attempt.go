@@ -1,6 +1,9 @@
 package backends
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 type attemptKey struct{}
 
@@ -17,4 +20,17 @@ func Attempt(ctx context.Context) int {
 		return n
 	}
 	return 1
+}
+
+// Sleep waits d, or until ctx is done (its error then): the pause between
+// the tries of writers that met, whose jitter the caller chooses.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -109,14 +109,8 @@ func (o Outcome) String() string {
 // Stage starts an archive on its way into the registry: the zip is written
 // to a local temp file (and hashed on the way), then pushed by Commit.
 func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Staged, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	addr, err := m.Repository(pkg.Provider)
+	addr, err := m.stageRepository(ctx, pkg)
 	if err != nil {
-		return nil, err
-	}
-	if err := m.claim(addr, pkg.Provider); err != nil {
 		return nil, err
 	}
 	f, err := os.CreateTemp("", "tfmirror-oci-*.zip")
@@ -126,18 +120,25 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 	return &Staged{m: m, pkg: pkg, addr: addr, f: f, path: f.Name()}, nil
 }
 
+// stageRepository is the repository pkg goes into, claimed for its
+// provider (no other provider's archives in it).
+func (m *Mirror) stageRepository(ctx context.Context, pkg backends.Package) (Repository, error) {
+	if err := ctx.Err(); err != nil {
+		return Repository{}, err
+	}
+	addr, err := m.Repository(pkg.Provider)
+	if err != nil {
+		return Repository{}, err
+	}
+	return addr, m.claim(addr, pkg.Provider)
+}
+
 // StageFile starts an archive on its way into the registry from a local
 // file as it is: Commit uploads the blob straight from path, with no copy.
 // The caller reads the file to hash it and writes nothing to the Staged.
 func (m *Mirror) StageFile(ctx context.Context, pkg backends.Package, path string) (backends.Staged, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	addr, err := m.Repository(pkg.Provider)
+	addr, err := m.stageRepository(ctx, pkg)
 	if err != nil {
-		return nil, err
-	}
-	if err := m.claim(addr, pkg.Provider); err != nil {
 		return nil, err
 	}
 	return &Staged{m: m, pkg: pkg, addr: addr, path: path}, nil
@@ -385,14 +386,7 @@ func retryRace(ctx context.Context, push func() error) error {
 // sleepJittered waits between d/2 and 3d/2, so that writers that met
 // once do not meet again in lockstep.
 func sleepJittered(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d/2 + rand.N(d))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backends.Sleep(ctx, d/2+rand.N(d))
 }
 
 // pushManifest pushes the platform's image manifest: the empty config, the
@@ -716,14 +710,7 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 // 50ms.
 func sleepSettle(ctx context.Context, took time.Duration) error {
 	took = max(took, 25*time.Millisecond)
-	t := time.NewTimer(2*took + rand.N(2*took))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backends.Sleep(ctx, 2*took+rand.N(2*took))
 }
 
 // readBack reads the version's tag and returns the platforms of mine its

@@ -215,6 +215,20 @@ func (r *Registry) Versions(ctx context.Context, p backends.Provider) ([]backend
 	return vs, nil
 }
 
+// listedVersion is what the registry lists of version v of p, or an error
+// naming the version it does not list.
+func (r *Registry) listedVersion(ctx context.Context, p backends.Provider, v backends.Version) (versionInfo, error) {
+	infos, err := r.versionInfos(ctx, p)
+	if err != nil {
+		return versionInfo{}, err
+	}
+	vi, ok := infos[v.String()]
+	if !ok {
+		return versionInfo{}, r.errorf("%s %s: the registry does not list this version: %w", p.ShortString(), v, backends.ErrNotFound)
+	}
+	return vi, nil
+}
+
 func (r *Registry) versionInfos(ctx context.Context, p backends.Provider) (map[string]versionInfo, error) {
 	if err := r.checkHost(p); err != nil {
 		return nil, err
@@ -312,13 +326,9 @@ func (r *Registry) semaphore() chan struct{} {
 }
 
 func (r *Registry) archives(ctx context.Context, p backends.Provider, v backends.Version, sem chan struct{}) ([]backends.Archive, error) {
-	infos, err := r.versionInfos(ctx, p)
+	vi, err := r.listedVersion(ctx, p, v)
 	if err != nil {
 		return nil, err
-	}
-	vi, ok := infos[v.String()]
-	if !ok {
-		return nil, r.errorf("%s %s: the registry does not list this version: %w", p.ShortString(), v, backends.ErrNotFound)
 	}
 	metas := make([]*downloadMeta, len(vi.platforms))
 	g, gctx := errgroup.WithContext(ctx)
@@ -460,13 +470,9 @@ func (r *Registry) sumsOf(ctx context.Context, p backends.Provider, v backends.V
 // registry that signs it; a platform whose zh: is not signed is an error for
 // the version. A registry without the field gives nil.
 func (r *Registry) StatedHashes(ctx context.Context, p backends.Provider, v backends.Version) (map[backends.Platform][]hashing.Hash, error) {
-	infos, err := r.versionInfos(ctx, p)
+	vi, err := r.listedVersion(ctx, p, v)
 	if err != nil {
 		return nil, err
-	}
-	vi, ok := infos[v.String()]
-	if !ok {
-		return nil, r.errorf("%s %s: the registry does not list this version: %w", p.ShortString(), v, backends.ErrNotFound)
 	}
 	for _, plat := range vi.platforms {
 		m, err := r.downloadMeta(ctx, p, v, plat)

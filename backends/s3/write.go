@@ -290,15 +290,7 @@ func (s *Store) unlist(ctx context.Context, pkg backends.Package) error {
 // backoff waits a little, more after each attempt, with jitter so that
 // writers that collided do not collide again.
 func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(10+rand.IntN(40)) * time.Millisecond * time.Duration(1+attempt)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backends.Sleep(ctx, time.Duration(10+rand.IntN(40))*time.Millisecond*time.Duration(1+attempt))
 }
 
 // Flush rebuilds p's version documents from the bucket's listing, then its
