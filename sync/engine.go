@@ -579,11 +579,12 @@ func (e *Engine) run(ctx context.Context, j *job) error {
 	for attempt := 1; ; attempt++ {
 		e.emit(JobStarted{ID: j.info.ID, Attempt: attempt})
 		err := e.attempt(backends.WithAttempt(ctx, attempt), j)
-		if err == nil || ctx.Err() != nil {
-			if ctx.Err() != nil {
-				return context.Canceled
-			}
+		if err == nil {
+			// Landed, even if canceled since: its batch must list it.
 			return nil
+		}
+		if ctx.Err() != nil {
+			return context.Canceled
 		}
 		if !backends.IsTransient(err) || attempt >= e.opts.Attempts {
 			return err

@@ -392,6 +392,54 @@ func TestStallCancelledCleanly(t *testing.T) {
 	assertNoTempFiles(t, w.dstDir)
 }
 
+// cancelAtCommit is a destination whose archives commit and then cancel
+// the engine, as a Ctrl-C right after the last archive landed does.
+type cancelAtCommit struct {
+	*fs.Mirror
+	cancel context.CancelFunc
+}
+
+func (d *cancelAtCommit) Stage(ctx context.Context, pkg backends.Package) (backends.Staged, error) {
+	st, err := d.Mirror.Stage(ctx, pkg)
+	return cancelingStaged{st, d.cancel, ctx}, err
+}
+
+type cancelingStaged struct {
+	backends.Staged
+	cancel context.CancelFunc
+	ctx    context.Context
+}
+
+func (s cancelingStaged) Commit(ctx context.Context, sums hashing.Sums, force bool) error {
+	err := s.Staged.Commit(ctx, sums, force)
+	s.cancel()
+	<-s.ctx.Done()
+	return err
+}
+
+// TestCanceledAfterLandingIsListed: an archive that landed before the
+// cancellation counts as landed, so its index documents list it, rather
+// than an unlisted archive left on disk.
+func TestCanceledAfterLandingIsListed(t *testing.T) {
+	w := newWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := oneArchive(t, w)
+	eng := sync.NewEngine(ctx, sync.Options{Jobs: 1})
+	eng.Enqueue(sync.Transfer{Src: w.src, Dst: &cancelAtCommit{w.dst, cancel}, Archive: a})
+	tr := sync.NewTracker()
+	for ev := range eng.Events() {
+		tr.Apply(ev)
+	}
+	if c := tr.Counts(); c[sync.Done] != 1 {
+		t.Fatalf("counts = %v, want the landed job done", c)
+	}
+	as, err := w.dst.Archives(context.Background(), a.Provider, a.Version)
+	if err != nil || len(as) != 1 || len(as[0].Evidence) == 0 {
+		t.Fatalf("the destination's documents do not list the archive that landed: %v %+v", err, as)
+	}
+}
+
 func TestCancelOneJob(t *testing.T) {
 	w := newWorld(t)
 	started := make(chan struct{})

@@ -359,6 +359,10 @@ func TestModelQuitWaitsForIndexDocuments(t *testing.T) {
 	h.gotoCell("2.1.0", "darwin_arm64")
 	h.press("enter", "enter", "enter")
 	h.until("the job to land", jobsEnded(1))
+	if st := stateOf(h.m, 0); st != sync.Done {
+		j := h.m.jobs.Tracker().Jobs[h.m.jobs.Tracker().Order[0]]
+		t.Fatalf("the job ended %v, not done: %v", st, j.Err)
+	}
 	h.press("q")
 	if !h.m.quitting || h.m.confirmQuit {
 		t.Fatalf("q while the index documents are still to be written should wait for them, not quit at once (quitting %v)", h.m.quitting)
