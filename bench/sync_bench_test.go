@@ -6,6 +6,7 @@ package bench
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -223,6 +224,8 @@ func (w *world) run(bin string, args ...string) error {
 // (default 1), and prints the ratios of each round:
 //
 //	(L1) a raw parallel download of the same files, to disk
+//	(L1+) the same download, each byte hashed with SHA-256 and each file
+//	     fsynced: the floor of a sync that checks and keeps every byte
 //	(a)  tfmirror sync registry -> fs (zh: against the signed SHA256SUMS)
 //	(b)  the same sync again (nothing to do)
 //	(A)  tfmirror sync --hashes all (h1: of every archive too)
@@ -263,7 +266,8 @@ func (w *world) syncRound(b *testing.B, bin string) {
 		}
 		return append(a, extra...)
 	}
-	dl, dlCPU, files := w.rawDownload(b)
+	dl, dlCPU, files := w.rawDownload(b, "(L1) raw parallel download", false)
+	dlChecked, dlCheckedCPU, _ := w.rawDownload(b, "(L1+) the same, SHA-256 of every byte, fsync", true)
 	dst := filepath.Join(b.TempDir(), "tfmirror")
 	a, aCPU := measure(b, "(a)  tfmirror sync registry -> fs", func() error { return w.run(bin, args(dst)...) })
 	bb := timeIt(b, "(b)  the same sync again (no-op)", func() error { return w.run(bin, args(dst)...) })
@@ -290,6 +294,7 @@ func (w *world) syncRound(b *testing.B, bin string) {
 
 	b.Logf("  ratios:")
 	b.Logf("    (a)/(L1) = %.2f   sync vs raw download (target <= 1.15); CPU-seconds %.2f", a.Seconds()/dl.Seconds(), aCPU.Seconds()/dlCPU.Seconds())
+	b.Logf("    (a)/(L1+) = %.2f  sync vs the checked, durable download (its floor); CPU-seconds %.2f", a.Seconds()/dlChecked.Seconds(), aCPU.Seconds()/dlCheckedCPU.Seconds())
 	b.Logf("    (b)/(a)  = %.1f%%  no-op re-sync vs sync", 100*bb.Seconds()/a.Seconds())
 	b.Logf("    (A)/(L2) = %.2f   --hashes all vs stdlib h1 floor (target <= 1.0); CPU-seconds %.2f", aAll.Seconds()/floor.Seconds(), aAllCPU.Seconds()/floorCPU.Seconds())
 	b.Logf("    (V)/(L2) = %.2f   verify vs stdlib h1 floor (target <= 1.1)", verify.Seconds()/floor.Seconds())
@@ -364,11 +369,15 @@ func (w *world) providersMirror(b *testing.B, client, name string) time.Duration
 
 // rawDownload fetches every archive with one goroutine per core, to disk;
 // it returns the wall and CPU time (the server's included) it took.
-func (w *world) rawDownload(b *testing.B) (time.Duration, time.Duration, []string) {
+// rawDownload downloads every archive in parallel to disk, as fast as it
+// goes (L1). With checked, each file is also hashed with SHA-256 as it
+// arrives and fsynced before it counts (L1+): the least any sync that checks
+// every byte against its zh: and keeps what it wrote through a crash must do.
+func (w *world) rawDownload(b *testing.B, name string, checked bool) (time.Duration, time.Duration, []string) {
 	dir := b.TempDir()
 	files := make([]string, len(w.urls))
 	client := w.reg.Client()
-	d, cpu := measure(b, "(L1) raw parallel download", func() error {
+	d, cpu := measure(b, name, func() error {
 		var wg gosync.WaitGroup
 		errs := make(chan error, len(w.urls))
 		sem := make(chan struct{}, max(4, 2*runtime.NumCPU()))
@@ -386,7 +395,16 @@ func (w *world) rawDownload(b *testing.B) (time.Duration, time.Duration, []strin
 				defer resp.Body.Close()
 				files[i] = filepath.Join(dir, fmt.Sprintf("%d.zip", i))
 				f, _ := os.Create(files[i])
-				_, err = io.Copy(f, resp.Body)
+				var dst io.Writer = f
+				h := sha256.New()
+				if checked {
+					dst = io.MultiWriter(f, h)
+				}
+				_, err = io.Copy(dst, resp.Body)
+				if checked && err == nil {
+					h.Sum(nil)
+					err = f.Sync()
+				}
 				f.Close()
 				if err != nil {
 					errs <- err
