@@ -26,12 +26,11 @@ type docView struct {
 func (s *Store) listedPlatforms(ctx context.Context, key string) (map[string]bool, error) {
 	s.mu.Lock()
 	v, ok := s.views[key]
-	seen, listed := s.docsSeen[path.Dir(key)+"/"]
 	s.mu.Unlock()
 	switch {
 	case ok && !v.wrote && time.Since(v.at) < listingTTL:
 		return v.listed, nil
-	case listed && !seen.wrote && time.Since(seen.at) < listingTTL && !seen.keys[key]:
+	case s.listedAbsent(key):
 		return nil, nil
 	}
 	got, err, _ := s.flight.Do(key, func() (any, error) {
@@ -62,8 +61,29 @@ func (s *Store) listedPlatforms(ctx context.Context, key string) (map[string]boo
 	return got.(map[string]bool), nil
 }
 
-// seenDocs is which version documents a listing of a provider's folder
-// found.
+// listedAbsent reports whether a listing of the folder of the document at
+// key, made within listingTTL and since which this process has written
+// nothing there, found no such document.
+func (s *Store) listedAbsent(key string) bool {
+	s.mu.Lock()
+	seen, listed := s.docsSeen[path.Dir(key)+"/"]
+	s.mu.Unlock()
+	return listed && !seen.wrote && time.Since(seen.at) < listingTTL && !seen.keys[key]
+}
+
+// getListedDoc reads a document, unless listedAbsent: it is then missing
+// without a request. The write that follows is a conditional create
+// (If-None-Match: *), which the store refuses if another writer has
+// created the document since; the flush then reads it and goes again.
+func (s *Store) getListedDoc(ctx context.Context, key string) (doc, error) {
+	if s.listedAbsent(key) {
+		return doc{key: key}, nil
+	}
+	return s.getDoc(ctx, key)
+}
+
+// seenDocs is which documents (index.json and version documents) a
+// listing of a provider's folder found.
 type seenDocs struct {
 	at    time.Time
 	keys  map[string]bool

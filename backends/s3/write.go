@@ -331,7 +331,7 @@ func (s *Store) Flush(ctx context.Context, p backends.Provider) error {
 // next round reads their documents before it lists.
 func (s *Store) flushOnce(ctx context.Context, p backends.Provider, known map[string]bool) (again bool, err error) {
 	pfx := s.providerPrefix(p)
-	idx, err := s.getDoc(ctx, pfx+mirrordoc.IndexName)
+	idx, err := s.getListedDoc(ctx, pfx+mirrordoc.IndexName)
 	if err != nil {
 		return false, err
 	}
@@ -386,7 +386,7 @@ func (s *Store) getDocs(ctx context.Context, pfx string, vs map[string]bool) (ma
 	}
 	got := make([]doc, len(keys))
 	err := s.each(ctx, len(keys), func(ctx context.Context, i int) (err error) {
-		got[i], err = s.getDoc(ctx, pfx+keys[i]+".json") // canonical versions: mirrordoc.VersionName's form
+		got[i], err = s.getListedDoc(ctx, pfx+keys[i]+".json") // canonical versions: mirrordoc.VersionName's form
 		return err
 	})
 	if err != nil {

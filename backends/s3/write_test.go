@@ -443,3 +443,70 @@ func TestCommitsReadAVersionDocumentOnce(t *testing.T) {
 		}
 	}
 }
+
+// A flush after a listing of the provider's folder that found no
+// index.json (a sync's plan) reads none before its rebuild: it creates
+// one with If-None-Match. When another writer has created it since, that
+// create is refused, and the flush reads it and lists what both landed.
+func TestFlushReadsNoDocumentTheListingShowedAbsent(t *testing.T) {
+	t.Setenv("AWS_CA_BUNDLE", "") // the AWS configuration adds a bundle only to its own kind of transport
+	srv := s3test.Start(t)
+	ctx := context.Background()
+	for _, other := range []bool{false, true} {
+		bucket := srv.Bucket(t)
+		rec := &requestLog{next: srv.HTTPClient().Transport}
+		o := srv.Options()
+		o.HTTPClient = &http.Client{Transport: rec}
+		st, err := s3.Open(ctx, "s3://"+bucket, bucket, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+		y := backendtest.Pkg(t, "example.com/acme/alpha", "1.1.0", "linux_amd64")
+		if _, err := st.Versions(ctx, x.Provider); !errors.Is(err, backends.ErrNotFound) {
+			t.Fatalf("Versions of an empty bucket: %v, want ErrNotFound", err)
+		}
+		if err := commit(t, st, x, backendtest.ProviderZip(t, x, ""), false); err != nil {
+			t.Fatal(err)
+		}
+		if other {
+			b := openStore(t, srv, bucket, "")
+			if err := commit(t, b, y, backendtest.ProviderZip(t, y, ""), false); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Flush(ctx, y.Provider); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Flush(ctx, x.Provider); err != nil {
+			t.Fatal(err)
+		}
+		index := "/" + bucket + "/example.com/acme/alpha/index.json"
+		want := 1 // the read-back
+		if other {
+			want = 2 // the read before the second round (the first's create was refused), its read-back
+		}
+		if n := rec.count("GET", index); n != want {
+			t.Errorf("another writer %v: the flush read index.json %d times, want %d", other, n, want)
+		}
+		as, err := openStore(t, srv, bucket, "").AllArchives(ctx, x.Provider)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(as) != 1+btoi(other) {
+			t.Errorf("another writer %v: archives %v", other, as)
+		}
+		for _, a := range as {
+			if len(a.Hashes()) == 0 {
+				t.Errorf("another writer %v: %s is not listed", other, a.Package)
+			}
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
