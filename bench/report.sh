@@ -15,7 +15,8 @@
 #   scale            fs -> fs of 10,000 tiny archives vs cp -r; no-op re-sync of 100,000 vs
 #                    find; memory per archive (bench/scale.sh)
 #   S3               tfmirror sync fs -> s3:// (versitygw, loopback TLS; a mirror stating zh:, and bare zips) vs the same bytes
-#                    PUT with the AWS SDK; ls and no-op re-sync of a bucket of 10,000 archives
+#                    PUT with the AWS SDK, unsigned and signed with their SHA-256 (server CPU beside each);
+#                    ls and no-op re-sync of a bucket of 10,000 archives
 #   network mirror   20 providers x 30 versions over loopback TLS
 #   TUI first frame  tfmirror ui over a 100,000-archive mirror, in tmux
 set -euo pipefail
