@@ -230,6 +230,22 @@ func isPushRace(err error) bool {
 	return false
 }
 
+// isDigestInvalid reports a registry's DIGEST_INVALID answer: the bytes it
+// received are not the digest's, or (distribution 2.8) another push was
+// rewriting the blob's link.
+func isDigestInvalid(err error) bool {
+	var resp *errcode.ErrorResponse
+	if !errors.As(err, &resp) {
+		return false
+	}
+	for _, re := range resp.Errors {
+		if re.Code == errcode.ErrorCodeDigestInvalid {
+			return true
+		}
+	}
+	return false
+}
+
 // transportHint says what to do about the connection-level failures users
 // meet first with private registries.
 func transportHint(err error) string {

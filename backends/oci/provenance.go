@@ -184,7 +184,7 @@ func (m *Mirror) attach(ctx context.Context, r *remote.Repository, addr Reposito
 			return nil
 		}
 	}
-	if err := pushBlob(ctx, r, layer, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }); err != nil {
+	if err := pushBlob(ctx, r, layer, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }, nil); err != nil {
 		return classify(err, "push provenance blob "+layer.Digest.String(), m.name, addr, label)
 	}
 	s, err := pr.Check(provenance.Options{})

@@ -170,9 +170,16 @@ type Staged struct {
 }
 
 var (
-	_ backends.Staged     = (*Staged)(nil)
-	_ backends.FileStager = (*Mirror)(nil)
+	_ backends.Staged        = (*Staged)(nil)
+	_ backends.FileStager    = (*Mirror)(nil)
+	_ backends.DigestChecker = (*Staged)(nil)
 )
+
+// ChecksDigest is true for a zip staged from a file: its blob is pushed
+// under the digest Commit is given, which the registry checks as it
+// receives the bytes (a blob it already holds under that digest is that
+// zip), so a zh: evidence states needs no read of the file before.
+func (s *Staged) ChecksDigest() bool { return s.f == nil }
 
 func (s *Staged) Write(p []byte) (int, error) {
 	if s.f == nil {
@@ -322,7 +329,7 @@ func (s *Staged) uploadLayer(ctx context.Context, r *remote.Repository, layer oc
 }
 
 func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
-	err := pushBlob(ctx, r, layer, func() (io.ReadCloser, error) {
+	open := func() (io.ReadCloser, error) {
 		s.sent.Store(0)
 		f, err := os.Open(s.path)
 		if err != nil {
@@ -332,17 +339,57 @@ func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocisp
 			io.Reader
 			io.Closer
 		}{&countingReader{r: f, n: &s.sent}, f}, nil
-	})
+	}
+	err := pushBlob(ctx, r, layer, open, s.checkFile)
+	var ie *IntegrityError
+	if errors.As(err, &ie) {
+		return s.errorf("%w", backends.Permanent(ie))
+	}
 	if err != nil {
 		return classify(err, "push blob "+layer.Digest.String(), s.m.name, s.addr, s.pkg.String())
 	}
 	return nil
 }
 
+// IntegrityError is a zip whose bytes are not the ones the zh: it was
+// pushed under names (the digest a source stated, or one computed before
+// the file changed): the registry refused the blob (DIGEST_INVALID) and
+// the file, hashed then, has another SHA-256.
+type IntegrityError struct {
+	Path           string
+	Stated, Actual hashing.Hash
+}
+
+func (e *IntegrityError) Error() string {
+	return fmt.Sprintf("integrity: %s is not the archive its source states: the source states %s, the file's SHA-256 is %s (the registry refused the upload, DIGEST_INVALID); nothing was pushed for it: replace the file, or the statement (SHA256SUMS, the mirror's index)",
+		e.Path, e.Stated, e.Actual)
+}
+
+// Unwrap makes an IntegrityError a hashing.ErrHashMismatch.
+func (e *IntegrityError) Unwrap() error { return hashing.ErrHashMismatch }
+
+// checkFile is asked when the registry answers DIGEST_INVALID to the
+// zip's blob, which it does to a concurrent push as well as to bytes that
+// are not the digest's: it hashes the file, and returns an IntegrityError
+// when they are not.
+func (s *Staged) checkFile(desc ocispec.Descriptor) error {
+	stated, _ := zipHash(desc.Digest)
+	actual, err := hashing.HashZipFile(s.path)
+	if err != nil {
+		return s.errorf("%v", err)
+	}
+	if actual != stated {
+		return &IntegrityError{Path: s.path, Stated: stated, Actual: actual}
+	}
+	return nil
+}
+
 // pushBlob pushes a blob, again while the registry answers as it does when
 // another push of the same blob is under way (isPushRace), unless it then
-// turns out to hold the blob.
-func pushBlob(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor, open func() (io.ReadCloser, error)) error {
+// turns out to hold the blob. Where the answer is DIGEST_INVALID and
+// invalid is given, invalid says first whether the bytes are the
+// digest's: its error ends the pushes.
+func pushBlob(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor, open func() (io.ReadCloser, error), invalid func(ocispec.Descriptor) error) error {
 	return retryRace(ctx, func() error {
 		rc, err := open()
 		if err != nil {
@@ -352,6 +399,11 @@ func pushBlob(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor
 		err = r.Blobs().Push(ctx, desc, rc)
 		if errors.Is(err, errdef.ErrAlreadyExists) {
 			return nil
+		}
+		if invalid != nil && isDigestInvalid(err) {
+			if ierr := invalid(desc); ierr != nil {
+				return ierr
+			}
 		}
 		if err != nil && isPushRace(err) {
 			if ok, xerr := r.Blobs().Exists(ctx, desc); xerr == nil && ok {
@@ -438,7 +490,7 @@ func (m *Mirror) ensureConfig(ctx context.Context, r *remote.Repository, addr Re
 				return nil, classify(err, "check config blob", m.name, addr, pkg.String())
 			}
 			if !ok {
-				err := pushBlob(ctx, r, cfg, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(cfg.Data)), nil })
+				err := pushBlob(ctx, r, cfg, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(cfg.Data)), nil }, nil)
 				if err != nil {
 					return nil, classify(err, "push config blob", m.name, addr, pkg.String())
 				}
