@@ -100,6 +100,9 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 		return JobDone{}, t.opErr("stage", "destination", dst, err)
 	}
 	defer st.Abort()
+	if zh := statedZH(st, a, env.Hashing); sink == io.Discard && zh != "" {
+		return t.commitStated(ctx, env, st, zh, start)
+	}
 	in := io.Reader(&countingReader{ctx: ctx, r: rc, progress: env.Progress, limit: limit, unpacked: unpacked})
 	if sink == io.Discard {
 		// The destination uploads the source's own file: reading it is
@@ -133,6 +136,57 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	}
 	t.carry.add(a.Version, t.Provenance)
 	return JobDone{Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()}, nil
+}
+
+// statedZH returns the zh: the archive's evidence states, where the
+// destination checks the bytes that land against the zh: it is given
+// (backends.DigestChecker: a registry computes every blob's digest and
+// refuses a mismatch) and nothing needs h1:: the source's file then need
+// not be read before it is uploaded. It returns "" where a zh: must be
+// computed: no source vouching for one, sources stating different ones, a
+// malformed one, or one that other evidence (a lock file) contradicts,
+// which the read then reports with the file's own hash.
+func statedZH(st backends.Staged, a backends.Archive, o hashing.Options) hashing.Hash {
+	if dc, ok := st.(backends.DigestChecker); !ok || !dc.ChecksDigest() || a.Size < 0 {
+		return ""
+	}
+	var zh hashing.Hash
+	for _, ev := range a.Evidence {
+		if ev.AnyOf || !ev.Source.Kind.Vouches() {
+			continue
+		}
+		for _, h := range ev.Hashes {
+			if h.Scheme() != hashing.SchemeZip {
+				continue
+			}
+			if _, err := hashing.ParseHash(string(h)); err != nil || zh != "" && h != zh {
+				return ""
+			}
+			zh = h
+		}
+	}
+	if zh == "" || o.WantH1(zh, a.Evidence...) || !hashing.Verify(hashing.Sums{ZH: zh}, a.Evidence...).OK() {
+		return ""
+	}
+	return zh
+}
+
+// commitStated commits the archive under the zh: its evidence states,
+// without reading the source's file first (statedZH): the destination
+// uploads it under that digest, and fails the commit with an integrity
+// error naming both hashes when the file's bytes are not the digest's.
+func (t Transfer) commitStated(ctx context.Context, env Env, st backends.Staged, zh hashing.Hash, start time.Time) (JobDone, error) {
+	sums := hashing.Sums{ZH: zh}
+	res := hashing.Verify(sums, t.Archive.Evidence...)
+	if err := st.Commit(ctx, sums, t.Force); err != nil {
+		return JobDone{}, t.opErr("commit", "destination", t.Dst.String(), err)
+	}
+	for _, c := range res.Checks {
+		env.Check(c)
+	}
+	env.Progress(t.Archive.Size)
+	t.carry.add(t.Archive.Version, t.Provenance)
+	return JobDone{Sums: res.Sums, Result: res, Bytes: t.Archive.Size, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 
 // stage opens the destination's staging area and returns where the bytes
