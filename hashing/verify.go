@@ -34,6 +34,10 @@ const (
 	// nothing upstream to check it against; the hashes computed on the way
 	// are what its destination will state.
 	SourceRelease SourceKind = "release file"
+	// SourceReleaseSums: a release's SHA256SUMS file given beside its zips
+	// (goreleaser's terraform-provider-NAME_VERSION_SHA256SUMS), whose
+	// signature was not checked.
+	SourceReleaseSums SourceKind = "release SHA256SUMS"
 )
 
 // Vouches reports whether what a source of this kind states about a

@@ -32,11 +32,20 @@ NAMESPACE/TYPE alone is refused. Version and platform come
 from the standard file name; for other names give an exact --version and one
 --platform. With a place as SRC, --provider, --version and --platform select.
 
-Each zip is read once for its zh: (the layer's digest), then uploaded straight
-from the file; the registry checks the digest again as it receives the blob
-(--hashes all also inflates every entry for h1:, which checks its CRC-32). A mirror as SRC is
-checked against the hashes it states (h1: only where some evidence needs it,
-or with --hashes all). Each platform becomes an image manifest holding the zip as its
+SHA256SUMS: give the release's SHA256SUMS among the SRC arguments (goreleaser's
+terraform-provider-NAME_VERSION_SHA256SUMS, so dist/*zip dist/*SHA256SUMS*
+will do) and each zip is uploaded straight from the file under the digest its
+line states, without being read first: the registry computes the digest of
+what it receives and refuses a mismatch, which push reports as an integrity
+error naming the zip, the stated and the actual hash (exit 1; nothing is
+listed for that zip). A zip of the release the file does not list is an
+error. The .sig beside it is not checked (push is given no signing key).
+Without SHA256SUMS each zip is read once for its zh: (the layer's digest),
+then uploaded from the file. A mirror as SRC whose index states zh: is pushed
+like zips with SHA256SUMS; h1: is computed only where some evidence needs it
+(a mirror stating only h1:) or with --hashes all, which reads every zip and
+inflates every entry (checking its CRC-32). A blob the registry already holds
+is not uploaded again. Each platform becomes an image manifest holding the zip as its
 single archive/zip layer; each version an image index tagged with the version
 ("+" written as "_"). Platforms already in the registry are kept; a platform
 already there with the same zip is skipped without uploading, one with a
@@ -47,7 +56,7 @@ credential helpers). --plain-http talks HTTP to local registries; --insecure
 skips TLS verification; --ca-cert trusts an extra CA. Exits 1 when any archive
 failed.`
 
-const pushExample = `  tfmirror push --provider registry.opentofu.org/acme/alpha dist/*.zip 'oci://registry.example.com/providers/${namespace}/${type}'
+const pushExample = `  tfmirror push --provider registry.opentofu.org/acme/alpha dist/*.zip dist/*_SHA256SUMS 'oci://registry.example.com/providers/${namespace}/${type}'
   tfmirror push -p example.com/acme/alpha terraform-provider-alpha_1.2.3_linux_amd64.zip 'oci://localhost:5000/${hostname}/${namespace}/${type}' --plain-http
   tfmirror push ./mirror 'oci://registry.example.com/providers/${namespace}/${type}' -p hashicorp/aws -v "~> 5.0" --json`
 
@@ -179,6 +188,10 @@ func pushSources(cmd *cobra.Command, env *Env, sel selectionFlags, s sync.Select
 		}
 		srcs = append(srcs, r)
 	}
+	zipArgs, sums, err := pushSums(cmd, zipArgs)
+	if err != nil {
+		return nil, err
+	}
 	if len(zipArgs) == 0 {
 		return srcs, nil
 	}
@@ -190,9 +203,36 @@ func pushSources(cmd *cobra.Command, env *Env, sel selectionFlags, s sync.Select
 	if err != nil {
 		return nil, usageErr("push: %v", err)
 	}
-	zips, err := push.NewZips(cmd.Context(), files)
+	zips, err := push.NewZips(cmd.Context(), files, sums)
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}
 	return append([]backends.Reader{zips}, srcs...), nil
+}
+
+// pushSums takes the SHA256SUMS files (goreleaser's
+// terraform-provider-NAME_VERSION_SHA256SUMS) and their signatures out of
+// the file arguments and reads them; the rest are zips.
+func pushSums(cmd *cobra.Command, args []string) (zips []string, sums []push.SumsFile, err error) {
+	for _, a := range args {
+		isSums, isSig := push.IsSumsFile(a)
+		switch {
+		case isSums:
+			sf, err := push.ReadSums(a)
+			if err != nil {
+				return nil, nil, usageErr("push: %v", err)
+			}
+			sums = append(sums, sf)
+		case isSig:
+			// Checking it needs the release's public key, which nothing
+			// on push's command line gives (--policy pins fingerprints).
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is not checked: push is given no signing key; the zips are checked against the SHA256SUMS lines\n", a)
+		default:
+			zips = append(zips, a)
+		}
+	}
+	if len(sums) > 0 && len(zips) == 0 {
+		return nil, nil, usageErr("push: %s states the sums of zips, but no zip is given beside it", sums[0].Path)
+	}
+	return zips, sums, nil
 }

@@ -301,9 +301,147 @@ func TestPushUsageErrors(t *testing.T) {
 
 func TestPushHelp(t *testing.T) {
 	r := run(t, nil, "push", "--help")
-	for _, want := range []string{"registry.opentofu.org", "--provider", "--force", "--plain-http", "oci://REGISTRY[:PORT]/TEMPLATE", "Example"} {
+	for _, want := range []string{"registry.opentofu.org", "--provider", "--force", "--plain-http", "oci://REGISTRY[:PORT]/TEMPLATE", "Example", "SHA256SUMS", "integrity error"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// writeSums writes goreleaser's SHA256SUMS for zips (as given, or with
+// override's sums for some base names) into dir and returns its path.
+func writeSums(t *testing.T, dir, name string, zips []string, override map[string]string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, z := range zips {
+		sums, err := hashing.HashPath(z, hashing.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sums.ZH.Value()
+		if o, ok := override[filepath.Base(z)]; ok {
+			sum = o
+		}
+		fmt.Fprintf(&b, "%s  %s\n", sum, filepath.Base(z))
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A release pushed as goreleaser leaves it (zips, SHA256SUMS and its
+// signature): the zips go up under the digests SHA256SUMS states, in the
+// layout OpenTofu reads, and the same push again uploads nothing.
+func TestPushWithSHA256SUMS(t *testing.T) {
+	reg := ocitest.New(t)
+	dist := t.TempDir()
+	var zips []string
+	for _, plat := range []string{"linux_amd64", "darwin_arm64", "windows_amd64"} {
+		zips = append(zips, releaseZip(t, dist, "alpha", "1.2.3", plat, ""))
+	}
+	sumsFile := writeSums(t, dist, "terraform-provider-alpha_1.2.3_SHA256SUMS", zips, nil)
+	sig := sumsFile + ".sig"
+	os.WriteFile(sig, []byte("not checked"), 0o644)
+	dst := "oci://" + reg.Host() + "/providers/${hostname}/${namespace}/${type}"
+	args := append(append([]string{"push", "-p", "registry.opentofu.org/acme/alpha"}, zips...), sumsFile, sig, dst)
+	r := run(t, reg, args...)
+	if r.code != 0 || !strings.Contains(r.stderr, sig+" is not checked") {
+		t.Fatalf("push: %s", r)
+	}
+	rows := lsJSON(t, reg, dst)
+	if len(rows) != 3 {
+		t.Fatalf("ls: %d rows, want 3: %+v", len(rows), rows)
+	}
+	for _, row := range rows {
+		zp := filepath.Join(dist, fmt.Sprintf("terraform-provider-alpha_1.2.3_%s.zip", row.Platform))
+		sums, _ := hashing.HashPath(zp, hashing.Options{})
+		if len(row.Hashes) != 1 || row.Hashes[0] != string(sums.ZH) {
+			t.Errorf("ls row %+v, want zh %s", row, sums.ZH)
+		}
+	}
+	if r := run(t, reg, "verify", dst, "-p", "registry.opentofu.org/acme/alpha"); r.code != 0 || !strings.Contains(r.stderr, "3 ok") {
+		t.Errorf("verify: %s", r)
+	}
+	reg.ResetRequests()
+	if r := run(t, reg, args...); r.code != 0 {
+		t.Fatalf("second push: %s", r)
+	}
+	if n := reg.BlobUploads(); n != 0 {
+		t.Errorf("second push started %d blob uploads", n)
+	}
+}
+
+// A zip that is not the one its SHA256SUMS line states, or that the line
+// does not list, is refused: exit 1 naming the zip and both hashes, and
+// the version's index lists only the zips that match.
+func TestPushSHA256SUMSMismatch(t *testing.T) {
+	reg := ocitest.New(t)
+	dist := t.TempDir()
+	good := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
+	bad := releaseZip(t, dist, "alpha", "1.0.0", "darwin_arm64", "")
+	other := releaseZip(t, t.TempDir(), "alpha", "1.0.0", "darwin_arm64", "the one that was signed")
+	otherSums, _ := hashing.HashPath(other, hashing.Options{})
+	badSums, _ := hashing.HashPath(bad, hashing.Options{})
+	sumsFile := writeSums(t, dist, "terraform-provider-alpha_1.0.0_SHA256SUMS", []string{good, bad},
+		map[string]string{filepath.Base(bad): otherSums.ZH.Value()})
+	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
+	r := run(t, reg, "push", "-p", "registry.opentofu.org/acme/alpha", good, bad, sumsFile, dst)
+	if r.code != 1 {
+		t.Fatalf("push of a zip its SHA256SUMS does not state: %s", r)
+	}
+	for _, want := range []string{"integrity", bad, string(otherSums.ZH), string(badSums.ZH)} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the error lacks %q:\n%s", want, r)
+		}
+	}
+	rows := lsJSON(t, reg, dst, "-p", "registry.opentofu.org/acme/alpha")
+	if len(rows) != 1 || rows[0].Platform != "linux_amd64" {
+		t.Errorf("the index lists %+v, want linux_amd64 alone", rows)
+	}
+
+	// A zip of the release the SHA256SUMS does not list.
+	extra := releaseZip(t, dist, "alpha", "1.0.0", "linux_arm64", "")
+	r = run(t, reg, "push", "-p", "registry.opentofu.org/acme/alpha", good, extra, sumsFile, dst)
+	if r.code != 1 || !strings.Contains(r.stderr, extra) || !strings.Contains(r.stderr, sumsFile) || !strings.Contains(r.stderr, "not listed") {
+		t.Errorf("push of a zip its SHA256SUMS does not list: %s", r)
+	}
+}
+
+// A mirror whose index states a zh: its zip does not have: the push,
+// which uploads under the stated digest without reading the zip first,
+// fails with the integrity error and lists nothing for that platform.
+func TestPushMirrorStatedMismatch(t *testing.T) {
+	reg := ocitest.New(t)
+	mirror := t.TempDir()
+	dir := filepath.Join(mirror, "example.com", "acme", "beta")
+	os.MkdirAll(dir, 0o755)
+	good := releaseZip(t, dir, "beta", "2.0.0", "linux_amd64", "")
+	bad := releaseZip(t, dir, "beta", "2.0.0", "linux_arm64", "")
+	other := releaseZip(t, t.TempDir(), "beta", "2.0.0", "linux_arm64", "what the index describes")
+	goodSums, _ := hashing.HashPath(good, hashing.Options{})
+	badSums, _ := hashing.HashPath(bad, hashing.Options{})
+	otherSums, _ := hashing.HashPath(other, hashing.Options{})
+	archives := map[string]any{
+		"linux_amd64": map[string]any{"url": filepath.Base(good), "hashes": []string{string(goodSums.ZH)}},
+		"linux_arm64": map[string]any{"url": filepath.Base(bad), "hashes": []string{string(otherSums.ZH)}},
+	}
+	doc, _ := json.Marshal(map[string]any{"archives": archives})
+	os.WriteFile(filepath.Join(dir, "2.0.0.json"), doc, 0o644)
+	os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"versions":{"2.0.0":{}}}`), 0o644)
+	dst := "oci://" + reg.Host() + "/m/${namespace}/${type}"
+	r := run(t, reg, "push", mirror, dst)
+	if r.code != 1 {
+		t.Fatalf("push of a mirror stating another zip: %s", r)
+	}
+	for _, want := range []string{"integrity", bad, string(otherSums.ZH), string(badSums.ZH)} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the error lacks %q:\n%s", want, r)
+		}
+	}
+	rows := lsJSON(t, reg, dst, "-p", "example.com/acme/beta")
+	if len(rows) != 1 || rows[0].Platform != "linux_amd64" {
+		t.Errorf("the index lists %+v, want linux_amd64 alone", rows)
 	}
 }

@@ -115,13 +115,16 @@ func identify(path string, filters []backends.ProviderFilter, version backends.V
 }
 
 // Zips is a place made of release zips on disk, for the sync engine to read
-// from. It states no hashes: each zip is a release file given by its
-// publisher (hashing.SourceRelease), the origin itself, so the engine
-// computes its zh: (the layer's digest) as it reads it, once, and uploads
-// the blob straight from the file; h1: only with --hashes all.
+// from. Each zip is a release file given by its publisher
+// (hashing.SourceRelease), the origin itself. Where a SHA256SUMS given
+// beside it states its zh: (the layer's digest), the engine uploads the
+// blob straight from the file under that digest without reading it first,
+// and the registry checks it; where none does, the engine computes zh: as
+// it reads the file, once, then uploads it. h1: only with --hashes all.
 type Zips struct {
-	name  string
-	files []ZipFile
+	name     string
+	files    []ZipFile
+	evidence map[string][]hashing.Evidence // by path: the SHA256SUMS lines
 }
 
 var (
@@ -131,10 +134,11 @@ var (
 
 // NewZips checks the zips: each must be a zip holding the provider's
 // executable (terraform-provider-TYPE, maybe with a _vVERSION or .exe
-// suffix) at its root, which OpenTofu needs to install it. Only their
-// central directories are read.
-func NewZips(ctx context.Context, files []ZipFile) (*Zips, error) {
-	z := &Zips{files: files}
+// suffix) at its root, which OpenTofu needs to install it, and be listed
+// in each of sums that speaks for its version. Only their central
+// directories are read.
+func NewZips(ctx context.Context, files []ZipFile, sums []SumsFile) (*Zips, error) {
+	z := &Zips{files: files, evidence: map[string][]hashing.Evidence{}}
 	switch len(files) {
 	case 1:
 		z.name = files[0].Path
@@ -148,6 +152,11 @@ func NewZips(ctx context.Context, files []ZipFile) (*Zips, error) {
 		if err := checkExecutable(f); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
+		ev, err := evidence(f, sums)
+		if err != nil {
+			return nil, err
+		}
+		z.evidence[f.Path] = ev
 	}
 	return z, nil
 }
@@ -219,7 +228,7 @@ func (z *Zips) Archives(ctx context.Context, p backends.Provider, v backends.Ver
 			return nil, err
 		}
 		out = append(out, backends.Archive{Package: f.Package, Layout: backends.Packed, Size: fi.Size(), Location: f.Path,
-			Evidence: []hashing.Evidence{{Source: hashing.Source{Kind: hashing.SourceRelease, Detail: f.Path}}}})
+			Evidence: append([]hashing.Evidence{{Source: hashing.Source{Kind: hashing.SourceRelease, Detail: f.Path}}}, z.evidence[f.Path]...)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Platform.String() < out[j].Platform.String() })
 	return out, nil

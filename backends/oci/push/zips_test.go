@@ -131,7 +131,7 @@ func TestNewZips(t *testing.T) {
 		{filepath.Join(dir, "missing.zip"), "not a usable zip"},
 	}
 	for _, tt := range tests {
-		z, err := NewZips(context.Background(), []ZipFile{{Path: tt.path, Package: pkg("alpha")}})
+		z, err := NewZips(context.Background(), []ZipFile{{Path: tt.path, Package: pkg("alpha")}}, nil)
 		if tt.want != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.path) {
 				t.Errorf("%s: %v, want %q", tt.path, err, tt.want)
