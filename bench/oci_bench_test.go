@@ -35,6 +35,10 @@ import (
 //	tfmirror push ZIPS      the zips as given (release files: zh:, the
 //	                        layer digest, computed as each is read for it,
 //	                        then uploaded straight from the file)
+//	push ZIPS + SHA256SUMS  the zips with goreleaser's SHA256SUMS per
+//	                        version (the fair equivalent of a layout that
+//	                        states its digests): uploaded under the stated
+//	                        digests without a read before, and again
 //	tfmirror sync MIRROR    a filesystem mirror whose index states zh:
 //	push again              re-push of the same zips: uploads nothing
 //	oras, crane, regctl     the same layout (an OCI image layout per version,
@@ -80,16 +84,39 @@ func BenchmarkOCIPush(b *testing.B) {
 	doc, _ := json.Marshal(map[string]any{"versions": index})
 	os.WriteFile(filepath.Join(pdir, "index.json"), doc, 0o644)
 	layouts := writeLayouts(b, zips)
+	sums := writeSHA256SUMS(b, zips)
 	b.Logf("%d zips, %.0f MB, %d cores", len(zips), float64(total)/1e6, runtime.NumCPU())
 	rounds := 1
 	fmt.Sscan(os.Getenv("ROUNDS"), &rounds)
 	for round := 1; round <= rounds; round++ {
 		b.Logf("round %d of %d", round, rounds)
-		ociRound(b, bin, files, src, layouts, zips)
+		ociRound(b, bin, files, sums, src, layouts, zips)
 	}
 }
 
-func ociRound(b *testing.B, bin string, files []string, src string, layouts map[string]string, zips map[string][]byte) {
+// writeSHA256SUMS writes goreleaser's terraform-provider-alpha_VERSION_SHA256SUMS
+// for each version of zips (by bench/alpha/VERSION/PLATFORM) into a
+// directory of its own, and returns their paths.
+func writeSHA256SUMS(b *testing.B, zips map[string][]byte) []string {
+	dir := b.TempDir()
+	lines := map[string][]string{}
+	for name, z := range zips {
+		parts := strings.Split(name, "/")
+		v, p := parts[2], parts[3]
+		lines[v] = append(lines[v], fmt.Sprintf("%x  terraform-provider-alpha_%s_%s.zip\n", sha256.Sum256(z), v, p))
+	}
+	var out []string
+	for v, ls := range lines {
+		p := filepath.Join(dir, "terraform-provider-alpha_"+v+"_SHA256SUMS")
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func ociRound(b *testing.B, bin string, files, sums []string, src string, layouts map[string]string, zips map[string][]byte) {
 	w := &world{env: os.Environ()}
 	tmpl := func(reg *ocitest.Registry) string { return "oci://" + reg.Host() + "/tf/${namespace}/${type}" }
 	reg := ocitest.New(b)
@@ -102,6 +129,14 @@ func ociRound(b *testing.B, bin string, files []string, src string, layouts map[
 		return w.run(bin, append(append([]string{"push"}, files...), tmpl(reg), "--provider", "example.com/bench/alpha", "--ca-cert", reg.CAFile())...)
 	})
 	b.Logf("    blob uploads: %d, then %d on the re-push", uploads, reg.BlobUploads()-uploads)
+	regS := ocitest.New(b)
+	withSums := append(append([]string{"push"}, files...), sums...)
+	withSums = append(withSums, tmpl(regS), "--provider", "example.com/bench/alpha", "--ca-cert", regS.CAFile())
+	pushSums := timeIt(b, "tfmirror push ZIPS + SHA256SUMS (no read before)", func() error { return w.run(bin, withSums...) })
+	uploads = regS.BlobUploads()
+	requests := len(regS.Requests())
+	timeIt(b, "tfmirror push ZIPS + SHA256SUMS again", func() error { return w.run(bin, withSums...) })
+	b.Logf("    blob uploads: %d, then %d on the re-push; %d requests, then %d", uploads, regS.BlobUploads()-uploads, requests, len(regS.Requests())-requests)
 	reg2 := ocitest.New(b)
 	sync := timeIt(b, "tfmirror sync MIRROR (index states zh:)", func() error {
 		return w.run(bin, "sync", src, tmpl(reg2), "--ca-cert", reg2.CAFile())
@@ -121,7 +156,7 @@ func ociRound(b *testing.B, bin string, files []string, src string, layouts map[
 	b.Logf("  ratios:")
 	for _, tool := range []string{"oras", "crane", "regctl"} {
 		if d, ok := tools[tool]; ok {
-			b.Logf("    %-7s / push = %.2fx   / sync = %.2fx  (target > 1)", tool, d.Seconds()/push.Seconds(), d.Seconds()/sync.Seconds())
+			b.Logf("    %-7s / push = %.2fx   / push+SUMS = %.2fx   / sync = %.2fx  (target > 1)", tool, d.Seconds()/push.Seconds(), d.Seconds()/pushSums.Seconds(), d.Seconds()/sync.Seconds())
 		}
 	}
 	b.Logf("    push / plain HTTP = %.2f   sync / plain HTTP = %.2f   re-push / push = %.1f%%", push.Seconds()/raw.Seconds(), sync.Seconds()/raw.Seconds(), 100*again.Seconds()/push.Seconds())
