@@ -281,9 +281,14 @@ func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 }
 
 // layer describes the zip's blob: its digest is the zh: the caller
-// computed and verified as the bytes went by (the registry computes it
-// again as it receives them, and refuses a blob that differs); only a
-// caller that computed none makes it read the file here.
+// computed and verified as the bytes went by, or the one evidence states
+// (the registry computes it again as it receives them, and refuses a blob
+// that differs: checkFile); only a caller that has none makes it read the
+// file here. The digest cannot be learnt while uploading instead: oras-go's
+// Blobs().Push is a monolithic upload whose PUT names the digest in its URL
+// before the body (it offers no PATCH-then-PUT upload), and the checks
+// before any upload (the platform's zip already listed, the blob already
+// there) need it too.
 func (s *Staged) layer(sums hashing.Sums) (ocispec.Descriptor, error) {
 	size := s.n
 	if s.f != nil {

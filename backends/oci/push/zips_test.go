@@ -206,3 +206,80 @@ func TestConfigBlock(t *testing.T) {
 		t.Errorf("notes %v", notes)
 	}
 }
+
+func TestSumsFiles(t *testing.T) {
+	dir := t.TempDir()
+	const sumA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	const sumB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	release := write("terraform-provider-alpha_1.0.0_SHA256SUMS", sumA+"  terraform-provider-alpha_1.0.0_linux_amd64.zip\n")
+	plain := write("SHA256SUMS", sumB+"  terraform-provider-alpha_1.0.0_linux_amd64.zip\n"+sumA+"  terraform-provider-alpha_2.0.0_linux_amd64.zip\n")
+	broken := write("terraform-provider-alpha_3.0.0_SHA256SUMS", "not a sum  x.zip\n")
+	zip := func(version string) ZipFile {
+		p, _ := backends.NewProvider("example.com", "acme", "alpha")
+		v, _ := backends.ParseVersion(version)
+		return ZipFile{Path: filepath.Join("dist", "terraform-provider-alpha_"+version+"_linux_amd64.zip"),
+			Package: backends.Package{Provider: p, Version: v, Platform: backends.Platform{OS: "linux", Arch: "amd64"}}}
+	}
+	for _, tt := range []struct {
+		path      string
+		sums, sig bool
+	}{{release, true, false}, {plain, true, false}, {release + ".sig", false, true}, {"dist/terraform-provider-alpha_1.0.0_linux_amd64.zip", false, false}} {
+		if sums, sig := IsSumsFile(tt.path); sums != tt.sums || sig != tt.sig {
+			t.Errorf("IsSumsFile(%s) = %v, %v", tt.path, sums, sig)
+		}
+	}
+	if _, err := ReadSums(broken); err == nil || !strings.Contains(err.Error(), broken) {
+		t.Errorf("ReadSums of a broken file: %v", err)
+	}
+	rel, err := ReadSums(release)
+	if err != nil || rel.Type != "alpha" || rel.Version != "1.0.0" {
+		t.Fatalf("ReadSums: %+v, %v", rel, err)
+	}
+	all, err := ReadSums(plain)
+	if err != nil || all.Type != "" {
+		t.Fatalf("ReadSums: %+v, %v", all, err)
+	}
+	tests := []struct {
+		name string
+		zip  ZipFile
+		sums []SumsFile
+		want string // the zh: stated, one per evidence, or the error fragment after "error: "
+	}{
+		{"release file", zip("1.0.0"), []SumsFile{rel}, "zh:" + sumA},
+		{"another version's file says nothing", zip("2.0.0"), []SumsFile{rel}, ""},
+		{"a file for every zip", zip("2.0.0"), []SumsFile{rel, all}, "zh:" + sumA},
+		{"both", zip("1.0.0"), []SumsFile{rel, all}, "zh:" + sumA + " zh:" + sumB},
+		{"not listed", zip("4.0.0"), []SumsFile{all}, "error: is not listed in " + plain},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := evidence(tt.zip, tt.sums)
+			if frag, isErr := strings.CutPrefix(tt.want, "error: "); isErr {
+				if err == nil || !strings.Contains(err.Error(), frag) || !strings.Contains(err.Error(), tt.zip.Path) {
+					t.Fatalf("err %v, want %q", err, frag)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range ev {
+				if e.Source.Kind != hashing.SourceReleaseSums || len(e.Hashes) != 1 {
+					t.Errorf("evidence %+v", e)
+				}
+				got = append(got, string(e.Hashes[0]))
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("got %q, want %q", strings.Join(got, " "), tt.want)
+			}
+		})
+	}
+}
