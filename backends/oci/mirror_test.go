@@ -423,3 +423,45 @@ func TestParallelWritersKeepEachOthersPlatforms(t *testing.T) {
 		t.Fatalf("platforms after two writers: %v", got)
 	}
 }
+
+// A registry that refuses blob mounts (answering the POST ?mount= with an
+// error rather than 202) is asked with HEAD, then sent the blob: a new zip
+// is uploaded, one it holds is not.
+func TestMountRefusedFallsBackToHead(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	reg := ocitest.New(t)
+	reg.Intercept(func(w http.ResponseWriter, req *http.Request) bool {
+		if req.Method != http.MethodPost || req.URL.Query().Get("mount") == "" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		fmt.Fprint(w, `{"errors":[{"code":"UNSUPPORTED","message":"mounts are off"}]}`)
+		return true
+	})
+	m := openTest(t, reg, testTemplate)
+	a := mustPkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	b := mustPkg(t, "example.com/acme/alpha", "1.1.0", "linux_amd64")
+	z := providerZip(t, a, "")
+	if o := mustPut(ctx, t, m, a, z); o != oci.Uploaded {
+		t.Errorf("first: outcome %s, want uploaded", o)
+	}
+	reg.ResetRequests()
+	if o := mustPut(ctx, t, m, b, z); o != oci.BlobExisted {
+		t.Errorf("second: outcome %s, want blob existed", o)
+	}
+	if n := reg.BlobUploads(); n != 0 {
+		t.Errorf("%d blob uploads for a blob the registry had: %v", n, reg.Requests())
+	}
+	if n := reg.Count(http.MethodHead, "/blobs/"); n == 0 {
+		t.Errorf("no HEAD after the refused mount: %v", reg.Requests())
+	}
+	if err := m.Flush(ctx, a.Provider); err != nil {
+		t.Fatal(err)
+	}
+	as, err := openTest(t, reg, testTemplate).Archives(ctx, a.Provider, b.Version)
+	if err != nil || len(as) != 1 {
+		t.Fatalf("archives of %s: %v, %v", b.Version, as, err)
+	}
+}
