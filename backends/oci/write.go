@@ -319,30 +319,8 @@ func (s *Staged) layer(sums hashing.Sums) (ocispec.Descriptor, error) {
 }
 
 // uploadLayer pushes the zip's blob unless the registry has it, and sets
-// the outcome. One request asks both: a mount of the blob from the
-// repository itself (the distribution spec's POST ?mount=DIGEST&from=),
-// which a registry answers 201 when the repository holds the blob, and
-// otherwise 202 with an upload's location, where oras-go's Mount then
-// sends the zip; HEAD, then POST, took two. A registry that answers the
-// mount request otherwise is asked with HEAD, then sent the zip.
+// the outcome.
 func (s *Staged) uploadLayer(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
-	s.outcome = BlobExisted
-	sent := false
-	err := pushBlobWith(ctx, r, layer, s.checkFile, func() error {
-		return r.Mount(ctx, layer, r.Reference.Repository, func() (io.ReadCloser, error) {
-			sent, s.outcome = true, Uploaded
-			return s.open()
-		})
-	})
-	if err != nil && !sent && ctx.Err() == nil {
-		return s.headThenPush(ctx, r, layer)
-	}
-	return s.blobErr(err, layer)
-}
-
-// headThenPush asks whether the registry has the zip's blob, and pushes it
-// if not.
-func (s *Staged) headThenPush(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
 	s.outcome = Uploaded
 	ok, err := r.Blobs().Exists(ctx, layer)
 	switch {
@@ -352,24 +330,22 @@ func (s *Staged) headThenPush(ctx context.Context, r *remote.Repository, layer o
 		s.outcome = BlobExisted
 		return nil
 	}
-	return s.blobErr(pushBlob(ctx, r, layer, s.open, s.checkFile), layer)
+	return s.pushBlob(ctx, r, layer)
 }
 
-// open opens the zip to send it, counting the bytes sent.
-func (s *Staged) open() (io.ReadCloser, error) {
-	s.sent.Store(0)
-	f, err := os.Open(s.path)
-	if err != nil {
-		return nil, err
+func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocispec.Descriptor) error {
+	open := func() (io.ReadCloser, error) {
+		s.sent.Store(0)
+		f, err := os.Open(s.path)
+		if err != nil {
+			return nil, err
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{&countingReader{r: f, n: &s.sent}, f}, nil
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{&countingReader{r: f, n: &s.sent}, f}, nil
-}
-
-// blobErr is the error of a push of the zip's blob, as told.
-func (s *Staged) blobErr(err error, layer ocispec.Descriptor) error {
+	err := pushBlob(ctx, r, layer, open, s.checkFile)
 	var ie *IntegrityError
 	if errors.As(err, &ie) {
 		return s.errorf("%w", backends.Permanent(ie))
@@ -419,20 +395,13 @@ func (s *Staged) checkFile(desc ocispec.Descriptor) error {
 // invalid is given, invalid says first whether the bytes are the
 // digest's: its error ends the pushes.
 func pushBlob(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor, open func() (io.ReadCloser, error), invalid func(ocispec.Descriptor) error) error {
-	return pushBlobWith(ctx, r, desc, invalid, func() error {
+	return retryRace(ctx, func() error {
 		rc, err := open()
 		if err != nil {
 			return err
 		}
 		defer rc.Close()
-		return r.Blobs().Push(ctx, desc, rc)
-	})
-}
-
-// pushBlobWith is pushBlob with the push made by push.
-func pushBlobWith(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor, invalid func(ocispec.Descriptor) error, push func() error) error {
-	return retryRace(ctx, func() error {
-		err := push()
+		err = r.Blobs().Push(ctx, desc, rc)
 		if errors.Is(err, errdef.ErrAlreadyExists) {
 			return nil
 		}

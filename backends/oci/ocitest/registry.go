@@ -248,19 +248,9 @@ func (r *Registry) Count(method, fragment string) int {
 	return n
 }
 
-// BlobUploads counts blob uploads started (POST .../blobs/uploads/
-// answered 202 Accepted), the request a client makes before sending any
-// blob bytes; a mount of a blob the repository holds, answered 201, sends
-// none.
-func (r *Registry) BlobUploads() int {
-	n := 0
-	for _, q := range r.Requests() {
-		if q.Method == http.MethodPost && strings.Contains(q.Path, "/blobs/uploads/") && q.Status == http.StatusAccepted {
-			n++
-		}
-	}
-	return n
-}
+// BlobUploads counts blob uploads started (POST .../blobs/uploads/), the
+// request a client makes before sending any blob bytes.
+func (r *Registry) BlobUploads() int { return r.Count(http.MethodPost, "/blobs/uploads/") }
 
 // CorruptBlob overwrites the stored bytes of a blob in place, keeping their
 // length, so the registry serves content that does not match its digest (a
