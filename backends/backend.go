@@ -126,6 +126,13 @@ type DigestChecker interface {
 	ChecksDigest() bool
 }
 
+// SentCounter is implemented by a Staged whose Commit uploads the archive:
+// Sent returns how many of its bytes the running upload has sent, safe to
+// call from another goroutine while Commit runs.
+type SentCounter interface {
+	Sent() int64
+}
+
 // Warner is implemented by places that tolerate junk (stray files, bad
 // names) and report it instead of failing.
 type Warner interface {

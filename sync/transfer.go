@@ -178,16 +178,62 @@ func statedZH(st backends.Staged, a backends.Archive, o hashing.Options) hashing
 func (t Transfer) commitStated(ctx context.Context, env Env, st backends.Staged, zh hashing.Hash, start time.Time) (JobDone, error) {
 	sums := hashing.Sums{ZH: zh}
 	res := hashing.Verify(sums, t.Archive.Evidence...)
-	if err := st.Commit(ctx, sums, t.Force); err != nil {
+	stop := followSent(env, st)
+	err := st.Commit(ctx, sums, t.Force)
+	told := stop()
+	if err != nil {
 		return JobDone{}, t.opErr("commit", "destination", t.Dst.String(), err)
 	}
+	env.Progress(t.Archive.Size - told) // a blob the registry had sends nothing
 	for _, c := range res.Checks {
 		env.Check(c)
 	}
-	env.Progress(t.Archive.Size)
 	t.carry.add(t.Archive.Version, t.Provenance)
 	return JobDone{Sums: res.Sums, Result: res, Bytes: t.Archive.Size, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
+
+// followSent tells env's progress the bytes st's Commit sends, where st
+// counts them (backends.SentCounter): nothing else reads the archive, so
+// the upload is the job's progress. It reads the count every
+// sentInterval until stop is called, which returns how many bytes were
+// told.
+func followSent(env Env, st backends.Staged) (stop func() int64) {
+	sc, ok := st.(backends.SentCounter)
+	if !ok {
+		return func() int64 { return 0 }
+	}
+	done := make(chan struct{})
+	var told int64
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(sentInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				// A retried upload starts its count again: only growth
+				// beyond what was told is new.
+				if n := sc.Sent(); n > told {
+					env.Progress(n - told)
+					told = n
+				}
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-finished
+		return told
+	}
+}
+
+// sentInterval is how often followSent reads an upload's count: a little
+// more often than the engine sends progress events (every 150 ms by
+// default).
+const sentInterval = 100 * time.Millisecond
 
 // stage opens the destination's staging area and returns where the bytes
 // go: a copy in the destination, or, where the destination can take the

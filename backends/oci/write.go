@@ -173,6 +173,7 @@ var (
 	_ backends.Staged        = (*Staged)(nil)
 	_ backends.FileStager    = (*Mirror)(nil)
 	_ backends.DigestChecker = (*Staged)(nil)
+	_ backends.SentCounter   = (*Staged)(nil)
 )
 
 // ChecksDigest is true for a zip staged from a file: its blob is pushed
