@@ -15,7 +15,15 @@ import (
 // documents and error bodies from places anyone can write reach the
 // terminal in warnings and messages: they must not move the cursor, clear
 // the screen or retitle the window.
-func Printable(s string) string {
+func Printable(s string) string { return escape(s, unprintable) }
+
+// PrintableLine is Printable for what must stay on one line (a name, a
+// place): newline and tab are written out too.
+func PrintableLine(s string) string {
+	return escape(s, func(r rune) bool { return r == '\n' || r == '\t' || unprintable(r) })
+}
+
+func escape(s string, unprintable func(rune) bool) string {
 	if strings.IndexFunc(s, unprintable) < 0 {
 		return s
 	}

@@ -21,3 +21,15 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintableLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\nb\tc":         `a\nb\tc`,
+		"\x1b[2J and\r\n": `\x1b[2J and\r\n`,
+		"ｗｉｄｅ-名前 ✓":       "ｗｉｄｅ-名前 ✓",
+	} {
+		if got := backends.PrintableLine(in); got != want {
+			t.Errorf("PrintableLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -568,10 +568,4 @@ func (b *base[K, V]) gridLines(what string, note func(i int) string) []string {
 // control characters, bidirectional overrides, tabs and newlines written
 // out as escapes, so that a name from a configuration or a listing neither
 // drives the terminal nor breaks a line of the layout.
-func placeName(s string) string {
-	s = backends.Printable(s)
-	if !strings.ContainsAny(s, "\n\t") {
-		return s
-	}
-	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
-}
+func placeName(s string) string { return backends.PrintableLine(s) }

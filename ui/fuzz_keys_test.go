@@ -108,7 +108,7 @@ func checkFrame(t *testing.T, frame string, w, h, step int) {
 	}
 	for _, l := range lines {
 		if ansi.StringWidth(l) > w {
-			t.Fatalf("step %d: a line %d wide on a %dx%d terminal: %q", step, ansi.StringWidth(l), w, h, ansi.Strip(l))
+			t.Fatalf("step %d: a line %d wide on a %dx%d terminal: %q\n%s", step, ansi.StringWidth(l), w, h, ansi.Strip(l), ansi.Strip(frame))
 		}
 		for _, r := range ansi.Strip(l) {
 			if r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u202e' {

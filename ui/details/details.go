@@ -352,10 +352,10 @@ func (m Model) jobLines() []string {
 		lines = m.wrap(s.Bold.Render(j.Info.Name), 0)
 	} else {
 		lines = []string{s.Bold.Render(j.Info.Package.Version.String() + " " + j.Info.Package.Platform.String())}
-		lines = append(lines, m.wrap(backends.Printable(j.Info.Package.Provider.String()), 0)...)
+		lines = append(lines, m.wrap(backends.PrintableLine(j.Info.Package.Provider.String()), 0)...)
 	}
-	lines = append(lines, m.wrap(backends.Printable("from "+m.src), 0)...)
-	lines = append(lines, m.wrap(backends.Printable("to "+m.dst), 0)...)
+	lines = append(lines, m.wrap(backends.PrintableLine("from "+m.src), 0)...)
+	lines = append(lines, m.wrap(backends.PrintableLine("to "+m.dst), 0)...)
 	state := j.State.String()
 	if j.Attempt > 1 {
 		state += ", attempt " + strconv.Itoa(j.Attempt)

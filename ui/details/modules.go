@@ -74,7 +74,7 @@ func (m Model) moduleLines() []string {
 		if p.Mark == theme.MarkDiffers && v.Ref > 0 {
 			lines = append(lines, "    "+s.Bad.Render("≠ digest differs from ["+strconv.Itoa(v.Ref)+"]'s"))
 		}
-		lines = append(lines, m.wrap(backends.Printable(it.Location), 4)...)
+		lines = append(lines, m.wrap(backends.PrintableLine(it.Location), 4)...)
 	}
 	return lines
 }
