@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -294,10 +295,15 @@ func newTourWorld(t *testing.T) *tourWorld {
 	backendtest.WritePacked(t, configured, backendtest.Seeds(t, []string{"registry.terraform.io/hashicorp/null"}, tourNull, []string{"linux_amd64"}))
 	cliConfig := writeFile(t, tmp, "cli.tfrc", fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n  direct {}\n}\n", configured))
 
-	// Files the tour names: release zips, a configuration using a module.
+	// Files the tour names: release zips and their SHA256SUMS, as goreleaser
+	// writes them, a configuration using a module.
+	var sums strings.Builder
 	for _, plat := range tourWidget {
-		writeFile(t, filepath.Join(w.dir, "dist"), "terraform-provider-widget_1.2.3_"+plat+".zip", string(registrytest.ProviderZip("widget", "1.2.3", plat)))
+		name, zip := "terraform-provider-widget_1.2.3_"+plat+".zip", registrytest.ProviderZip("widget", "1.2.3", plat)
+		writeFile(t, filepath.Join(w.dir, "dist"), name, string(zip))
+		fmt.Fprintf(&sums, "%x  %s\n", sha256.Sum256(zip), name)
 	}
+	writeFile(t, filepath.Join(w.dir, "dist"), "terraform-provider-widget_1.2.3_SHA256SUMS", sums.String())
 	writeFile(t, filepath.Join(w.dir, "infra"), "main.tf", "module \"vpc\" {\n  source  = \"terraform-aws-modules/vpc/aws\"\n  version = \"~> 5.0\"\n}\n")
 
 	w.env = []string{
