@@ -44,3 +44,63 @@ func HashWorkers(r backends.Reader) int {
 	}
 	return DefaultJobs()
 }
+
+// Ordered calls work(i) for every i in [0, n) on at most workers
+// goroutines, and done(i, result) on the calling goroutine in order of i,
+// each as soon as its result and those before it are in. At most window
+// results are made ahead of the one done waits for, so a run over many
+// providers holds a few of their results at a time, not all of them. Once
+// done returns an error it is not called again, but the work started goes
+// on to the end, as Parallel's would (what it warns of is the place's).
+// Work not yet started when ctx is cancelled is not started. Ordered
+// returns done's first error, else ctx's, once every call has returned.
+func Ordered[T any](ctx context.Context, workers, window, n int, work func(i int) T, done func(i int, r T) error) error {
+	workers = max(1, min(workers, n))
+	results := make([]chan T, n)
+	for i := range results {
+		results[i] = make(chan T, 1)
+	}
+	// A slot is taken, in order of i, before work(i) is handed out, and
+	// given back once done has had its result: taken in any other order,
+	// the window could fill with later results while the one done waits
+	// for waits for a slot.
+	slots := make(chan struct{}, max(min(window, n), workers))
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range n {
+			select {
+			case slots <- struct{}{}:
+				next <- i
+				continue
+			case <-ctx.Done():
+			}
+			for _, r := range results[i:] {
+				close(r) // never made
+			}
+			return
+		}
+	}()
+	for range workers {
+		go func() {
+			for i := range next {
+				results[i] <- work(i)
+			}
+		}()
+	}
+	var first error
+	for i := range n {
+		r, ok := <-results[i]
+		if !ok {
+			break
+		}
+		if first == nil {
+			first = done(i, r)
+		}
+		<-slots
+	}
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}

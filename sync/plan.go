@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -139,45 +140,76 @@ type PlanOptions struct {
 // plan's providers together (backends.ProviderChecker) fails it with a
 // usage error.
 func MakePlan(ctx context.Context, src, dst backends.Reader, sel Selection, opts PlanOptions) (*Plan, error) {
-	plan := &Plan{Src: src, Dst: dst}
-	providers, err := sel.ProvidersIn(ctx, src)
-	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", src, err)
-	}
-	// Providers are planned concurrently (their listings are independent:
-	// directory scans on every core, or requests in flight), and reported
-	// in order.
-	parts := make([]providerPlan, len(providers))
-	Parallel(ctx, planWorkers(src, dst), len(providers), func(i int) {
-		parts[i] = planProvider(ctx, src, dst, sel, providers[i], opts)
+	var parts []*Plan
+	n := 0
+	err := planParts(ctx, src, dst, sel, opts, math.MaxInt, func(part *Plan) error {
+		parts = append(parts, part)
+		n += len(part.Items)
+		return nil
 	})
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	selected := map[backends.Provider]bool{}
-	n := 0
-	for i, pp := range parts {
-		if pp.err != nil {
-			return nil, pp.err
-		}
-		selected[providers[i]] = pp.selected
-		n += len(pp.items)
-	}
-	plan.Items = make([]Item, 0, n)
-	for i := range parts {
-		plan.Items = append(plan.Items, parts[i].items...)
-		parts[i].items = nil // each provider's part is garbage once copied
-		if len(parts[i].carry) > 0 {
-			plan.backfill = append(plan.backfill, providerCarry{providers[i], parts[i].carry})
-		}
-	}
-	if err := sel.checkSelected(ctx, src, providers, selected); err != nil {
-		return nil, fmt.Errorf("source %s: %w", src, err)
-	}
-	if err := backends.CheckProviders(dst, plan.Providers()); err != nil {
-		return nil, err // it names the place
+	plan := &Plan{Src: src, Dst: dst, Items: make([]Item, 0, n)}
+	for _, part := range parts {
+		plan.Items = append(plan.Items, part.Items...)
+		part.Items = nil // each provider's part is garbage once copied
+		plan.backfill = append(plan.backfill, part.backfill...)
 	}
 	return plan, nil
+}
+
+// PlanEach plans as MakePlan does, but hands fn the plan one provider at a
+// time, in order, as soon as each is planned, and keeps none of it: a sync
+// of 100,000 archives holds a few providers' parts at once rather than the
+// whole plan. What MakePlan checks of the whole (the selection matched
+// something, dst can hold the providers together) is checked after the
+// last part. An error of planning or of fn ends it, and is returned.
+func PlanEach(ctx context.Context, src, dst backends.Reader, sel Selection, opts PlanOptions, fn func(*Plan) error) error {
+	// Two parts a worker: one being planned, one waiting its turn.
+	return planParts(ctx, src, dst, sel, opts, 2*planWorkers(src, dst), fn)
+}
+
+// planParts plans each selected provider of src, window at most ahead of
+// the one fn is given, and then checks the whole.
+func planParts(ctx context.Context, src, dst backends.Reader, sel Selection, opts PlanOptions, window int, fn func(*Plan) error) error {
+	providers, err := sel.ProvidersIn(ctx, src)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", src, err)
+	}
+	// Providers are planned concurrently (their listings are independent:
+	// directory scans on every core, or requests in flight), and handed
+	// on in order.
+	selected := make(map[backends.Provider]bool, len(providers))
+	var held []backends.Provider // with packages dst would hold
+	err = Ordered(ctx, planWorkers(src, dst), window, len(providers), func(i int) providerPlan {
+		return planProvider(ctx, src, dst, sel, providers[i], opts)
+	}, func(i int, pp providerPlan) error {
+		if pp.err != nil {
+			return pp.err
+		}
+		p := providers[i]
+		selected[p] = pp.selected
+		part := &Plan{Src: src, Dst: dst, Items: pp.items}
+		if len(pp.carry) > 0 {
+			part.backfill = []providerCarry{{p, pp.carry}}
+		}
+		if len(part.Providers()) > 0 {
+			held = append(held, p)
+		}
+		return fn(part)
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	if err := sel.checkSelected(ctx, src, providers, selected); err != nil {
+		return fmt.Errorf("source %s: %w", src, err)
+	}
+	backends.SortProviders(held)
+	return backends.CheckProviders(dst, held) // it names the place
 }
 
 // planWorkers is how many providers to plan at once: one per core where

@@ -328,12 +328,10 @@ func AuthenticateTransfers(ctx context.Context, tasks []Task, pol *trust.Policy)
 
 // writeBackfill writes what the plans' backfill found into dst; a write
 // that fails is reported as the index documents' failures are.
-func writeBackfill(ctx context.Context, dst backends.Writer, plans []*Plan, show func(Event)) {
-	for _, p := range plans {
-		for _, b := range p.backfill {
-			if err := writeProvenance(ctx, dst, b.provider, b.versions); err != nil {
-				show(IndexWritten{Dst: dst.String(), Provider: b.provider, Err: err})
-			}
+func writeBackfill(ctx context.Context, dst backends.Writer, backfill []providerCarry, show func(Event)) {
+	for _, b := range backfill {
+		if err := writeProvenance(ctx, dst, b.provider, b.versions); err != nil {
+			show(IndexWritten{Dst: dst.String(), Provider: b.provider, Err: err})
 		}
 	}
 }

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -74,48 +75,103 @@ func (s Summary) OK() bool { return s.Problems() == 0 && !s.Interrupted }
 // before its index flush) are flushed here. Sync closes eng: one run per
 // engine.
 func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sink Sink, plans ...*Plan) Summary {
-	start := time.Now()
-	sum := Summary{Dst: dst.String()}
-	var specs []Task
-	present := 0
+	r := NewRun(dst, force, sink)
 	for _, p := range plans {
-		present += p.Count(StatusPresent)
+		r.Add(p)
 	}
-	sum.Held = make([]backends.Package, 0, present)
-	for _, p := range plans {
-		srcName, dstName := p.Src.String(), dst.String()
-		if sum.Src == "" {
-			sum.Src = srcName
+	return r.Finish(ctx, eng)
+}
+
+// Run is one sync into a destination, fed whole plans (Sync) or a plan
+// provider by provider as it is made (PlanEach), which a sync of 100,000
+// archives that are all present then never holds whole. Either way the
+// events and the summary are the same.
+type Run struct {
+	dst     backends.Writer
+	dstName string
+	force   bool
+	sink    Sink
+	sum     Summary
+	tasks   []Task
+	// stale are the providers whose index documents are to be flushed
+	// (Plan.StaleIndexes), once each; backfill is the plans'.
+	stale    []backends.Provider
+	seen     map[backends.Provider]bool
+	backfill []providerCarry
+	// waiting are the events Add holds back for Finish.
+	waiting []Event
+	start   time.Time
+}
+
+// NewRun starts a sync into dst whose events go to sink; with force,
+// conflicting packages are replaced.
+func NewRun(dst backends.Writer, force bool, sink Sink) *Run {
+	return &Run{dst: dst, dstName: dst.String(), force: force, sink: sink, sum: Summary{Dst: dst.String()}, seen: map[backends.Provider]bool{}, start: time.Now()}
+}
+
+// Add takes a plan, or one provider's part of one, into the run: its
+// missing packages (and with force its conflicting ones) become jobs, the
+// rest are reported as PlanItemLeft. Those of packages present in dst are
+// reported at once, while every package left so far is present, so a plan
+// streamed through Add is not kept; from the first left for another reason
+// (a conflict, a package the source cannot supply: what a person reads)
+// on, they wait for Finish, which the caller calls after showing what
+// planning warned of, as when the whole plan was made first.
+func (r *Run) Add(p *Plan) {
+	srcName := p.Src.String()
+	if r.sum.Src == "" {
+		r.sum.Src = srcName
+	}
+	r.sum.Held = slices.Grow(r.sum.Held, p.Count(StatusPresent))
+	// The items are read in place (Jobs would copy those left).
+	for i := range p.Items {
+		it := &p.Items[i]
+		if it.job(r.force) {
+			r.tasks = append(r.tasks, p.transfer(r.dst, it, r.force))
+			continue
 		}
-		// The items are read in place (Jobs would copy those left): a plan
-		// of 100,000 present archives is the run's largest memory.
-		for i := range p.Items {
-			it := &p.Items[i]
-			if it.job(force) {
-				specs = append(specs, p.transfer(dst, it, force))
-				continue
-			}
-			if it.Status == StatusPresent {
-				sum.Present++
-				sum.Held = append(sum.Held, it.Archive.Package)
-			} else {
-				sum.Skipped = append(sum.Skipped, *it)
-			}
-			sink.Show(PlanItemLeft{Item: *it, Src: srcName, Dst: dstName})
+		if it.Status == StatusPresent {
+			r.sum.Present++
+			r.sum.Held = append(r.sum.Held, it.Archive.Package)
+		} else {
+			r.sum.Skipped = append(r.sum.Skipped, *it)
+		}
+		ev := PlanItemLeft{Item: *it, Src: srcName, Dst: r.dstName}
+		if r.waiting == nil && it.Status == StatusPresent {
+			r.sink.Show(ev)
+		} else {
+			r.waiting = append(r.waiting, ev)
 		}
 	}
+	for _, prov := range p.StaleIndexes() {
+		if !r.seen[prov] {
+			r.seen[prov] = true
+			r.stale = append(r.stale, prov)
+		}
+	}
+	r.backfill = append(r.backfill, p.backfill...)
+}
+
+// Finish shows the events Add held back, runs the jobs on eng (closing
+// it), writes what the plans leave to write, and returns the summary; its
+// Duration counts from NewRun (planning streamed into the run included).
+func (r *Run) Finish(ctx context.Context, eng *Engine) Summary {
+	for _, ev := range r.waiting {
+		r.sink.Show(ev)
+	}
+	r.waiting = nil
 	t := NewTracker()
 	show := func(ev Event) {
 		t.Apply(ev)
-		sink.Show(ev)
+		r.sink.Show(ev)
 	}
-	drain(eng, specs, show)
+	drain(eng, r.tasks, show)
 	if ctx.Err() == nil {
-		flushStale(ctx, dst, plans, show)
-		writeBackfill(ctx, dst, plans, show)
+		flushStale(ctx, r.dst, r.stale, show)
+		writeBackfill(ctx, r.dst, r.backfill, show)
 	}
-	sum.tally(ctx, t, start)
-	return sum
+	r.sum.tally(ctx, t, r.start)
+	return r.sum
 }
 
 // RunTasks runs tasks that no plan made (module packages) on eng, reports
@@ -162,17 +218,10 @@ func (sum *Summary) tally(ctx context.Context, t *Tracker, start time.Time) {
 
 // flushStale writes the index documents of providers whose archives dst
 // holds without listing them, that no job of the run has flushed.
-func flushStale(ctx context.Context, dst backends.Writer, plans []*Plan, show func(Event)) {
-	seen := map[backends.Provider]bool{}
-	for _, p := range plans {
-		for _, prov := range p.StaleIndexes() {
-			if seen[prov] {
-				continue
-			}
-			seen[prov] = true
-			if err := dst.Flush(ctx, prov); err != nil {
-				show(IndexWritten{Dst: dst.String(), Provider: prov, Err: &backends.OpError{Op: "write index", Place: dst.String(), Side: "destination", Err: err}})
-			}
+func flushStale(ctx context.Context, dst backends.Writer, stale []backends.Provider, show func(Event)) {
+	for _, prov := range stale {
+		if err := dst.Flush(ctx, prov); err != nil {
+			show(IndexWritten{Dst: dst.String(), Provider: prov, Err: &backends.OpError{Op: "write index", Place: dst.String(), Side: "destination", Err: err}})
 		}
 	}
 }

@@ -114,21 +114,32 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	if err != nil {
 		return err
 	}
-	plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing(), Trust: pol})
-	printWarnings(cmd, src)
-	if err != nil {
-		return err
-	}
+	opts := sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing(), Trust: pol}
 	if f.dryRun {
+		plan, err := sync.MakePlan(ctx, src, dst, s, opts)
+		printWarnings(cmd, src)
+		if err != nil {
+			return err
+		}
 		return report.Findings(cmd.OutOrStdout(), plan.Findings(), f.asJSON)
 	}
 	aud, err := f.trust.openAudit("sync")
 	if err != nil {
 		return err
 	}
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
+	// The plan goes into the run provider by provider as it is made: a
+	// re-sync of 100,000 present archives never holds it whole.
 	rep := reporter(cmd, f.asJSON, false)
-	sum := sync.Sync(ctx, eng, dst, f.force, withAudit(rep, aud), plan)
+	run := sync.NewRun(dst, f.force, withAudit(rep, aud))
+	err = sync.PlanEach(ctx, src, dst, s, opts, func(part *sync.Plan) error {
+		run.Add(part)
+		return nil
+	})
+	printWarnings(cmd, src)
+	if err != nil {
+		return closeAudit(cmd, aud, err)
+	}
+	sum := run.Finish(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}))
 	rep.Finish(sum)
 	return closeAudit(cmd, aud, summaryErr(ctx, sum))
 }
