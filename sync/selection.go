@@ -272,11 +272,44 @@ func (s Selection) LockEvidence(pkg backends.Package) []hashing.Evidence {
 // newest version first. When a provider the selection names has none, or
 // nothing is selected at all, it returns them with a NoMatchError.
 func (s Selection) Resolve(ctx context.Context, r backends.Reader) ([]backends.Archive, error) {
+	var out []backends.Archive
+	unselected, err := s.resolveEach(ctx, r, func(_ backends.Provider, as []backends.Archive) error {
+		out = append(out, as...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, unselected
+}
+
+// ResolveEach is Resolve handing fn each provider's archives, in order, as
+// they are listed, and keeping none: ls of 100,000 archives holds one
+// provider's at a time. It returns Resolve's error after the last call;
+// where the selection names providers (Names), that can be a NoMatchError
+// after some calls have been made, and a place failing to list a provider
+// ends it after the calls for those before.
+func (s Selection) ResolveEach(ctx context.Context, r backends.Reader, fn func(p backends.Provider, as []backends.Archive) error) error {
+	unselected, err := s.resolveEach(ctx, r, fn)
+	if err != nil {
+		return err
+	}
+	return unselected
+}
+
+// Names reports whether the selection names providers, each of which must
+// match something in a place.
+func (s Selection) Names() bool {
+	return s.Pinned != nil || s.Locked != nil || len(s.Providers) > 0
+}
+
+// resolveEach lists the selected archives of each provider into fn; err is
+// a listing's or fn's, unselected what checkSelected says of the whole.
+func (s Selection) resolveEach(ctx context.Context, r backends.Reader, fn func(p backends.Provider, as []backends.Archive) error) (unselected, err error) {
 	ps, err := s.ProvidersIn(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	var out []backends.Archive
 	selected := map[backends.Provider]bool{}
 	for _, p := range ps {
 		as, err := s.ArchivesOf(ctx, r, p)
@@ -284,9 +317,11 @@ func (s Selection) Resolve(ctx context.Context, r backends.Reader) ([]backends.A
 			return nil, err
 		}
 		selected[p] = len(as) > 0
-		out = append(out, as...)
+		if err := fn(p, as); err != nil {
+			return nil, err
+		}
 	}
-	return out, s.checkSelected(ctx, r, ps, selected)
+	return s.checkSelected(ctx, r, ps, selected), nil
 }
 
 // ArchivesOf lists the archives of p in r the selection wants.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/sync"
@@ -213,5 +214,40 @@ func TestPlanEachChecksTheWhole(t *testing.T) {
 	got := sync.PlanEach(ctx, w.src, w.dst, sel, sync.PlanOptions{}, func(*sync.Plan) error { return nil })
 	if want == nil || got == nil || got.Error() != want.Error() {
 		t.Errorf("PlanEach: %v; MakePlan: %v", got, want)
+	}
+}
+
+// ResolveEach hands on, provider by provider, what Resolve lists.
+func TestResolveEachIsResolve(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	sel := sync.Selection{Platforms: plats(t, "linux_amd64", "darwin_arm64")}
+	whole, err := sel.Resolve(ctx, w.src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	calls := 0
+	if err := sel.ResolveEach(ctx, w.src, func(p backends.Provider, as []backends.Archive) error {
+		calls++
+		for _, a := range as {
+			if a.Provider != p {
+				t.Errorf("%s handed on with %s", a.Package, p)
+			}
+			got = append(got, a.Package.String())
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, a := range whole {
+		want = append(want, a.Package.String())
+	}
+	if calls != 2 || !slices.Equal(got, want) {
+		t.Errorf("%d calls handed on %q, Resolve lists %q", calls, got, want)
+	}
+	if sel.Names() || !(sync.Selection{Providers: filters(t, "example.com/acme/alpha")}).Names() {
+		t.Error("Names: wrong")
 	}
 }

@@ -217,24 +217,39 @@ func VerifyPlace(ctx context.Context, r backends.Reader, sel Selection, opts has
 // the signed line. A version whose provenance does not check has every
 // archive reported as a mismatch that says why.
 func VerifyPlaceWith(ctx context.Context, r backends.Reader, sel Selection, vo VerifyOptions) ([]Finding, error) {
-	opts := vo.Hashing
-	ps, err := sel.ProvidersIn(ctx, r)
+	var out []Finding
+	err := VerifyEach(ctx, r, sel, vo, func(fs []Finding) error {
+		out = append(out, fs...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// VerifyEach is VerifyPlaceWith handing fn the findings a batch of
+// providers at a time, in order, and keeping none: verify of 100,000
+// archives holds one batch's listings and findings. A listing that fails,
+// or a cancelled ctx, ends it with the error after the calls for the
+// batches before; so does fn's error.
+func VerifyEach(ctx context.Context, r backends.Reader, sel Selection, vo VerifyOptions, fn func([]Finding) error) error {
+	ps, err := sel.ProvidersIn(ctx, r)
+	if err != nil {
+		return err
+	}
 	// Providers are listed and verified in batches of at least
 	// verifyBatch archives, one archive per core (HashWorkers), and
-	// reported in order: verify of 100,000 archives holds the findings,
-	// not every listing beside them. The findings' details, the same for a
-	// version's archives, are kept once each.
-	var out []Finding
+	// reported in order. The findings' details, the same for a version's
+	// archives, are kept once each.
 	var b verifyBatch
 	var details interner
+	found := 0
 	selected := map[backends.Provider]bool{}
 	for i, p := range ps {
 		as, err := sel.ArchivesOf(ctx, r, p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		selected[p] = len(as) > 0
 		b.archives = append(b.archives, as...)
@@ -244,25 +259,44 @@ func VerifyPlaceWith(ctx context.Context, r backends.Reader, sel Selection, vo V
 		if len(b.archives) < verifyBatchSize && i < len(ps)-1 {
 			continue
 		}
-		found := make([]Finding, len(b.archives))
-		Parallel(ctx, HashWorkers(r), len(b.archives), func(j int) {
-			found[j] = verifySigned(ctx, r, b.archives[j], b.sigs[j], opts)
-			found[j].Detail = details.intern(found[j].Detail)
-		})
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		fs, err := b.verify(ctx, r, vo.Hashing, &details)
+		if err != nil {
+			return err
 		}
-		start := 0
-		for k, end := range b.ends {
-			out = append(out, found[start:end]...)
-			out = append(out, b.audits[k]...)
-			start = end
+		found += len(fs)
+		if err := fn(fs); err != nil {
+			return err
 		}
 		b = verifyBatch{}
 	}
-	if len(out) == 0 {
+	if found == 0 {
 		// Nothing to verify is not "all is well": say what the place holds.
-		return nil, sel.checkSelected(ctx, r, ps, selected)
+		return sel.checkSelected(ctx, r, ps, selected)
+	}
+	return nil
+}
+
+// verify verifies the batch's archives, one per core, and returns their
+// findings and the audits' in order.
+func (b *verifyBatch) verify(ctx context.Context, r backends.Reader, opts hashing.Options, details *interner) ([]Finding, error) {
+	found := make([]Finding, len(b.archives))
+	Parallel(ctx, HashWorkers(r), len(b.archives), func(j int) {
+		found[j] = verifySigned(ctx, r, b.archives[j], b.sigs[j], opts)
+		found[j].Detail = details.intern(found[j].Detail)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n := len(found)
+	for _, a := range b.audits {
+		n += len(a)
+	}
+	out := make([]Finding, 0, n)
+	start := 0
+	for k, end := range b.ends {
+		out = append(out, found[start:end]...)
+		out = append(out, b.audits[k]...)
+		start = end
 	}
 	return out, nil
 }

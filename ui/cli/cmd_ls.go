@@ -88,6 +88,9 @@ func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJ
 	if len(args) == 1 && versionsOnly(args[0], s) {
 		return lsVersions(cmd, env, args[0], s, asJSON)
 	}
+	if asJSON && !s.Names() {
+		return lsJSON(cmd, env, args, s)
+	}
 	var all []backends.Archive
 	var sigs []sync.Signature
 	failed := 0
@@ -132,6 +135,55 @@ func lsPlace(cmd *cobra.Command, env *Env, arg string, s sync.Selection, signers
 	}
 	printWarnings(cmd, r)
 	return as, sigs, noCatalogue(err)
+}
+
+// lsJSON is ls --json of a selection that names no provider, written a
+// provider at a time as each is listed: ls of 100,000 archives holds none
+// of them whole. Such a selection fails only where it selects nothing at
+// all, before any row; a place that fails to list a provider after others
+// leaves their rows, and the array is closed.
+func lsJSON(cmd *cobra.Command, env *Env, args []string, s sync.Selection) error {
+	rows := report.NewPackageRows(cmd.OutOrStdout())
+	failed := 0
+	for _, arg := range args {
+		err := lsPlaceEach(cmd, env, arg, s, rows)
+		if err != nil && len(args) == 1 {
+			if rows.Len() > 0 {
+				rows.Close()
+			}
+			return err
+		}
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", err)
+			failed++
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %d of %d places could not be listed (see above)\n", failed, len(args))
+		return errProblem
+	}
+	return nil
+}
+
+// lsPlaceEach writes one place's selected archives to rows, with who
+// signed each, a provider at a time.
+func lsPlaceEach(cmd *cobra.Command, env *Env, arg string, s sync.Selection, rows *report.PackageRows) error {
+	if err := needsVersion(arg, s); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	r, err := openPlace(ctx, arg, env.placeOptions())
+	if err != nil {
+		return err
+	}
+	err = s.ResolveEach(ctx, r, func(_ backends.Provider, as []backends.Archive) error {
+		return rows.Add(as, sync.Signatures(ctx, r, as, signatures()))
+	})
+	printWarnings(cmd, r)
+	return noCatalogue(err)
 }
 
 // versionsOnly: ls of an origin registry with providers named but no

@@ -35,21 +35,25 @@ lists them). Exits 1 when anything is wrong.`,
 			if err != nil {
 				return err
 			}
-			findings, err := sync.VerifyPlaceWith(cmd.Context(), r, s, sync.VerifyOptions{Hashing: env.hashing(), Signatures: signatures()})
+			// Findings are written as verified, a batch at a time (the
+			// table's lines keep their cells until the last).
+			fw := report.NewFindingWriter(cmd.OutOrStdout(), asJSON)
+			err = sync.VerifyEach(cmd.Context(), r, s, sync.VerifyOptions{Hashing: env.hashing(), Signatures: signatures()}, fw.Add)
 			printWarnings(cmd, r)
 			if err != nil {
+				if asJSON && fw.Len() > 0 {
+					fw.Close() // the rows of the batches before, a whole array
+				}
 				return noCatalogue(err)
 			}
-			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
+			if err := fw.Close(); err != nil {
 				return err
 			}
 			if !asJSON {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", r, report.Summary(findings))
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", r, fw.Summary())
 			}
-			for _, f := range findings {
-				if f.Status != sync.StatusOK {
-					return errProblem
-				}
+			if fw.Count(sync.StatusOK) != fw.Len() {
+				return errProblem
 			}
 			return nil
 		},

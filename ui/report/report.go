@@ -41,38 +41,11 @@ func Packages(w io.Writer, as []backends.Archive, asJSON bool) error {
 // (sigs, in the order of as, or nil) in the JSON form.
 func SignedPackages(w io.Writer, as []backends.Archive, sigs []sync.Signature, asJSON bool) error {
 	if asJSON {
-		rows := newJSONArray(w)
-		var lastProvider backends.Provider
-		var provider string
-		var version backends.VersionKey
-		for i, a := range as {
-			if provider == "" || a.Provider != lastProvider {
-				lastProvider, provider = a.Provider, a.Provider.String()
-			}
-			row := PackageJSON{Provider: provider, Version: version.Of(a.Version), Platform: a.Platform.String(), Hashes: a.Hashes()}
-			if i < len(sigs) {
-				if sigs[i].Signed != nil {
-					row.Signer = &sigs[i].Signed.Signer
-				}
-				if sigs[i].Err != nil {
-					row.SignerError = sigs[i].Err.Error()
-				}
-			}
-			if row.Hashes == nil {
-				row.Hashes = []hashing.Hash{}
-			}
-			if a.Size >= 0 {
-				size := a.Size
-				row.Size = &size
-			}
-			if a.Layout == backends.Unpacked {
-				row.Layout = a.Layout.String()
-			}
-			if err := rows.add(row); err != nil {
-				return err
-			}
+		rows := NewPackageRows(w)
+		if err := rows.Add(as, sigs); err != nil {
+			return err
 		}
-		return rows.close()
+		return rows.Close()
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tVERSION\tPLATFORM\tSIZE\tHASHES")
@@ -91,6 +64,59 @@ func SignedPackages(w io.Writer, as []backends.Archive, sigs []sync.Signature, a
 	}
 	return tw.Flush()
 }
+
+// PackageRows writes the JSON array of `ls --json` as packages are listed,
+// a provider's at a time: listing 100,000 archives then holds none of them
+// whole.
+type PackageRows struct {
+	rows         *jsonArray
+	lastProvider backends.Provider
+	provider     string
+	version      backends.VersionKey
+}
+
+// NewPackageRows starts the array on w; it writes nothing before the first
+// package but "[]" on Close when there is none.
+func NewPackageRows(w io.Writer) *PackageRows { return &PackageRows{rows: newJSONArray(w)} }
+
+// Add writes the rows of as, with who signed each (sigs, in the order of
+// as, or nil).
+func (r *PackageRows) Add(as []backends.Archive, sigs []sync.Signature) error {
+	for i, a := range as {
+		if r.provider == "" || a.Provider != r.lastProvider {
+			r.lastProvider, r.provider = a.Provider, a.Provider.String()
+		}
+		row := PackageJSON{Provider: r.provider, Version: r.version.Of(a.Version), Platform: a.Platform.String(), Hashes: a.Hashes()}
+		if i < len(sigs) {
+			if sigs[i].Signed != nil {
+				row.Signer = &sigs[i].Signed.Signer
+			}
+			if sigs[i].Err != nil {
+				row.SignerError = sigs[i].Err.Error()
+			}
+		}
+		if row.Hashes == nil {
+			row.Hashes = []hashing.Hash{}
+		}
+		if a.Size >= 0 {
+			size := a.Size
+			row.Size = &size
+		}
+		if a.Layout == backends.Unpacked {
+			row.Layout = a.Layout.String()
+		}
+		if err := r.rows.add(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Len is how many rows have been written.
+func (r *PackageRows) Len() int { return r.rows.n }
+
+// Close ends the array.
+func (r *PackageRows) Close() error { return r.rows.close() }
 
 // HashRow is one row of `hash`.
 type HashRow struct {
@@ -133,50 +159,115 @@ type FindingJSON struct {
 
 // Findings writes per-package findings as a table or JSON.
 func Findings(w io.Writer, fs []sync.Finding, asJSON bool) error {
+	fw := NewFindingWriter(w, asJSON)
+	if err := fw.Add(fs); err != nil {
+		return err
+	}
+	return fw.Close()
+}
+
+// FindingWriter writes findings as Findings does, as they come (verify of
+// 100,000 archives, a batch at a time): the JSON array a row at a time;
+// the table, whose columns line up across all its lines, once closed,
+// keeping until then each line's cells (strings shared between lines)
+// rather than the findings. It counts them by status.
+type FindingWriter struct {
+	w      io.Writer
+	json   *jsonArray
+	rows   [][5]string
+	tabs   bool // a cell holds what tabwriter reads: tabulated
+	widths [4]int
+	cells  map[string]string // one copy of each cell's text
+	counts map[sync.Status]int
+}
+
+var findingHead = [5]string{"STATUS", "PROVIDER", "VERSION", "PLATFORM", "DETAIL"}
+
+// NewFindingWriter writes findings to w, as JSON or a table.
+func NewFindingWriter(w io.Writer, asJSON bool) *FindingWriter {
+	fw := &FindingWriter{w: w, counts: map[sync.Status]int{}}
 	if asJSON {
-		rows := newJSONArray(w)
-		for _, f := range fs {
-			if err := rows.add(findingJSON(f)); err != nil {
+		fw.json = newJSONArray(w)
+	} else {
+		fw.cells = map[string]string{}
+		fw.widths = widest([4]int{}, findingHead)
+	}
+	return fw
+}
+
+// Add writes, or keeps for the table, findings.
+func (fw *FindingWriter) Add(fs []sync.Finding) error {
+	for _, f := range fs {
+		fw.counts[f.Status]++
+		if fw.json != nil {
+			if err := fw.json.add(findingJSON(f)); err != nil {
 				return err
 			}
+			continue
 		}
-		return rows.close()
+		c := fw.rowCells(f)
+		fw.tabs = fw.tabs || strings.ContainsAny(c[0]+c[1]+c[2]+c[3]+c[4], "\t\n\v\f\xff")
+		fw.widths = widest(fw.widths, c)
+		fw.rows = append(fw.rows, c)
 	}
-	// The columns' widths first, then each line written as a tabwriter
-	// aligns it (a test holds the two to the same bytes): tabwriter would
-	// hold every cell of 100,000 findings until the last.
-	head := [5]string{"STATUS", "PROVIDER", "VERSION", "PLATFORM", "DETAIL"}
-	cells := func(f sync.Finding) [5]string {
-		prov, ver, plat := "-", "-", "-"
-		if f.Package.Version != nil {
-			prov, ver, plat = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
+	return nil
+}
+
+// rowCells is a finding's line in the table, its cells shared with other
+// lines where equal.
+func (fw *FindingWriter) rowCells(f sync.Finding) [5]string {
+	c := [5]string{string(f.Status), "-", "-", "-", advisedDetail(f)}
+	if f.Package.Version != nil {
+		c[1], c[2], c[3] = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
+	}
+	for i, s := range c {
+		if kept, ok := fw.cells[s]; ok {
+			c[i] = kept
+		} else {
+			fw.cells[s] = s
 		}
-		return [5]string{string(f.Status), prov, ver, plat, advisedDetail(f)}
 	}
-	widths := widest([4]int{}, head)
-	for _, f := range fs {
-		c := cells(f)
-		if strings.ContainsAny(c[0]+c[1]+c[2]+c[3]+c[4], "\t\n\v\f\xff") {
-			return tabulated(w, head, fs, cells) // cells tabwriter reads otherwise
-		}
-		widths = widest(widths, c)
+	return c
+}
+
+// Count is how many findings of status s were added.
+func (fw *FindingWriter) Count(s sync.Status) int { return fw.counts[s] }
+
+// Len is how many findings were added.
+func (fw *FindingWriter) Len() int {
+	n := 0
+	for _, c := range fw.counts {
+		n += c
 	}
-	bw := bufio.NewWriter(w)
-	writeRow(bw, widths, head)
-	for _, f := range fs {
-		writeRow(bw, widths, cells(f))
+	return n
+}
+
+// Summary counts the findings added by status, as Summary does.
+func (fw *FindingWriter) Summary() string { return summaryOf(fw.counts) }
+
+// Close ends the JSON array, or writes the table: the columns' widths
+// first, then each line as a tabwriter aligns it (a test holds the two to
+// the same bytes); tabwriter itself would hold every cell of 100,000
+// findings too, and more.
+func (fw *FindingWriter) Close() error {
+	if fw.json != nil {
+		return fw.json.close()
+	}
+	if fw.tabs {
+		return tabulated(fw.w, append([][5]string{findingHead}, fw.rows...))
+	}
+	bw := bufio.NewWriter(fw.w)
+	writeRow(bw, fw.widths, findingHead)
+	for _, c := range fw.rows {
+		writeRow(bw, fw.widths, c)
 	}
 	return bw.Flush()
 }
 
-// tabulated writes the findings through a tabwriter.
-func tabulated(w io.Writer, head [5]string, fs []sync.Finding, cells func(sync.Finding) [5]string) error {
+// tabulated writes rows of cells through a tabwriter.
+func tabulated(w io.Writer, rows [][5]string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for i := -1; i < len(fs); i++ {
-		c := head
-		if i >= 0 {
-			c = cells(fs[i])
-		}
+	for _, c := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c[0], c[1], c[2], c[3], c[4])
 	}
 	return tw.Flush()
@@ -219,12 +310,16 @@ func findingJSON(f sync.Finding) FindingJSON {
 
 // Summary counts findings by status, e.g. "12 ok, 1 mismatch".
 func Summary(fs []sync.Finding) string {
-	order := []sync.Status{sync.StatusOK, sync.StatusPresent, sync.StatusMissing, sync.StatusConflict, sync.StatusMismatch, sync.StatusUnavailable,
-		sync.StatusNewer, sync.StatusRemove, sync.StatusKeep, sync.StatusRemoved, sync.StatusLeft, sync.StatusError}
 	counts := map[sync.Status]int{}
 	for _, f := range fs {
 		counts[f.Status]++
 	}
+	return summaryOf(counts)
+}
+
+func summaryOf(counts map[sync.Status]int) string {
+	order := []sync.Status{sync.StatusOK, sync.StatusPresent, sync.StatusMissing, sync.StatusConflict, sync.StatusMismatch, sync.StatusUnavailable,
+		sync.StatusNewer, sync.StatusRemove, sync.StatusKeep, sync.StatusRemoved, sync.StatusLeft, sync.StatusError}
 	var parts []string
 	for _, s := range order {
 		if counts[s] > 0 {

@@ -145,3 +145,87 @@ func TestLiveLineProgress(t *testing.T) {
 		t.Errorf("live line of a job being hashed:\n%s", out)
 	}
 }
+
+// ls --json written a provider at a time (PackageRows) is the array
+// SignedPackages writes of the whole listing, byte for byte.
+func TestPackageRowsStreamedIsWhole(t *testing.T) {
+	var as []backends.Archive
+	for _, name := range []string{"example.com/acme/alpha", "example.com/acme/beta"} {
+		p, _ := backends.ParseProvider(name)
+		for _, ver := range []string{"2.0.0", "1.0.0"} {
+			v, _ := backends.ParseVersion(ver)
+			for i, plat := range []string{"linux_amd64", "windows_arm64"} {
+				pl, _ := backends.ParsePlatform(plat)
+				a := backends.Archive{Package: backends.Package{Provider: p, Version: v, Platform: pl}, Size: int64(100 * i)}
+				a.Evidence = []hashing.Evidence{{Hashes: []hashing.Hash{hashing.Hash("zh:" + strings.Repeat(string(rune('a'+i)), 64))}}}
+				as = append(as, a)
+			}
+		}
+	}
+	var whole, streamed bytes.Buffer
+	if err := report.SignedPackages(&whole, as, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	rows := report.NewPackageRows(&streamed)
+	for _, part := range [][]backends.Archive{as[:4], nil, as[4:]} {
+		if err := rows.Add(part, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows.Len() != len(as) {
+		t.Errorf("Len = %d, want %d", rows.Len(), len(as))
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if whole.String() != streamed.String() {
+		t.Errorf("streamed:\n%s\nwhole:\n%s", streamed.String(), whole.String())
+	}
+	var parsed []report.PackageJSON
+	if err := json.Unmarshal(streamed.Bytes(), &parsed); err != nil || len(parsed) != len(as) {
+		t.Errorf("not an array of %d packages: %v", len(as), err)
+	}
+	var none bytes.Buffer
+	empty := report.NewPackageRows(&none)
+	if empty.Close(); none.String() != "[]\n" {
+		t.Errorf("no packages: %q, want []", none.String())
+	}
+}
+
+// verify's findings written a batch at a time (FindingWriter) are the
+// table and the array Findings writes of all of them, byte for byte, and
+// the counts Summary makes.
+func TestFindingWriterBatchesAreWhole(t *testing.T) {
+	p := pkg(t)
+	other := p
+	other.Platform, _ = backends.ParsePlatform("windows_arm64")
+	fs := []sync.Finding{
+		{Package: p, Status: sync.StatusOK, Detail: "zh ✓ mirror index"},
+		{Package: other, Status: sync.StatusMismatch, Detail: "zh: differs"},
+		{Status: sync.StatusError, Detail: "audit: a stray file"},
+		{Package: p, Status: sync.StatusOK, Detail: "a\ttab makes it tabulated"},
+	}
+	for _, asJSON := range []bool{false, true} {
+		for _, n := range []int{3, 4} { // without and with the tabbed cell
+			var whole, batched bytes.Buffer
+			if err := report.Findings(&whole, fs[:n], asJSON); err != nil {
+				t.Fatal(err)
+			}
+			fw := report.NewFindingWriter(&batched, asJSON)
+			for _, b := range [][]sync.Finding{fs[:1], nil, fs[1:n]} {
+				if err := fw.Add(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := fw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if whole.String() != batched.String() {
+				t.Errorf("json %v, %d findings: batched\n%s\nwhole\n%s", asJSON, n, batched.String(), whole.String())
+			}
+			if fw.Summary() != report.Summary(fs[:n]) || fw.Len() != n || fw.Count(sync.StatusOK) != n-2 {
+				t.Errorf("counts: %s (%d, %d ok), want %s", fw.Summary(), fw.Len(), fw.Count(sync.StatusOK), report.Summary(fs[:n]))
+			}
+		}
+	}
+}
