@@ -2,7 +2,6 @@ package sync
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -122,7 +121,6 @@ func (r *Run) Add(p *Plan) {
 	if r.sum.Src == "" {
 		r.sum.Src = srcName
 	}
-	r.sum.Held = slices.Grow(r.sum.Held, p.Count(StatusPresent))
 	// The items are read in place (Jobs would copy those left).
 	for i := range p.Items {
 		it := &p.Items[i]

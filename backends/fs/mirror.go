@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -142,7 +143,7 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 	if err != nil {
 		return nil, err
 	}
-	return m.archives(s, v.String()), nil
+	return m.appendArchives(nil, s, v.String()), nil
 }
 
 // AllArchives lists every package of p in one pass over its directories,
@@ -162,13 +163,14 @@ func (m *Mirror) AllArchives(ctx context.Context, p backends.Provider) ([]backen
 	backends.SortVersionsNewestFirst(vs)
 	out := make([]backends.Archive, 0, n)
 	for _, v := range vs {
-		out = append(out, m.archives(s, v.String())...)
+		out = m.appendArchives(out, s, v.String())
 	}
 	return out, nil
 }
 
-// archives lists the packages of the version whose canonical form is v.
-func (m *Mirror) archives(s *providerScan, v string) []backends.Archive {
+// appendArchives appends the packages of the version whose canonical form
+// is v to out.
+func (m *Mirror) appendArchives(out []backends.Archive, s *providerScan, v string) []backends.Archive {
 	plats := s.entries[v]
 	var docs []*versionDoc
 	for _, dir := range s.dirs {
@@ -187,7 +189,7 @@ func (m *Mirror) archives(s *providerScan, v string) []backends.Archive {
 		keys = append(keys, plat)
 	}
 	sort.Strings(keys)
-	out := make([]backends.Archive, 0, len(plats))
+	out = slices.Grow(out, len(plats))
 	// The version's archives share one array of evidence, each its own
 	// part of it (capped: an append copies).
 	evs := make([]hashing.Evidence, 0, len(plats)*len(docs))

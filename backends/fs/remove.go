@@ -117,7 +117,7 @@ func (m *Mirror) changed(s *providerScan, e *entry, a backends.Archive) string {
 		return fmt.Sprintf("%s changed since the plan was made (another writer replaced it); left", m.rel(e.path))
 	}
 	var now []backends.Archive
-	for _, x := range m.archives(s, a.Version.String()) {
+	for _, x := range m.appendArchives(nil, s, a.Version.String()) {
 		if x.Platform == a.Platform {
 			now = append(now, x)
 		}
