@@ -1,6 +1,9 @@
 package backends_test
 
 import (
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -262,5 +265,37 @@ func TestLatestN(t *testing.T) {
 	}
 	if nm.String() != "latest, >= 1.0, < 2.0" {
 		t.Errorf("NewestMatching String() = %q", nm.String())
+	}
+}
+
+// SortVersionsNewestFirst's order is CompareVersions', whatever the order
+// it starts from: prereleases, build metadata, parts left out.
+func TestSortVersionsIsCompareVersions(t *testing.T) {
+	var vs []backends.Version
+	for _, s := range []string{"1.0.0", "1.0", "1", "1.0.0+b2", "1.0.0+b1", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-alpha",
+		"1.0.0-rc.1+x", "0.0.1", "10.0.0", "2.0.0", "1.10.0", "1.9.9", "9223372036854775807.0.0", "0.0.0"} {
+		v, err := backends.ParseVersion(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		rng.Shuffle(len(vs), func(i, j int) { vs[i], vs[j] = vs[j], vs[i] })
+		want := slices.Clone(vs)
+		sort.SliceStable(want, func(i, j int) bool { return backends.CompareVersions(want[i], want[j]) > 0 })
+		got := slices.Clone(vs)
+		backends.SortVersionsNewestFirst(got)
+		original := func(vs []backends.Version) string { // "1" and "1.0.0" told apart
+			var s []string
+			for _, v := range vs {
+				s = append(s, v.Original())
+			}
+			return strings.Join(s, " ")
+		}
+		if original(got) != original(want) {
+			t.Fatalf("from %s:\nsorted %s\nwant   %s", original(vs), original(got), original(want))
+		}
 	}
 }

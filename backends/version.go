@@ -1,10 +1,10 @@
 package backends
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -78,13 +78,54 @@ func CompareVersions(a, b Version) int {
 	return strings.Compare(a.String(), b.String())
 }
 
-// SortVersionsNewestFirst sorts vs in place, newest first.
+// SortVersionsNewestFirst sorts vs in place, newest first, in the order
+// CompareVersions gives.
 func SortVersionsNewestFirst(vs []Version) {
-	newestFirst := func(a, b Version) int { return CompareVersions(b, a) }
-	if slices.IsSortedFunc(vs, newestFirst) {
+	// go-version's Compare renders both versions as text before anything
+	// else (two allocations a comparison: a provider of 1,000 versions
+	// cost 20,000 of them). Its order is by the numeric segments first,
+	// padded with zeros, and only between equal segments by prerelease and
+	// text: so each version's segments are taken once, and Compare is left
+	// what they do not decide.
+	type keyed struct {
+		v    Version
+		segs []int64
+	}
+	ks := make([]keyed, len(vs))
+	for i, v := range vs {
+		ks[i] = keyed{v, v.Segments64()}
+	}
+	newestFirst := func(a, b keyed) int {
+		if c := compareSegments(b.segs, a.segs); c != 0 {
+			return c
+		}
+		return CompareVersions(b.v, a.v)
+	}
+	if slices.IsSortedFunc(ks, newestFirst) {
 		return // a listing's order already, as often
 	}
-	sort.SliceStable(vs, func(i, j int) bool { return CompareVersions(vs[i], vs[j]) > 0 })
+	slices.SortStableFunc(ks, newestFirst)
+	for i := range ks {
+		vs[i] = ks[i].v
+	}
+}
+
+// compareSegments compares version segments as go-version does, the
+// shorter padded with zeros.
+func compareSegments(a, b []int64) int {
+	for i := range max(len(a), len(b)) {
+		var x, y int64
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if c := cmp.Compare(x, y); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // VersionConstraint selects versions: Terraform constraint syntax, or

@@ -272,14 +272,17 @@ func planProvider(ctx context.Context, src, dst backends.Reader, sel Selection, 
 	if err != nil && !errors.Is(err, backends.ErrNotFound) {
 		return providerPlan{err: fmt.Errorf("destination %s: %s: %w", dst, p, err)}
 	}
+	// A listing holds a version's archives together: each version is
+	// rendered as text once (VersionKey), not once per archive.
+	var key backends.VersionKey
 	inDst := make(map[backends.PackageKey]backends.Archive, len(dstArchives))
 	for _, a := range dstArchives {
-		inDst[a.Key()] = a
+		inDst[backends.PackageKey{Provider: a.Provider, Version: key.Of(a.Version), Platform: a.Platform}] = a
 	}
 	offered := map[string]map[backends.Platform]bool{}
 	pp.items = slices.Grow(pp.items, len(srcArchives))
 	for _, a := range srcArchives {
-		v := a.Version.String()
+		v := key.Of(a.Version)
 		if offered[v] == nil {
 			offered[v] = map[backends.Platform]bool{}
 		}
@@ -288,7 +291,8 @@ func planProvider(ctx context.Context, src, dst backends.Reader, sel Selection, 
 			continue
 		}
 		a.Evidence = append(a.Evidence, sel.LockEvidence(a.Package)...)
-		item, err := compare(ctx, src, a, inDst, dst, opts)
+		k := backends.PackageKey{Provider: a.Provider, Version: v, Platform: a.Platform}
+		item, err := compare(ctx, src, a, inDst[k], dst, opts)
 		if err != nil {
 			return providerPlan{err: err}
 		}
@@ -331,14 +335,15 @@ func (p *Plan) Providers() []backends.Provider {
 	return out
 }
 
-func compare(ctx context.Context, src backends.Reader, a backends.Archive, inDst map[backends.PackageKey]backends.Archive, dst backends.Reader, opts PlanOptions) (Item, error) {
+// compare compares a with d, what dst holds of its package (none when d's
+// Version is nil).
+func compare(ctx context.Context, src backends.Reader, a, d backends.Archive, dst backends.Reader, opts PlanOptions) (Item, error) {
 	item := Item{Archive: a}
 	if a.Layout == backends.Unpacked {
 		item.Status, item.Detail = StatusUnavailable, fmt.Sprintf("%s: %v", a.Package, backends.ErrUnpackedOnly)
 		return item, nil
 	}
-	d, ok := inDst[a.Key()]
-	if !ok {
+	if d.Version == nil {
 		item.Status, item.Detail = StatusMissing, "not in destination"
 		return item, nil
 	}

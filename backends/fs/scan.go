@@ -26,6 +26,28 @@ type providerScan struct {
 	// indexed holds, per directory, the versions its index.json lists.
 	indexed map[string]map[string]bool
 	buf     []byte // what reading its documents reuses
+	// A directory lists a version's files together: its text is made once
+	// (vkey), and each platform's once per scan (platKeys).
+	vkey     backends.VersionKey
+	platKeys map[backends.Platform]string
+}
+
+// add records e; a package present in both layouts is kept packed.
+func (s *providerScan) add(e *entry) {
+	v := s.vkey.Of(e.pkg.Version)
+	if s.entries[v] == nil {
+		s.entries[v] = map[string]*entry{}
+		s.versions[v] = e.pkg.Version
+	}
+	plat, ok := s.platKeys[e.pkg.Platform]
+	if !ok {
+		plat = e.pkg.Platform.String()
+		s.platKeys[e.pkg.Platform] = plat
+	}
+	if old := s.entries[v][plat]; old != nil && (old.layout == backends.Packed || e.layout == backends.Unpacked) {
+		return
+	}
+	s.entries[v][plat] = e
 }
 
 // providerDirs walks the first three levels of the mirror and returns the
@@ -107,19 +129,8 @@ func isHidden(name string) bool {
 // unpacked directories at depth 5. A package present in both layouts is
 // reported packed.
 func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan {
-	s := &providerScan{dirs: dirs, versions: map[string]backends.Version{}, entries: map[string]map[string]*entry{}, indexed: map[string]map[string]bool{}}
-	add := func(e *entry) {
-		v := e.pkg.Version.String()
-		if s.entries[v] == nil {
-			s.entries[v] = map[string]*entry{}
-			s.versions[v] = e.pkg.Version
-		}
-		plat := e.pkg.Platform.String()
-		if old := s.entries[v][plat]; old != nil && (old.layout == backends.Packed || e.layout == backends.Unpacked) {
-			return
-		}
-		s.entries[v][plat] = e
-	}
+	s := &providerScan{dirs: dirs, versions: map[string]backends.Version{}, entries: map[string]map[string]*entry{}, indexed: map[string]map[string]bool{}, platKeys: map[backends.Platform]string{}}
+	add := s.add
 	prefix := "terraform-provider-" + p.Type + "_"
 	parsed := newParsed()
 	for _, dir := range dirs {
