@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -48,9 +49,11 @@ type Summary struct {
 	Skipped    []Item         // conflicts without force, packages the source cannot supply
 	Unsupplied int            // versions a module registry could not supply (no plan item)
 	IndexFails []IndexWritten // index documents that could not be written
-	// Held are the packages of the plans dst holds after the run: present
-	// before it, or landed by it.
-	Held     []backends.Package
+	// Held are the providers of the plans some of whose packages dst holds
+	// after the run (present before it, or landed by it), sorted: one
+	// entry a provider, not a package (a re-sync of 100,000 archives held
+	// a list of them).
+	Held     []backends.Provider
 	Bytes    int64
 	Duration time.Duration
 	// Interrupted: the context ended before every job did.
@@ -130,7 +133,7 @@ func (r *Run) Add(p *Plan) {
 		}
 		if it.Status == StatusPresent {
 			r.sum.Present++
-			r.sum.Held = append(r.sum.Held, it.Archive.Package)
+			r.sum.hold(it.Archive.Provider)
 		} else {
 			r.sum.Skipped = append(r.sum.Skipped, *it)
 		}
@@ -195,6 +198,22 @@ func drain(eng *Engine, tasks []Task, show func(Event)) {
 	}
 }
 
+// hold adds p to Held, where it is not yet.
+func (sum *Summary) hold(p backends.Provider) {
+	i, found := slices.BinarySearchFunc(sum.Held, p, func(a, b backends.Provider) int {
+		switch {
+		case a.Less(b):
+			return -1
+		case b.Less(a):
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		sum.Held = slices.Insert(sum.Held, i, p)
+	}
+}
+
 // tally counts what the tracked jobs did.
 func (sum *Summary) tally(ctx context.Context, t *Tracker, start time.Time) {
 	for _, j := range t.Failures() {
@@ -206,7 +225,7 @@ func (sum *Summary) tally(ctx context.Context, t *Tracker, start time.Time) {
 	}
 	for _, id := range t.Order {
 		if j := t.Jobs[id]; j.State == Done && j.Info.Module == (modules.Module{}) {
-			sum.Held = append(sum.Held, j.Info.Package)
+			sum.hold(j.Info.Package.Provider)
 		}
 	}
 	sum.Done, sum.Bytes, sum.IndexFails = t.Counts()[Done], t.BytesMoved(), t.IndexFails

@@ -131,8 +131,8 @@ provider "example.com/acme/beta" {
 	}
 	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sinkFunc(func(sync.Event) {}), plans...)
 	var held []string
-	for _, pkg := range sum.Held {
-		held = append(held, pkg.Provider.Type+" "+pkg.Version.String()+" "+pkg.Platform.String())
+	for _, p := range sum.Held {
+		held = append(held, p.String())
 	}
 	// alpha 1.1.0 fails: the lock file's hash matches no archive.
 	if sum.Done != 4 || len(sum.Failed) != 1 || sum.Failed[0].Info.Package.Version.String() != "1.1.0" {

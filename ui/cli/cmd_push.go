@@ -140,20 +140,11 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 }
 
 // printMirrorConfig prints the provider_installation block that installs
-// the providers of held from the OCI mirror.
-func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, held []backends.Package, plainHTTP, asJSON bool) {
-	seen := map[backends.Provider]bool{}
-	var providers []backends.Provider
-	for _, p := range held {
-		if !seen[p.Provider] {
-			seen[p.Provider] = true
-			providers = append(providers, p.Provider)
-		}
-	}
+// providers (sorted) from the OCI mirror.
+func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, providers []backends.Provider, plainHTTP, asJSON bool) {
 	if len(providers) == 0 {
 		return
 	}
-	backends.SortProviders(providers)
 	block, notes := push.ConfigBlock(mirror.Template(), providers, plainHTTP)
 	if asJSON {
 		var include []string
