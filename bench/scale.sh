@@ -24,6 +24,21 @@ spread() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%.2f-%.2f", lo, hi}'
 rss() { # rss CMD...: peak resident KB of a command (its output discarded)
   /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1
 }
+# timed CMD...: runs CMD (output discarded); sets wall and cpu (user + system
+# seconds, which the load of a shared machine distorts less than wall time).
+timed() {
+  local t0 t1
+  t0=$(now)
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%U %S" -o "$OUT/.cpu" "$@" >/dev/null 2>&1
+    cpu=$(awk '{printf "%.2f", $1 + $2}' "$OUT/.cpu")
+  else
+    "$@" >/dev/null 2>&1
+    cpu="?"
+  fi
+  t1=$(now)
+  wall=$(secs "$t0" "$t1")
+}
 
 echo "== fs -> fs copy of 10,000 tiny archives (index documents stating h1: and zh:)"
 ratios=()
@@ -39,15 +54,16 @@ printf "  ratio tfmirror / cp -r: median %.2f (runs %s; target <= 2)\n" "$(print
 
 echo "== no-op re-sync of 100,000 archives"
 [ -d "$OUT/copy100k" ] || cp -r "$OUT/mirror100k" "$OUT/copy100k"
-ratios=()
+ratios=() cratios=()
 for _ in $(seq "$RUNS"); do
-  t0=$(now); find "$OUT/mirror100k" "$OUT/copy100k" -printf '%s\n' >/dev/null; t1=$(now)
-  "$BIN" sync "$OUT/mirror100k" "$OUT/copy100k" >/dev/null 2>&1; t2=$(now)
-  f=$(secs "$t0" "$t1") s=$(secs "$t1" "$t2")
-  printf "  find %6.2fs   tfmirror sync (no-op) %6.2fs   ratio %.2f\n" "$f" "$s" "$(echo "$s / $f" | bc -l)"
+  timed find "$OUT/mirror100k" "$OUT/copy100k" -printf '%s\n'; f=$wall fc=$cpu
+  timed "$BIN" sync "$OUT/mirror100k" "$OUT/copy100k"; s=$wall sc=$cpu
+  printf "  find %6.2fs (CPU %ss)   tfmirror sync (no-op) %6.2fs (CPU %ss)   ratio %.2f\n" "$f" "$fc" "$s" "$sc" "$(echo "$s / $f" | bc -l)"
   ratios+=("$(echo "$s / $f" | bc -l)")
+  [ "$cpu" = "?" ] || cratios+=("$(echo "$sc / $fc" | bc -l)")
 done
 printf "  ratio no-op sync / find: median %.2f (runs %s; target <= 3)\n" "$(printf '%s\n' "${ratios[@]}" | median)" "$(printf '%s\n' "${ratios[@]}" | spread)"
+[ ${#cratios[@]} -eq 0 ] || printf "  CPU ratio: median %.2f (runs %s)\n" "$(printf '%s\n' "${cratios[@]}" | median)" "$(printf '%s\n' "${cratios[@]}" | spread)"
 
 echo "== memory per archive: peak RSS growth from 10,000 to 100,000 archives (target < 1 KB)"
 if [ -x /usr/bin/time ]; then
