@@ -273,26 +273,37 @@ func planProvider(ctx context.Context, src, dst backends.Reader, sel Selection, 
 		return providerPlan{err: fmt.Errorf("destination %s: %s: %w", dst, p, err)}
 	}
 	// A listing holds a version's archives together: each version is
-	// rendered as text once (VersionKey), not once per archive.
+	// rendered as text once (VersionKey), not once per archive. The
+	// archives compared are all p's: they are found by version and
+	// platform.
 	var key backends.VersionKey
-	inDst := make(map[backends.PackageKey]backends.Archive, len(dstArchives))
-	for _, a := range dstArchives {
-		inDst[backends.PackageKey{Provider: a.Provider, Version: key.Of(a.Version), Platform: a.Platform}] = a
+	inDst := make(map[offer]int, len(dstArchives))
+	for i, a := range dstArchives {
+		if a.Provider == p {
+			inDst[offer{key.Of(a.Version), a.Platform}] = i
+		}
 	}
-	offered := map[string]map[backends.Platform]bool{}
+	// What the source offers matters where platforms are asked for by
+	// name (unoffered).
+	var offered map[offer]bool
+	if len(sel.Platforms) > 0 {
+		offered = map[offer]bool{}
+	}
 	pp.items = slices.Grow(pp.items, len(srcArchives))
 	for _, a := range srcArchives {
-		v := key.Of(a.Version)
-		if offered[v] == nil {
-			offered[v] = map[backends.Platform]bool{}
+		k := offer{key.Of(a.Version), a.Platform}
+		if offered != nil {
+			offered[k] = true
 		}
-		offered[v][a.Platform] = true
 		if !sel.WantsPlatform(a.Platform) {
 			continue
 		}
 		a.Evidence = append(a.Evidence, sel.LockEvidence(a.Package)...)
-		k := backends.PackageKey{Provider: a.Provider, Version: v, Platform: a.Platform}
-		item, err := compare(ctx, src, a, inDst[k], dst, opts)
+		var d backends.Archive
+		if i, ok := inDst[k]; ok && a.Provider == p {
+			d = dstArchives[i]
+		}
+		item, err := compare(ctx, src, a, d, dst, opts)
 		if err != nil {
 			return providerPlan{err: err}
 		}
@@ -304,13 +315,19 @@ func planProvider(ctx context.Context, src, dst backends.Reader, sel Selection, 
 	return pp
 }
 
+// offer is a package of one provider: its version's text and platform.
+type offer struct {
+	version  string
+	platform backends.Platform
+}
+
 // unoffered are the unavailable items of the platforms asked for by name
 // that the source does not offer at versions.
-func unoffered(src backends.Reader, p backends.Provider, versions []backends.Version, platforms []backends.Platform, offered map[string]map[backends.Platform]bool) []Item {
+func unoffered(src backends.Reader, p backends.Provider, versions []backends.Version, platforms []backends.Platform, offered map[offer]bool) []Item {
 	var out []Item
 	for _, v := range versions {
 		for _, plat := range platforms {
-			if !offered[v.String()][plat] {
+			if !offered[offer{v.String(), plat}] {
 				pkg := backends.Package{Provider: p, Version: v, Platform: plat}
 				out = append(out, Item{Archive: backends.Archive{Package: pkg, Size: -1}, Status: StatusUnavailable,
 					Detail: fmt.Sprintf("source %s does not offer %s", src, pkg)})

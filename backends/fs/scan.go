@@ -249,6 +249,19 @@ func ParsePackedName(p backends.Provider, filename string) (backends.Package, er
 type parsed struct {
 	versions  map[string]backends.Version
 	platforms map[string]backends.Platform
+	prefix    string // the file names' prefix, for typ
+	typ       string
+}
+
+// prefixOf returns the prefix of p's packed file names.
+func (s *parsed) prefixOf(p backends.Provider) string {
+	if s == nil {
+		return "terraform-provider-" + p.Type + "_"
+	}
+	if s.prefix == "" || s.typ != p.Type {
+		s.prefix, s.typ = "terraform-provider-"+p.Type+"_", p.Type
+	}
+	return s.prefix
 }
 
 func newParsed() *parsed {
@@ -259,7 +272,7 @@ func newParsed() *parsed {
 // nil.
 func parsePackedName(p backends.Provider, filename string, seen *parsed) (backends.Package, error) {
 	norm := strings.ToLower(filename)
-	prefix := "terraform-provider-" + p.Type + "_"
+	prefix := seen.prefixOf(p)
 	if !strings.HasPrefix(norm, prefix) {
 		return backends.Package{}, fmt.Errorf("file name lacks the prefix %q", prefix)
 	}
