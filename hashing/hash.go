@@ -73,6 +73,9 @@ func (e *MalformedError) Error() string {
 // hash without a scheme, or with other than printable ASCII, is refused.
 func StatedHash(s string) (Hash, error) {
 	h, err := ParseHash(s)
+	if err == nil {
+		return h, nil // without the error's target escaping: once a stated hash
+	}
 	var me *MalformedError
 	if errors.As(err, &me) {
 		return me.Hash, err
