@@ -3,6 +3,7 @@
 package fs
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -22,4 +23,33 @@ func listDir(dir string) (entries []os.DirEntry, size func(name string) (int64, 
 		return info.Size(), nil
 	}
 	return entries, size, func() {}, nil
+}
+
+// readFileInto reads the file at path into *buf, when buf is not nil,
+// growing it as needed: a scan reads thousands of small documents, none of
+// which its parse keeps. Without buf it is os.ReadFile.
+func readFileInto(path string, buf *[]byte) ([]byte, error) {
+	if buf == nil {
+		return os.ReadFile(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			*buf = b
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

@@ -35,3 +35,41 @@ func listDir(dir string) (entries []os.DirEntry, size func(name string) (int64, 
 	}
 	return entries, size, func() { f.Close() }, nil
 }
+
+// readFileInto reads the file at path into *buf, when buf is not nil,
+// growing it as needed: a scan reads thousands of small documents, none of
+// which its parse keeps. It reads through the system calls rather than an
+// os.File, which for each file tries to register it with the poller (an
+// epoll_ctl a regular file refuses) and sets a cleanup: os.Open and Close
+// were 13 % of the CPU of a no-op plan of 100,000 archives, the open
+// system call itself 6 %. Without buf it is os.ReadFile.
+func readFileInto(path string, buf *[]byte) ([]byte, error) {
+	if buf == nil {
+		return os.ReadFile(path)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			*buf = b
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+}

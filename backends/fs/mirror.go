@@ -235,35 +235,6 @@ type versionDoc struct {
 	path, rel string
 }
 
-// readFileInto reads the file at path into *buf, when buf is not nil,
-// growing it as needed: a scan reads thousands of small documents, none of
-// which its parse keeps. Without buf it is os.ReadFile.
-func readFileInto(path string, buf *[]byte) ([]byte, error) {
-	if buf == nil {
-		return os.ReadFile(path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := (*buf)[:0]
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			*buf = b
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
 // readIndex returns the versions an index.json lists (canonical form).
 func (m *Mirror) readIndex(path string) map[string]bool {
 	b, err := os.ReadFile(path)
