@@ -146,6 +146,14 @@ type Lister interface {
 	AllArchives(ctx context.Context, p Provider) ([]Archive, error)
 }
 
+// UnsizedLister is implemented by places that list a provider's archives
+// more cheaply without their sizes (each Size -1): a filesystem mirror then
+// reads no zip's metadata. A plan needs no size of what its destination
+// holds (ListUnsized).
+type UnsizedLister interface {
+	AllArchivesUnsized(ctx context.Context, p Provider) ([]Archive, error)
+}
+
 // VersionsLister is implemented by places that list several versions'
 // archives faster together than one after another (network places, which
 // fetch them concurrently). ListArchives prefers it to Lister, which would
@@ -247,18 +255,7 @@ func ListArchives(ctx context.Context, r Reader, p Provider, versions []Version)
 		if err != nil {
 			return nil, err
 		}
-		want := make(map[string]bool, len(versions))
-		for _, v := range versions {
-			want[v.String()] = true
-		}
-		out := all[:0] // all is this call's own
-		var key VersionKey
-		for _, a := range all {
-			if want[key.Of(a.Version)] {
-				out = append(out, a)
-			}
-		}
-		return out, nil
+		return atVersions(all, versions), nil
 	}
 	var out []Archive
 	for _, v := range versions {
@@ -269,6 +266,39 @@ func ListArchives(ctx context.Context, r Reader, p Provider, versions []Version)
 		out = append(out, as...)
 	}
 	return out, nil
+}
+
+// ListUnsized is ListArchives where the archives' sizes do not matter: a
+// place that lists more cheaply without them (UnsizedLister) leaves them
+// out.
+func ListUnsized(ctx context.Context, r Reader, p Provider, versions []Version) ([]Archive, error) {
+	if l, ok := r.(UnsizedLister); ok {
+		if _, some := r.(VersionsLister); !some {
+			all, err := l.AllArchivesUnsized(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			return atVersions(all, versions), nil
+		}
+	}
+	return ListArchives(ctx, r, p, versions)
+}
+
+// atVersions keeps the archives of all (a listing of its caller's own) at
+// versions.
+func atVersions(all []Archive, versions []Version) []Archive {
+	want := make(map[string]bool, len(versions))
+	for _, v := range versions {
+		want[v.String()] = true
+	}
+	out := all[:0]
+	var key VersionKey
+	for _, a := range all {
+		if want[key.Of(a.Version)] {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // HashingReader is implemented by archive streams that compute the zip's

@@ -268,7 +268,7 @@ func planProvider(ctx context.Context, src, dst backends.Reader, sel Selection, 
 		return pp
 	}
 	first := len(pp.items)
-	dstArchives, err := backends.ListArchives(ctx, dst, p, versions)
+	dstArchives, err := backends.ListUnsized(ctx, dst, p, versions) // their sizes are not compared
 	if err != nil && !errors.Is(err, backends.ErrNotFound) {
 		return providerPlan{err: fmt.Errorf("destination %s: %s: %w", dst, p, err)}
 	}

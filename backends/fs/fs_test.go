@@ -422,3 +422,38 @@ func TestUnspecifiedVersionWarned(t *testing.T) {
 		t.Errorf("warnings %q, want OpenTofu's:\n%s", w, want)
 	}
 }
+
+// A listing without sizes (what a plan lists of its destination) is the
+// listing, each zip's size -1; ListUnsized lists so where a place can, and
+// the versions asked for.
+func TestAllArchivesUnsized(t *testing.T) {
+	dir := t.TempDir()
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0", "2.0.0"}, []string{"linux_amd64", "darwin_arm64"})
+	backendtest.WritePacked(t, dir, seeds)
+	m, _ := fs.Open(dir, dir, fs.Options{})
+	p, _ := backends.ParseProvider("example.com/acme/alpha")
+	ctx := context.Background()
+	sized, err := m.AllArchives(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsized, err := m.AllArchivesUnsized(ctx, p)
+	if err != nil || len(unsized) != len(sized) || len(sized) != 4 {
+		t.Fatalf("%d archives unsized, %d sized: %v", len(unsized), len(sized), err)
+	}
+	for i, a := range unsized {
+		want := sized[i]
+		if want.Size <= 0 || a.Size != -1 {
+			t.Errorf("%s: size %d listed, %d unsized; want a size, and -1", a.Package, want.Size, a.Size)
+		}
+		want.Size = -1
+		if a.Package.String() != want.Package.String() || a.Location != want.Location || a.Layout != want.Layout {
+			t.Errorf("unsized %+v, sized %+v", a, want)
+		}
+	}
+	v1, _ := backends.ParseVersion("1.0.0")
+	got, err := backends.ListUnsized(ctx, m, p, []backends.Version{v1})
+	if err != nil || len(got) != 2 || got[0].Version.String() != "1.0.0" || got[0].Size != -1 {
+		t.Errorf("ListUnsized at 1.0.0: %+v, %v", got, err)
+	}
+}

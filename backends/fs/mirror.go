@@ -53,11 +53,12 @@ type Mirror struct {
 }
 
 var (
-	_ backends.Writer      = (*Mirror)(nil)
-	_ backends.Warner      = (*Mirror)(nil)
-	_ backends.Lister      = (*Mirror)(nil)
-	_ backends.LocalPather = (*Mirror)(nil)
-	_ backends.Auditor     = (*Mirror)(nil)
+	_ backends.Writer        = (*Mirror)(nil)
+	_ backends.Warner        = (*Mirror)(nil)
+	_ backends.Lister        = (*Mirror)(nil)
+	_ backends.UnsizedLister = (*Mirror)(nil)
+	_ backends.LocalPather   = (*Mirror)(nil)
+	_ backends.Auditor       = (*Mirror)(nil)
 )
 
 // Open opens the mirror at dir. name is how the user wrote the place.
@@ -112,6 +113,11 @@ func (m *Mirror) Providers(ctx context.Context) ([]backends.Provider, error) {
 }
 
 func (m *Mirror) scan(ctx context.Context, p backends.Provider) (*providerScan, error) {
+	return m.scanSized(ctx, p, true)
+}
+
+// scanSized is scan; without sized, the zips' sizes are not read (-1).
+func (m *Mirror) scanSized(ctx context.Context, p backends.Provider, sized bool) (*providerScan, error) {
 	dirs, err := m.providerDirs(ctx)
 	if err != nil {
 		return nil, err
@@ -119,7 +125,7 @@ func (m *Mirror) scan(ctx context.Context, p backends.Provider) (*providerScan, 
 	if len(dirs[p]) == 0 {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, p, backends.ErrNotFound)
 	}
-	return m.scanProvider(p, dirs[p]), nil
+	return m.scanProvider(p, dirs[p], sized), nil
 }
 
 // Versions lists p's versions, newest first.
@@ -150,7 +156,17 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 // newest version first; listing a provider with many versions through
 // Archives would read the directory once per version.
 func (m *Mirror) AllArchives(ctx context.Context, p backends.Provider) ([]backends.Archive, error) {
-	s, err := m.scan(ctx, p)
+	return m.allArchives(ctx, p, true)
+}
+
+// AllArchivesUnsized is AllArchives without the zips' sizes (-1): what a
+// plan lists of its destination, sparing a stat of each zip.
+func (m *Mirror) AllArchivesUnsized(ctx context.Context, p backends.Provider) ([]backends.Archive, error) {
+	return m.allArchives(ctx, p, false)
+}
+
+func (m *Mirror) allArchives(ctx context.Context, p backends.Provider, sized bool) ([]backends.Archive, error) {
+	s, err := m.scanSized(ctx, p, sized)
 	if err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func isHidden(name string) bool {
 // scanProvider reads a provider's directories: packed zips at depth 4 and
 // unpacked directories at depth 5. A package present in both layouts is
 // reported packed.
-func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan {
+func (m *Mirror) scanProvider(p backends.Provider, dirs []string, sized bool) *providerScan {
 	s := &providerScan{dirs: dirs, versions: map[string]backends.Version{}, entries: map[string]map[string]*entry{}, indexed: map[string]map[string]bool{}, platKeys: map[backends.Platform]string{}}
 	add := s.add
 	prefix := "terraform-provider-" + p.Type + "_"
@@ -178,9 +178,12 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string) *providerScan 
 				}
 				continue
 			}
-			var size int64
+			size := int64(-1)
 			if info != nil {
 				size = info.Size()
+			} else if !sized {
+				// A regular file, as its directory entry says: its size is
+				// not wanted.
 			} else if size, err = sizeOf(name); err != nil {
 				m.warnf("%s: ignored: %v", m.rel(full), err)
 				continue

@@ -469,7 +469,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	defer unlock()
 	m.sweepOnce(dir)
 	m.syncLanded(dir)
-	s := m.scanProvider(p, []string{dir})
+	s := m.scanProvider(p, []string{dir}, true)
 	index := mirrordoc.Index{Versions: map[string]struct{}{}}
 	versions := make([]string, 0, len(s.entries))
 	for v := range s.entries {
