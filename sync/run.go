@@ -58,6 +58,10 @@ type Summary struct {
 	Duration time.Duration
 	// Interrupted: the context ended before every job did.
 	Interrupted bool
+	// Err ended the run before any job ran: planning failed part of the
+	// way (a listing a streamed plan needed), after what it had planned
+	// was reported.
+	Err error
 }
 
 // Problems counts what went wrong: failed jobs, skipped packages and index
@@ -67,7 +71,7 @@ func (s Summary) Problems() int {
 }
 
 // OK reports whether the run did everything it set out to do.
-func (s Summary) OK() bool { return s.Problems() == 0 && !s.Interrupted }
+func (s Summary) OK() bool { return s.Problems() == 0 && !s.Interrupted && s.Err == nil }
 
 // Sync carries out plans into dst on eng and reports every event to sink
 // (the caller shows the Summary it returns): each plan's missing packages (and with force its
@@ -172,6 +176,14 @@ func (r *Run) Finish(ctx context.Context, eng *Engine) Summary {
 		writeBackfill(ctx, r.dst, r.backfill, show)
 	}
 	r.sum.tally(ctx, t, r.start)
+	return r.sum
+}
+
+// Abandon ends a run whose planning failed with err, running no job: the
+// summary counts what was reported (the packages found present).
+func (r *Run) Abandon(err error) Summary {
+	r.sum.Err = err
+	r.sum.Duration = time.Since(r.start)
 	return r.sum
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,5 +197,36 @@ func TestCLIRegistry(t *testing.T) {
 	r = run(t, nil, "ls", reg, "-p", "acme/alpha", "-v", "1.0.0", "--ca-cert", ca)
 	if r.code != 1 || !strings.Contains(r.stderr, "no key offered signed it (keys: "+srv.KeyID()+")") {
 		t.Fatalf("ls with an unknown signer: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestSyncJSONEndsWithSummaryWhenPlanningFails: a sync streams its plan,
+// so a listing that fails part of the way comes after packages already
+// reported; --json output still ends with the summary, which says the run
+// did not happen and why (ok false, error), and the exit code is 1.
+func TestSyncJSONEndsWithSummaryWhenPlanningFails(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "example.com", "acme", "alpha", "terraform-provider-alpha_1.0.0_linux_amd64.zip")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, registrytest.ProviderZip("alpha", "1.0.0", "linux_amd64"), 0o644)
+	url, cert, _ := startServe(t, dir)
+	dst := t.TempDir()
+	args := []string{"sync", url, dst, "--ca-cert", cert, "-p", "example.com/acme/alpha"}
+	if r := run(t, nil, args...); r.code != 0 {
+		t.Fatalf("first sync: %d %s", r.code, r.stderr)
+	}
+	r := run(t, nil, append(args, "-p", "example.com/acme/zeta", "--json")...)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var first, last map[string]any
+	json.Unmarshal([]byte(lines[0]), &first)
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || r.code != 1 {
+		t.Fatalf("sync --json: %d %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	if first["type"] != "present" || last["type"] != "summary" || last["ok"] != false || last["present"] != float64(1) ||
+		!strings.Contains(fmt.Sprint(last["error"]), "example.com/acme/zeta") {
+		t.Fatalf("sync --json output:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "example.com/acme/zeta") {
+		t.Errorf("stderr does not name the provider: %s", r.stderr)
 	}
 }

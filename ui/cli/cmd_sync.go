@@ -141,6 +141,11 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	})
 	printWarnings(cmd, src)
 	if err != nil {
+		if f.asJSON {
+			// What was planned has been reported: the summary still ends
+			// the output, saying the run did not happen.
+			rep.Finish(run.Abandon(err))
+		}
 		return closeAudit(cmd, aud, err)
 	}
 	sum := run.Finish(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}))

@@ -335,8 +335,12 @@ func summaryJSON(s sync.Summary) map[string]any {
 	for _, it := range s.Skipped {
 		skipped = append(skipped, map[string]any{"package": it.Archive.Package.String(), "status": string(it.Status), "detail": it.Detail})
 	}
-	return map[string]any{"type": "summary", "src": s.Src, "dst": s.Dst,
+	m := map[string]any{"type": "summary", "src": s.Src, "dst": s.Dst,
 		"done": s.Done, "present": s.Present, "failed": len(s.Failed), "canceled": s.Canceled, "skipped": len(s.Skipped) + s.Unsupplied,
 		"index_failures": len(s.IndexFails), "bytes": s.Bytes, "duration_ms": s.Duration.Milliseconds(),
 		"interrupted": s.Interrupted, "ok": s.OK(), "failures": failed, "skips": skipped}
+	if s.Err != nil {
+		m["error"] = s.Err.Error()
+	}
+	return m
 }
