@@ -3,7 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,8 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/push"
 	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/provenance"
+	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/sync"
 )
 
@@ -66,6 +69,7 @@ type pushFlags struct {
 	trust         trustFlags
 	asJSON, force bool
 	jobs          int
+	signingKeys   []string
 }
 
 func newPushCmd(env *Env) *cobra.Command {
@@ -86,6 +90,7 @@ func newPushCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
 	fl.BoolVar(&f.force, "force", false, "replace platforms the registry holds with a different zip")
 	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to push at once")
+	fl.StringArrayVar(&f.signingKeys, "signing-key", nil, "an ASCII-armored OpenPGP public key `FILE` (or keyring) that checks the SHA256SUMS.sig among SRC (repeatable)")
 	f.trust.add(cmd)
 	return cmd
 }
@@ -109,11 +114,11 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 	if !ok {
 		return usageErr("push: %s is not an OCI mirror", dstArg)
 	}
-	srcs, err := pushSources(cmd, env, f.sel, s, srcArgs)
+	pol, err := f.trust.trustPolicy()
 	if err != nil {
 		return err
 	}
-	pol, err := f.trust.trustPolicy()
+	srcs, err := pushSources(cmd, env, f, s, pol, srcArgs)
 	if err != nil {
 		return err
 	}
@@ -161,36 +166,38 @@ func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, providers []backe
 	}
 }
 
-// pushSources opens push's SRC arguments: places (directories and URLs) as
-// they are, and every zip file together as one place.
-func pushSources(cmd *cobra.Command, env *Env, sel selectionFlags, s sync.Selection, args []string) ([]backends.Reader, error) {
+// pushSources opens push's SRC arguments (push.Classify sorts them, and
+// opens a goreleaser dist directory into its files): places (directories
+// and URLs) as they are, and every zip file together as one place, with
+// the SHA256SUMS given beside them and their checked signatures.
+func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, pol *trust.Policy, args []string) ([]backends.Reader, error) {
+	a, err := push.Classify(cmd.Context(), args)
+	if err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
+	if note := a.SkippedNote(); note != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
+	}
 	var srcs []backends.Reader
-	var zipArgs []string
-	for _, a := range args {
-		if !strings.Contains(a, "://") {
-			if fi, err := os.Stat(a); err == nil && !fi.IsDir() || err != nil && strings.HasSuffix(strings.ToLower(a), ".zip") {
-				zipArgs = append(zipArgs, a)
-				continue
-			}
-		}
-		r, err := openPlace(cmd.Context(), a, env.placeOptions())
+	for _, p := range a.Places {
+		r, err := openPlace(cmd.Context(), p, env.placeOptions())
 		if err != nil {
 			return nil, err
 		}
 		srcs = append(srcs, r)
 	}
-	zipArgs, sums, err := pushSums(cmd, zipArgs)
+	sums, err := pushSums(cmd, a, f.signingKeys, pol.Signatures)
 	if err != nil {
 		return nil, err
 	}
-	if len(zipArgs) == 0 {
+	if len(a.Zips) == 0 {
 		return srcs, nil
 	}
-	naming := push.Naming{Providers: s.Providers, Version: sel.version}
-	if len(sel.platforms) == 1 {
-		naming.Platform = sel.platforms[0]
+	naming := push.Naming{Providers: s.Providers, Version: f.sel.version}
+	if len(f.sel.platforms) == 1 {
+		naming.Platform = f.sel.platforms[0]
 	}
-	files, err := push.Identify(zipArgs, naming)
+	files, err := push.Identify(a.Zips, naming)
 	if err != nil {
 		return nil, usageErr("push: %v", err)
 	}
@@ -201,29 +208,48 @@ func pushSources(cmd *cobra.Command, env *Env, sel selectionFlags, s sync.Select
 	return append([]backends.Reader{zips}, srcs...), nil
 }
 
-// pushSums takes the SHA256SUMS files (goreleaser's
-// terraform-provider-NAME_VERSION_SHA256SUMS) and their signatures out of
-// the file arguments and reads them; the rest are zips.
-func pushSums(cmd *cobra.Command, args []string) (zips []string, sums []push.SumsFile, err error) {
-	for _, a := range args {
-		isSums, isSig := push.IsSumsFile(a)
+// pushSums reads the SHA256SUMS files (goreleaser's
+// terraform-provider-NAME_VERSION_SHA256SUMS) and checks the signature
+// beside each with the --signing-key keys; without a key a signature is
+// noted as not checked.
+func pushSums(cmd *cobra.Command, a push.Args, keyFiles []string, opts provenance.Options) ([]push.SumsFile, error) {
+	keys, err := push.ReadSigningKeys(keyFiles)
+	if err != nil {
+		return nil, usageErr("push: %v", err)
+	}
+	sums := make([]push.SumsFile, 0, len(a.Sums))
+	for _, p := range a.Sums {
+		sf, err := push.ReadSums(p)
+		if err != nil {
+			return nil, usageErr("push: %v", err)
+		}
+		sums = append(sums, sf)
+	}
+	if len(sums) > 0 && len(a.Zips) == 0 {
+		return nil, usageErr("push: %s states the sums of zips, but no zip is given beside it", sums[0].Path)
+	}
+	if len(keys) > 0 && len(a.Sigs) == 0 {
+		return nil, usageErr("push: --signing-key checks a release's SHA256SUMS.sig, and none is among the SRC arguments: give it beside its SHA256SUMS (dist/* does)")
+	}
+	signed := map[string]bool{}
+	for _, sig := range a.Sigs {
+		i := slices.IndexFunc(sums, func(sf push.SumsFile) bool { return filepath.Clean(sf.Path+".sig") == filepath.Clean(sig) })
 		switch {
-		case isSums:
-			sf, err := push.ReadSums(a)
-			if err != nil {
-				return nil, nil, usageErr("push: %v", err)
-			}
-			sums = append(sums, sf)
-		case isSig:
-			// Checking it needs the release's public key, which nothing
-			// on push's command line gives (--policy pins fingerprints).
-			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is not checked: push is given no signing key; the zips are checked against the SHA256SUMS lines\n", a)
+		case i < 0:
+			return nil, usageErr("push: %s is the signature of %s, which is not among the SRC arguments: give both, or neither", sig, strings.TrimSuffix(sig, ".sig"))
+		case len(keys) == 0:
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is not checked: pass the release's public key with --signing-key FILE to check it and keep the signature in the registry; the zips are checked against the SHA256SUMS lines\n", sig)
 		default:
-			zips = append(zips, a)
+			if err := sums[i].CheckSignature(sig, keys, opts); err != nil {
+				return nil, usageErr("push: %v", err)
+			}
+			signed[sums[i].Path] = true
 		}
 	}
-	if len(sums) > 0 && len(zips) == 0 {
-		return nil, nil, usageErr("push: %s states the sums of zips, but no zip is given beside it", sums[0].Path)
+	for _, sf := range sums {
+		if len(keys) > 0 && !signed[sf.Path] {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s has no .sig among the SRC arguments: the zips it lists are pushed unsigned\n", sf.Path)
+		}
 	}
-	return zips, sums, nil
+	return sums, nil
 }

@@ -22,6 +22,10 @@ type SumsFile struct {
 	// speaks for; otherwise it speaks for every zip given.
 	Type, Version string
 	sums          map[string]string // file name -> lower-case hex
+	doc           []byte            // as read: what the signature is over
+	// sig is what checking the .sig beside it found (CheckSignature);
+	// nil when none was checked. A pointer, so copies share it.
+	sig *signature
 }
 
 // IsSumsFile reports whether path names a SHA256SUMS file, or (sig) its
@@ -44,7 +48,7 @@ func ReadSums(path string) (SumsFile, error) {
 	if err != nil {
 		return SumsFile{}, fmt.Errorf("%s: not a SHA256SUMS file: %v", path, err)
 	}
-	sf := SumsFile{Path: path, sums: sums}
+	sf := SumsFile{Path: path, sums: sums, doc: b}
 	base := filepath.Base(path)
 	if rest, ok := cutPrefixFold(base, "terraform-provider-"); ok {
 		if rest, ok := cutSuffixFold(rest, "_SHA256SUMS"); ok {
@@ -54,6 +58,113 @@ func ReadSums(path string) (SumsFile, error) {
 		}
 	}
 	return sf, nil
+}
+
+// SigningKey is a --signing-key file: one or more ASCII-armored OpenPGP
+// public keys, as a provider's release publishes them.
+type SigningKey struct {
+	Path         string
+	Armor        string
+	Fingerprints []string
+}
+
+// ReadSigningKeys reads the --signing-key files; a file that holds no
+// public key is an error naming it.
+func ReadSigningKeys(paths []string) ([]SigningKey, error) {
+	var out []SigningKey
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--signing-key: %w", err)
+		}
+		fps, err := provenance.KeyFingerprints(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("--signing-key %s: %v", p, err)
+		}
+		out = append(out, SigningKey{Path: p, Armor: string(b), Fingerprints: fps})
+	}
+	return out, nil
+}
+
+// signature is the outcome of checking a SHA256SUMS's detached signature.
+type signature struct {
+	path   string // the .sig
+	bytes  []byte // binary, as the registries serve it
+	signer provenance.Signer
+	key    SigningKey // the file whose key made it
+	err    error      // why it does not check
+}
+
+// CheckSignature checks sigPath, the detached signature over sf, with
+// keys (provenance.CheckSignature: any of them may have made it). A
+// signature that does not check is kept in sf, for every version sf
+// speaks for to be refused with the reason (Zips.Provenance); the error
+// returned is only for a file that cannot be read.
+func (sf *SumsFile) CheckSignature(sigPath string, keys []SigningKey, opts provenance.Options) error {
+	raw, err := os.ReadFile(sigPath)
+	if err != nil {
+		return err
+	}
+	sig, err := provenance.BinarySignature(raw)
+	s := &signature{path: sigPath, bytes: sig, err: err}
+	sf.sig = s
+	if err != nil {
+		s.err = fmt.Errorf("%s: %s: %w", sf.Path, sigPath, err)
+		return nil
+	}
+	armors := make([]string, len(keys))
+	for i, k := range keys {
+		armors[i] = k.Armor
+	}
+	signer, armor, err := provenance.CheckSignature(sf.doc, sig, armors, opts)
+	if err != nil {
+		s.err = fmt.Errorf("%s (signature %s): %w; --signing-key gave %s", sf.Path, sigPath, err, describeKeys(keys))
+		return nil
+	}
+	for _, k := range keys {
+		if k.Armor == armor {
+			s.key = k
+		}
+	}
+	s.signer = signer
+	return nil
+}
+
+func describeKeys(keys []SigningKey) string {
+	var parts []string
+	for _, k := range keys {
+		what := "fingerprint "
+		if len(k.Fingerprints) > 1 {
+			what = "fingerprints "
+		}
+		parts = append(parts, what+strings.Join(k.Fingerprints, ", ")+" ("+k.Path+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// provenance is the proof sf's checked signature gives of p at v, in the
+// form sync checks and writes into the destination; nil when sf has no
+// signature; the signature's error when it does not check.
+func (sf SumsFile) provenance(p backends.Provider, v backends.Version) (*provenance.Provenance, error) {
+	s := sf.sig
+	switch {
+	case s == nil:
+		return nil, nil
+	case s.err != nil:
+		return nil, s.err
+	}
+	source := s.key.Path
+	if abs, err := filepath.Abs(source); err == nil {
+		source = abs
+	}
+	return &provenance.Provenance{Provider: p.String(), Version: v.String(), SHA256SUMS: sf.doc, Signature: s.bytes,
+		Key: provenance.Key{ID: s.signer.KeyID, Fingerprint: s.signer.Fingerprint, Source: source, ASCIIArmor: s.key.Armor}}, nil
+}
+
+// lists reports whether sf states f's sum and speaks for its version.
+func (sf SumsFile) lists(f ZipFile) bool {
+	_, ok := sf.sums[filepath.Base(f.Path)]
+	return ok && sf.speaksFor(f.Package)
 }
 
 // speaksFor reports whether the file states the zips of pkg's version.

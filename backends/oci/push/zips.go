@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -125,11 +126,13 @@ type Zips struct {
 	name     string
 	files    []ZipFile
 	evidence map[string][]hashing.Evidence // by path: the SHA256SUMS lines
+	sums     []SumsFile
 }
 
 var (
-	_ backends.Reader      = (*Zips)(nil)
-	_ backends.LocalPather = (*Zips)(nil)
+	_ backends.Reader           = (*Zips)(nil)
+	_ backends.LocalPather      = (*Zips)(nil)
+	_ backends.ProvenanceReader = (*Zips)(nil)
 )
 
 // NewZips checks the zips: each must be a zip holding the provider's
@@ -138,7 +141,7 @@ var (
 // in each of sums that speaks for its version. Only their central
 // directories are read.
 func NewZips(ctx context.Context, files []ZipFile, sums []SumsFile) (*Zips, error) {
-	z := &Zips{files: files, evidence: map[string][]hashing.Evidence{}}
+	z := &Zips{files: files, evidence: map[string][]hashing.Evidence{}, sums: sums}
 	switch len(files) {
 	case 1:
 		z.name = files[0].Path
@@ -241,3 +244,23 @@ func (z *Zips) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, err
 
 // LocalPath returns the zip's path.
 func (z *Zips) LocalPath(a backends.Archive) string { return a.Location }
+
+// Provenance is the proof a signed SHA256SUMS given beside the zips of p
+// at v gives (SumsFile.CheckSignature), in the form an origin registry's
+// takes: sync checks it, applies the trust policy, checks each zip against
+// the signed line and writes it into the destination. A signature that
+// did not check is the error; a version no signed SHA256SUMS lists is
+// backends.ErrNotFound.
+func (z *Zips) Provenance(ctx context.Context, p backends.Provider, v backends.Version) (*provenance.Provenance, error) {
+	for _, f := range z.files {
+		if f.Package.Provider != p || f.Package.Version.String() != v.String() {
+			continue
+		}
+		for _, sf := range z.sums {
+			if sf.sig != nil && sf.lists(f) {
+				return sf.provenance(p, v)
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: %s %s: no signed SHA256SUMS: %w", z.name, p, v, backends.ErrNotFound)
+}

@@ -1,0 +1,196 @@
+package push_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+)
+
+// goreleaserDist writes what goreleaser leaves in dist/ for a provider
+// release: the zips, the SHA256SUMS and its detached signature by signer,
+// the registry manifest, its reports and the per-platform build
+// directories holding the bare executable. It returns dist/ and the path
+// of the SHA256SUMS.
+func goreleaserDist(t *testing.T, signer *backendtest.Signer, typ, version string, plats ...string) (string, string) {
+	t.Helper()
+	dist := t.TempDir()
+	var zips []string
+	for _, plat := range plats {
+		zips = append(zips, releaseZip(t, dist, typ, version, plat, ""))
+		build := filepath.Join(dist, "terraform-provider-"+typ+"_"+plat+"_v1")
+		writeTestFile(t, filepath.Join(build, "terraform-provider-"+typ+"_v"+version), "#!/bin/sh\n")
+	}
+	prefix := "terraform-provider-" + typ + "_" + version
+	sums := writeSums(t, dist, prefix+"_SHA256SUMS", zips, nil)
+	doc, _ := os.ReadFile(sums)
+	var sig bytes.Buffer
+	if err := openpgp.DetachSign(&sig, signer.Entity, bytes.NewReader(doc), nil); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, sums+".sig", sig.String())
+	writeTestFile(t, filepath.Join(dist, prefix+"_manifest.json"), `{"version":1,"metadata":{"protocol_versions":["6.0"]}}`)
+	for _, name := range []string{"artifacts.json", "metadata.json"} {
+		writeTestFile(t, filepath.Join(dist, name), "{}")
+	}
+	writeTestFile(t, filepath.Join(dist, "config.yaml"), "project_name: terraform-provider-"+typ+"\n")
+	return dist, sums
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func distGlob(t *testing.T, dist string) []string {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join(dist, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+type verifyRow struct {
+	Platform, Status, Detail string
+	Signer                   *struct{ KeyID, Fingerprint, Source string }
+}
+
+func verifyJSON(t *testing.T, reg *ocitest.Registry, args ...string) []verifyRow {
+	t.Helper()
+	r := run(t, reg, append([]string{"verify", "--json"}, args...)...)
+	var rows []verifyRow
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 0 {
+		t.Fatalf("verify --json: %v\n%s", err, r)
+	}
+	return rows
+}
+
+// push dist/* and push dist/ of a signed goreleaser release land the same
+// packages, skip goreleaser's other outputs in one note, and keep the
+// signed SHA256SUMS in the registry, so verify and export name the signer.
+func TestPushGoreleaserDist(t *testing.T) {
+	reg := ocitest.New(t)
+	signer := backendtest.NewSigner(t, "acme releases")
+	dist, _ := goreleaserDist(t, signer, "alpha", "1.2.3", "linux_amd64", "darwin_arm64")
+	key := filepath.Join(t.TempDir(), "acme.asc")
+	writeTestFile(t, key, signer.Armor)
+	const addr = "registry.opentofu.org/acme/alpha"
+	var rows [2][]lsRow
+	for i, src := range [][]string{distGlob(t, dist), {dist + "/"}} {
+		dst := "oci://" + reg.Host() + []string{"/glob", "/dir"}[i] + "/${namespace}/${type}"
+		args := append(append([]string{"push", "-p", addr, "--signing-key", key}, src...), dst)
+		r := run(t, reg, args...)
+		if r.code != 0 {
+			t.Fatalf("push %v: %s", src, r)
+		}
+		notes := strings.Count(r.stderr, "note: not pushed")
+		for _, want := range []string{"artifacts.json", "config.yaml", "metadata.json", "terraform-provider-alpha_1.2.3_manifest.json", "terraform-provider-alpha_linux_amd64_v1/"} {
+			if notes != 1 || !strings.Contains(r.stderr, want) {
+				t.Errorf("push %v: want one note naming %s:\n%s", src, want, r)
+			}
+		}
+		rows[i] = lsJSON(t, reg, dst, "-p", addr)
+		for _, row := range verifyJSON(t, reg, dst, "-p", addr) {
+			if row.Status != "ok" || row.Signer == nil || row.Signer.Fingerprint != signer.Fingerprint() || !strings.Contains(row.Detail, "signed SHA256SUMS") {
+				t.Errorf("verify %s: %+v, want ok and signed by %s", dst, row, signer.Fingerprint())
+			}
+		}
+	}
+	if len(rows[0]) != 2 || !reflect.DeepEqual(rows[0], rows[1]) {
+		t.Errorf("push dist/* listed %+v, push dist/ %+v", rows[0], rows[1])
+	}
+	bundle := filepath.Join(t.TempDir(), "b.tar")
+	if r := run(t, reg, "export", "oci://"+reg.Host()+"/dir/${namespace}/${type}", bundle, "-p", addr); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "1 versions with their signed SHA256SUMS") {
+		t.Errorf("export of the pushed release: %s", r)
+	}
+
+	// Without --signing-key: pushed as before, with a note to pass one.
+	r := run(t, reg, append(append([]string{"push", "-p", addr}, distGlob(t, dist)...), "oci://"+reg.Host()+"/nokey/${namespace}/${type}")...)
+	if r.code != 0 || !strings.Contains(r.stderr, ".sig is not checked: pass the release's public key with --signing-key") {
+		t.Errorf("push without a key: %s", r)
+	}
+}
+
+// A SHA256SUMS altered after signing refuses its release (exit 1, the
+// file and the key's fingerprint named, nothing pushed); a key the policy
+// does not pin and --require-signature without a signature refuse too; a
+// file push does not know is exit 2 naming it.
+func TestPushGoreleaserDistRefused(t *testing.T) {
+	reg := ocitest.New(t)
+	signer := backendtest.NewSigner(t, "acme releases")
+	dist, sums := goreleaserDist(t, signer, "alpha", "1.2.3", "linux_amd64", "darwin_arm64")
+	key := filepath.Join(t.TempDir(), "acme.asc")
+	writeTestFile(t, key, signer.Armor)
+	const addr = "registry.opentofu.org/acme/alpha"
+	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
+
+	doc, _ := os.ReadFile(sums)
+	tampered := strings.Replace(string(doc), string(doc[:8]), "00000000", 1)
+	writeTestFile(t, sums, tampered)
+	r := run(t, reg, "push", "-p", addr, "--signing-key", key, dist, dst)
+	if r.code != 1 || !strings.Contains(r.stderr, sums) || !strings.Contains(r.stderr, signer.Fingerprint()) {
+		t.Errorf("push of a tampered SHA256SUMS: %s", r)
+	}
+	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
+		t.Errorf("a tampered release landed: %+v", rows)
+	}
+	writeTestFile(t, sums, string(doc))
+
+	other := backendtest.NewSigner(t, "someone else")
+	policy := filepath.Join(t.TempDir(), "trust.hcl")
+	writeTestFile(t, policy, "provider \"acme/alpha\" {\n  fingerprints = [\""+other.Fingerprint()+"\"]\n}\n")
+	r = run(t, reg, "push", "-p", addr, "--signing-key", key, "--policy", policy, dist, dst)
+	if r.code != 1 || !strings.Contains(r.stderr, "pins fingerprint "+other.Fingerprint()) || !strings.Contains(r.stderr, signer.Fingerprint()) {
+		t.Errorf("push signed by a key the policy does not pin: %s", r)
+	}
+	unsigned := []string{"push", "-p", addr, "--require-signature", filepath.Join(dist, "terraform-provider-alpha_1.2.3_linux_amd64.zip"), sums, dst}
+	if r := run(t, reg, unsigned...); r.code != 1 || !strings.Contains(r.stderr, "a signature is required") {
+		t.Errorf("push --require-signature of an unsigned release: %s", r)
+	}
+	otherKey := filepath.Join(t.TempDir(), "other.asc")
+	writeTestFile(t, otherKey, other.Armor)
+	if r := run(t, reg, "push", "-p", addr, "--signing-key", otherKey, dist, dst); r.code != 1 || !strings.Contains(r.stderr, other.Fingerprint()) || !strings.Contains(r.stderr, sums) {
+		t.Errorf("push checked with a key that did not sign: %s", r)
+	}
+	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
+		t.Errorf("a refused release landed: %+v", rows)
+	}
+
+	stray := filepath.Join(dist, "notes.txt")
+	writeTestFile(t, stray, "release notes")
+	for _, src := range [][]string{{dist}, distGlob(t, dist)} {
+		args := append(append([]string{"push", "-p", addr, "--signing-key", key}, src...), dst)
+		if r := run(t, reg, args...); r.code != 2 || !strings.Contains(r.stderr, stray) {
+			t.Errorf("push of a dist holding %s: %s", stray, r)
+		}
+	}
+	notKey := filepath.Join(t.TempDir(), "key.asc")
+	writeTestFile(t, notKey, "not a key")
+	if r := run(t, reg, "push", "-p", addr, "--signing-key", notKey, sums, sums+".sig", filepath.Join(dist, "terraform-provider-alpha_1.2.3_linux_amd64.zip"), dst); r.code != 2 || !strings.Contains(r.stderr, notKey) {
+		t.Errorf("push with a --signing-key that is no key: %s", r)
+	}
+}
+
+// lsQuiet is ls --json of what may not be there: no rows when the
+// repository does not exist.
+func lsQuiet(t *testing.T, reg *ocitest.Registry, args ...string) []lsRow {
+	t.Helper()
+	r := run(t, reg, append([]string{"ls", "--json"}, args...)...)
+	var rows []lsRow
+	json.Unmarshal([]byte(r.stdout), &rows)
+	return rows
+}
