@@ -35,14 +35,23 @@ NAMESPACE/TYPE alone is refused. Version and platform come
 from the standard file name; for other names give an exact --version and one
 --platform. With a place as SRC, --provider, --version and --platform select.
 
+A goreleaser release: give its dist/ directory, or dist/* (the shell's
+list of it). A directory with a SHA256SUMS and release zips at its top and
+no mirror layout is taken as goreleaser's dist (a filesystem mirror stays a
+mirror). Its zips are pushed; the SHA256SUMS and its .sig are used as below;
+goreleaser's other outputs (artifacts.json, metadata.json, config.yaml,
+CHANGELOG.md, terraform-provider-NAME_VERSION_manifest.json and the
+per-platform build directories holding the bare executable) are named in
+one note and not pushed; any other file is an error naming it (exit 2).
+
 SHA256SUMS: give the release's SHA256SUMS among the SRC arguments (goreleaser's
-terraform-provider-NAME_VERSION_SHA256SUMS, so dist/*zip dist/*SHA256SUMS*
-will do) and each zip is uploaded straight from the file under the digest its
-line states, without being read first: the registry computes the digest of
-what it receives and refuses a mismatch, which push reports as an integrity
-error naming the zip, the stated and the actual hash (exit 1; nothing is
-listed for that zip). A zip of the release the file does not list is an
-error. The .sig beside it is not checked (push is given no signing key).
+terraform-provider-NAME_VERSION_SHA256SUMS) and each zip is uploaded straight
+from the file under the digest its line states, without being read first:
+the registry computes the digest of what it receives and refuses a mismatch,
+which push reports as an integrity error naming the zip, the stated and the
+actual hash (exit 1; nothing is listed for that zip). A zip of the release
+the file does not list is an error.
+
 Without SHA256SUMS each zip is read once for its zh: (the layer's digest),
 then uploaded from the file. A mirror as SRC whose index states zh: is pushed
 like zips with SHA256SUMS; h1: is computed only where some evidence needs it
@@ -54,12 +63,22 @@ single archive/zip layer; each version an image index tagged with the version
 already there with the same zip is skipped without uploading, one with a
 different zip is refused unless --force.
 
+Signature: --signing-key FILE (the release's ASCII-armored public key, as
+its publisher gives it to the registry; repeatable, or a keyring) checks the
+SHA256SUMS.sig given beside it. A signature that does not check refuses the
+release (exit 1, naming the SHA256SUMS and the keys' fingerprints); one that
+does is kept in the registry with the archives as a sync from an origin
+registry keeps it, so verify, ls and export name the signer; --policy and
+--require-signature apply to it as below. Without --signing-key the .sig is
+not checked (a note says so).
+
 Credentials are those docker and podman use (docker login / podman login, their
 credential helpers). --plain-http talks HTTP to local registries; --insecure
 skips TLS verification; --ca-cert trusts an extra CA. Exits 1 when any archive
 failed.`
 
-const pushExample = `  tfmirror push --provider registry.opentofu.org/acme/alpha dist/*.zip dist/*_SHA256SUMS 'oci://registry.example.com/providers/${namespace}/${type}'
+const pushExample = `  tfmirror push -p registry.opentofu.org/acme/alpha --signing-key acme.asc dist/* 'oci://registry.example.com/providers/${namespace}/${type}'
+  tfmirror push --provider registry.opentofu.org/acme/alpha dist/*.zip dist/*_SHA256SUMS 'oci://registry.example.com/providers/${namespace}/${type}'
   tfmirror push -p example.com/acme/alpha terraform-provider-alpha_1.2.3_linux_amd64.zip 'oci://localhost:5000/${hostname}/${namespace}/${type}' --plain-http
   tfmirror push ./mirror 'oci://registry.example.com/providers/${namespace}/${type}' -p hashicorp/aws -v "~> 5.0" --json`
 

@@ -289,6 +289,13 @@ func EventJSON(ev sync.Event, j *sync.TrackedJob) map[string]any {
 			m["platform"] = j.Info.Package.Platform.String()
 		}
 	}
+	if j != nil && j.Info.Signer != nil {
+		switch ev.(type) {
+		case sync.JobQueued, sync.JobDone:
+			// As ls --json and verify --json name it.
+			m["signer"] = j.Info.Signer
+		}
+	}
 	switch ev := ev.(type) {
 	case sync.JobQueued:
 		m["type"], m["src"], m["dst"] = "queued", ev.Job.Src, ev.Job.Dst

@@ -301,7 +301,7 @@ func TestPushUsageErrors(t *testing.T) {
 
 func TestPushHelp(t *testing.T) {
 	r := run(t, nil, "push", "--help")
-	for _, want := range []string{"registry.opentofu.org", "--provider", "--force", "--plain-http", "oci://REGISTRY[:PORT]/TEMPLATE", "Example", "SHA256SUMS", "integrity"} {
+	for _, want := range []string{"registry.opentofu.org", "--provider", "--force", "--plain-http", "oci://REGISTRY[:PORT]/TEMPLATE", "Example", "SHA256SUMS", "integrity", "--signing-key", "dist/*", "manifest.json"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}

@@ -66,7 +66,13 @@ func distGlob(t *testing.T, dist string) []string {
 
 type verifyRow struct {
 	Platform, Status, Detail string
-	Signer                   *struct{ KeyID, Fingerprint, Source string }
+	Signer                   *signerJSON
+}
+
+type signerJSON struct {
+	KeyID       string `json:"key_id"`
+	Fingerprint string `json:"fingerprint"`
+	Source      string `json:"source"`
 }
 
 func verifyJSON(t *testing.T, reg *ocitest.Registry, args ...string) []verifyRow {
@@ -118,8 +124,28 @@ func TestPushGoreleaserDist(t *testing.T) {
 		t.Errorf("export of the pushed release: %s", r)
 	}
 
+	// --json: each done event names the signer, as ls --json and verify --json do.
+	r := run(t, reg, append(append([]string{"push", "--json", "-p", addr, "--signing-key", key}, distGlob(t, dist)...), "oci://"+reg.Host()+"/json/${namespace}/${type}")...)
+	done := 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev struct {
+			Type   string
+			Signer *signerJSON
+		}
+		json.Unmarshal([]byte(line), &ev)
+		if ev.Type == "done" {
+			done++
+			if ev.Signer == nil || ev.Signer.Fingerprint != signer.Fingerprint() || ev.Signer.KeyID != signer.KeyID() || ev.Signer.Source != key {
+				t.Errorf("done event without the signer %s (key %s): %s", signer.Fingerprint(), key, line)
+			}
+		}
+	}
+	if r.code != 0 || done != 2 {
+		t.Errorf("push --json: %d done events: %s", done, r)
+	}
+
 	// Without --signing-key: pushed as before, with a note to pass one.
-	r := run(t, reg, append(append([]string{"push", "-p", addr}, distGlob(t, dist)...), "oci://"+reg.Host()+"/nokey/${namespace}/${type}")...)
+	r = run(t, reg, append(append([]string{"push", "-p", addr}, distGlob(t, dist)...), "oci://"+reg.Host()+"/nokey/${namespace}/${type}")...)
 	if r.code != 0 || !strings.Contains(r.stderr, ".sig is not checked: pass the release's public key with --signing-key") {
 		t.Errorf("push without a key: %s", r)
 	}

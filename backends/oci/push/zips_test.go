@@ -3,6 +3,7 @@ package push
 import (
 	"archive/zip"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,5 +282,61 @@ func TestSumsFiles(t *testing.T) {
 				t.Errorf("got %q, want %q", strings.Join(got, " "), tt.want)
 			}
 		})
+	}
+}
+
+// Classify sorts push's SRC arguments: a goreleaser dist given as itself
+// opens into its files, as dist/* gives them; a filesystem mirror, even
+// one holding a SHA256SUMS and zips at its top, stays a place; a file it
+// cannot classify is an error naming it.
+func TestClassify(t *testing.T) {
+	dist := t.TempDir()
+	write := func(rel, content string) string {
+		p := filepath.Join(dist, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	zip := write("terraform-provider-alpha_1.0.0_linux_amd64.zip", "PK\x03\x04")
+	sums := write("terraform-provider-alpha_1.0.0_SHA256SUMS", "")
+	sig := write("terraform-provider-alpha_1.0.0_SHA256SUMS.sig", "")
+	write("terraform-provider-alpha_1.0.0_manifest.json", "{}")
+	write("artifacts.json", "{}")
+	write("terraform-provider-alpha_linux_amd64_v1/terraform-provider-alpha_v1.0.0", "")
+	oddZip := filepath.Join(t.TempDir(), "provider.bin")
+	os.WriteFile(oddZip, []byte("PK\x03\x04rest"), 0o644)
+
+	mirror := t.TempDir()
+	os.MkdirAll(filepath.Join(mirror, "example.com", "acme", "alpha"), 0o755)
+	os.WriteFile(filepath.Join(mirror, "example.com", "acme", "alpha", "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK\x03\x04"), 0o644)
+	os.WriteFile(filepath.Join(mirror, "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK\x03\x04"), 0o644)
+	os.WriteFile(filepath.Join(mirror, "terraform-provider-alpha_1.0.0_SHA256SUMS"), nil, 0o644)
+
+	globbed, _ := filepath.Glob(filepath.Join(dist, "*"))
+	want := Args{Zips: []string{zip}, Sums: []string{sums}, Sigs: []string{sig},
+		Skipped: []string{"artifacts.json", "terraform-provider-alpha_1.0.0_manifest.json", "terraform-provider-alpha_linux_amd64_v1/"}}
+	for _, args := range [][]string{{dist}, globbed} {
+		got, err := Classify(context.Background(), args)
+		if err != nil || strings.Join(got.Zips, ",") != strings.Join(want.Zips, ",") || strings.Join(got.Sums, ",") != strings.Join(want.Sums, ",") ||
+			strings.Join(got.Sigs, ",") != strings.Join(want.Sigs, ",") || strings.Join(got.Skipped, ",") != strings.Join(want.Skipped, ",") || len(got.Places) != 0 {
+			t.Errorf("Classify(%v) = %+v, %v; want %+v", args, got, err, want)
+		}
+	}
+	got, err := Classify(context.Background(), []string{mirror, "oci://r/x", oddZip, filepath.Join(dist, "missing.zip")})
+	if err != nil || strings.Join(got.Places, ",") != mirror+",oci://r/x" || strings.Join(got.Zips, ",") != oddZip+","+filepath.Join(dist, "missing.zip") {
+		t.Errorf("a mirror, a URL, a zip by its bytes and a missing zip: %+v, %v", got, err)
+	}
+	stray := write("notes.txt", "hello")
+	for _, args := range [][]string{{dist}, {stray}} {
+		if _, err := Classify(context.Background(), args); err == nil || !errors.Is(err, backends.ErrUsage) || !strings.Contains(err.Error(), stray) {
+			t.Errorf("Classify(%v) with %s: %v, want a usage error naming it", args, stray, err)
+		}
+	}
+	os.Remove(stray)
+	write("site/index.html", "")
+	if _, err := Classify(context.Background(), []string{dist}); err == nil || !strings.Contains(err.Error(), filepath.Join(dist, "site")) {
+		t.Errorf("a dist holding another directory: %v", err)
 	}
 }
