@@ -302,3 +302,50 @@ func TestProvenanceThroughOCI(t *testing.T) {
 	}
 	tofuInstallsFromOCI(t, oreg, oca, addr, "1.1.0")
 }
+
+// TestPushSignedGoreleaserDist: a provider's release as goreleaser leaves
+// it in dist/ (zips, a SHA256SUMS signed by the publisher's key, the
+// registry manifest, reports and build directories), pushed with the
+// publisher's public key: verify of the registry names the signer, and
+// tofu installs from it.
+func TestPushSignedGoreleaserDist(t *testing.T) {
+	const addr, version = "example.com/acme/alpha", "1.3.0"
+	here := runtime.GOOS + "_" + runtime.GOARCH
+	seeds := backendtest.Seeds(t, []string{addr}, []string{version}, []string{here, "windows_amd64"})
+	signer := backendtest.NewSigner(t, "acme releases")
+	prov := signer.Provenance(t, seeds)
+	dist := t.TempDir()
+	for _, sd := range seeds {
+		writeFile(t, dist, sd.Package.Filename(), string(sd.Zip))
+		build := filepath.Join(dist, "terraform-provider-alpha_"+sd.Package.Platform.String()+"_v1")
+		os.MkdirAll(build, 0o755)
+		writeFile(t, build, "terraform-provider-alpha_v"+version, "#!/bin/sh\n")
+	}
+	sums := writeFile(t, dist, "terraform-provider-alpha_"+version+"_SHA256SUMS", string(prov.SHA256SUMS))
+	writeFile(t, dist, filepath.Base(sums)+".sig", string(prov.Signature))
+	writeFile(t, dist, "terraform-provider-alpha_"+version+"_manifest.json", `{"version":1,"metadata":{"protocol_versions":["5.0"]}}`)
+	writeFile(t, dist, "artifacts.json", "[]")
+	writeFile(t, dist, "metadata.json", "{}")
+	key := writeFile(t, t.TempDir(), "acme.asc", signer.Armor)
+
+	oreg := ocitest.New(t)
+	oca, _ := os.ReadFile(oreg.CAFile())
+	ca := caFile(t, oca)
+	oci := "oci://" + oreg.Host() + "/tf/${namespace}/${type}"
+	mustRun(t, "push", dist, oci, "-p", addr, "--signing-key", key, "--ca-cert", ca)
+	v := mustRun(t, "verify", oci, "-p", addr, "--ca-cert", ca, "--json")
+	var rows []struct {
+		Status string
+		Signer *signerJSON
+	}
+	json.Unmarshal([]byte(v.stdout), &rows)
+	if len(rows) != 2 {
+		t.Fatalf("verify of the pushed release: %s", v.stdout)
+	}
+	for _, row := range rows {
+		if row.Status != "ok" || row.Signer == nil || row.Signer.Fingerprint != signer.Fingerprint() || row.Signer.Source != key {
+			t.Errorf("verify of the pushed release: %+v, want ok, signed by %s from %s", row, signer.Fingerprint(), key)
+		}
+	}
+	tofuInstallsFromOCI(t, oreg, oca, addr, version)
+}
