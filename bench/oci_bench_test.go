@@ -18,12 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 )
 
@@ -39,6 +41,10 @@ import (
 //	                        version (the fair equivalent of a layout that
 //	                        states its digests): uploaded under the stated
 //	                        digests without a read before, and again
+//	push DIST/ signed       the same zips, SHA256SUMS and their signatures
+//	                        in a goreleaser dist (with its reports and
+//	                        build directories), with --signing-key: the
+//	                        signature checked, provenance written
 //	tfmirror sync MIRROR    a filesystem mirror whose index states zh:
 //	push again              re-push of the same zips: uploads nothing
 //	oras, crane, regctl     the same layout (an OCI image layout per version,
@@ -85,12 +91,13 @@ func BenchmarkOCIPush(b *testing.B) {
 	os.WriteFile(filepath.Join(pdir, "index.json"), doc, 0o644)
 	layouts := writeLayouts(b, zips)
 	sums := writeSHA256SUMS(b, zips)
+	dist, key := signedDist(b, files, sums)
 	b.Logf("%d zips, %.0f MB, %d cores", len(zips), float64(total)/1e6, runtime.NumCPU())
 	rounds := 1
 	fmt.Sscan(os.Getenv("ROUNDS"), &rounds)
 	for round := 1; round <= rounds; round++ {
 		b.Logf("round %d of %d", round, rounds)
-		ociRound(b, bin, files, sums, src, layouts, zips)
+		ociRound(b, bin, files, sums, dist, key, src, layouts, zips)
 	}
 }
 
@@ -116,7 +123,36 @@ func writeSHA256SUMS(b *testing.B, zips map[string][]byte) []string {
 	return out
 }
 
-func ociRound(b *testing.B, bin string, files, sums []string, src string, layouts map[string]string, zips map[string][]byte) {
+// signedDist lays the zips and SHA256SUMS out as goreleaser's dist/ does
+// (hard links), with a detached signature beside each SHA256SUMS, the
+// reports and a build directory; it returns dist/ and the public key.
+func signedDist(b *testing.B, files, sums []string) (string, string) {
+	dist := b.TempDir()
+	signer := backendtest.NewSigner(b, "bench releases")
+	for _, f := range append(append([]string(nil), files...), sums...) {
+		if err := os.Link(f, filepath.Join(dist, filepath.Base(f))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, s := range sums {
+		doc, _ := os.ReadFile(s)
+		var sig bytes.Buffer
+		if err := openpgp.DetachSign(&sig, signer.Entity, bytes.NewReader(doc), nil); err != nil {
+			b.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dist, filepath.Base(s)+".sig"), sig.Bytes(), 0o644)
+	}
+	for _, name := range []string{"artifacts.json", "metadata.json", "config.yaml"} {
+		os.WriteFile(filepath.Join(dist, name), []byte("{}"), 0o644)
+	}
+	os.MkdirAll(filepath.Join(dist, "terraform-provider-alpha_linux_amd64_v1"), 0o755)
+	os.WriteFile(filepath.Join(dist, "terraform-provider-alpha_linux_amd64_v1", "terraform-provider-alpha_v1.2.0"), []byte("#!/bin/sh\n"), 0o755)
+	key := filepath.Join(b.TempDir(), "bench.asc")
+	os.WriteFile(key, []byte(signer.Armor), 0o644)
+	return dist, key
+}
+
+func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src string, layouts map[string]string, zips map[string][]byte) {
 	w := &world{env: os.Environ()}
 	tmpl := func(reg *ocitest.Registry) string { return "oci://" + reg.Host() + "/tf/${namespace}/${type}" }
 	reg := ocitest.New(b)
@@ -137,6 +173,11 @@ func ociRound(b *testing.B, bin string, files, sums []string, src string, layout
 	requests := len(regS.Requests())
 	timeIt(b, "tfmirror push ZIPS + SHA256SUMS again", func() error { return w.run(bin, withSums...) })
 	b.Logf("    blob uploads: %d, then %d on the re-push; %d requests, then %d", uploads, regS.BlobUploads()-uploads, requests, len(regS.Requests())-requests)
+	regD := ocitest.New(b)
+	signed := timeIt(b, "tfmirror push DIST/ --signing-key (signed)", func() error {
+		return w.run(bin, "push", dist, tmpl(regD), "--provider", "example.com/bench/alpha", "--signing-key", key, "--ca-cert", regD.CAFile())
+	})
+	b.Logf("    push DIST/ signed / push ZIPS + SHA256SUMS = %.2f (wall); blob uploads: %d, %d requests (provenance: a referrer per version)", signed.Seconds()/pushSums.Seconds(), regD.BlobUploads(), len(regD.Requests()))
 	reg2 := ocitest.New(b)
 	sync := timeIt(b, "tfmirror sync MIRROR (index states zh:)", func() error {
 		return w.run(bin, "sync", src, tmpl(reg2), "--ca-cert", reg2.CAFile())

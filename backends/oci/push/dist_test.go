@@ -79,7 +79,7 @@ func verifyJSON(t *testing.T, reg *ocitest.Registry, args ...string) []verifyRow
 	t.Helper()
 	r := run(t, reg, append([]string{"verify", "--json"}, args...)...)
 	var rows []verifyRow
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 0 {
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 0 || len(rows) == 0 {
 		t.Fatalf("verify --json: %v\n%s", err, r)
 	}
 	return rows
@@ -145,9 +145,26 @@ func TestPushGoreleaserDist(t *testing.T) {
 	}
 
 	// Without --signing-key: pushed as before, with a note to pass one.
-	r = run(t, reg, append(append([]string{"push", "-p", addr}, distGlob(t, dist)...), "oci://"+reg.Host()+"/nokey/${namespace}/${type}")...)
+	nokey := "oci://" + reg.Host() + "/nokey/${namespace}/${type}"
+	r = run(t, reg, append(append([]string{"push", "-p", addr}, distGlob(t, dist)...), nokey)...)
 	if r.code != 0 || !strings.Contains(r.stderr, ".sig is not checked: pass the release's public key with --signing-key") {
 		t.Errorf("push without a key: %s", r)
+	}
+	for _, row := range verifyJSON(t, reg, nokey, "-p", addr) {
+		if row.Signer != nil {
+			t.Errorf("pushed without a key, yet signed: %+v", row)
+		}
+	}
+	// The same release again with the key: nothing uploaded, and the
+	// signature kept for the version already there (as sync backfills it).
+	reg.ResetRequests()
+	if r := run(t, reg, "push", "-p", addr, "--signing-key", key, dist, nokey); r.code != 0 || reg.BlobUploads() > 1 {
+		t.Errorf("push with the key after a push without (%d blob uploads): %s", reg.BlobUploads(), r)
+	}
+	for _, row := range verifyJSON(t, reg, nokey, "-p", addr) {
+		if row.Status != "ok" || row.Signer == nil || row.Signer.Fingerprint != signer.Fingerprint() {
+			t.Errorf("after pushing again with the key: %+v, want signed by %s", row, signer.Fingerprint())
+		}
 	}
 }
 
