@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
+
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
@@ -295,15 +297,25 @@ func newTourWorld(t *testing.T) *tourWorld {
 	backendtest.WritePacked(t, configured, backendtest.Seeds(t, []string{"registry.terraform.io/hashicorp/null"}, tourNull, []string{"linux_amd64"}))
 	cliConfig := writeFile(t, tmp, "cli.tfrc", fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n  direct {}\n}\n", configured))
 
-	// Files the tour names: release zips and their SHA256SUMS, as goreleaser
-	// writes them, a configuration using a module.
+	// Files the tour names: a goreleaser dist of the widget (zips, the
+	// SHA256SUMS signed by acme.asc, a report), a configuration using a
+	// module.
 	var sums strings.Builder
 	for _, plat := range tourWidget {
-		name, zip := "terraform-provider-widget_1.2.3_"+plat+".zip", registrytest.ProviderZip("widget", "1.2.3", plat)
+		zip := registrytest.ProviderZip("widget", "1.2.3", plat)
+		name := "terraform-provider-widget_1.2.3_" + plat + ".zip"
 		writeFile(t, filepath.Join(w.dir, "dist"), name, string(zip))
 		fmt.Fprintf(&sums, "%x  %s\n", sha256.Sum256(zip), name)
 	}
+	signer := backendtest.NewSigner(t, "acme releases")
+	var sig bytes.Buffer
+	if err := openpgp.DetachSign(&sig, signer.Entity, strings.NewReader(sums.String()), nil); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, filepath.Join(w.dir, "dist"), "terraform-provider-widget_1.2.3_SHA256SUMS", sums.String())
+	writeFile(t, filepath.Join(w.dir, "dist"), "terraform-provider-widget_1.2.3_SHA256SUMS.sig", sig.String())
+	writeFile(t, filepath.Join(w.dir, "dist"), "artifacts.json", "[]")
+	writeFile(t, w.dir, "acme.asc", signer.Armor)
 	writeFile(t, filepath.Join(w.dir, "infra"), "main.tf", "module \"vpc\" {\n  source  = \"terraform-aws-modules/vpc/aws\"\n  version = \"~> 5.0\"\n}\n")
 
 	w.env = []string{
