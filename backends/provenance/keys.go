@@ -13,7 +13,10 @@ import (
 
 // KeyFingerprints returns the primary fingerprints (upper-case hex) of
 // the keys in an ASCII-armored public key or keyring, as a provider's
-// release publishes it; an armor that holds no key is an error.
+// release publishes it; an armor that holds no key is an error, and so is
+// one holding a private key: the armor given is kept beside the signature
+// it checks, for every reader of the place to see (openpgp reads private
+// key blocks as keyrings too).
 func KeyFingerprints(armored string) ([]string, error) {
 	kr, err := openpgp.ReadArmoredKeyRing(strings.NewReader(armored))
 	if err != nil {
@@ -21,6 +24,9 @@ func KeyFingerprints(armored string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range kr {
+		if e.PrivateKey != nil {
+			return nil, fmt.Errorf("holds the private key of %X, which must never leave its keeper: give the public key alone (gpg --armor --export %X)", e.PrimaryKey.Fingerprint, e.PrimaryKey.Fingerprint)
+		}
 		out = append(out, strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint)))
 	}
 	if len(out) == 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 
 	"github.com/tfmirror/tfmirror/backends/provenance"
@@ -149,4 +150,25 @@ func sign(t *testing.T, e *openpgp.Entity, doc []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// A private key is refused where a public key is wanted: the armor given
+// is kept where anyone can read it.
+func TestKeyFingerprintsRefusesAPrivateKey(t *testing.T) {
+	e := newKey(t, "publisher", 0)
+	if fps, err := provenance.KeyFingerprints(armored(t, e)); err != nil || len(fps) != 1 {
+		t.Fatalf("public key: %v, %v", fps, err)
+	}
+	var b bytes.Buffer
+	w, err := armor.Encode(&b, openpgp.PrivateKeyType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SerializePrivate(w, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if _, err := provenance.KeyFingerprints(b.String()); err == nil || !strings.Contains(err.Error(), "private key") {
+		t.Errorf("private key: error %v, want one naming the private key", err)
+	}
 }
