@@ -118,8 +118,9 @@ type FileStager interface {
 // what lands is exactly the archive the zh: it is given names: an OCI
 // registry computes the digest of every blob it receives and refuses one
 // that differs, and a blob it already holds under that digest is that
-// archive. A caller holding a zh: that evidence states may then commit it
-// without reading the file first. Where ChecksDigest is true and the
+// archive, so Commit hashes the file before naming such a blob. A caller
+// holding a zh: that evidence states may then commit it without reading
+// the file first. Where ChecksDigest is true and the
 // file's bytes differ from zh:, Commit fails with an error wrapping
 // hashing.ErrHashMismatch that names the file and both hashes.
 type DigestChecker interface {

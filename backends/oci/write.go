@@ -327,6 +327,20 @@ func (s *Staged) uploadLayer(ctx context.Context, r *remote.Repository, layer oc
 	switch {
 	case err != nil:
 		return classify(err, "check blob "+layer.Digest.String(), s.m.name, s.addr, s.pkg.String())
+	case ok && s.f == nil:
+		// Nothing is sent, so the registry checks nothing: a zip staged
+		// from a file under a digest its caller may only have been told
+		// (a SHA256SUMS line, a mirror's index) is hashed before a
+		// manifest names the blob, or a wrong statement would give this
+		// package the zip the registry holds (another version's).
+		if err := s.checkFile(layer, false); err != nil {
+			var ie *IntegrityError
+			if errors.As(err, &ie) {
+				return s.errorf("%w", backends.Permanent(ie))
+			}
+			return err
+		}
+		fallthrough
 	case ok:
 		s.outcome = BlobExisted
 		return nil
@@ -346,7 +360,7 @@ func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocisp
 			io.Closer
 		}{&countingReader{r: f, n: &s.sent}, f}, nil
 	}
-	err := pushBlob(ctx, r, layer, open, s.checkFile)
+	err := pushBlob(ctx, r, layer, open, func(desc ocispec.Descriptor) error { return s.checkFile(desc, true) })
 	var ie *IntegrityError
 	if errors.As(err, &ie) {
 		return s.errorf("%w", backends.Permanent(ie))
@@ -364,28 +378,36 @@ func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocisp
 type IntegrityError struct {
 	Path           string
 	Stated, Actual hashing.Hash
+	// Refused: the registry refused the upload; otherwise it holds a
+	// blob under the stated digest, which the file is not.
+	Refused bool
 }
 
 func (e *IntegrityError) Error() string {
-	return fmt.Sprintf("integrity: %s is not the archive its source states: the source states %s, the file's SHA-256 is %s (the registry refused the upload, DIGEST_INVALID); nothing was pushed for it: replace the file, or the statement (SHA256SUMS, the mirror's index)",
-		e.Path, e.Stated, e.Actual)
+	how := "the registry holds another zip under that digest"
+	if e.Refused {
+		how = "the registry refused the upload, DIGEST_INVALID"
+	}
+	return fmt.Sprintf("integrity: %s is not the archive its source states: the source states %s, the file's SHA-256 is %s (%s); nothing was pushed for it: replace the file, or the statement (SHA256SUMS, the mirror's index)",
+		e.Path, e.Stated, e.Actual, how)
 }
 
 // Unwrap makes an IntegrityError a hashing.ErrHashMismatch.
 func (e *IntegrityError) Unwrap() error { return hashing.ErrHashMismatch }
 
-// checkFile is asked when the registry answers DIGEST_INVALID to the
-// zip's blob, which it does to a concurrent push as well as to bytes that
-// are not the digest's: it hashes the file, and returns an IntegrityError
-// when they are not.
-func (s *Staged) checkFile(desc ocispec.Descriptor) error {
+// checkFile hashes the file and returns an IntegrityError when its bytes
+// are not desc's digest. It is asked when the registry answers
+// DIGEST_INVALID to the zip's blob (refused), which it does to a
+// concurrent push as well as to bytes that are not the digest's, and
+// before a blob the registry holds is taken for a zip staged from a file.
+func (s *Staged) checkFile(desc ocispec.Descriptor, refused bool) error {
 	stated, _ := zipHash(desc.Digest)
 	actual, err := hashing.HashZipFile(s.path)
 	if err != nil {
 		return s.errorf("%v", err)
 	}
 	if actual != stated {
-		return &IntegrityError{Path: s.path, Stated: stated, Actual: actual}
+		return &IntegrityError{Path: s.path, Stated: stated, Actual: actual, Refused: refused}
 	}
 	return nil
 }

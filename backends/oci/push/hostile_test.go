@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // A --signing-key file holding the publisher's private key is refused
@@ -40,5 +41,39 @@ func TestPushRefusesAPrivateSigningKey(t *testing.T) {
 	}
 	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
 		t.Errorf("pushed with a private key: %+v", rows)
+	}
+}
+
+// A SHA256SUMS stating the zh: of a zip the registry already holds (the
+// release before, say) for a zip that is another: the blob is there, so
+// nothing would be uploaded for the registry to check, yet the new
+// version must not end up naming the old zip. Exit 1, the integrity error
+// naming the zip and both hashes, nothing listed for the version.
+func TestPushStatedZHOfABlobTheRegistryHolds(t *testing.T) {
+	reg := ocitest.New(t)
+	const addr = "registry.opentofu.org/acme/alpha"
+	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
+	old := releaseZip(t, t.TempDir(), "alpha", "1.0.0", "linux_amd64", "")
+	if r := run(t, reg, "push", "-p", addr, old, dst); r.code != 0 {
+		t.Fatalf("push of 1.0.0: %s", r)
+	}
+	dist := t.TempDir()
+	next := releaseZip(t, dist, "alpha", "2.0.0", "linux_amd64", "")
+	oldSums, _ := hashing.HashPath(old, hashing.Options{})
+	nextSums, _ := hashing.HashPath(next, hashing.Options{})
+	sums := writeSums(t, dist, "terraform-provider-alpha_2.0.0_SHA256SUMS", []string{next}, map[string]string{filepath.Base(next): oldSums.ZH.Value()})
+	r := run(t, reg, "push", "-p", addr, next, sums, dst)
+	if r.code != 1 {
+		t.Errorf("push of a zip stated as another the registry holds: %s", r)
+	}
+	for _, want := range []string{"integrity", next, string(oldSums.ZH), string(nextSums.ZH)} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the error lacks %q:\n%s", want, r)
+		}
+	}
+	for _, row := range lsQuiet(t, reg, dst, "-p", addr) {
+		if row.Version == "2.0.0" {
+			t.Errorf("2.0.0 landed as %+v (its zip is %s)", row, nextSums.ZH)
+		}
 	}
 }
