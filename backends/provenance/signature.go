@@ -74,10 +74,15 @@ func signerOf(e *openpgp.Entity, sig []byte, expired string) Signer {
 // ParseSums reads a SHA256SUMS document: "HEX  FILENAME" per line, into
 // file names mapped to lower-case hex. Like OpenTofu, a line whose first
 // field is not 64 hex digits makes the whole document unusable; unlike it,
-// blank lines are tolerated.
+// blank lines are tolerated, and so are what sha256sum and editors add (a
+// "*" before the name in binary mode, CRLF line ends, a UTF-8 byte order
+// mark). A name listed twice with two sums makes it unusable too: OpenTofu
+// takes the first line, another reader the last, so neither says which
+// zip was signed.
 func ParseSums(doc []byte) (map[string]string, error) {
 	out := map[string]string{}
-	for i, line := range strings.Split(string(doc), "\n") {
+	first := map[string]int{}
+	for i, line := range strings.Split(strings.TrimPrefix(string(doc), "\ufeff"), "\n") {
 		fields := strings.Fields(line)
 		if len(fields) == 0 {
 			continue
@@ -89,7 +94,17 @@ func ParseSums(doc []byte) (map[string]string, error) {
 		if _, err := hex.DecodeString(sum); err != nil || len(sum) != 64 {
 			return nil, fmt.Errorf("line %d: %q is not a SHA-256 in hex", i+1, fields[0])
 		}
-		out[fields[1]] = sum
+		name := fields[1]
+		if len(name) > 1 && name[0] == '*' {
+			name = name[1:]
+		}
+		if had, ok := out[name]; ok && had != sum {
+			return nil, fmt.Errorf("line %d: %s is listed again with another SHA-256 (line %d): which zip is meant cannot be told", i+1, name, first[name])
+		}
+		if _, ok := first[name]; !ok {
+			first[name] = i + 1
+		}
+		out[name] = sum
 	}
 	return out, nil
 }

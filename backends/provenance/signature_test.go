@@ -26,6 +26,12 @@ func TestParseSums(t *testing.T) {
 	if got["terraform-provider-x_1.0.0_linux_amd64.zip"] != a || got["terraform-provider-x_1.0.0_darwin_arm64.zip"] != strings.ToLower(b) || len(got) != 2 {
 		t.Fatalf("parsed %v", got)
 	}
+	// What sha256sum and editors write: "*" in binary mode, CRLF, a byte
+	// order mark; a name listed twice with the same sum.
+	dialect := "\ufeff" + a + " *terraform-provider-x_1.0.0_linux_amd64.zip\r\n" + a + "  terraform-provider-x_1.0.0_linux_amd64.zip\r\n"
+	if got, err := provenance.ParseSums([]byte(dialect)); err != nil || len(got) != 1 || got["terraform-provider-x_1.0.0_linux_amd64.zip"] != a {
+		t.Errorf("parsed %v, %v", got, err)
+	}
 	bad := []struct {
 		name, doc, want string
 	}{
@@ -33,6 +39,7 @@ func TestParseSums(t *testing.T) {
 		{"short hash", "abcd  f.zip\n", `line 1: "abcd" is not a SHA-256`},
 		{"not hex", strings.Repeat("z", 64) + "  f.zip\n", "is not a SHA-256"},
 		{"second line bad", a + "  f.zip\nnonsense\n", "line 2"},
+		{"a name twice, two sums", a + "  f.zip\n" + b + "  g.zip\n" + b + " *f.zip\n", "line 3: f.zip is listed again with another SHA-256 (line 1)"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {

@@ -77,3 +77,49 @@ func TestPushStatedZHOfABlobTheRegistryHolds(t *testing.T) {
 		}
 	}
 }
+
+// SHA256SUMS files as people and tools write them: sha256sum -b's "*"
+// before the name, CRLF line ends, a UTF-8 byte order mark. Each states
+// the zips it lists, and the push lands them.
+func TestPushSHA256SUMSDialects(t *testing.T) {
+	reg := ocitest.New(t)
+	const addr = "registry.opentofu.org/acme/alpha"
+	dist := t.TempDir()
+	zip := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
+	sums, _ := hashing.HashPath(zip, hashing.Options{})
+	for name, doc := range map[string]string{
+		"binary": sums.ZH.Value() + " *" + filepath.Base(zip) + "\n",
+		"crlf":   sums.ZH.Value() + "  " + filepath.Base(zip) + "\r\n",
+		"bom":    "\ufeff" + sums.ZH.Value() + "  " + filepath.Base(zip) + "\n",
+	} {
+		p := filepath.Join(t.TempDir(), "terraform-provider-alpha_1.0.0_SHA256SUMS")
+		writeTestFile(t, p, doc)
+		dst := "oci://" + reg.Host() + "/" + name + "/${namespace}/${type}"
+		if r := run(t, reg, "push", "-p", addr, zip, p, dst); r.code != 0 {
+			t.Errorf("%s: %s", name, r)
+		}
+	}
+}
+
+// A SHA256SUMS naming one file twice with two sums says nothing usable of
+// it (OpenTofu takes the first line, a reader of the file may take the
+// last): exit 2 naming the file and the zip, nothing pushed.
+func TestPushSHA256SUMSNamingAZipTwice(t *testing.T) {
+	reg := ocitest.New(t)
+	const addr = "registry.opentofu.org/acme/alpha"
+	dist := t.TempDir()
+	zip := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
+	other := releaseZip(t, t.TempDir(), "alpha", "1.0.0", "linux_amd64", "another")
+	sums, _ := hashing.HashPath(zip, hashing.Options{})
+	otherSums, _ := hashing.HashPath(other, hashing.Options{})
+	p := filepath.Join(dist, "terraform-provider-alpha_1.0.0_SHA256SUMS")
+	writeTestFile(t, p, otherSums.ZH.Value()+"  "+filepath.Base(zip)+"\n"+sums.ZH.Value()+"  "+filepath.Base(zip)+"\n")
+	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
+	r := run(t, reg, "push", "-p", addr, zip, p, dst)
+	if r.code != 2 || !strings.Contains(r.stderr, p) || !strings.Contains(r.stderr, filepath.Base(zip)) {
+		t.Errorf("push with a SHA256SUMS naming the zip twice: %s", r)
+	}
+	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
+		t.Errorf("pushed: %+v", rows)
+	}
+}
