@@ -2,8 +2,10 @@ package push_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
@@ -121,5 +123,53 @@ func TestPushSHA256SUMSNamingAZipTwice(t *testing.T) {
 	}
 	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
 		t.Errorf("pushed: %+v", rows)
+	}
+}
+
+// What is not a regular file in a dist (a named pipe, a link to a device)
+// is a usage error naming it: push neither waits on it nor reads it; a
+// --signing-key that is a device is read no further than a key can be.
+func TestPushDistWithAPipeOrDevice(t *testing.T) {
+	const addr = "registry.opentofu.org/acme/alpha"
+	for _, kind := range []string{"fifo", "device"} {
+		t.Run(kind, func(t *testing.T) {
+			dist := t.TempDir()
+			zip := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
+			writeSums(t, dist, "terraform-provider-alpha_1.0.0_SHA256SUMS", []string{zip}, nil)
+			var odd string
+			switch kind {
+			case "fifo":
+				odd = filepath.Join(dist, "notes")
+				if err := syscall.Mkfifo(odd, 0o644); err != nil {
+					t.Skip(err)
+				}
+			case "device":
+				odd = filepath.Join(dist, "terraform-provider-alpha_1.0.0_SHA256SUMS")
+				os.Remove(odd)
+				if err := os.Symlink("/dev/zero", odd); err != nil {
+					t.Skip(err)
+				}
+			}
+			for _, src := range [][]string{{dist}, distGlob(t, dist)} {
+				args := append(append([]string{"push", "-p", addr}, src...), "oci://localhost:1/p/${namespace}/${type}")
+				if r := run(t, nil, args...); r.code != 2 || !strings.Contains(r.stderr, odd) {
+					t.Errorf("push %v: %s", src, r)
+				}
+			}
+			if kind == "device" {
+				// A key is read up to a bound, not until memory runs out.
+				os.Remove(odd)
+				writeSums(t, dist, "terraform-provider-alpha_1.0.0_SHA256SUMS", []string{zip}, nil)
+				writeTestFile(t, odd+".sig", "a signature")
+				key := filepath.Join(t.TempDir(), "key.asc")
+				if err := os.Symlink("/dev/zero", key); err != nil {
+					t.Fatal(err)
+				}
+				args := []string{"push", "-p", addr, "--signing-key", key, dist, "oci://localhost:1/p/${namespace}/${type}"}
+				if r := run(t, nil, args...); r.code != 2 || !strings.Contains(r.stderr, key) || !strings.Contains(r.stderr, "more than") {
+					t.Errorf("push --signing-key %s: %s", key, r)
+				}
+			}
+		})
 	}
 }

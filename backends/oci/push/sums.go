@@ -2,6 +2,7 @@ package push
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,9 +39,29 @@ func IsSumsFile(path string) (sums, sig bool) {
 	return false, strings.HasSuffix(base, "sha256sums.sig")
 }
 
+// readSmall reads a SHA256SUMS, a signature or a key: at most
+// provenance.MaxSize bytes, which a provenance document holding it
+// could not exceed anyway (a path naming /dev/zero is refused, not read
+// until memory runs out).
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, provenance.MaxSize+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(b) > provenance.MaxSize:
+		return nil, fmt.Errorf("%s: more than %d bytes, which no SHA256SUMS, signature or key is", path, provenance.MaxSize)
+	}
+	return b, nil
+}
+
 // ReadSums reads a SHA256SUMS file.
 func ReadSums(path string) (SumsFile, error) {
-	b, err := os.ReadFile(path)
+	b, err := readSmall(path)
 	if err != nil {
 		return SumsFile{}, err
 	}
@@ -73,7 +94,7 @@ type SigningKey struct {
 func ReadSigningKeys(paths []string) ([]SigningKey, error) {
 	var out []SigningKey
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := readSmall(p)
 		if err != nil {
 			return nil, fmt.Errorf("--signing-key: %w", err)
 		}
@@ -101,7 +122,7 @@ type signature struct {
 // speaks for to be refused with the reason (Zips.Provenance); the error
 // returned is only for a file that cannot be read.
 func (sf *SumsFile) CheckSignature(sigPath string, keys []SigningKey, opts provenance.Options) error {
-	raw, err := os.ReadFile(sigPath)
+	raw, err := readSmall(sigPath)
 	if err != nil {
 		return err
 	}
