@@ -127,3 +127,22 @@ func TestZipHashes(t *testing.T) {
 		t.Fatalf("the signed zh: does not verify the zip: %+v", res)
 	}
 }
+
+// A SHA256SUMS listing two providers' zips at one version (one signed
+// file for a whole release of several): each provider's zip is checked
+// against its own line, never passed off as the other's.
+func TestZipHashesOfADocumentListingTwoProviders(t *testing.T) {
+	a, b := "zh:"+strings.Repeat("a", 64), "zh:"+strings.Repeat("b", 64)
+	doc := a[3:] + "  terraform-provider-alpha_1.0.0_linux_amd64.zip\n" + b[3:] + "  terraform-provider-beta_1.0.0_linux_amd64.zip\n"
+	for typ, want := range map[string]string{"alpha": a, "beta": b} {
+		p := &provenance.Provenance{Provider: "registry.opentofu.org/acme/" + typ, Version: "1.0.0", SHA256SUMS: []byte(doc)}
+		got, err := p.ZipHashes("linux_amd64")
+		if err != nil || len(got) != 1 || string(got[0]) != want {
+			t.Errorf("%s: %v, %v; want %s alone", typ, got, err, want)
+		}
+		other := map[string]string{"alpha": b, "beta": a}[typ]
+		if err := p.Authenticate("linux_amd64", hashing.Hash(other)); !errors.Is(err, hashing.ErrHashMismatch) {
+			t.Errorf("%s: the other provider's zip authenticated: %v", typ, err)
+		}
+	}
+}

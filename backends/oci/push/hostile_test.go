@@ -173,3 +173,35 @@ func TestPushDistWithAPipeOrDevice(t *testing.T) {
 		})
 	}
 }
+
+// One signed SHA256SUMS for the zips of two providers (a release of
+// several, or a hand-made one): each zip is checked against its own line,
+// and both land signed (each failed before, checked against both lines).
+func TestPushOneSignedSHA256SUMSForTwoProviders(t *testing.T) {
+	reg := ocitest.New(t)
+	signer := backendtest.NewSigner(t, "acme releases")
+	key := filepath.Join(t.TempDir(), "acme.asc")
+	writeTestFile(t, key, signer.Armor)
+	dir := t.TempDir()
+	alpha := releaseZip(t, dir, "alpha", "1.0.0", "linux_amd64", "")
+	beta := releaseZip(t, dir, "beta", "1.0.0", "linux_amd64", "")
+	sums := writeSums(t, dir, "SHA256SUMS", []string{alpha, beta}, nil)
+	doc, _ := os.ReadFile(sums)
+	var sig bytes.Buffer
+	if err := openpgp.DetachSign(&sig, signer.Entity, bytes.NewReader(doc), nil); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, sums+".sig", sig.String())
+	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
+	args := []string{"push", "-p", "registry.opentofu.org/acme/alpha", "-p", "registry.opentofu.org/acme/beta", "--signing-key", key, alpha, beta, sums, sums + ".sig", dst}
+	if r := run(t, reg, args...); r.code != 0 {
+		t.Fatalf("push: %s", r)
+	}
+	for _, p := range []string{"registry.opentofu.org/acme/alpha", "registry.opentofu.org/acme/beta"} {
+		for _, row := range verifyJSON(t, reg, dst, "-p", p) {
+			if row.Status != "ok" || row.Signer == nil || row.Signer.Fingerprint != signer.Fingerprint() {
+				t.Errorf("verify %s: %+v, want ok and signed by %s", p, row, signer.Fingerprint())
+			}
+		}
+	}
+}
