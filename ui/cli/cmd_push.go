@@ -262,6 +262,9 @@ func pushSums(cmd *cobra.Command, a push.Args, keyFiles []string, opts provenanc
 			if err := sums[i].CheckSignature(sig, keys, opts); err != nil {
 				return nil, usageErr("push: %v", err)
 			}
+			if note := sums[i].ExpiredNote(); note != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
+			}
 			signed[sums[i].Path] = true
 		}
 	}

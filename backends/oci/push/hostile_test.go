@@ -7,12 +7,15 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -203,5 +206,56 @@ func TestPushOneSignedSHA256SUMSForTwoProviders(t *testing.T) {
 				t.Errorf("verify %s: %+v, want ok and signed by %s", p, row, signer.Fingerprint())
 			}
 		}
+	}
+}
+
+// A signed SHA256SUMS of another version than the zips given beside it
+// (the release before, picked by a glob): exit 2 naming it; it pushed
+// them unsigned with no word said, exit 0, though --signing-key was given.
+func TestPushSHA256SUMSOfAnotherVersion(t *testing.T) {
+	reg := ocitest.New(t)
+	signer := backendtest.NewSigner(t, "acme releases")
+	key := filepath.Join(t.TempDir(), "acme.asc")
+	writeTestFile(t, key, signer.Armor)
+	_, sums := goreleaserDist(t, signer, "alpha", "1.2.3", "linux_amd64")
+	zip := releaseZip(t, t.TempDir(), "alpha", "1.2.4", "linux_amd64", "")
+	const addr = "registry.opentofu.org/acme/alpha"
+	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
+	if r := run(t, reg, "push", "-p", addr, "--signing-key", key, zip, sums, sums+".sig", dst); r.code != 2 || !strings.Contains(r.stderr, sums) {
+		t.Errorf("push of 1.2.4 beside the SHA256SUMS of 1.2.3: %s", r)
+	}
+	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
+		t.Errorf("pushed: %+v", rows)
+	}
+}
+
+// A signature made with a key that has expired since is accepted, as
+// OpenTofu accepts it, with a note saying so (none was given).
+func TestPushSignedWithAnExpiredKey(t *testing.T) {
+	reg := ocitest.New(t)
+	made := time.Now().Add(-2 * time.Hour)
+	e, err := openpgp.NewEntity("acme releases", "", "", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA, Curve: packet.Curve25519,
+		Time: func() time.Time { return made }, KeyLifetimeSecs: 3600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := registrytest.ArmoredPublicKey(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(t.TempDir(), "acme.asc")
+	writeTestFile(t, key, pub)
+	dir := t.TempDir()
+	zip := releaseZip(t, dir, "alpha", "3.0.0", "linux_amd64", "")
+	sums := writeSums(t, dir, "terraform-provider-alpha_3.0.0_SHA256SUMS", []string{zip}, nil)
+	doc, _ := os.ReadFile(sums)
+	var sig bytes.Buffer
+	if err := openpgp.DetachSign(&sig, e, bytes.NewReader(doc), &packet.Config{Time: func() time.Time { return made.Add(time.Minute) }}); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, sums+".sig", sig.String())
+	r := run(t, reg, "push", "-p", "registry.opentofu.org/acme/alpha", "--signing-key", key, dir, "oci://"+reg.Host()+"/p/${namespace}/${type}")
+	if r.code != 0 || !strings.Contains(r.stderr, "note: "+sums+": signature by") || !strings.Contains(r.stderr, "expired") {
+		t.Errorf("push signed with an expired key: %s", r)
 	}
 }

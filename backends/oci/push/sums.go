@@ -151,6 +151,15 @@ func (sf *SumsFile) CheckSignature(sigPath string, keys []SigningKey, opts prove
 	return nil
 }
 
+// ExpiredNote says, where sf's signature checked with a key or
+// signature past its expiry, who made it and since when; "" otherwise.
+func (sf SumsFile) ExpiredNote() string {
+	if s := sf.sig; s != nil && s.err == nil && s.signer.Expired != "" {
+		return fmt.Sprintf("%s: signature by %s: %s (accepted, as OpenTofu accepts it unless OPENTOFU_ENFORCE_GPG_EXPIRATION is true)", sf.Path, s.signer, s.signer.Expired)
+	}
+	return ""
+}
+
 func describeKeys(keys []SigningKey) string {
 	var parts []string
 	for _, k := range keys {

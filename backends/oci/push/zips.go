@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -138,7 +139,8 @@ var (
 // NewZips checks the zips: each must be a zip holding the provider's
 // executable (terraform-provider-TYPE, maybe with a _vVERSION or .exe
 // suffix) at its root, which OpenTofu needs to install it, and be listed
-// in each of sums that speaks for its version. Only their central
+// in each of sums that speaks for its version; each of sums must speak
+// for some zip (a usage error naming it otherwise). Only their central
 // directories are read.
 func NewZips(ctx context.Context, files []ZipFile, sums []SumsFile) (*Zips, error) {
 	z := &Zips{files: files, evidence: map[string][]hashing.Evidence{}, sums: sums}
@@ -160,6 +162,13 @@ func NewZips(ctx context.Context, files []ZipFile, sums []SumsFile) (*Zips, erro
 			return nil, err
 		}
 		z.evidence[f.Path] = ev
+	}
+	for _, sf := range sums {
+		if !slices.ContainsFunc(files, func(f ZipFile) bool { return sf.speaksFor(f.Package) }) {
+			// Given with --signing-key, its zips would go up unsigned
+			// with no word said.
+			return nil, backends.Usagef("%s states the zips of %s %s, and none of the zips given is of that version: give the SHA256SUMS of their release", sf.Path, sf.Type, sf.Version)
+		}
 	}
 	return z, nil
 }
