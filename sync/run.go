@@ -60,7 +60,7 @@ type Summary struct {
 	Interrupted bool
 	// Err ended the run before any job ran: planning failed part of the
 	// way (a listing a streamed plan needed), after what it had planned
-	// was reported.
+	// was reported. An interrupt while planning is Interrupted instead.
 	Err error
 }
 
@@ -180,9 +180,15 @@ func (r *Run) Finish(ctx context.Context, eng *Engine) Summary {
 }
 
 // Abandon ends a run whose planning failed with err, running no job: the
-// summary counts what was reported (the packages found present).
-func (r *Run) Abandon(err error) Summary {
-	r.sum.Err = err
+// summary counts what was reported (the packages found present). Where
+// ctx ended (a signal while planning), the run was interrupted, as one
+// whose jobs a signal cancelled: that is not an error of its own.
+func (r *Run) Abandon(ctx context.Context, err error) Summary {
+	if ctx.Err() != nil {
+		r.sum.Interrupted = true
+	} else {
+		r.sum.Err = err
+	}
 	r.sum.Duration = time.Since(r.start)
 	return r.sum
 }

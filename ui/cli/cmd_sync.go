@@ -141,10 +141,12 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	})
 	printWarnings(cmd, src)
 	if err != nil {
-		if f.asJSON {
+		if f.asJSON || ctx.Err() != nil {
 			// What was planned has been reported: the summary still ends
-			// the output, saying the run did not happen.
-			rep.Finish(run.Abandon(err))
+			// the output, saying the run did not happen (an interrupt
+			// says so as during the run; another error is told once,
+			// by itself, in text).
+			rep.Finish(run.Abandon(ctx, err))
 		}
 		return closeAudit(cmd, aud, err)
 	}
