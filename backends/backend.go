@@ -115,14 +115,16 @@ type FileStager interface {
 }
 
 // DigestChecker is implemented by a Staged whose Commit makes sure that
-// what lands is exactly the archive the zh: it is given names: an OCI
-// registry computes the digest of every blob it receives and refuses one
-// that differs, and a blob it already holds under that digest is that
-// archive, so Commit hashes the file before naming such a blob. A caller
-// holding a zh: that evidence states may then commit it without reading
-// the file first. Where ChecksDigest is true and the
-// file's bytes differ from zh:, Commit fails with an error wrapping
-// hashing.ErrHashMismatch that names the file and both hashes.
+// what lands is exactly the archive the zh: it is given names, and that
+// the file is that archive: an OCI registry computes the digest of every
+// blob it receives and refuses one that differs, and where it holds the
+// blob already (so nothing is sent), Commit hashes the file before a new
+// manifest names it. A caller holding a zh: that evidence states may then
+// commit it without reading the file first. Where ChecksDigest is true and
+// the file's bytes differ from zh:, Commit fails with an error wrapping
+// hashing.ErrHashMismatch that names the file and both hashes; only a
+// package the destination lists with that very zh: already is left as it
+// is, and its file unread (nothing lands).
 type DigestChecker interface {
 	ChecksDigest() bool
 }
