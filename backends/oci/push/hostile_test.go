@@ -259,3 +259,24 @@ func TestPushSignedWithAnExpiredKey(t *testing.T) {
 		t.Errorf("push signed with an expired key: %s", r)
 	}
 }
+
+// A SHA256SUMS made with `sha256sum dist/*.zip` names each zip with its
+// directory: push says so and how to make one naming the zips alone,
+// rather than that the zip is not listed; nothing is pushed.
+func TestPushSHA256SUMSNamingZipsWithAPath(t *testing.T) {
+	reg := ocitest.New(t)
+	const addr = "registry.opentofu.org/acme/alpha"
+	dist := t.TempDir()
+	zip := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
+	sums, _ := hashing.HashPath(zip, hashing.Options{})
+	p := filepath.Join(t.TempDir(), "terraform-provider-alpha_1.0.0_SHA256SUMS")
+	writeTestFile(t, p, sums.ZH.Value()+"  dist/"+filepath.Base(zip)+"\n")
+	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
+	r := run(t, reg, "push", "-p", addr, zip, p, dst)
+	if r.code == 0 || !strings.Contains(r.stderr, "dist/"+filepath.Base(zip)) || !strings.Contains(r.stderr, "sha256sum *.zip") {
+		t.Errorf("push with a SHA256SUMS naming the zip with a path: %s", r)
+	}
+	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
+		t.Errorf("pushed: %+v", rows)
+	}
+}

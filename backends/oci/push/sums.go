@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -197,6 +198,17 @@ func (sf SumsFile) lists(f ZipFile) bool {
 	return ok && sf.speaksFor(f.Package)
 }
 
+// listedWithPath returns the name of the file's line that names base
+// with a directory before it (sha256sum dist/*.zip writes them so), if any.
+func (sf SumsFile) listedWithPath(base string) string {
+	for name := range sf.sums {
+		if strings.Contains(name, "/") && path.Base(name) == base {
+			return name
+		}
+	}
+	return ""
+}
+
 // speaksFor reports whether the file states the zips of pkg's version.
 func (sf SumsFile) speaksFor(pkg backends.Package) bool {
 	return sf.Type == "" || sf.Type == pkg.Provider.Type && sf.Version == pkg.Version.String()
@@ -213,6 +225,9 @@ func evidence(f ZipFile, sums []SumsFile) ([]hashing.Evidence, error) {
 		}
 		sum, ok := sf.sums[filepath.Base(f.Path)]
 		if !ok {
+			if listed := sf.listedWithPath(filepath.Base(f.Path)); listed != "" {
+				return nil, fmt.Errorf("%s names the zip with a path (%s), where a release's SHA256SUMS names it alone, as goreleaser writes it: make it in the zips' directory (cd dist && sha256sum *.zip > terraform-provider-NAME_VERSION_SHA256SUMS)", sf.Path, listed)
+			}
 			return nil, fmt.Errorf("%s is not listed in %s, which states the zips of %s %s: give the SHA256SUMS of its release, or its own zips", f.Path, sf.Path, f.Package.Provider, f.Package.Version)
 		}
 		out = append(out, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceReleaseSums, Detail: sf.Path}, Hashes: []hashing.Hash{hashing.Hash("zh:" + sum)}})
