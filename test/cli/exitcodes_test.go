@@ -91,26 +91,8 @@ func TestCLISignalsEndRunsCleanly(t *testing.T) {
 		code int
 	}{{syscall.SIGTERM, 143}, {syscall.SIGINT, 130}} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
-			srv := testRegistry(t)
-			ca := filepath.Join(t.TempDir(), "ca.pem")
-			os.WriteFile(ca, srv.CertPEM(), 0o644)
-			started := make(chan struct{}, 16)
-			release := make(chan struct{})
-			t.Cleanup(func() { close(release) })
 			// Archives stall until the test ends: the signal lands mid-download.
-			srv.Wrap(func(next http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if strings.HasSuffix(r.URL.Path, ".zip") {
-						started <- struct{}{}
-						select {
-						case <-release:
-						case <-r.Context().Done():
-						}
-						return
-					}
-					next.ServeHTTP(w, r)
-				})
-			})
+			srv, ca, started := stallingRegistry(t, ".zip")
 			dst := t.TempDir()
 			cmd := exec.Command(tfmirrorBin, "sync", "registry://"+srv.Host(), dst, "-p", "acme/alpha", "-v", "1.1.0", "--ca-cert", ca, "--jobs", "1")
 			var out strings.Builder
@@ -118,21 +100,7 @@ func TestCLISignalsEndRunsCleanly(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case <-started:
-			case <-time.After(time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("no archive was requested:\n%s", out.String())
-			}
-			cmd.Process.Signal(tc.sig)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("sync did not end after %s:\n%s", tc.sig, out.String())
-			}
+			signalWhenStarted(t, cmd, started, tc.sig, func() string { return out.String() })
 			if code := cmd.ProcessState.ExitCode(); code != tc.code {
 				t.Errorf("exit %d after %s, want %d:\n%s", code, tc.sig, tc.code, out.String())
 			}
@@ -149,5 +117,54 @@ func TestCLISignalsEndRunsCleanly(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// stallingRegistry is the test registry, whose requests for paths ending
+// in suffix stall until the test ends; started receives one value per
+// such request.
+func stallingRegistry(t *testing.T, suffix string) (srv *registrytest.Server, ca string, started <-chan struct{}) {
+	t.Helper()
+	srv = testRegistry(t)
+	ca = filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, srv.CertPEM(), 0o644)
+	begun := make(chan struct{}, 16)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	srv.Wrap(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, suffix) {
+				begun <- struct{}{}
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	return srv, ca, begun
+}
+
+// signalWhenStarted sends sig to the started cmd once a stalled request
+// has begun, and waits for it to end (a minute at most for each: a bound
+// for a loaded machine); output says what it printed, for the failures.
+func signalWhenStarted(t *testing.T, cmd *exec.Cmd, started <-chan struct{}, sig syscall.Signal, output func() string) {
+	t.Helper()
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the stalled request was never made:\n%s", output())
+	}
+	cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("%s did not end after %s:\n%s", cmd.Args[1], sig, output())
 	}
 }

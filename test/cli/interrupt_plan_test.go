@@ -2,14 +2,10 @@ package cli
 
 import (
 	"encoding/json"
-	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // A signal while the streamed plan is still listing the source ends the
@@ -23,27 +19,9 @@ func TestCLISignalWhilePlanning(t *testing.T) {
 }
 
 func signalWhilePlanning(t *testing.T, asJSON bool) {
-	srv := testRegistry(t)
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(ca, srv.CertPEM(), 0o644)
-	started := make(chan struct{}, 16)
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
 	// The listing of versions stalls until the test ends: the signal lands
 	// while the plan is being made.
-	srv.Wrap(func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.URL.Path, "/versions") {
-				started <- struct{}{}
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	})
+	srv, ca, started := stallingRegistry(t, "/versions")
 	dst := t.TempDir()
 	args := []string{"sync", "registry://" + srv.Host(), dst, "-p", "acme/alpha", "-v", "1.1.0", "--ca-cert", ca}
 	if asJSON {
@@ -55,21 +33,7 @@ func signalWhilePlanning(t *testing.T, asJSON bool) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-started:
-	case <-time.After(time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("the versions were not listed:\n%s%s", out.String(), errOut.String())
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("sync did not end after SIGINT:\n%s%s", out.String(), errOut.String())
-	}
+	signalWhenStarted(t, cmd, started, syscall.SIGINT, func() string { return out.String() + errOut.String() })
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d after SIGINT while planning, want 130:\n%s%s", code, out.String(), errOut.String())
 	}
