@@ -128,10 +128,7 @@ func lsJSON(t *testing.T, reg *ocitest.Registry, args ...string) []lsRow {
 func TestPushZipsThenList(t *testing.T) {
 	reg := ocitest.New(t)
 	dist := t.TempDir()
-	var zips []string
-	for _, plat := range []string{"linux_amd64", "darwin_arm64", "windows_amd64"} {
-		zips = append(zips, releaseZip(t, dist, "alpha", "1.2.3", plat, ""))
-	}
+	zips := alphaRelease(t, dist)
 	dst := "oci://" + reg.Host() + "/providers/${hostname}/${namespace}/${type}"
 
 	r := run(t, reg, append(append([]string{"push", "--provider", "registry.opentofu.org/acme/alpha"}, zips...), dst)...)
@@ -337,10 +334,7 @@ func writeSums(t *testing.T, dir, name string, zips []string, override map[strin
 func TestPushWithSHA256SUMS(t *testing.T) {
 	reg := ocitest.New(t)
 	dist := t.TempDir()
-	var zips []string
-	for _, plat := range []string{"linux_amd64", "darwin_arm64", "windows_amd64"} {
-		zips = append(zips, releaseZip(t, dist, "alpha", "1.2.3", plat, ""))
-	}
+	zips := alphaRelease(t, dist)
 	sumsFile := writeSums(t, dist, "terraform-provider-alpha_1.2.3_SHA256SUMS", zips, nil)
 	sig := sumsFile + ".sig"
 	os.WriteFile(sig, []byte("not checked"), 0o644)
@@ -444,4 +438,15 @@ func TestPushMirrorStatedMismatch(t *testing.T) {
 	if len(rows) != 1 || rows[0].Platform != "linux_amd64" {
 		t.Errorf("the index lists %+v, want linux_amd64 alone", rows)
 	}
+}
+
+// alphaRelease writes alpha 1.2.3's release zips for three platforms into
+// dist and returns their paths.
+func alphaRelease(t *testing.T, dist string) []string {
+	t.Helper()
+	var zips []string
+	for _, plat := range []string{"linux_amd64", "darwin_arm64", "windows_amd64"} {
+		zips = append(zips, releaseZip(t, dist, "alpha", "1.2.3", plat, ""))
+	}
+	return zips
 }
