@@ -3,9 +3,11 @@ package oci_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -420,6 +422,52 @@ func TestParallelWritersKeepEachOthersPlatforms(t *testing.T) {
 		got = append(got, x.Platform.String())
 	}
 	if strings.Join(got, " ") != "darwin_arm64 freebsd_amd64 linux_amd64" {
+		t.Fatalf("platforms after two writers: %v", got)
+	}
+}
+
+// The second writer finds the tag moved, but the registry does not serve
+// the index it names at the first asking (distribution 2.8 rewrites a
+// manifest's link in place while another push of it runs). The writer asks
+// again rather than push its own platforms alone over the first's.
+func TestWriterKeepsPlatformsOfAnIndexNotServedAtFirst(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	reg := ocitest.New(t)
+	a := mustPkg(t, "example.com/acme/alpha", "5.0.0", "linux_amd64")
+	b := mustPkg(t, "example.com/acme/alpha", "5.0.0", "darwin_arm64")
+	wa, wb := openTest(t, reg, testTemplate), openTest(t, reg, testTemplate)
+	mustPut(ctx, t, wa, a, providerZip(t, a, ""))
+	mustPut(ctx, t, wb, b, providerZip(t, b, ""))
+	if err := wa.Flush(ctx, a.Provider); err != nil {
+		t.Fatal(err)
+	}
+	var refused atomic.Int32
+	reg.Intercept(func(w http.ResponseWriter, req *http.Request) bool {
+		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/manifests/sha256:") && refused.Add(1) == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}`)
+			return true
+		}
+		return false
+	})
+	if err := wb.Flush(ctx, b.Provider); err != nil {
+		t.Fatal(err)
+	}
+	reg.Intercept(nil)
+	if refused.Load() == 0 {
+		t.Fatal("the second writer never read the first's index")
+	}
+	as, err := openTest(t, reg, testTemplate).Archives(ctx, a.Provider, a.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range as {
+		got = append(got, x.Platform.String())
+	}
+	if strings.Join(got, " ") != "darwin_arm64 linux_amd64" {
 		t.Fatalf("platforms after two writers: %v", got)
 	}
 }

@@ -615,6 +615,8 @@ func (pv *pendingVersion) load(ctx context.Context, m *Mirror, r *remote.Reposit
 		return classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
 	case !force:
 		return fmt.Errorf("oci mirror %s: repository %s: %s: %w: tag %q holds something else: %v", m.name, pv.addr, label, backends.ErrConflict, pv.tag, err)
+	default:
+		pv.baseDigest = desc.Digest // forced: replaced, nothing of it kept
 	}
 	pv.loaded = true
 	return nil
@@ -731,14 +733,11 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 	}()
 	// Another writer (a parallel CI job pushing its own platforms) may have
 	// moved the tag since it was read: merge onto what it names now, so
-	// its platforms are kept.
-	if desc, err := r.Resolve(ctx, pv.tag); err == nil && desc.Digest != pv.baseDigest {
-		if idx, err := readIndex(ctx, r, desc); err == nil {
-			if err := pv.checkOwner(ctx, m, r, desc.Digest, idx, label); err != nil {
-				return err
-			}
-			pv.base, pv.baseDigest = idx, desc.Digest
-		}
+	// its platforms are kept. A tag that cannot be read fails the flush:
+	// merging onto what was read before would drop that writer's platforms.
+	start := time.Now()
+	if _, err := pv.adopt(ctx, m, r, label); err != nil {
+		return err
 	}
 	// Registries offer no compare-and-swap on tags: a writer that read the
 	// tag before this push and pushes after it drops what this push added.
@@ -746,8 +745,12 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 	// longer than a push takes (a push that read the tag before this one
 	// landed has landed by then), and the index merged and pushed again
 	// until it references every platform this process wrote.
+	// A push that read the tag as long before landing as this one did
+	// (its read included) lands within the pause after it.
 	for attempt := 1; ; attempt++ {
-		start := time.Now()
+		if attempt > 1 {
+			start = time.Now()
+		}
 		idx := mergeIndex(pv.base, mine, pv.provider)
 		b, err := json.Marshal(idx)
 		if err != nil {
@@ -793,33 +796,60 @@ func sleepSettle(ctx context.Context, took time.Duration) error {
 	return backends.Sleep(ctx, 2*took+rand.N(2*took))
 }
 
+// adopt reads the version's tag and, where another writer moved it since
+// this process last read or pushed it, makes the index it names now the
+// base of the next merge, and returns it (nil when the tag is gone, or
+// names what a forced push replaces).
+// A tag that names something else than a provider index is a conflict; a
+// manifest the tag names but the registry does not serve yet (distribution
+// 2.8 rewrites its link in place) is asked for again.
+func (pv *pendingVersion) adopt(ctx context.Context, m *Mirror, r *remote.Repository, label string) (*ocispec.Index, error) {
+	for attempt := 1; ; attempt++ {
+		desc, err := r.Resolve(ctx, pv.tag)
+		switch {
+		case err != nil && isNotFound(err):
+			pv.base, pv.baseDigest = nil, ""
+			return nil, nil
+		case err != nil:
+			return nil, classify(err, fmt.Sprintf("resolve tag %q", pv.tag), m.name, pv.addr, label)
+		case desc.Digest == pv.baseDigest:
+			return pv.base, nil
+		}
+		idx, err := readIndex(ctx, r, desc)
+		switch {
+		case err == nil:
+			if err := pv.checkOwner(ctx, m, r, desc.Digest, idx, label); err != nil {
+				return nil, err
+			}
+			pv.base, pv.baseDigest = idx, desc.Digest
+			return idx, nil
+		case isContentError(err):
+			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: %w: another writer pushed to tag %q meanwhile something else than a provider index: %v", m.name, pv.addr, label, backends.ErrConflict, pv.tag, err)
+		case !isNotFound(err) || attempt == raceAttempts:
+			return nil, classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
+		}
+		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
+			return nil, err
+		}
+	}
+}
+
 // readBack reads the version's tag and returns the platforms of mine its
 // index does not reference, having made what it read the base of the next
 // merge. A platform the index references with another manifest than this
 // process pushed is a conflict: another writer pushed a different zip for
 // it at the same time.
 func (pv *pendingVersion) readBack(ctx context.Context, m *Mirror, r *remote.Repository, mine map[backends.Platform]ocispec.Descriptor, label string) ([]backends.Platform, error) {
-	desc, err := r.Resolve(ctx, pv.tag)
+	pushed := pv.baseDigest
+	idx, err := pv.adopt(ctx, m, r, label)
 	switch {
-	case err != nil && isNotFound(err):
-		pv.base, pv.baseDigest = nil, ""
-		return sortedPlatforms(mine), nil
 	case err != nil:
-		return nil, classify(err, fmt.Sprintf("resolve tag %q", pv.tag), m.name, pv.addr, label)
-	case desc.Digest == pv.baseDigest:
+		return nil, err
+	case pv.baseDigest == "":
+		return sortedPlatforms(mine), nil // the tag is gone
+	case pv.baseDigest == pushed:
 		return nil, nil // still the index this process pushed
 	}
-	idx, err := readIndex(ctx, r, desc)
-	if err != nil {
-		if isContentError(err) {
-			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: %w: another writer pushed to tag %q meanwhile something else than a provider index: %v", m.name, pv.addr, label, backends.ErrConflict, pv.tag, err)
-		}
-		return nil, classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
-	}
-	if err := pv.checkOwner(ctx, m, r, desc.Digest, idx, label); err != nil {
-		return nil, err
-	}
-	pv.base, pv.baseDigest = idx, desc.Digest
 	listed := map[backends.Platform][]digest.Digest{}
 	for _, d := range idx.Manifests {
 		if d.ArtifactType == ArtifactTypeTarget && d.Platform != nil {
