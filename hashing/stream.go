@@ -277,36 +277,14 @@ func (f *follower) entry(br *bufio.Reader, pos func() int64) error {
 
 // copyCapped copies an entry's inflated bytes, stopping beyond the budget
 // so that a zip bomb costs no more here than HashZip's own cap.
-// The inflater writes straight from its window (io.WriterTo), so the
-// cap is kept by the writer: a reader in between would hide WriteTo and
-// cost a copy of every inflated byte.
 func (f *follower) copyCapped(w io.Writer, r io.Reader) (int64, error) {
 	if f.budget < 0 {
 		return copyPooled(w, r)
 	}
-	cw := &cappedWriter{w: w, left: f.budget}
-	n, err := copyPooled(cw, r)
-	if cw.over {
+	n, err := copyPooled(w, io.LimitReader(r, f.budget+1))
+	if err == nil && n > f.budget {
 		return n, ErrTooLarge
 	}
-	return n, err
-}
-
-// cappedWriter passes on at most left bytes and fails the write that would
-// go beyond them.
-type cappedWriter struct {
-	w    io.Writer
-	left int64
-	over bool
-}
-
-func (c *cappedWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > c.left {
-		c.over = true
-		return 0, ErrTooLarge
-	}
-	n, err := c.w.Write(p)
-	c.left -= int64(n)
 	return n, err
 }
 
