@@ -1,6 +1,7 @@
 package oci_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -402,18 +403,37 @@ func TestParallelWritersKeepEachOthersPlatforms(t *testing.T) {
 	if err := w0.Flush(ctx, seed.Provider); err != nil {
 		t.Fatal(err)
 	}
-	a := mustPkg(t, "example.com/acme/alpha", "5.0.0", "linux_amd64")
-	b := mustPkg(t, "example.com/acme/alpha", "5.0.0", "darwin_arm64")
-	wa, wb := openTest(t, reg, testTemplate), openTest(t, reg, testTemplate)
+	a, b, wb := firstOfTwoWriters(ctx, t, reg)
+	if err := wb.Flush(ctx, b.Provider); err != nil {
+		t.Fatal(err)
+	}
+	if got := listedPlatforms(ctx, t, reg, a); got != "darwin_arm64 freebsd_amd64 linux_amd64" {
+		t.Fatalf("platforms after two writers: %s", got)
+	}
+}
+
+// firstOfTwoWriters stages linux_amd64 (a) and darwin_arm64 (b) of alpha
+// 5.0.0 in two mirrors, each reading the version's tag, and flushes a's:
+// b's writer now holds a stale base.
+func firstOfTwoWriters(ctx context.Context, t *testing.T, reg *ocitest.Registry) (a, b backends.Package, wb *oci.Mirror) {
+	t.Helper()
+	a = mustPkg(t, "example.com/acme/alpha", "5.0.0", "linux_amd64")
+	b = mustPkg(t, "example.com/acme/alpha", "5.0.0", "darwin_arm64")
+	wa := openTest(t, reg, testTemplate)
+	wb = openTest(t, reg, testTemplate)
 	mustPut(ctx, t, wa, a, providerZip(t, a, ""))
 	mustPut(ctx, t, wb, b, providerZip(t, b, ""))
 	if err := wa.Flush(ctx, a.Provider); err != nil {
 		t.Fatal(err)
 	}
-	if err := wb.Flush(ctx, b.Provider); err != nil {
-		t.Fatal(err)
-	}
-	as, err := openTest(t, reg, testTemplate).Archives(ctx, a.Provider, a.Version)
+	return a, b, wb
+}
+
+// listedPlatforms are the platforms pkg's version lists, read by a new
+// mirror, space-separated.
+func listedPlatforms(ctx context.Context, t *testing.T, reg *ocitest.Registry, pkg backends.Package) string {
+	t.Helper()
+	as, err := openTest(t, reg, testTemplate).Archives(ctx, pkg.Provider, pkg.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,9 +441,7 @@ func TestParallelWritersKeepEachOthersPlatforms(t *testing.T) {
 	for _, x := range as {
 		got = append(got, x.Platform.String())
 	}
-	if strings.Join(got, " ") != "darwin_arm64 freebsd_amd64 linux_amd64" {
-		t.Fatalf("platforms after two writers: %v", got)
-	}
+	return strings.Join(got, " ")
 }
 
 // The second writer finds the tag moved, but the registry does not serve
@@ -434,14 +452,7 @@ func TestWriterKeepsPlatformsOfAnIndexNotServedAtFirst(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	reg := ocitest.New(t)
-	a := mustPkg(t, "example.com/acme/alpha", "5.0.0", "linux_amd64")
-	b := mustPkg(t, "example.com/acme/alpha", "5.0.0", "darwin_arm64")
-	wa, wb := openTest(t, reg, testTemplate), openTest(t, reg, testTemplate)
-	mustPut(ctx, t, wa, a, providerZip(t, a, ""))
-	mustPut(ctx, t, wb, b, providerZip(t, b, ""))
-	if err := wa.Flush(ctx, a.Provider); err != nil {
-		t.Fatal(err)
-	}
+	a, b, wb := firstOfTwoWriters(ctx, t, reg)
 	var refused atomic.Int32
 	reg.Intercept(func(w http.ResponseWriter, req *http.Request) bool {
 		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/manifests/sha256:") && refused.Add(1) == 1 {
@@ -459,15 +470,7 @@ func TestWriterKeepsPlatformsOfAnIndexNotServedAtFirst(t *testing.T) {
 	if refused.Load() == 0 {
 		t.Fatal("the second writer never read the first's index")
 	}
-	as, err := openTest(t, reg, testTemplate).Archives(ctx, a.Provider, a.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, x := range as {
-		got = append(got, x.Platform.String())
-	}
-	if strings.Join(got, " ") != "darwin_arm64 linux_amd64" {
-		t.Fatalf("platforms after two writers: %v", got)
+	if got := listedPlatforms(ctx, t, reg, a); got != "darwin_arm64 linux_amd64" {
+		t.Fatalf("platforms after two writers: %s", got)
 	}
 }
