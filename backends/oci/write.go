@@ -744,9 +744,9 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 	// So the tag is read back after each push, and again after a pause
 	// longer than a push takes (a push that read the tag before this one
 	// landed has landed by then), and the index merged and pushed again
-	// until it references every platform this process wrote.
-	// A push that read the tag as long before landing as this one did
-	// (its read included) lands within the pause after it.
+	// until it references every platform this process wrote. The first
+	// pause counts this writer's read of the tag too: a push whose read
+	// came as long before its landing lands within it.
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			start = time.Now()
