@@ -89,13 +89,11 @@ func TestPushStatedZHOfABlobTheRegistryHolds(t *testing.T) {
 func TestPushSHA256SUMSDialects(t *testing.T) {
 	reg := ocitest.New(t)
 	const addr = "registry.opentofu.org/acme/alpha"
-	dist := t.TempDir()
-	zip := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
-	sums, _ := hashing.HashPath(zip, hashing.Options{})
+	zip, zh := alphaZip(t, t.TempDir(), "")
 	for name, doc := range map[string]string{
-		"binary": sums.ZH.Value() + " *" + filepath.Base(zip) + "\n",
-		"crlf":   sums.ZH.Value() + "  " + filepath.Base(zip) + "\r\n",
-		"bom":    "\ufeff" + sums.ZH.Value() + "  " + filepath.Base(zip) + "\n",
+		"binary": zh + " *" + filepath.Base(zip) + "\n",
+		"crlf":   zh + "  " + filepath.Base(zip) + "\r\n",
+		"bom":    "\ufeff" + zh + "  " + filepath.Base(zip) + "\n",
 	} {
 		p := filepath.Join(t.TempDir(), "terraform-provider-alpha_1.0.0_SHA256SUMS")
 		writeTestFile(t, p, doc)
@@ -113,12 +111,10 @@ func TestPushSHA256SUMSNamingAZipTwice(t *testing.T) {
 	reg := ocitest.New(t)
 	const addr = "registry.opentofu.org/acme/alpha"
 	dist := t.TempDir()
-	zip := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
-	other := releaseZip(t, t.TempDir(), "alpha", "1.0.0", "linux_amd64", "another")
-	sums, _ := hashing.HashPath(zip, hashing.Options{})
-	otherSums, _ := hashing.HashPath(other, hashing.Options{})
+	zip, zh := alphaZip(t, dist, "")
+	_, otherZH := alphaZip(t, t.TempDir(), "another")
 	p := filepath.Join(dist, "terraform-provider-alpha_1.0.0_SHA256SUMS")
-	writeTestFile(t, p, otherSums.ZH.Value()+"  "+filepath.Base(zip)+"\n"+sums.ZH.Value()+"  "+filepath.Base(zip)+"\n")
+	writeTestFile(t, p, otherZH+"  "+filepath.Base(zip)+"\n"+zh+"  "+filepath.Base(zip)+"\n")
 	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
 	r := run(t, reg, "push", "-p", addr, zip, p, dst)
 	if r.code != 2 || !strings.Contains(r.stderr, p) || !strings.Contains(r.stderr, filepath.Base(zip)) {
@@ -266,11 +262,9 @@ func TestPushSignedWithAnExpiredKey(t *testing.T) {
 func TestPushSHA256SUMSNamingZipsWithAPath(t *testing.T) {
 	reg := ocitest.New(t)
 	const addr = "registry.opentofu.org/acme/alpha"
-	dist := t.TempDir()
-	zip := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
-	sums, _ := hashing.HashPath(zip, hashing.Options{})
+	zip, zh := alphaZip(t, t.TempDir(), "")
 	p := filepath.Join(t.TempDir(), "terraform-provider-alpha_1.0.0_SHA256SUMS")
-	writeTestFile(t, p, sums.ZH.Value()+"  dist/"+filepath.Base(zip)+"\n")
+	writeTestFile(t, p, zh+"  dist/"+filepath.Base(zip)+"\n")
 	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
 	r := run(t, reg, "push", "-p", addr, zip, p, dst)
 	if r.code == 0 || !strings.Contains(r.stderr, "dist/"+filepath.Base(zip)) || !strings.Contains(r.stderr, "sha256sum *.zip") {
@@ -279,4 +273,16 @@ func TestPushSHA256SUMSNamingZipsWithAPath(t *testing.T) {
 	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
 		t.Errorf("pushed: %+v", rows)
 	}
+}
+
+// alphaZip writes alpha 1.0.0's linux_amd64 release zip into dir and
+// returns its path and the hex SHA-256 a SHA256SUMS states for it.
+func alphaZip(t *testing.T, dir, salt string) (path, zh string) {
+	t.Helper()
+	path = releaseZip(t, dir, "alpha", "1.0.0", "linux_amd64", salt)
+	sums, err := hashing.HashPath(path, hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, sums.ZH.Value()
 }
