@@ -14,8 +14,6 @@ import (
 	"slices"
 	"strings"
 	gosync "sync"
-
-	"github.com/klauspost/compress/flate"
 )
 
 // Stream hashes a zip while its bytes are written to it, so a download is
@@ -247,11 +245,10 @@ func (f *follower) entry(br *bufio.Reader, pos func() int64) error {
 			err = io.EOF // as io.CopyN says a short copy
 		}
 	} else {
-		// The inflater reads the *bufio.Reader byte-exactly (it is an
-		// io.ByteReader), so it stops where the deflate stream ends.
-		fr := inflaters.get(br)
-		n, err = f.copyCapped(w, fr)
-		inflaters.put(fr)
+		// inflate leaves br where the deflate stream ends, and stops
+		// beyond the budget, so a zip bomb costs no more here than
+		// HashZip's own cap.
+		n, err = inflate(br, w, f.budget)
 	}
 	if err != nil {
 		return err
@@ -273,19 +270,6 @@ func (f *follower) entry(br *bufio.Reader, pos func() int64) error {
 	copy(e.sum[:], sum.Sum(nil))
 	f.entries[start] = e
 	return nil
-}
-
-// copyCapped copies an entry's inflated bytes, stopping beyond the budget
-// so that a zip bomb costs no more here than HashZip's own cap.
-func (f *follower) copyCapped(w io.Writer, r io.Reader) (int64, error) {
-	if f.budget < 0 {
-		return copyPooled(w, r)
-	}
-	n, err := copyPooled(w, io.LimitReader(r, f.budget+1))
-	if err == nil && n > f.budget {
-		return n, ErrTooLarge
-	}
-	return n, err
 }
 
 // readDescriptor reads a data descriptor after deflated data, with or
@@ -370,27 +354,11 @@ func summarize(names []string, sums map[string][sha256.Size]byte) Hash {
 	return Hash("h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil)))
 }
 
-// Pools of the follower's readers: an inflater holds a 32 KiB window and
-// tables, a bufio.Reader its buffer; a sync of thousands of archives reuses
-// a few instead of allocating them per archive. Pools hold no state a
-// caller can see.
-var (
-	inflaters inflaterPool
-	readers   readerPool
-)
-
-type inflaterPool struct{ p gosync.Pool }
-
-func (ip *inflaterPool) get(r io.Reader) io.ReadCloser {
-	if fr, ok := ip.p.Get().(io.ReadCloser); ok {
-		if fr.(flate.Resetter).Reset(r, nil) == nil {
-			return fr
-		}
-	}
-	return flate.NewReader(r)
-}
-
-func (ip *inflaterPool) put(fr io.ReadCloser) { ip.p.Put(fr) }
+// The follower's readers: a bufio.Reader holds its buffer, so a sync of
+// thousands of archives reuses a few instead of allocating them per archive
+// (inflate's decoders are pooled likewise). Pools hold no state a caller
+// can see.
+var readers readerPool
 
 type readerPool struct{ p gosync.Pool }
 

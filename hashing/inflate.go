@@ -1,0 +1,598 @@
+package hashing
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	gosync "sync"
+)
+
+// inflate decodes the raw DEFLATE stream (RFC 1951) at the head of br into
+// w and leaves br at the first byte after the stream, as an inflater reading
+// an io.ByteReader does. It writes at most limit+1 bytes before it says
+// ErrTooLarge (a negative limit is no cap), and returns how many it wrote.
+//
+// It is the follower's fast path: it keeps a 64-bit bit buffer filled eight
+// bytes at a time, decodes each symbol with one table look-up whose entry
+// carries the length or distance base and its extra bits, and copies matches
+// a word at a time into a flat buffer that is hashed a chunk at a time. Its
+// errors are never reported as they are: a stream it cannot decode is one
+// the stream did not follow, and HashZip (klauspost's inflater, whose
+// output and errors are the standard library's) decides what it is. What it
+// decodes without error is byte for byte what compress/flate decodes, and it
+// consumes exactly the bytes compress/flate consumes (FuzzInflate).
+func inflate(br *bufio.Reader, w io.Writer, limit int64) (n int64, err error) {
+	d := decoders.Get().(*decoder)
+	defer decoders.Put(d)
+	defer func() {
+		// A decoder fault on hostile input is a stream not followed,
+		// never a crash: HashZip reads the file instead.
+		if r := recover(); r != nil {
+			n, err = d.written, errInflate
+		}
+	}()
+	d.reset(br, w, limit)
+	err = d.run()
+	return d.written, err
+}
+
+var errInflate = errors.New("deflate stream not decoded")
+
+const (
+	windowSize = 32 << 10
+	flushSize  = 256 << 10
+	// outSlack lets the longest match (258 bytes) be copied a word at a
+	// time past the flush mark without a bounds check failing.
+	outSlack = 258 + 16
+
+	litBits  = 10 // main table bits of the literal/length code
+	distBits = 8  // of the distance code
+	clBits   = 7  // the code length code is at most 7 bits: no subtables
+
+	maxCodeLen = 15
+	numLitLen  = 288
+	numDist    = 32
+)
+
+// A table entry: the low 5 bits are how many bits the symbol takes, its
+// code and its extra bits together (for a subtable link, litBits or
+// distBits), bits 5-7 its kind, bits 8-11 its code's length (the
+// subtable's index bits), bits 16-31 its value (the literal, the length or
+// distance base, the subtable's offset). The values below hold the extra
+// bits' count in bits 8-11 until build makes them entries.
+const (
+	kindLiteral = iota << 5
+	kindLength
+	kindEnd
+	kindLink
+	kindInvalid
+	kindMask = 7 << 5
+)
+
+type decoder struct {
+	br      *bufio.Reader
+	w       io.Writer
+	limit   int64
+	written int64
+
+	in   []byte // br's buffered bytes, from its read position
+	pos  int    // next byte of in not yet in bits
+	eof  bool   // br has no more bytes than in
+	bits uint64 // bits from in, least significant first
+	nb   uint   // how many of bits are valid
+
+	out     []byte // the window's last 32 KiB, then what is not yet flushed
+	op      int    // where the next output byte goes
+	flushed int    // out[:flushed] was written to w (or is the kept window)
+
+	lit  []uint32
+	dist []uint32
+	cl   [1 << clBits]uint32
+	lens [numLitLen + numDist]uint8
+}
+
+var decoders = gosync.Pool{New: func() any {
+	return &decoder{
+		out:  make([]byte, windowSize+flushSize+outSlack),
+		lit:  make([]uint32, 0, 1<<litBits+numLitLen<<(maxCodeLen-litBits)),
+		dist: make([]uint32, 0, 1<<distBits+numDist<<(maxCodeLen-distBits)),
+	}
+}}
+
+func (d *decoder) reset(br *bufio.Reader, w io.Writer, limit int64) {
+	d.br, d.w, d.limit, d.written = br, w, limit, 0
+	d.in, d.pos, d.eof, d.bits, d.nb = nil, 0, false, 0, 0
+	d.op, d.flushed = 0, 0
+}
+
+// fill makes more of br's bytes available in d.in, keeping the whole bytes
+// still in the bit buffer (they go back to br if the stream ends here).
+// It reports false when br has nothing more.
+func (d *decoder) fill() bool {
+	if d.eof {
+		return false
+	}
+	keep := int(d.nb / 8)
+	if _, err := d.br.Discard(d.pos - keep); err != nil {
+		panic(err) // cannot happen: those bytes were peeked
+	}
+	in, err := d.br.Peek(d.br.Size())
+	if err != nil {
+		d.eof = true
+	}
+	grew := len(in) > len(d.in)-d.pos+keep
+	d.in, d.pos = in, keep
+	return grew
+}
+
+// refill tops the bit buffer up to at least 56 bits where the input has
+// them.
+func (d *decoder) refill() {
+	if d.pos+8 <= len(d.in) {
+		d.bits |= binary.LittleEndian.Uint64(d.in[d.pos:]) << d.nb
+		d.pos += int((63 - d.nb) >> 3)
+		d.nb |= 56
+		return
+	}
+	for d.nb <= 56 {
+		if d.pos == len(d.in) && !d.fill() {
+			return
+		}
+		if d.pos+8 <= len(d.in) {
+			d.refill()
+			return
+		}
+		d.bits |= uint64(d.in[d.pos]) << d.nb
+		d.pos++
+		d.nb += 8
+	}
+}
+
+// need makes sure n bits are buffered, or fails: the stream is truncated.
+func (d *decoder) need(n uint) error {
+	if d.nb < n {
+		d.refill()
+		if d.nb < n {
+			return io.ErrUnexpectedEOF
+		}
+	}
+	return nil
+}
+
+func (d *decoder) take(n uint) uint32 {
+	v := uint32(d.bits & (1<<n - 1))
+	d.bits >>= n
+	d.nb -= n
+	return v
+}
+
+// finish hands the bytes read past the stream's end back to br.
+func (d *decoder) finish() error {
+	_, err := d.br.Discard(d.pos - int(d.nb/8))
+	d.in = nil
+	return err
+}
+
+func (d *decoder) run() error {
+	for {
+		if err := d.need(3); err != nil {
+			return err
+		}
+		final := d.take(1)
+		var err error
+		switch d.take(2) {
+		case 0:
+			err = d.stored()
+		case 1:
+			err = d.huffman(fixedLit, fixedDist)
+		case 2:
+			if err = d.readTables(); err == nil {
+				err = d.huffman(d.lit, d.dist)
+			}
+		default:
+			err = errInflate
+		}
+		if err != nil {
+			return err
+		}
+		if final == 1 {
+			if err := d.flush(); err != nil {
+				return err
+			}
+			return d.finish()
+		}
+	}
+}
+
+// flush writes what is not yet written and keeps the last 32 KiB at the
+// front of out for the matches to come.
+func (d *decoder) flush() error {
+	if d.op == d.flushed {
+		return nil
+	}
+	chunk := d.out[d.flushed:d.op]
+	if d.limit >= 0 && d.written+int64(len(chunk)) > d.limit {
+		chunk = chunk[:d.limit+1-d.written]
+		m, _ := d.w.Write(chunk)
+		d.written += int64(m)
+		return ErrTooLarge
+	}
+	m, err := d.w.Write(chunk)
+	d.written += int64(m)
+	if err != nil {
+		return err
+	}
+	if d.op > windowSize {
+		copy(d.out, d.out[d.op-windowSize:d.op])
+		d.op = windowSize
+	}
+	d.flushed = d.op
+	return nil
+}
+
+func (d *decoder) stored() error {
+	d.take(d.nb % 8) // to the byte boundary
+	if err := d.need(32); err != nil {
+		return err
+	}
+	n, nn := d.take(16), d.take(16)
+	if n != ^nn&0xffff {
+		return errInflate
+	}
+	for n > 0 {
+		if d.op >= windowSize+flushSize {
+			if err := d.flush(); err != nil {
+				return err
+			}
+		}
+		room := uint32(windowSize + flushSize - d.op)
+		// Whole bytes still in the bit buffer come first.
+		for d.nb >= 8 && n > 0 && room > 0 {
+			d.out[d.op] = byte(d.take(8))
+			d.op++
+			n--
+			room--
+		}
+		if n == 0 || room == 0 {
+			continue
+		}
+		// The bit buffer is empty: what it held above its valid bits
+		// were bytes now copied straight from the input.
+		d.bits = 0
+		if d.pos == len(d.in) && !d.fill() {
+			return io.ErrUnexpectedEOF
+		}
+		c := copy(d.out[d.op:d.op+int(min(n, room))], d.in[d.pos:])
+		d.op += c
+		d.pos += c
+		n -= uint32(c)
+	}
+	return nil
+}
+
+// The order of the code length code's lengths (RFC 1951, 3.2.7).
+var clOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+
+func (d *decoder) readTables() error {
+	if err := d.need(14); err != nil {
+		return err
+	}
+	nlit := int(d.take(5)) + 257
+	ndist := int(d.take(5)) + 1
+	ncl := int(d.take(4)) + 4
+	if nlit > 286 || ndist > 30 { // as compress/flate refuses them
+		return errInflate
+	}
+	var cl [19]uint8
+	for i := range ncl {
+		if err := d.need(3); err != nil {
+			return err
+		}
+		cl[clOrder[i]] = uint8(d.take(3))
+	}
+	clTable := d.cl[:0]
+	var ok bool
+	if clTable, ok = build(clTable, cl[:], nil, clBits); !ok {
+		return errInflate
+	}
+	lens := d.lens[:nlit+ndist]
+	for i := 0; i < len(lens); {
+		if err := d.need(7); err != nil {
+			// A short code near the end of the input: try with what is there.
+			if d.nb == 0 {
+				return err
+			}
+		}
+		e := clTable[d.bits&(1<<clBits-1)]
+		if e&kindMask == kindInvalid || uint(e&31) > d.nb {
+			return errInflate
+		}
+		d.take(uint(e & 31))
+		sym := e >> 16
+		if sym < 16 {
+			lens[i] = uint8(sym)
+			i++
+			continue
+		}
+		var rep int
+		var val uint8
+		switch sym {
+		case 16:
+			if i == 0 {
+				return errInflate
+			}
+			if err := d.need(2); err != nil {
+				return err
+			}
+			rep, val = 3+int(d.take(2)), lens[i-1]
+		case 17:
+			if err := d.need(3); err != nil {
+				return err
+			}
+			rep = 3 + int(d.take(3))
+		default:
+			if err := d.need(7); err != nil {
+				return err
+			}
+			rep = 11 + int(d.take(7))
+		}
+		if i+rep > len(lens) {
+			return errInflate
+		}
+		for range rep {
+			lens[i] = val
+			i++
+		}
+	}
+	if d.lit, ok = build(d.lit[:0], lens[:nlit], litLenValues[:], litBits); !ok {
+		return errInflate
+	}
+	if d.dist, ok = build(d.dist[:0], lens[nlit:], distValues[:], distBits); !ok {
+		return errInflate
+	}
+	return nil
+}
+
+// litLenValues and distValues are the entries (without the code length) of
+// each symbol: the literal, the end of block, or a base and its extra bits.
+var litLenValues, distValues = func() (lit [numLitLen]uint32, dist [numDist]uint32) {
+	for i := range 256 {
+		lit[i] = kindLiteral | uint32(i)<<16
+	}
+	lit[256] = kindEnd
+	base := uint32(3)
+	for i := 257; i < 285; i++ {
+		extra := uint32(0)
+		if i >= 265 {
+			extra = uint32(i-261) / 4
+		}
+		lit[i] = kindLength | extra<<8 | base<<16
+		base += 1 << extra
+	}
+	lit[285] = kindLength | 258<<16
+	lit[286], lit[287] = kindInvalid, kindInvalid
+	base = 1
+	for i := range 30 {
+		extra := uint32(0)
+		if i >= 4 {
+			extra = uint32(i-2) / 2
+		}
+		dist[i] = kindLength | extra<<8 | base<<16
+		base += 1 << extra
+	}
+	dist[30], dist[31] = kindInvalid, kindInvalid
+	return lit, dist
+}()
+
+// build makes the decoding table of a canonical Huffman code from its code
+// lengths: 1<<bits entries indexed by the next bits of the input, and a
+// subtable for each prefix of codes longer than that. values gives each
+// symbol's entry (nil: the symbol itself, for the code length code). It
+// accepts what compress/flate accepts: a complete code, a single code of
+// one bit, or none at all (their unused codes decode as invalid).
+func build(t []uint32, lengths []uint8, values []uint32, bits uint) ([]uint32, bool) {
+	var count [maxCodeLen + 1]int
+	maxLen := uint(0)
+	for _, l := range lengths {
+		count[l]++
+		maxLen = max(maxLen, uint(l))
+	}
+	count[0] = 0
+	var next [maxCodeLen + 2]uint32
+	code := uint32(0)
+	for l := 1; l <= maxCodeLen; l++ {
+		code = (code + uint32(count[l-1])) << 1
+		next[l] = code
+	}
+	if maxLen > 0 {
+		total := next[maxLen] + uint32(count[maxLen])
+		if total != 1<<maxLen && !(total == 1 && maxLen == 1) {
+			return t, false
+		}
+	}
+	size := 1 << bits
+	if cap(t) < size {
+		t = make([]uint32, size)
+	}
+	t = t[:size]
+	for i := range t {
+		t[i] = kindInvalid
+	}
+	sub := uint(0)
+	if maxLen > bits {
+		sub = maxLen - bits
+	}
+	var links [1 << litBits]uint32 // a prefix's subtable offset; 0: none yet
+	for sym, l := range lengths {
+		if l == 0 {
+			continue
+		}
+		c := next[l]
+		next[l]++
+		rev := reverse(c, uint(l))
+		v := uint32(sym) << 16
+		if values != nil {
+			v = values[sym]
+		}
+		extra := v >> 8 & 15
+		v = v&^(15<<8) | uint32(l)<<8 | (uint32(l) + extra)
+		if uint(l) <= bits {
+			for i := rev; i < uint32(size); i += 1 << l {
+				t[i] = v
+			}
+			continue
+		}
+		prefix := rev & (1<<bits - 1)
+		off := links[prefix]
+		if off == 0 {
+			off = uint32(len(t))
+			links[prefix] = off
+			t[prefix] = kindLink | uint32(sub)<<8 | off<<16 | uint32(bits)
+			for range 1 << sub {
+				t = append(t, kindInvalid)
+			}
+		}
+		for i := rev >> bits; i < 1<<sub; i += 1 << (uint(l) - bits) {
+			t[off+i] = v
+		}
+	}
+	return t, true
+}
+
+func reverse(c uint32, n uint) uint32 {
+	r := uint32(0)
+	for range n {
+		r = r<<1 | c&1
+		c >>= 1
+	}
+	return r
+}
+
+// The fixed Huffman codes (RFC 1951, 3.2.6).
+var fixedLit, fixedDist = func() ([]uint32, []uint32) {
+	var l [numLitLen]uint8
+	for i := range l {
+		switch {
+		case i < 144:
+			l[i] = 8
+		case i < 256:
+			l[i] = 9
+		case i < 280:
+			l[i] = 7
+		default:
+			l[i] = 8
+		}
+	}
+	var dl [numDist]uint8
+	for i := range dl {
+		dl[i] = 5
+	}
+	lit, _ := build(nil, l[:], litLenValues[:], litBits)
+	dist, _ := build(nil, dl[:], distValues[:], distBits)
+	return lit, dist
+}()
+
+// huffman decodes one block's symbols until its end of block.
+func (d *decoder) huffman(lit, dist []uint32) error {
+	const flushAt = windowSize + flushSize
+	// The loop keeps the decoder's hot state in locals and puts it back
+	// wherever it calls out.
+	bits, nb, in, pos := d.bits, d.nb, d.in, d.pos
+	out, op := d.out, d.op
+	// The main tables as arrays: their look-ups need no bounds check.
+	litMain, distMain := (*[1 << litBits]uint32)(lit), (*[1 << distBits]uint32)(dist)
+	for {
+		if op >= flushAt {
+			d.op = op
+			if err := d.flush(); err != nil {
+				return err
+			}
+			out, op = d.out, d.op
+		}
+		// 48 bits are enough for a length, its extra bits, a distance
+		// and its extra bits (15+5+15+13).
+		if nb < 48 {
+			if pos+8 <= len(in) {
+				bits |= binary.LittleEndian.Uint64(in[pos:]) << nb
+				pos += int((63 - nb) >> 3)
+				nb |= 56
+			} else {
+				d.bits, d.nb, d.pos = bits, nb, pos
+				d.refill()
+				bits, nb, in, pos = d.bits, d.nb, d.in, d.pos
+			}
+		}
+		e := litMain[bits&(1<<litBits-1)]
+		if e&kindMask == kindLink {
+			e = lit[e>>16+uint32(bits>>litBits)&(1<<(e>>8&15)-1)]
+		}
+		n := uint(e & 31)
+		if n > nb {
+			return io.ErrUnexpectedEOF
+		}
+		v := bits
+		bits >>= n
+		nb -= n
+		switch e & kindMask {
+		case kindLiteral:
+			out[op] = byte(e >> 16)
+			op++
+			// Literals come in runs: a second one from the same bits
+			// needs no refill (out has slack for it past flushAt).
+			if e = litMain[bits&(1<<litBits-1)]; e&kindMask == kindLiteral && uint(e&31) <= nb {
+				n = uint(e & 31)
+				bits >>= n
+				nb -= n
+				out[op] = byte(e >> 16)
+				op++
+			}
+			continue
+		case kindLength:
+		case kindEnd:
+			d.bits, d.nb, d.pos, d.op = bits, nb, pos, op
+			return nil
+		default:
+			return errInflate
+		}
+		// The extra bits follow the code: both were taken above.
+		length := int(e>>16) + int(v&(1<<n-1)>>(e>>8&15))
+
+		e = distMain[bits&(1<<distBits-1)]
+		if e&kindMask == kindLink {
+			e = dist[e>>16+uint32(bits>>distBits)&(1<<(e>>8&15)-1)]
+		}
+		if e&kindMask != kindLength {
+			return errInflate
+		}
+		n = uint(e & 31)
+		if n > nb {
+			return io.ErrUnexpectedEOF
+		}
+		distance := int(e>>16) + int(bits&(1<<n-1)>>(e>>8&15))
+		bits >>= n
+		nb -= n
+		if distance > op {
+			return errInflate // before the start of the stream
+		}
+		src := op - distance
+		switch {
+		case distance >= 8:
+			// Word at a time; each word is read from bytes already
+			// written, and may spill up to 7 bytes into outSlack.
+			for i := 0; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(out[op+i:], binary.LittleEndian.Uint64(out[src+i:]))
+			}
+		case distance == 1:
+			b := out[src]
+			for i := op; i < op+length; i++ {
+				out[i] = b
+			}
+		default:
+			for i := range length {
+				out[op+i] = out[src+i]
+			}
+		}
+		op += length
+	}
+}
