@@ -241,12 +241,12 @@ func (d *decoder) stored() error {
 		return errInflate
 	}
 	for n > 0 {
-		if d.op >= windowSize+flushSize {
+		if d.op >= flushAt {
 			if err := d.flush(); err != nil {
 				return err
 			}
 		}
-		room := uint32(windowSize + flushSize - d.op)
+		room := uint32(flushAt - d.op)
 		// Whole bytes still in the bit buffer come first.
 		for d.nb >= 8 && n > 0 && room > 0 {
 			d.out[d.op] = byte(d.take(8))
@@ -495,7 +495,6 @@ var fixedLit, fixedDist = func() ([]uint32, []uint32) {
 
 // huffman decodes one block's symbols until its end of block.
 func (d *decoder) huffman(lit, dist []uint32) error {
-	const flushAt = windowSize + flushSize
 	// The loop keeps the decoder's hot state in locals and puts it back
 	// wherever it calls out.
 	bits, nb, in, pos := d.bits, d.nb, d.in, d.pos
@@ -503,30 +502,20 @@ func (d *decoder) huffman(lit, dist []uint32) error {
 	// The main tables as arrays: their look-ups need no bounds check.
 	litMain, distMain := (*[1 << litBits]uint32)(lit), (*[1 << distBits]uint32)(dist)
 	for {
-		if op >= flushAt {
-			d.op = op
-			if err := d.flush(); err != nil {
-				return err
-			}
-			out, op = d.out, d.op
-		}
 		// 48 bits are enough for a length, its extra bits, a distance
 		// and its extra bits (15+5+15+13).
-		if nb < 48 {
-			if pos+8 <= len(in) {
-				bits |= binary.LittleEndian.Uint64(in[pos:]) << nb
-				pos += int((63 - nb) >> 3)
-				nb |= 56
-			} else {
-				d.bits, d.nb, d.pos = bits, nb, pos
-				d.refill()
-				bits, nb, in, pos = d.bits, d.nb, d.in, d.pos
+		if nb < 48 && pos+8 <= len(in) {
+			bits |= binary.LittleEndian.Uint64(in[pos:]) << nb
+			pos += int((63 - nb) >> 3)
+			nb |= 56
+		}
+		if op >= flushAt || nb < 48 { // a full buffer, or the input's last bytes
+			if err := d.topUp(bits, nb, pos, op); err != nil {
+				return err
 			}
+			bits, nb, in, pos, op = d.bits, d.nb, d.in, d.pos, d.op
 		}
-		e := litMain[bits&(1<<litBits-1)]
-		if e&kindMask == kindLink {
-			e = lit[e>>16+uint32(bits>>litBits)&(1<<(e>>8&15)-1)]
-		}
+		e := litEntry(litMain, lit, bits)
 		n := uint(e & 31)
 		if n > nb {
 			return io.ErrUnexpectedEOF
@@ -557,16 +546,10 @@ func (d *decoder) huffman(lit, dist []uint32) error {
 		}
 		// The extra bits follow the code: both were taken above.
 		length := int(e>>16) + int(v&(1<<n-1)>>(e>>8&15))
-
-		e = distMain[bits&(1<<distBits-1)]
-		if e&kindMask == kindLink {
-			e = dist[e>>16+uint32(bits>>distBits)&(1<<(e>>8&15)-1)]
-		}
-		if e&kindMask != kindLength {
+		if e = distEntry(distMain, dist, bits); e&kindMask != kindLength {
 			return errInflate
 		}
-		n = uint(e & 31)
-		if n > nb {
+		if n = uint(e & 31); n > nb {
 			return io.ErrUnexpectedEOF
 		}
 		distance := int(e>>16) + int(bits&(1<<n-1)>>(e>>8&15))
@@ -575,24 +558,57 @@ func (d *decoder) huffman(lit, dist []uint32) error {
 		if distance > op {
 			return errInflate // before the start of the stream
 		}
-		src := op - distance
-		switch {
-		case distance >= 8:
-			// Word at a time; each word is read from bytes already
-			// written, and may spill up to 7 bytes into outSlack.
-			for i := 0; i < length; i += 8 {
-				binary.LittleEndian.PutUint64(out[op+i:], binary.LittleEndian.Uint64(out[src+i:]))
-			}
-		case distance == 1:
-			b := out[src]
-			for i := op; i < op+length; i++ {
-				out[i] = b
-			}
-		default:
-			for i := range length {
-				out[op+i] = out[src+i]
-			}
-		}
+		copyMatch(out, op, op-distance, length)
 		op += length
+	}
+}
+
+const flushAt = windowSize + flushSize
+
+// topUp is the decoding loop's rare path: it flushes a full buffer and
+// refills the bit buffer from the reader where in has run short.
+func (d *decoder) topUp(bits uint64, nb uint, pos, op int) error {
+	d.bits, d.nb, d.pos, d.op = bits, nb, pos, op
+	if op >= flushAt {
+		if err := d.flush(); err != nil {
+			return err
+		}
+	}
+	if d.nb < 48 {
+		d.refill()
+	}
+	return nil
+}
+
+// litEntry and distEntry look the next symbol up in a main table (an
+// array, so without a bounds check) and, for a long code, in its subtable.
+func litEntry(main *[1 << litBits]uint32, t []uint32, bits uint64) uint32 {
+	e := main[bits&(1<<litBits-1)]
+	if e&kindMask == kindLink {
+		e = t[e>>16+uint32(bits>>litBits)&(1<<(e>>8&15)-1)]
+	}
+	return e
+}
+
+func distEntry(main *[1 << distBits]uint32, t []uint32, bits uint64) uint32 {
+	e := main[bits&(1<<distBits-1)]
+	if e&kindMask == kindLink {
+		e = t[e>>16+uint32(bits>>distBits)&(1<<(e>>8&15)-1)]
+	}
+	return e
+}
+
+// copyMatch copies a match of length bytes from src to op. Each word is
+// read from bytes already written where they are at least 8 apart, and may
+// spill up to 7 bytes into outSlack.
+func copyMatch(out []byte, op, src, length int) {
+	if op-src >= 8 {
+		for i := 0; i < length; i += 8 {
+			binary.LittleEndian.PutUint64(out[op+i:], binary.LittleEndian.Uint64(out[src+i:]))
+		}
+		return
+	}
+	for i := range length {
+		out[op+i] = out[src+i]
 	}
 }
