@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	gosync "sync"
 	"syscall"
@@ -95,9 +96,44 @@ func BenchmarkOCIPush(b *testing.B) {
 	b.Logf("%d zips, %.0f MB, %d cores", len(zips), float64(total)/1e6, runtime.NumCPU())
 	rounds := 1
 	fmt.Sscan(os.Getenv("ROUNDS"), &rounds)
+	var all []map[string]float64
 	for round := 1; round <= rounds; round++ {
 		b.Logf("round %d of %d", round, rounds)
-		ociRound(b, bin, files, sums, dist, key, src, layouts, zips)
+		all = append(all, ociRound(b, bin, files, sums, dist, key, src, layouts, zips))
+	}
+	if rounds > 1 {
+		logMedians(b, all)
+	}
+}
+
+// logMedians prints each peer's ratios to tfmirror's pushes as the median
+// over the rounds: the registry shares the two cores with the tools, so a
+// single round's wall ratio swings with its CPU; the tools' own CPU does
+// not.
+func logMedians(b *testing.B, rounds []map[string]float64) {
+	median := func(key string) float64 {
+		var v []float64
+		for _, r := range rounds {
+			if x, ok := r[key]; ok {
+				v = append(v, x)
+			}
+		}
+		if len(v) == 0 {
+			return 0
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	b.Logf("  medians over %d rounds (wall; the tool's own CPU):", len(rounds))
+	for _, tool := range []string{"oras", "crane", "regctl"} {
+		if median(tool+"/push") == 0 {
+			continue
+		}
+		b.Logf("    %-7s / push = %.2fx (CPU %.2fx)   / push+SUMS = %.2fx (CPU %.2fx)   / sync = %.2fx (CPU %.2fx)  (target > 1)", tool,
+			median(tool+"/push"), median(tool+"/push cpu"), median(tool+"/push+SUMS"), median(tool+"/push+SUMS cpu"), median(tool+"/sync"), median(tool+"/sync cpu"))
 	}
 }
 
@@ -152,11 +188,19 @@ func signedDist(b *testing.B, files, sums []string) (string, string) {
 	return dist, key
 }
 
-func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src string, layouts map[string]string, zips map[string][]byte) {
+// ociRound measures one round and returns its ratios: each peer's wall
+// time and CPU to tfmirror's push, push+SUMS and sync ("oras/push",
+// "oras/push cpu", ...).
+func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src string, layouts map[string]string, zips map[string][]byte) map[string]float64 {
 	w := &world{env: os.Environ()}
 	tmpl := func(reg *ocitest.Registry) string { return "oci://" + reg.Host() + "/tf/${namespace}/${type}" }
 	reg := ocitest.New(b)
-	timeIt := timeCPU
+	cpu := map[string]float64{} // each measurement's tool CPU
+	timeIt := func(b *testing.B, name string, f func() error) time.Duration {
+		d, c := timeCPU(b, name, f)
+		cpu[name] = c
+		return d
+	}
 	push := timeIt(b, "tfmirror push ZIPS (zh:, read once)", func() error {
 		return w.run(bin, append(append([]string{"push"}, files...), tmpl(reg), "--provider", "example.com/bench/alpha", "--ca-cert", reg.CAFile())...)
 	})
@@ -195,12 +239,24 @@ func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src str
 	reg3 := ocitest.New(b)
 	raw := timeIt(b, "plain HTTP pushes of the same blobs", func() error { return rawPush(reg3, zips) })
 	b.Logf("  ratios:")
+	ratios := map[string]float64{}
 	for _, tool := range []string{"oras", "crane", "regctl"} {
-		if d, ok := tools[tool]; ok {
-			b.Logf("    %-7s / push = %.2fx   / push+SUMS = %.2fx   / sync = %.2fx  (target > 1)", tool, d.Seconds()/push.Seconds(), d.Seconds()/pushSums.Seconds(), d.Seconds()/sync.Seconds())
+		d, ok := tools[tool]
+		if !ok {
+			continue
 		}
+		c := cpu[tool+" of the same layout"]
+		for name, t := range map[string]struct {
+			wall time.Duration
+			step string
+		}{"push": {push, "tfmirror push ZIPS (zh:, read once)"}, "push+SUMS": {pushSums, "tfmirror push ZIPS + SHA256SUMS (no read before)"}, "sync": {sync, "tfmirror sync MIRROR (index states zh:)"}} {
+			ratios[tool+"/"+name] = d.Seconds() / t.wall.Seconds()
+			ratios[tool+"/"+name+" cpu"] = c / cpu[t.step]
+		}
+		b.Logf("    %-7s / push = %.2fx   / push+SUMS = %.2fx   / sync = %.2fx  (target > 1)", tool, ratios[tool+"/push"], ratios[tool+"/push+SUMS"], ratios[tool+"/sync"])
 	}
 	b.Logf("    push / plain HTTP = %.2f   sync / plain HTTP = %.2f   re-push / push = %.1f%%", push.Seconds()/raw.Seconds(), sync.Seconds()/raw.Seconds(), 100*again.Seconds()/push.Seconds())
+	return ratios
 }
 
 // timeCPU is timeIt with the CPU each side spent, which load does not
@@ -208,7 +264,7 @@ func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src str
 // children waited for) and this process, where the registry runs. The
 // page cache's dirty pages are written out first, so that no step pays
 // for the writes of the one before.
-func timeCPU(b *testing.B, name string, f func() error) time.Duration {
+func timeCPU(b *testing.B, name string, f func() error) (wall time.Duration, toolCPU float64) {
 	syscall.Sync()
 	var self0, self1, kids0, kids1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &self0)
@@ -224,7 +280,7 @@ func timeCPU(b *testing.B, name string, f func() error) time.Duration {
 		return float64(b.Utime.Nano()+b.Stime.Nano()-a.Utime.Nano()-a.Stime.Nano()) / 1e9
 	}
 	b.Logf("  %-52s %8.2fs   cpu: tool %.2fs, registry %.2fs", name, d.Seconds(), cpu(kids0, kids1), cpu(self0, self1))
-	return d
+	return d, cpu(kids0, kids1)
 }
 
 // toolPath finds a peer tool: $TFMIRROR_TOOLS/NAME, then PATH.
