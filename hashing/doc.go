@@ -2,4 +2,12 @@
 // OpenTofu clients use: "h1:" (Go's dirhash Hash1 over a zip or an unpacked
 // directory) and "zh:" (SHA-256 of the zip file), and records which source of
 // truth vouched for each.
+//
+// A zip's h1: is computed as its bytes go by (Stream), each entry inflated
+// by the package's own DEFLATE decoder (inflate.go), about twice as fast as
+// klauspost's and the standard library's on executables. It is only an
+// accelerator: an entry it cannot decode, or whose sizes and CRC-32 the
+// central directory does not confirm, makes Stream hash the file with
+// HashZip (klauspost's inflater, the standard library's bytes and errors),
+// so every value and every error is dirhash.HashZip's.
 package hashing

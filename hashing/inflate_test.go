@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"testing"
 	"testing/iotest"
 
@@ -18,9 +19,18 @@ import (
 // text, random bytes, runs) at every level of both encoders the project
 // meets, stored blocks and Huffman-only ones included.
 func inflateSamples(t testing.TB) map[string][]byte {
-	exe, err := os.ReadFile(os.Args[0])
+	s, err := samples()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return s
+}
+
+// samples are made once for all the tests that use them.
+var samples = sync.OnceValues(func() (map[string][]byte, error) {
+	exe, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		return nil, err
 	}
 	rnd := make([]byte, 300<<10)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -57,8 +67,8 @@ func inflateSamples(t testing.TB) map[string][]byte {
 			out[name+"/klauspost"+string(rune('0'+level+2))] = b.Bytes()
 		}
 	}
-	return out
-}
+	return out, nil
+})
 
 // stdInflate is what compress/flate makes of data: the bytes, the error,
 // and how many bytes of data it read (it reads an io.ByteReader exactly).

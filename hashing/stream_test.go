@@ -8,8 +8,10 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -197,3 +199,36 @@ func FuzzStream(f *testing.F) {
 }
 
 var _ io.Writer = (*Stream)(nil)
+
+// TestStreamFollowsIrregularWrites: however a download's bytes arrive (a
+// byte, a TLS record, a large copy buffer) and whenever the follower gets
+// to run, a release zip is followed on the stream, never read again.
+func TestStreamFollowsIrregularWrites(t *testing.T) {
+	exe, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := buildZip(t, nil, zipEntry{name: "terraform-provider-x_v1.0.0", body: exe[:min(len(exe), 3<<20)], method: zip.Deflate},
+		zipEntry{name: "NOTICE", body: []byte("n\n"), method: zip.Deflate})
+	p := filepath.Join(t.TempDir(), "r.zip")
+	if err := os.WriteFile(p, z, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := mustH1(t, z)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 12 {
+		s := NewStream(true, true, Options{})
+		for off := 0; off < len(z); {
+			n := min(len(z)-off, []int{1, 7, 16 << 10, 32 << 10, 100 << 10}[r.IntN(5)]+r.IntN(64))
+			s.Write(z[off : off+n])
+			off += n
+			if r.IntN(8) == 0 {
+				runtime.Gosched()
+			}
+		}
+		h, ok := s.FollowedH1(p)
+		if !ok || h != want {
+			t.Fatalf("write pattern %d: followed %v, h1 %s; want followed, %s", i, ok, h, want)
+		}
+	}
+}
