@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // Run shows the UI until the user quits or ctx is cancelled, then stops
@@ -14,7 +15,13 @@ func Run(ctx context.Context, cfg Config, opts ...tea.ProgramOption) error {
 	defer cancel()
 	m := New(ctx, cfg)
 	defer m.Shutdown()
-	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithContext(ctx)}, opts...)...)
+	// The program writes to os.Stdout, whose color profile lipgloss
+	// detected at start (NO_COLOR and all): Bubble Tea would detect it
+	// again, and inside tmux each detection runs `tmux info`, tens of
+	// milliseconds before the first frame. A caller giving another output
+	// gives its profile too.
+	base := []tea.ProgramOption{tea.WithContext(ctx), tea.WithColorProfile(lipgloss.Writer.Profile)}
+	p := tea.NewProgram(m, append(base, opts...)...)
 	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return ctx.Err()
