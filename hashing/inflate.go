@@ -24,7 +24,12 @@ import (
 // consumes exactly the bytes compress/flate consumes (FuzzInflate).
 func inflate(br *bufio.Reader, w io.Writer, limit int64) (n int64, err error) {
 	d := decoders.Get().(*decoder)
-	defer decoders.Put(d)
+	defer func() {
+		// A pooled decoder keeps its buffers, not the caller's reader,
+		// writer or bytes.
+		d.br, d.w, d.in = nil, nil, nil
+		decoders.Put(d)
+	}()
 	defer func() {
 		// A decoder fault on hostile input is a stream not followed,
 		// never a crash: HashZip reads the file instead.
