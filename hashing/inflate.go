@@ -131,13 +131,18 @@ func (d *decoder) fill() bool {
 	return grew
 }
 
+// loadWord tops a bit buffer of nb < 64 bits up to 56-63 from the eight
+// bytes at in[pos:], taking the whole bytes it used. The bits it loads
+// above those are the bytes that follow, so the next load may overlap them.
+func loadWord(bits uint64, nb uint, in []byte, pos int) (uint64, uint, int) {
+	return bits | binary.LittleEndian.Uint64(in[pos:])<<nb, nb | 56, pos + int((63-nb)>>3)
+}
+
 // refill tops the bit buffer up to at least 56 bits where the input has
 // them.
 func (d *decoder) refill() {
 	if d.pos+8 <= len(d.in) {
-		d.bits |= binary.LittleEndian.Uint64(d.in[d.pos:]) << d.nb
-		d.pos += int((63 - d.nb) >> 3)
-		d.nb |= 56
+		d.bits, d.nb, d.pos = loadWord(d.bits, d.nb, d.in, d.pos)
 		return
 	}
 	for d.nb <= 56 {
@@ -276,8 +281,14 @@ func (d *decoder) stored() error {
 	return nil
 }
 
-// The order of the code length code's lengths (RFC 1951, 3.2.7).
-var clOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+// The order of the code length code's lengths, and its repeat codes 16-18:
+// the extra bits that count the repeats and the count they add to (RFC
+// 1951, 3.2.7).
+var (
+	clOrder    = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+	repeatBits = [3]uint{2, 3, 7}
+	repeatBase = [3]int{3, 3, 11}
+)
 
 func (d *decoder) readTables() error {
 	if err := d.need(14); err != nil {
@@ -320,27 +331,17 @@ func (d *decoder) readTables() error {
 			i++
 			continue
 		}
-		var rep int
+		r := sym - 16 // 16 repeats the previous length, 17 and 18 a zero
+		if r == 0 && i == 0 {
+			return errInflate
+		}
+		if err := d.need(repeatBits[r]); err != nil {
+			return err
+		}
+		rep := repeatBase[r] + int(d.take(repeatBits[r]))
 		var val uint8
-		switch sym {
-		case 16:
-			if i == 0 {
-				return errInflate
-			}
-			if err := d.need(2); err != nil {
-				return err
-			}
-			rep, val = 3+int(d.take(2)), lens[i-1]
-		case 17:
-			if err := d.need(3); err != nil {
-				return err
-			}
-			rep = 3 + int(d.take(3))
-		default:
-			if err := d.need(7); err != nil {
-				return err
-			}
-			rep = 11 + int(d.take(7))
+		if r == 0 {
+			val = lens[i-1]
 		}
 		if i+rep > len(lens) {
 			return errInflate
@@ -510,9 +511,7 @@ func (d *decoder) huffman(lit, dist []uint32) error {
 		// 48 bits are enough for a length, its extra bits, a distance
 		// and its extra bits (15+5+15+13).
 		if nb < 48 && pos+8 <= len(in) {
-			bits |= binary.LittleEndian.Uint64(in[pos:]) << nb
-			pos += int((63 - nb) >> 3)
-			nb |= 56
+			bits, nb, pos = loadWord(bits, nb, in, pos)
 		}
 		if op >= flushAt || nb < 48 { // a full buffer, or the input's last bytes
 			if err := d.topUp(bits, nb, pos, op); err != nil {
