@@ -195,13 +195,11 @@ func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src str
 	w := &world{env: os.Environ()}
 	tmpl := func(reg *ocitest.Registry) string { return "oci://" + reg.Host() + "/tf/${namespace}/${type}" }
 	reg := ocitest.New(b)
-	cpu := map[string]float64{} // each measurement's tool CPU
 	timeIt := func(b *testing.B, name string, f func() error) time.Duration {
-		d, c := timeCPU(b, name, f)
-		cpu[name] = c
+		d, _ := timeCPU(b, name, f)
 		return d
 	}
-	push := timeIt(b, "tfmirror push ZIPS (zh:, read once)", func() error {
+	push, pushCPU := timeCPU(b, "tfmirror push ZIPS (zh:, read once)", func() error {
 		return w.run(bin, append(append([]string{"push"}, files...), tmpl(reg), "--provider", "example.com/bench/alpha", "--ca-cert", reg.CAFile())...)
 	})
 	uploads := reg.BlobUploads()
@@ -212,7 +210,7 @@ func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src str
 	regS := ocitest.New(b)
 	withSums := append(append([]string{"push"}, files...), sums...)
 	withSums = append(withSums, tmpl(regS), "--provider", "example.com/bench/alpha", "--ca-cert", regS.CAFile())
-	pushSums := timeIt(b, "tfmirror push ZIPS + SHA256SUMS (no read before)", func() error { return w.run(bin, withSums...) })
+	pushSums, pushSumsCPU := timeCPU(b, "tfmirror push ZIPS + SHA256SUMS (no read before)", func() error { return w.run(bin, withSums...) })
 	uploads = regS.BlobUploads()
 	requests := len(regS.Requests())
 	timeIt(b, "tfmirror push ZIPS + SHA256SUMS again", func() error { return w.run(bin, withSums...) })
@@ -223,10 +221,10 @@ func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src str
 	})
 	b.Logf("    push DIST/ signed / push ZIPS + SHA256SUMS = %.2f (wall); blob uploads: %d, %d requests (provenance: a referrer per version)", signed.Seconds()/pushSums.Seconds(), regD.BlobUploads(), len(regD.Requests()))
 	reg2 := ocitest.New(b)
-	sync := timeIt(b, "tfmirror sync MIRROR (index states zh:)", func() error {
+	sync, syncCPU := timeCPU(b, "tfmirror sync MIRROR (index states zh:)", func() error {
 		return w.run(bin, "sync", src, tmpl(reg2), "--ca-cert", reg2.CAFile())
 	})
-	tools := map[string]time.Duration{}
+	tools, toolCPU := map[string]time.Duration{}, map[string]float64{}
 	for _, tool := range []string{"oras", "crane", "regctl"} {
 		exe := toolPath(tool)
 		if exe == "" {
@@ -234,7 +232,7 @@ func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src str
 			continue
 		}
 		r := ocitest.New(b)
-		tools[tool] = timeIt(b, tool+" of the same layout", func() error { return pushLayouts(b, tool, exe, r, layouts) })
+		tools[tool], toolCPU[tool] = timeCPU(b, tool+" of the same layout", func() error { return pushLayouts(b, tool, exe, r, layouts) })
 	}
 	reg3 := ocitest.New(b)
 	raw := timeIt(b, "plain HTTP pushes of the same blobs", func() error { return rawPush(reg3, zips) })
@@ -245,13 +243,12 @@ func ociRound(b *testing.B, bin string, files, sums []string, dist, key, src str
 		if !ok {
 			continue
 		}
-		c := cpu[tool+" of the same layout"]
 		for name, t := range map[string]struct {
 			wall time.Duration
-			step string
-		}{"push": {push, "tfmirror push ZIPS (zh:, read once)"}, "push+SUMS": {pushSums, "tfmirror push ZIPS + SHA256SUMS (no read before)"}, "sync": {sync, "tfmirror sync MIRROR (index states zh:)"}} {
+			cpu  float64
+		}{"push": {push, pushCPU}, "push+SUMS": {pushSums, pushSumsCPU}, "sync": {sync, syncCPU}} {
 			ratios[tool+"/"+name] = d.Seconds() / t.wall.Seconds()
-			ratios[tool+"/"+name+" cpu"] = c / cpu[t.step]
+			ratios[tool+"/"+name+" cpu"] = toolCPU[tool] / t.cpu
 		}
 		b.Logf("    %-7s / push = %.2fx   / push+SUMS = %.2fx   / sync = %.2fx  (target > 1)", tool, ratios[tool+"/push"], ratios[tool+"/push+SUMS"], ratios[tool+"/sync"])
 	}
