@@ -57,6 +57,32 @@ func (m *Mirror) mkdirInside(dir string) error {
 	return nil
 }
 
+// inDir runs create, which creates something in dir, once dir exists as
+// mkdirInside makes it. Each directory is checked once per process and
+// mirror: landing an archive checked its three levels twice, six lstat
+// system calls of its fifteen. If create finds dir gone (removed since it
+// was checked), dir is made again and create retried once.
+func (m *Mirror) inDir(dir string, create func() error) error {
+	m.mu.Lock()
+	checked := m.checkedDirs[dir]
+	m.mu.Unlock()
+	if checked {
+		if err := create(); !errors.Is(err, iofs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := m.mkdirInside(dir); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if m.checkedDirs == nil {
+		m.checkedDirs = map[string]bool{}
+	}
+	m.checkedDirs[dir] = true
+	m.mu.Unlock()
+	return create()
+}
+
 // linkInside refuses the symbolic link at p unless it resolves to a path
 // inside the mirror.
 func (m *Mirror) linkInside(p string) error {

@@ -53,3 +53,11 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 		}
 	}
 }
+
+// openFile is os.OpenFile.
+func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+// rename is os.Rename.
+func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }

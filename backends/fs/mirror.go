@@ -40,6 +40,8 @@ type Mirror struct {
 
 	mu    sync.Mutex
 	swept map[string]bool // directories cleared of stale staging files
+	// checkedDirs are the directories mkdirInside made or found (inDir).
+	checkedDirs map[string]bool
 	// unsynced are the directories archives were renamed into since their
 	// last fsync: Flush makes their entries durable once, before index
 	// documents list them, instead of once per archive.
@@ -47,6 +49,10 @@ type Mirror struct {
 	// turns serialise this process's writers of each provider before the
 	// provider lock (lockProvider).
 	turns map[backends.Provider]chan struct{}
+	// groups are the group syncs by filesystem, and dirFS the filesystem
+	// of each directory staging files were synced in (syncGroup).
+	groups map[uint64]*groupSync
+	dirFS  map[string]dirFS
 
 	// afterStep, set by tests, is called after each write of a Remove.
 	afterStep func(what string)

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,18 +36,29 @@ const newMarker = ".tfmirror-new-"
 // tempMarker + random, already locked when it takes that name. It returns
 // the open file and its path (f.Name() is the creation name).
 func createLocked(dir, prefix string) (*os.File, string, error) {
-	f, err := os.CreateTemp(dir, prefix+newMarker+"*")
+	f, err := createTemp(dir, prefix+newMarker)
 	if err != nil {
 		return nil, "", err
 	}
 	lockFile(f)
 	final := filepath.Join(dir, strings.Replace(filepath.Base(f.Name()), newMarker, tempMarker, 1))
-	if err := os.Rename(f.Name(), final); err != nil {
+	if err := rename(f.Name(), final); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, "", err
 	}
 	return f, final, nil
+}
+
+// createTemp is os.CreateTemp(dir, prefix+"*") on openFile.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := openFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, iofs.ErrExist) || try == 100 {
+			return f, err
+		}
+	}
 }
 
 // mkdirLocked is createLocked for a directory; close the returned handle
@@ -85,14 +98,16 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 	if rel, err := filepath.Rel(m.dir, filepath.Join(dir, pkg.Filename())); err != nil || !filepath.IsLocal(rel) || strings.Count(filepath.ToSlash(rel), "/") != 3 {
 		return nil, fmt.Errorf("mirror %s: %s: refusing a package whose path would leave the mirror", m.name, pkg)
 	}
-	if err := m.mkdirInside(dir); err != nil {
-		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
-	}
-	m.sweepOnce(dir)
-	f, path, err := createLocked(dir, "."+pkg.Filename())
+	var f *os.File
+	var path string
+	err := m.inDir(dir, func() (err error) {
+		f, path, err = createLocked(dir, "."+pkg.Filename())
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
+	m.sweepOnce(dir) // a directory mkdirInside found inside the mirror
 	return &staged{m: m, pkg: pkg, f: f, path: path, target: filepath.Join(dir, pkg.Filename())}, nil
 }
 
@@ -211,7 +226,7 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.f.Sync(); err != nil {
+	if err := s.m.syncGroup(filepath.Dir(s.path), s.written).sync(s.f); err != nil {
 		return s.fail(err)
 	}
 	if err := s.f.Chmod(0o644); err != nil {
@@ -309,14 +324,15 @@ func (m *Mirror) lockProvider(ctx context.Context, p backends.Provider) (func(),
 		return nil, ctx.Err()
 	}
 	lock := filepath.Join(m.providerDir(p), providerLockName)
-	err := m.mkdirInside(m.providerDir(p))
-	if err == nil {
-		err = m.noLink(lock)
-	}
 	var f *os.File
-	if err == nil {
-		f, err = os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
-	}
+	err := m.inDir(m.providerDir(p), func() error {
+		if err := m.noLink(lock); err != nil {
+			return err
+		}
+		var err error
+		f, err = openFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
+		return err
+	})
 	if err != nil {
 		<-turn
 		return nil, err
@@ -476,6 +492,8 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 		versions = append(versions, v)
 	}
 	sort.Strings(versions)
+	docs := newDocBatch(m, dir)
+	defer docs.abort()
 	for _, v := range versions {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -496,14 +514,19 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 			continue
 		}
 		index.Versions[v] = struct{}{}
-		if err := writeDoc(filepath.Join(dir, mirrordoc.VersionName(s.versions[v])), doc); err != nil {
+		if err := docs.add(mirrordoc.VersionName(s.versions[v]), doc); err != nil {
 			return fmt.Errorf("mirror %s: %s %s: %w", m.name, p, v, err)
 		}
 	}
-	// The version documents' entries are made durable together, before
-	// index.json names their versions.
-	syncDir(dir)
-	if err := writeJSON(filepath.Join(dir, mirrordoc.IndexName), index); err != nil {
+	// The version documents are made durable together and their entries
+	// after them, before index.json names their versions.
+	if err := docs.commit(); err != nil {
+		return fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
+	}
+	if err := docs.add(mirrordoc.IndexName, index); err == nil {
+		err = docs.commit()
+	}
+	if err != nil {
 		return fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
 	}
 	return nil
@@ -537,30 +560,28 @@ func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
 // writeJSON writes v as `providers mirror` does (json.MarshalIndent with two
 // spaces, sorted keys, no trailing newline, mode 0644), atomically, and only
 // when the content changes.
-func writeJSON(path string, v any) error { return writeJSONSync(path, v, true) }
-
-// writeDoc is writeJSON leaving the fsync of the directory entry to the
-// caller, which writes several documents of one directory.
-func writeDoc(path string, v any) error { return writeJSONSync(path, v, false) }
-
-func writeJSONSync(path string, v any, dirSync bool) error {
-	b, err := mirrordoc.Encode(v)
-	if err != nil {
+func writeJSON(path string, v any) error {
+	b, changed, err := encodeChanged(path, v)
+	if err != nil || !changed {
 		return err
 	}
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
-		return nil
+	return WriteFileAtomic(path, b, 0o644)
+}
+
+// encodeChanged encodes v as writeJSON writes it, and reports whether that
+// differs from path's content.
+func encodeChanged(path string, v any) ([]byte, bool, error) {
+	b, err := mirrordoc.Encode(v)
+	if err != nil {
+		return nil, false, err
 	}
-	return writeFileAtomic(path, b, 0o644, dirSync)
+	old, err := os.ReadFile(path)
+	return b, err != nil || !bytes.Equal(old, b), nil
 }
 
 // WriteFileAtomic writes data to a hidden temp file beside path and renames
 // it into place, so readers see the old content or the new, never a part.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
-	return writeFileAtomic(path, data, mode, true)
-}
-
-func writeFileAtomic(path string, data []byte, mode os.FileMode, dirSync bool) error {
 	f, tmp, err := createLocked(filepath.Dir(path), "."+filepath.Base(path))
 	if err != nil {
 		return err
@@ -572,24 +593,98 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode, dirSync bool) e
 	if err == nil {
 		err = f.Chmod(mode)
 	}
-	if closeBeforeRename {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	// Open, so locked against sweepers, until it bears its final name.
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = placeLocked(f, tmp, path)
 	}
 	f.Close()
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	if dirSync {
-		syncDir(filepath.Dir(path))
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// placeLocked renames the staging file tmp, open as f (so locked against
+// sweepers until it bears its final name), to path.
+func placeLocked(f *os.File, tmp, path string) error {
+	if closeBeforeRename {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, path)
+}
+
+// docBatch writes a provider directory's index documents as writeJSON
+// does, but makes those added between two commits durable together (one
+// group sync where the filesystem allows), then their directory entries.
+type docBatch struct {
+	m     *Mirror
+	dir   string
+	files []*os.File
+	tmps  []string
+	paths []string
+}
+
+func newDocBatch(m *Mirror, dir string) *docBatch { return &docBatch{m: m, dir: dir} }
+
+// add stages document name of the directory with v's encoding, unless the
+// document already holds it.
+func (b *docBatch) add(name string, v any) error {
+	path := filepath.Join(b.dir, name)
+	data, changed, err := encodeChanged(path, v)
+	if err != nil || !changed {
+		return err
+	}
+	f, tmp, err := createLocked(b.dir, "."+name)
+	if err != nil {
+		return err
+	}
+	b.files, b.tmps, b.paths = append(b.files, f), append(b.tmps, tmp), append(b.paths, path)
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if len(b.files) >= docBatchMax {
+		return b.commit()
 	}
 	return nil
+}
+
+// docBatchMax bounds the staging files a batch holds open.
+const docBatchMax = 256
+
+// commit makes the staged documents durable and renames them into place.
+func (b *docBatch) commit() error {
+	if len(b.files) == 0 {
+		return nil
+	}
+	defer b.abort()
+	if err := b.m.syncFiles(b.dir, b.files); err != nil {
+		return err
+	}
+	for i, f := range b.files {
+		if err := placeLocked(f, b.tmps[i], b.paths[i]); err != nil {
+			return err
+		}
+		b.tmps[i] = ""
+	}
+	syncDir(b.dir)
+	return nil
+}
+
+// abort closes the staged files and removes those not in place.
+func (b *docBatch) abort() {
+	for i, f := range b.files {
+		f.Close()
+		if b.tmps[i] != "" {
+			os.Remove(b.tmps[i])
+		}
+	}
+	b.files, b.tmps, b.paths = nil, nil, nil
 }
 
 // ReplaceFile writes data to path atomically, as WriteFileAtomic does, for a
