@@ -16,7 +16,8 @@ SOCK=$(mktemp -u "${TMPDIR:-/tmp}/tfmirror-ui-bench.XXXXXX")
 trap 'tmux -S "$SOCK" kill-server 2>/dev/null || true; rm -f "$SOCK"' EXIT
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-screen() { tmux -S "$SOCK" capture-pane -p 2>/dev/null || true; }
+# TARGET, when set, names the session the screen is read from.
+screen() { tmux -S "$SOCK" capture-pane -p ${TARGET:+-t "$TARGET"} 2>/dev/null || true; }
 # wait_for PATTERN...: poll the screen every few ms until every pattern is on
 # it (fixed strings); give up after 30 s.
 wait_for() {

@@ -72,6 +72,12 @@ type providersView struct {
 	// list; newestPending counts the mirrors still being asked.
 	newest        map[backends.Provider]backends.Version
 	newestPending int
+	// newestLater are the mirrors' newest-version scans held back until
+	// the first provider shown is listed: on two cores, scanning 100,000
+	// archives' names beside that listing doubled the time the first
+	// screen and matrix took.
+	newestLater []tea.Cmd
+	firstLoad   bool // the first provider shown is being listed
 	// wanted is what the spec the UI opened on wants of each provider.
 	wanted map[backends.Provider]wantedVersions
 }
@@ -228,6 +234,15 @@ func (v *providersView) update(msg viewMsg) tea.Cmd {
 			v.noteVersion(p, ver)
 		}
 		return nil
+	case loadedMsg[backends.Provider, provHolding]:
+		cmd := v.base.update(msg)
+		if !v.firstLoad {
+			return cmd
+		}
+		v.firstLoad = false
+		later := v.newestLater
+		v.newestLater = nil
+		return tea.Batch(append(later, cmd)...)
 	}
 	return v.base.update(msg)
 }
@@ -309,12 +324,18 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 	v.sh.warn(num, msg.warnings, "tfmirror ls "+v.places[msg.mirror].name)
 	v.list.SetItems(v.providerUnion())
 	var cmds []tea.Cmd
-	if len(mr.providers) > 0 {
-		v.newestPending++
-		cmds = append(cmds, newestCmd(v.sh.ctx, mr.reader, mr.providers))
-	}
 	if p, ok := v.list.Selected(); ok && !v.hasCurrent {
 		cmds = append(cmds, v.selectItem(p, true))
+		v.firstLoad = cmds[0] != nil
+	}
+	if len(mr.providers) > 0 {
+		v.newestPending++
+		newest := newestCmd(v.sh.ctx, mr.reader, mr.providers)
+		if v.firstLoad {
+			v.newestLater = append(v.newestLater, newest)
+		} else {
+			cmds = append(cmds, newest)
+		}
 	}
 	return tea.Batch(cmds...)
 }
