@@ -241,7 +241,7 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 	if a.Layout == backends.Unpacked {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, a.Package, backends.ErrUnpackedOnly)
 	}
-	f, err := os.Open(a.Location)
+	f, err := openFile(a.Location, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, a.Package, err)
 	}
