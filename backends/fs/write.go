@@ -485,7 +485,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	defer unlock()
 	m.sweepOnce(dir)
 	m.syncLanded(dir)
-	s := m.scanProvider(p, []string{dir}, true)
+	s := m.scanProvider(p, []string{dir}, false) // the documents state no sizes
 	index := mirrordoc.Index{Versions: map[string]struct{}{}}
 	versions := make([]string, 0, len(s.entries))
 	for v := range s.entries {
