@@ -18,9 +18,16 @@ const groupSyncMax = writebackEvery
 // bytes, written before, are in it. It is used only where syncfs is known
 // to make the data and inodes durable and to report write errors
 // (groupFS); elsewhere files are fsynced one by one.
+//
+// A syncfs also writes every other dirty page of the filesystem, which may
+// be another program's (or a download just made without fsync) and take far
+// longer than the group's own fsyncs. So a batch is synced together only
+// while the system holds little dirty data (quiet); otherwise each of its
+// callers fsyncs its own files, at once and in parallel.
 type groupSync struct {
-	fd   func(*os.File) error // the sync: syncfs of the file's filesystem
-	turn chan struct{}        // held while a sync runs
+	fd    func(*os.File) error // the sync: syncfs of the file's filesystem
+	quiet func() bool          // whether a syncfs would write little else
+	turn  chan struct{}        // held while a sync runs
 
 	mu      gosync.Mutex
 	pending *syncBatch // the callers waiting for the next sync
@@ -29,47 +36,80 @@ type groupSync struct {
 type syncBatch struct {
 	done    chan struct{}
 	err     error
-	waiting int // callers in the batch
+	alone   bool // each caller fsyncs its own files
+	waiting int  // callers in the batch
 }
 
-func newGroupSync(sync func(*os.File) error) *groupSync {
-	return &groupSync{fd: sync, turn: make(chan struct{}, 1)}
+func newGroupSync(sync func(*os.File) error, quiet func() bool) *groupSync {
+	return &groupSync{fd: sync, quiet: quiet, turn: make(chan struct{}, 1)}
 }
 
-// sync returns once the bytes written to f before the call are durable, or
-// the error of the sync that was to make them so. f must be on the group's
-// filesystem; a nil group fsyncs f alone.
-func (g *groupSync) sync(f *os.File) error {
-	if g == nil {
-		return f.Sync()
+// sync returns once the bytes written to files before the call are
+// durable, or with the error of the sync that was to make them so. The
+// files must be on the group's filesystem; a nil group fsyncs each.
+func (g *groupSync) sync(files ...*os.File) error {
+	if g == nil || len(files) == 0 {
+		return fsyncEach(files)
 	}
+	b := g.join()
+	select {
+	case <-b.done:
+	case g.turn <- struct{}{}:
+		g.lead(b, files)
+		<-g.turn
+	}
+	if b.alone {
+		return fsyncEach(files)
+	}
+	return b.err
+}
+
+// join adds a caller to the batch the next sync is for.
+func (g *groupSync) join() *syncBatch {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	b := g.pending
 	if b == nil {
 		b = &syncBatch{done: make(chan struct{})}
 		g.pending = b
 	}
 	b.waiting++
-	g.mu.Unlock()
-	select {
-	case <-b.done:
-		return b.err
-	case g.turn <- struct{}{}:
-	}
-	defer func() { <-g.turn }()
-	// A batch is taken only by the holder of the turn, which gives it back
-	// once the batch is done: b is still pending, or done.
+	return b
+}
+
+// lead syncs b, whose caller with files it is, unless b is done. The
+// caller holds the turn: a batch is taken only by its holder, who gives it
+// back once the batch is done, so b is still pending or already done.
+func (g *groupSync) lead(b *syncBatch, files []*os.File) {
 	g.mu.Lock()
 	lead := g.pending == b
 	if lead {
 		g.pending = nil
 	}
 	g.mu.Unlock()
-	if lead {
-		b.err = g.fd(f)
-		close(b.done)
+	if !lead {
+		return
 	}
-	return b.err
+	switch {
+	case b.waiting == 1 && len(files) == 1:
+		// One file alone is fsynced, the turn held all the same: the
+		// callers that come meanwhile make the next batch.
+		b.err = fsyncEach(files)
+	case g.quiet():
+		b.err = g.fd(files[0])
+	default:
+		b.alone = true // much else to write: each fsyncs its own, at once
+	}
+	close(b.done)
+}
+
+func fsyncEach(files []*os.File) error {
+	for _, f := range files {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dirFS is what groupFS found of a directory.
@@ -101,25 +141,14 @@ func (m *Mirror) syncGroup(dir string, size int64) *groupSync {
 	}
 	g := m.groups[fs.key]
 	if g == nil {
-		g = newGroupSync(syncFS)
+		g = newGroupSync(syncFS, fewDirtyPages)
 		m.groups[fs.key] = g
 	}
 	return g
 }
 
-// syncFiles makes the written bytes of files, all in dir, durable: one
-// group sync where dir's filesystem allows, else an fsync each.
+// syncFiles makes the written bytes of files, all in dir, durable: with
+// one group sync where dir's filesystem allows, else an fsync each.
 func (m *Mirror) syncFiles(dir string, files []*os.File) error {
-	if len(files) == 0 {
-		return nil
-	}
-	if g := m.syncGroup(dir, 0); g != nil {
-		return g.sync(files[0])
-	}
-	for _, f := range files {
-		if err := f.Sync(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m.syncGroup(dir, 0).sync(files...)
 }

@@ -26,14 +26,15 @@ func TestGroupSyncCoversEveryCaller(t *testing.T) {
 		syncs = append(syncs, s)
 		mu.Unlock()
 		return nil
-	})
+	}, func() bool { return true })
+	files := twoFiles(t)
 	const callers = 200
 	var wg gosync.WaitGroup
 	calls := make([]span, callers)
 	for i := range callers {
 		wg.Go(func() {
 			calls[i].start = clock.Add(1)
-			if err := g.sync(nil); err != nil {
+			if err := g.sync(files...); err != nil {
 				t.Error(err)
 			}
 			calls[i].end = clock.Add(1)
@@ -67,14 +68,15 @@ func TestGroupSyncSharesAndReportsErrors(t *testing.T) {
 			return failed
 		}
 		return nil
-	})
+	}, func() bool { return true })
+	files := twoFiles(t)
 	first := make(chan error)
-	go func() { first <- g.sync(nil) }()
+	go func() { first <- g.sync(files...) }()
 	waitFor(t, func() bool { return calls.Load() == 1 })
 	const waiting = 20
 	errs := make(chan error, waiting)
 	for range waiting {
-		go func() { errs <- g.sync(nil) }()
+		go func() { errs <- g.sync(files...) }()
 	}
 	waitFor(t, func() bool {
 		g.mu.Lock()
@@ -93,9 +95,53 @@ func TestGroupSyncSharesAndReportsErrors(t *testing.T) {
 	if n := calls.Load(); n != 2 {
 		t.Fatalf("%d syncs for 1 + %d callers, want 2", n, waiting)
 	}
-	if err := g.sync(nil); err != nil || calls.Load() != 3 {
+	if err := g.sync(files...); err != nil || calls.Load() != 3 {
 		t.Fatalf("a later caller: %v after %d syncs, want its own good sync", err, calls.Load())
 	}
+}
+
+// While the system holds much dirty data, a syncfs would write it all:
+// each caller fsyncs its own files instead, and a caller of one file
+// always does.
+func TestGroupSyncFsyncsAloneWhenBusy(t *testing.T) {
+	var calls atomic.Int32
+	quiet := false
+	g := newGroupSync(func(*os.File) error { calls.Add(1); return nil }, func() bool { return quiet })
+	files := twoFiles(t)
+	var wg gosync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if err := g.sync(files...); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	quiet = true
+	if err := g.sync(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("%d filesystem syncs, want none", n)
+	}
+	files[1].Close()
+	if err := g.sync(files[1]); err == nil {
+		t.Fatal("an fsync of a closed file reported no error")
+	}
+}
+
+// twoFiles returns two files to sync, closed when the test ends.
+func twoFiles(t *testing.T) []*os.File {
+	var out []*os.File
+	for range 2 {
+		f, err := os.CreateTemp(t.TempDir(), "sync")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		out = append(out, f)
+	}
+	return out
 }
 
 func waitFor(t *testing.T, cond func() bool) {

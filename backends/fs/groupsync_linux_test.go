@@ -19,3 +19,18 @@ func TestKernelAtLeast(t *testing.T) {
 		}
 	}
 }
+
+func TestMeminfoKB(t *testing.T) {
+	text := []byte("MemTotal:       24683648 kB\nDirty:               812 kB\nWriteback:             0 kB\nWritebackTmp:   9 kB\n")
+	for field, want := range map[string]int64{"Dirty:": 812, "Writeback:": 0, "MemTotal:": 24683648} {
+		if got, ok := meminfoKB(text, field); !ok || got != want {
+			t.Errorf("%s = %d, %v; want %d", field, got, ok, want)
+		}
+	}
+	if _, ok := meminfoKB(text, "Shmem:"); ok {
+		t.Error("a field that is not there was found")
+	}
+	if _, ok := meminfoKB([]byte("Dirty: lots\n"), "Dirty:"); ok {
+		t.Error("a value that is not a number was read")
+	}
+}
