@@ -25,7 +25,7 @@ func groupFS(dir string) (uint64, bool) {
 	}
 	switch int64(fs.Type) {
 	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC, unix.F2FS_SUPER_MAGIC:
-		return st.Dev, true
+		return uint64(st.Dev), true // uint32 on some architectures
 	}
 	return 0, false
 }
