@@ -47,12 +47,9 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 	if buf == nil {
 		return os.ReadFile(path)
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	}
+	fd, err := openFD(path, unix.O_RDONLY, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer unix.Close(fd)
 	b := (*buf)[:0]
@@ -79,14 +76,24 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 // that a regular file refuses, while os.NewFile of a blocking descriptor
 // costs one fcntl. Landing 10,000 tiny archives opens four files each.
 func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, err := openFD(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openFD is open(2) with O_CLOEXEC, retried on EINTR, its error an
+// *os.PathError.
+func openFD(name string, flag int, perm os.FileMode) (int, error) {
 	fd, err := unix.Open(name, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
 	for err == unix.EINTR {
 		fd, err = unix.Open(name, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
 	}
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		return -1, &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	return fd, nil
 }
 
 // rename is os.Rename without its lstat of newpath (which refuses to
