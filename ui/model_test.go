@@ -950,3 +950,40 @@ func TestModelListingWarningsReachEvents(t *testing.T) {
 		t.Errorf("1.1.0 in the mirror whose document was ignored: %v, want nothing stated", got)
 	}
 }
+
+// The mirrors' newest-version scans are held back while the first
+// provider shown is being listed (on two cores they competed with it and
+// with the first screen), then run: every provider's newest version shows.
+func TestNewestVersionsWaitForTheFirstListing(t *testing.T) {
+	w := newWorld(t)
+	h := newHarness(t, w.config(), 120, 40)
+	held := false
+	deadline := time.After(time.Minute) // a bound for a loaded machine, not a speed
+	for !loaded(h.m) || h.m.prov().busyListingNewest() {
+		select {
+		case msg := <-h.msgs:
+			_, catalogue := msg.(catalogueMsg)
+			h.send(msg)
+			if v := h.m.prov(); catalogue && !loaded(h.m) {
+				if len(v.newestLater) == 0 {
+					t.Fatal("a newest-version scan started while the first provider shown was being listed")
+				}
+				held = true
+			}
+		case <-deadline:
+			t.Fatalf("timed out; screen:\n%s", h.screen())
+		}
+	}
+	if !held {
+		t.Fatal("no mirror's catalogue came in before the first provider was listed")
+	}
+	v := h.m.prov()
+	if len(v.newestLater) != 0 {
+		t.Fatalf("%d newest-version scans never ran", len(v.newestLater))
+	}
+	for _, p := range v.providerUnion() {
+		if v.newest[p] == nil {
+			t.Errorf("%s: no newest version shown", p)
+		}
+	}
+}
