@@ -34,3 +34,21 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+type waitingKey struct{}
+
+// WithWaiting records in ctx what to call when the work done with it is
+// about to wait on something shared that its own worker does not speed up:
+// a group sync making many writers' files durable at once. The engine
+// then lets another job start meanwhile, so the next group holds more.
+func WithWaiting(ctx context.Context, waiting func()) context.Context {
+	return context.WithValue(ctx, waitingKey{}, waiting)
+}
+
+// Waiting tells ctx's job runner (WithWaiting) that the caller is about
+// to wait on something shared; it does nothing where no runner listens.
+func Waiting(ctx context.Context) {
+	if w, ok := ctx.Value(waitingKey{}).(func()); ok && w != nil {
+		w()
+	}
+}

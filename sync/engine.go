@@ -145,6 +145,9 @@ type job struct {
 	phase   atomic.Int32 // the current attempt's Phase
 	// sentPhase is the phase in the last progress event (ticker only).
 	sentPhase Phase
+	// waited: the job's worker let another start while the job waits on
+	// something shared (Engine.waiting); it ends with the job.
+	waited bool
 }
 
 type batchState struct {
@@ -174,6 +177,9 @@ type Engine struct {
 	active  int
 	batches map[any]*batchState
 	closed  bool
+	// extra counts the workers started for jobs that wait on something
+	// shared (waiting), beyond opts.Jobs.
+	extra int
 
 	workers gosync.WaitGroup
 	stop    chan struct{}
@@ -450,9 +456,38 @@ func (e *Engine) worker() {
 			j.state = Failed
 			ev = JobFailed{ID: j.info.ID, Err: err}
 		}
+		waited := j.waited
+		if waited {
+			j.waited = false
+			e.extra--
+		}
 		e.mu.Unlock()
 		e.endJob(j, ev)
+		if waited {
+			return // the worker started in its place goes on
+		}
 	}
+}
+
+// extraWorkers bounds the workers started for waiting jobs (waiting),
+// each of which holds its files open: 32 per job the user asked for, at
+// most 256.
+func (e *Engine) extraWorkers() int { return min(256, 32*e.opts.Jobs) }
+
+// waiting lets another job start while j waits on something shared that
+// its worker does not speed up (backends.Waiting): a group sync of small
+// files, which then holds the files of every job that waits meanwhile
+// rather than of at most opts.Jobs. j's worker ends with j.
+func (e *Engine) waiting(j *job) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if j.waited || e.extra >= e.extraWorkers() || len(e.queue) == 0 {
+		return
+	}
+	j.waited = true
+	e.extra++
+	e.workers.Add(1)
+	go e.worker()
 }
 
 // endJob does the bookkeeping when a job ends (ev, if any, says how): when
@@ -578,7 +613,7 @@ func (e *Engine) progressNow(j *job) {
 func (e *Engine) run(ctx context.Context, j *job) error {
 	for attempt := 1; ; attempt++ {
 		e.emit(JobStarted{ID: j.info.ID, Attempt: attempt})
-		err := e.attempt(backends.WithAttempt(ctx, attempt), j)
+		err := e.attempt(backends.WithWaiting(backends.WithAttempt(ctx, attempt), func() { e.waiting(j) }), j)
 		if err == nil {
 			// Landed, even if canceled since: its batch must list it.
 			return nil

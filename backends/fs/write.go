@@ -226,7 +226,11 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.m.syncGroup(filepath.Dir(s.path), s.written).sync(s.f); err != nil {
+	g := s.m.syncGroup(filepath.Dir(s.path), s.written)
+	if g != nil {
+		backends.Waiting(ctx) // a group sync: let another archive stage meanwhile
+	}
+	if err := g.sync(s.f); err != nil {
 		return s.fail(err)
 	}
 	if err := s.f.Chmod(0o644); err != nil {
