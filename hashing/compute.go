@@ -47,8 +47,11 @@ func (o Options) maxUnpacked() int64 {
 // grow with the zip. Deflate is read with klauspost/compress, which is faster
 // than the standard library and gives the same bytes.
 func HashZip(path string, opts Options) (Hash, error) {
-	path, err := filepath.EvalSymlinks(path)
-	if err != nil {
+	real, err := filepath.EvalSymlinks(path)
+	switch {
+	case err == nil:
+		path = real
+	case !opensUnresolved(path):
 		return "", err
 	}
 	z, err := zip.OpenReader(path)
@@ -116,6 +119,14 @@ func HashDir(dir string) (Hash, error) {
 		return "", fmt.Errorf("%s: %w", dir, err)
 	}
 	return Hash(h), nil
+}
+
+// opensUnresolved says whether path, which does not resolve to a name,
+// opens all the same: an open file without a name (a deleted one, or one
+// created with O_TMPFILE), through the link /proc/self/fd gives it.
+func opensUnresolved(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // HashZipFile computes the zh: hash of a file by streaming it.

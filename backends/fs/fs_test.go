@@ -354,6 +354,7 @@ func TestStaleStagingSwept(t *testing.T) {
 	stale := filepath.Join(pdir, ".terraform-provider-alpha_1.0.0_linux_amd64.zip.tfmirror-tmp-123")
 	os.WriteFile(stale, []byte("partial"), 0o644)
 	live, _ := fs.Open(dir, dir, fs.Options{})
+	fs.NameStagingFiles(live) // an unnamed one (Linux) cannot be swept
 	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
 	st, err := live.Stage(context.Background(), pkg) // holds its lock
 	if err != nil {

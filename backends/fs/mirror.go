@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
@@ -53,6 +54,9 @@ type Mirror struct {
 	// of each directory staging files were synced in (syncGroup).
 	groups map[uint64]*groupSync
 	dirFS  map[string]dirFS
+	// named: this system cannot stage unnamed files (createUnnamed), so
+	// Stage names each.
+	named atomic.Bool
 
 	// afterStep, set by tests, is called after each write of a Remove.
 	afterStep func(what string)

@@ -100,7 +100,19 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 	}
 	var f *os.File
 	var path string
+	unnamed := false
 	err := m.inDir(dir, func() (err error) {
+		if !m.opts.Unpacked && !m.named.Load() {
+			// An unpacked mirror extracts the zip into a named directory.
+			if f, err = createUnnamed(dir); err != nil {
+				return err
+			}
+			if f != nil {
+				path, unnamed = f.Name(), true
+				return nil
+			}
+			m.named.Store(true) // not on this system: name every one
+		}
 		f, path, err = createLocked(dir, "."+pkg.Filename())
 		return err
 	})
@@ -108,7 +120,7 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
 	m.sweepOnce(dir) // a directory mkdirInside found inside the mirror
-	return &staged{m: m, pkg: pkg, f: f, path: path, target: filepath.Join(dir, pkg.Filename())}, nil
+	return &staged{m: m, pkg: pkg, f: f, path: path, target: filepath.Join(dir, pkg.Filename()), unnamed: unnamed}, nil
 }
 
 // sweepOnce removes, once per directory and process, the staging files of
@@ -187,6 +199,9 @@ type staged struct {
 	path   string // the staging file (f.Name() is its creation name)
 	target string
 	done   bool
+	// unnamed: f has no name until the commit links it into place
+	// (createUnnamed); path then names it through /proc.
+	unnamed bool
 	// written counts the bytes written; queued, those whose writeback
 	// to the disk has been started.
 	written, queued int64
@@ -214,6 +229,9 @@ func (s *staged) Abort() error {
 	}
 	s.done = true
 	s.f.Close()
+	if s.unnamed {
+		return nil // a file without a name is gone once closed
+	}
 	return os.Remove(s.path)
 }
 
@@ -226,7 +244,7 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	g := s.m.syncGroup(filepath.Dir(s.path), s.written)
+	g := s.m.syncGroup(filepath.Dir(s.target), s.written)
 	if g != nil {
 		backends.Waiting(ctx) // a group sync: let another archive stage meanwhile
 	}
@@ -236,12 +254,12 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := s.f.Chmod(0o644); err != nil {
 		return s.fail(err)
 	}
-	if closeBeforeRename {
+	if closeBeforeRename && !s.unnamed {
 		if err := s.f.Close(); err != nil {
 			return s.fail(err)
 		}
 	}
-	// The staging file stays open, so locked, until it is in place: a
+	// A named staging file stays open, so locked, until it is in place: a
 	// sweeper in another process takes an unlocked one for a dead run's.
 	unlock, err := s.m.lockProvider(ctx, s.pkg.Provider)
 	if err != nil {
@@ -260,7 +278,7 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	}
 	// The rename cannot replace: of two writers landing the same name at
 	// once, exactly one lands and the other finds its archive.
-	err = renameNoReplace(s.path, s.target)
+	err = s.place()
 	if err == nil {
 		return s.landed(sums)
 	}
@@ -282,10 +300,43 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := s.m.unlist(s.pkg); err != nil {
 		return s.fail(err)
 	}
+	if err := s.name(); err != nil {
+		return s.fail(err)
+	}
 	if err := os.Rename(s.path, s.target); err != nil {
 		return s.fail(err)
 	}
 	return s.landed(sums)
+}
+
+// place gives the staged archive its name unless the name is taken: an
+// error for a taken one matches os.ErrExist.
+func (s *staged) place() error {
+	if s.unnamed {
+		return linkUnnamed(s.f, s.target)
+	}
+	return renameNoReplace(s.path, s.target)
+}
+
+// name gives an unnamed staged archive a staging name, locked as
+// createLocked's are, for a rename that replaces the archive in place.
+func (s *staged) name() error {
+	if !s.unnamed {
+		return nil
+	}
+	lockFile(s.f)
+	dir := filepath.Dir(s.target)
+	for try := 0; ; try++ {
+		path := filepath.Join(dir, "."+s.pkg.Filename()+tempMarker+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		err := linkUnnamed(s.f, path)
+		if err == nil {
+			s.path, s.unnamed = path, false
+			return nil
+		}
+		if !errors.Is(err, iofs.ErrExist) || try == 100 {
+			return err
+		}
+	}
 }
 
 // landed finishes a commit whose archive was renamed into place.

@@ -1,0 +1,57 @@
+package fs
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	gosync "sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// procFDs says whether /proc/self/fd names this process's open files,
+// through which linkUnnamed gives an unnamed file its name (linkat with
+// AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH).
+var procFDs = gosync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/fd")
+	return err == nil
+})
+
+// createUnnamed opens a file in dir that has no name (O_TMPFILE) until
+// linkUnnamed gives it one, once it is complete and durable: no writer,
+// sweeper or crash ever sees it under a staging name, and landing it is
+// one directory entry instead of three (a staging name, its rename after
+// the lock, the rename into place). It returns nil and no error where
+// dir's filesystem or the kernel cannot, or /proc is not mounted.
+func createUnnamed(dir string) (*os.File, error) {
+	if !procFDs() {
+		return nil, nil
+	}
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	for err == unix.EINTR {
+		fd, err = unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	}
+	switch {
+	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL):
+		// A filesystem without O_TMPFILE, or a kernel before 3.11 that
+		// reads the flag as O_DIRECTORY.
+		return nil, nil
+	case err != nil:
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return os.NewFile(uintptr(fd), unnamedPath(fd)), nil
+}
+
+// unnamedPath is the path through which this process opens the unnamed
+// file fd again (to hash it).
+func unnamedPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// linkUnnamed gives f, from createUnnamed, the name path unless path
+// exists: an error for an existing path matches os.ErrExist.
+func linkUnnamed(f *os.File, path string) error {
+	err := unix.Linkat(unix.AT_FDCWD, f.Name(), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+	if err != nil {
+		return &os.LinkError{Op: "link", Old: f.Name(), New: path, Err: err}
+	}
+	return nil
+}
