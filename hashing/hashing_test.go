@@ -291,3 +291,37 @@ func TestNeedsH1(t *testing.T) {
 		}
 	}
 }
+
+// A file open without a name (deleted, or created with O_TMPFILE, as a
+// filesystem mirror stages archives on Linux) is hashed through the link
+// /proc/self/fd gives it; a link to nothing is still an error.
+func TestHashZipOfAnOpenFileWithoutAName(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd here:", err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.zip")
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	if err := os.WriteFile(path, backendtest.ProviderZip(t, pkg, ""), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := hashing.HashZip(path, hashing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	os.Remove(path)
+	got, err := hashing.HashZip(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), hashing.Options{})
+	if err != nil || got != want {
+		t.Fatalf("HashZip of the deleted file = %s, %v; want %s", got, err, want)
+	}
+	dangling := filepath.Join(dir, "dangling.zip")
+	os.Symlink(path, dangling)
+	if _, err := hashing.HashZip(dangling, hashing.Options{}); err == nil {
+		t.Fatal("HashZip of a link to nothing succeeded")
+	}
+}
