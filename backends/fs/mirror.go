@@ -47,9 +47,8 @@ type Mirror struct {
 	// last fsync: Flush makes their entries durable once, before index
 	// documents list them, instead of once per archive.
 	unsynced map[string]bool
-	// turns serialise this process's writers of each provider before the
-	// provider lock (lockProvider).
-	turns map[backends.Provider]chan struct{}
+	// locks are this process's side of each provider's lock (lockProvider).
+	locks map[backends.Provider]*providerLock
 	// groups are the group syncs by filesystem, and dirFS the filesystem
 	// of each directory staging files were synced in (syncGroup).
 	groups map[uint64]*groupSync

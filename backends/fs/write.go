@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -370,13 +371,28 @@ const providerLockName = ".tfmirror-lock"
 // releases it. p's directory must exist. This process's writers of p take
 // turns on a channel first, so the flock is contended only by other
 // processes: a blocked flock holds an OS thread, and eight workers
-// landing one provider's archives at once used to hold eight.
+// landing one provider's archives at once used to hold eight. While
+// writers of this process wait for the turn, the flock passes from one to
+// the next, held: opening the lock file, locking it and closing it again
+// for each of 10,000 tiny archives cost 8 % of the CPU of landing them.
 func (m *Mirror) lockProvider(ctx context.Context, p backends.Provider) (func(), error) {
-	turn := m.providerTurn(p)
+	pl := m.providerLock(p)
+	pl.waiting.Add(1)
 	select {
-	case turn <- struct{}{}:
+	case pl.turn <- struct{}{}:
+		pl.waiting.Add(-1)
 	case <-ctx.Done():
+		pl.waiting.Add(-1)
+		// The last holder may have kept the flock for this writer: take
+		// the turn when it comes, and release it.
+		go func() {
+			pl.turn <- struct{}{}
+			pl.release()
+		}()
 		return nil, ctx.Err()
+	}
+	if pl.held != nil {
+		return pl.release, nil
 	}
 	lock := filepath.Join(m.providerDir(p), providerLockName)
 	var f *os.File
@@ -389,47 +405,70 @@ func (m *Mirror) lockProvider(ctx context.Context, p backends.Provider) (func(),
 		return err
 	})
 	if err != nil {
-		<-turn
+		<-pl.turn
 		return nil, err
 	}
-	release := func() {
-		f.Close()
-		<-turn
-	}
 	if lockFile(f) == nil {
-		return release, nil
+		pl.held = f
+		return pl.release, nil
 	}
 	got := make(chan error, 1)
 	go func() { got <- waitLock(f) }()
+	locked := func(err error) error {
+		if err != nil {
+			f.Close()
+			<-pl.turn
+			return fmt.Errorf("lock %s: %w", m.rel(f.Name()), err)
+		}
+		pl.held = f
+		return nil
+	}
 	select {
 	case err := <-got:
-		if err != nil {
-			release()
-			return nil, fmt.Errorf("lock %s: %w", m.rel(f.Name()), err)
+		if err := locked(err); err != nil {
+			return nil, err
 		}
-		return release, nil
+		return pl.release, nil
 	case <-ctx.Done():
 		go func() {
-			<-got
-			release()
+			if locked(<-got) == nil {
+				pl.release()
+			}
 		}()
 		return nil, ctx.Err()
 	}
 }
 
-// providerTurn is the channel this process's writers of p take turns on.
-func (m *Mirror) providerTurn(p backends.Provider) chan struct{} {
+// providerLock is this process's side of a provider's lock.
+type providerLock struct {
+	turn    chan struct{} // held by the writer whose turn it is
+	waiting atomic.Int32  // writers waiting for the turn
+	held    *os.File      // the flocked lock file; only the turn's holder uses it
+}
+
+// release ends a writer's turn. The flock is kept for the next writer of
+// this process if one waits; otherwise it is released.
+func (pl *providerLock) release() {
+	if pl.waiting.Load() == 0 && pl.held != nil {
+		pl.held.Close()
+		pl.held = nil
+	}
+	<-pl.turn
+}
+
+// providerLock is this process's side of p's lock.
+func (m *Mirror) providerLock(p backends.Provider) *providerLock {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.turns == nil {
-		m.turns = map[backends.Provider]chan struct{}{}
+	if m.locks == nil {
+		m.locks = map[backends.Provider]*providerLock{}
 	}
-	t, ok := m.turns[p]
+	pl, ok := m.locks[p]
 	if !ok {
-		t = make(chan struct{}, 1)
-		m.turns[p] = t
+		pl = &providerLock{turn: make(chan struct{}, 1)}
+		m.locks[p] = pl
 	}
-	return t
+	return pl
 }
 
 // commitUnpacked extracts the staged zip into a hidden directory beside the
