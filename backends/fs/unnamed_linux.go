@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	gosync "sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,11 +48,36 @@ func createUnnamed(dir string) (*os.File, error) {
 func unnamedPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 // linkUnnamed gives f, from createUnnamed, the name path unless path
-// exists: an error for an existing path matches os.ErrExist.
+// exists: an error for an existing path matches os.ErrExist. It links the
+// open file itself (AT_EMPTY_PATH) where this process may, which spares
+// the kernel a walk through /proc for each archive: with
+// CAP_DAC_READ_SEARCH, or since Linux 6.10 for a file it opened. Elsewhere
+// that fails with ENOENT, and the link goes through /proc/self/fd.
 func linkUnnamed(f *os.File, path string) error {
+	if emptyPathLinks.Load() != linkRefused {
+		err := unix.Linkat(int(f.Fd()), "", unix.AT_FDCWD, path, unix.AT_EMPTY_PATH)
+		switch {
+		case err == nil:
+			emptyPathLinks.Store(linkAllowed)
+			return nil
+		case err != unix.ENOENT || emptyPathLinks.Load() == linkAllowed:
+			return &os.LinkError{Op: "link", Old: f.Name(), New: path, Err: err}
+		}
+	}
+	// Refused, or path's directory is gone: through /proc, which tells.
 	err := unix.Linkat(unix.AT_FDCWD, f.Name(), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
 	if err != nil {
 		return &os.LinkError{Op: "link", Old: f.Name(), New: path, Err: err}
 	}
+	emptyPathLinks.Store(linkRefused)
 	return nil
 }
+
+// emptyPathLinks is what linkUnnamed found of linkat with AT_EMPTY_PATH.
+var emptyPathLinks atomic.Int32
+
+const (
+	linkUnknown int32 = iota
+	linkAllowed
+	linkRefused
+)
