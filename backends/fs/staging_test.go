@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -87,6 +88,15 @@ func TestStagingLandsOnlyWhenCommitted(t *testing.T) {
 			if got := names(t, pdir); !slices.Equal(got, want) {
 				t.Fatalf("after Commit: %v, want %v", got, want)
 			}
+			// The index documents are staged the same way: new ones take
+			// their names, changed ones replace the old in one step.
+			if err := m.Flush(ctx, pkg.Provider); err != nil {
+				t.Fatal(err)
+			}
+			want = []string{".tfmirror-lock", "1.0.0.json", "index.json", pkg.Filename()}
+			if got := names(t, pdir); !slices.Equal(got, want) {
+				t.Fatalf("after Flush: %v, want %v", got, want)
+			}
 
 			other, otherSums := stage(t, m, pkg, backendtest.ProviderZip(t, pkg, "another build"))
 			if err := other.Commit(ctx, otherSums, false); !errors.Is(err, backends.ErrConflict) {
@@ -108,6 +118,15 @@ func TestStagingLandsOnlyWhenCommitted(t *testing.T) {
 			}
 			if now, _ := hashing.HashPath(filepath.Join(pdir, pkg.Filename()), hashing.Options{}); now.ZH != otherSums.ZH {
 				t.Fatalf("a forced Commit left %s, want %s", now.ZH, otherSums.ZH)
+			}
+			if err := m.Flush(ctx, pkg.Provider); err != nil {
+				t.Fatal(err)
+			}
+			if got := names(t, pdir); !slices.Equal(got, want) {
+				t.Fatalf("after the second Flush: %v, want %v", got, want)
+			}
+			if doc, err := os.ReadFile(filepath.Join(pdir, "1.0.0.json")); err != nil || !strings.Contains(string(doc), string(otherSums.ZH)) || strings.Contains(string(doc), string(sums.ZH)) {
+				t.Fatalf("the version document does not list the replaced archive alone: %s, %v", doc, err)
 			}
 			if fi, err := os.Stat(filepath.Join(pdir, pkg.Filename())); err != nil || fi.Mode().Perm() != 0o644 {
 				t.Fatalf("the landed archive: %v, %v; want mode 0644", fi, err)

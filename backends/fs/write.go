@@ -323,19 +323,44 @@ func (s *staged) name() error {
 	if !s.unnamed {
 		return nil
 	}
-	lockFile(s.f)
-	dir := filepath.Dir(s.target)
+	path, err := nameUnnamed(s.f, s.target)
+	if err != nil {
+		return err
+	}
+	s.path, s.unnamed = path, false
+	return nil
+}
+
+// nameUnnamed gives f, from createUnnamed, a staging name beside target,
+// locked as createLocked's are, and returns it.
+func nameUnnamed(f *os.File, target string) (string, error) {
+	lockFile(f)
+	dir, base := filepath.Split(target)
 	for try := 0; ; try++ {
-		path := filepath.Join(dir, "."+s.pkg.Filename()+tempMarker+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		err := linkUnnamed(s.f, path)
-		if err == nil {
-			s.path, s.unnamed = path, false
-			return nil
-		}
-		if !errors.Is(err, iofs.ErrExist) || try == 100 {
-			return err
+		path := filepath.Join(dir, "."+base+tempMarker+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		err := linkUnnamed(f, path)
+		if err == nil || !errors.Is(err, iofs.ErrExist) || try == 100 {
+			return path, err
 		}
 	}
+}
+
+// placeUnnamed gives f, from createUnnamed, the name path, replacing the
+// file there if there is one (in one step, through a staging name).
+func placeUnnamed(f *os.File, path string) error {
+	err := linkUnnamed(f, path)
+	if !errors.Is(err, iofs.ErrExist) {
+		return err
+	}
+	tmp, err := nameUnnamed(f, path)
+	if err != nil {
+		return err
+	}
+	if err := rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // landed finishes a commit whose archive was renamed into place.
@@ -727,8 +752,10 @@ type docBatch struct {
 	m     *Mirror
 	dir   string
 	files []*os.File
-	tmps  []string
+	tmps  []string // each file's staging name; "" for an unnamed one
 	paths []string
+	// placed counts the files, in order, that commit put in place.
+	placed int
 }
 
 func newDocBatch(m *Mirror, dir string) *docBatch { return &docBatch{m: m, dir: dir} }
@@ -741,7 +768,7 @@ func (b *docBatch) add(name string, v any) error {
 	if err != nil || !changed {
 		return err
 	}
-	f, tmp, err := createLocked(b.dir, "."+name)
+	f, tmp, err := b.m.createDoc(b.dir, name)
 	if err != nil {
 		return err
 	}
@@ -758,6 +785,19 @@ func (b *docBatch) add(name string, v any) error {
 	return nil
 }
 
+// createDoc creates the staging file of document name in dir: unnamed
+// where the system can (createUnnamed), else named and locked.
+func (m *Mirror) createDoc(dir, name string) (*os.File, string, error) {
+	if !m.named.Load() {
+		f, err := createUnnamed(dir)
+		if f != nil || err != nil {
+			return f, "", err
+		}
+		m.named.Store(true)
+	}
+	return createLocked(dir, "."+name)
+}
+
 // docBatchMax bounds the staging files a batch holds open.
 const docBatchMax = 256
 
@@ -771,10 +811,14 @@ func (b *docBatch) commit() error {
 		return err
 	}
 	for i, f := range b.files {
-		if err := placeLocked(f, b.tmps[i], b.paths[i]); err != nil {
+		place := func() error { return placeLocked(f, b.tmps[i], b.paths[i]) }
+		if b.tmps[i] == "" {
+			place = func() error { return placeUnnamed(f, b.paths[i]) }
+		}
+		if err := place(); err != nil {
 			return err
 		}
-		b.tmps[i] = ""
+		b.placed++
 	}
 	syncDir(b.dir)
 	return nil
@@ -784,11 +828,11 @@ func (b *docBatch) commit() error {
 func (b *docBatch) abort() {
 	for i, f := range b.files {
 		f.Close()
-		if b.tmps[i] != "" {
+		if i >= b.placed && b.tmps[i] != "" {
 			os.Remove(b.tmps[i])
 		}
 	}
-	b.files, b.tmps, b.paths = nil, nil, nil
+	b.files, b.tmps, b.paths, b.placed = nil, nil, nil, 0
 }
 
 // ReplaceFile writes data to path atomically, as WriteFileAtomic does, for a
