@@ -43,7 +43,7 @@ type Mirror struct {
 	swept map[string]bool // directories cleared of stale staging files
 	// checkedDirs are the directories mkdirInside made or found (inDir).
 	checkedDirs map[string]bool
-	// unsynced are the directories archives were renamed into since their
+	// unsynced are the directories archives were put in since their
 	// last fsync: Flush makes their entries durable once, before index
 	// documents list them, instead of once per archive.
 	unsynced map[string]bool

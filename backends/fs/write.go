@@ -101,27 +101,38 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 	}
 	var f *os.File
 	var path string
-	unnamed := false
 	err := m.inDir(dir, func() (err error) {
-		if !m.opts.Unpacked && !m.named.Load() {
-			// An unpacked mirror extracts the zip into a named directory.
-			if f, err = createUnnamed(dir); err != nil {
-				return err
-			}
-			if f != nil {
-				path, unnamed = f.Name(), true
-				return nil
-			}
-			m.named.Store(true) // not on this system: name every one
+		if m.opts.Unpacked {
+			// The zip is extracted from its staging name.
+			f, path, err = createLocked(dir, "."+pkg.Filename())
+			return err
 		}
-		f, path, err = createLocked(dir, "."+pkg.Filename())
+		f, path, err = m.createStaging(dir, pkg.Filename())
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, pkg, err)
 	}
 	m.sweepOnce(dir) // a directory mkdirInside found inside the mirror
-	return &staged{m: m, pkg: pkg, f: f, path: path, target: filepath.Join(dir, pkg.Filename()), unnamed: unnamed}, nil
+	st := &staged{m: m, pkg: pkg, f: f, path: path, target: filepath.Join(dir, pkg.Filename())}
+	if path == "" {
+		st.path, st.unnamed = f.Name(), true
+	}
+	return st, nil
+}
+
+// createStaging creates the staging file of the file name in dir: unnamed
+// where the system can (createUnnamed), and then its staging name is "";
+// else named and locked (createLocked).
+func (m *Mirror) createStaging(dir, name string) (*os.File, string, error) {
+	if !m.named.Load() {
+		f, err := createUnnamed(dir)
+		if f != nil || err != nil {
+			return f, "", err
+		}
+		m.named.Store(true) // not on this system: name every one
+	}
+	return createLocked(dir, "."+name)
 }
 
 // sweepOnce removes, once per directory and process, the staging files of
@@ -275,8 +286,8 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := s.m.unlistGone(s.pkg, s.target); err != nil {
 		return s.fail(err)
 	}
-	// The rename cannot replace: of two writers landing the same name at
-	// once, exactly one lands and the other finds its archive.
+	// Putting it in place cannot replace: of two writers landing the same
+	// name at once, exactly one lands and the other finds its archive.
 	err = s.place()
 	if err == nil {
 		return s.landed(sums)
@@ -363,7 +374,7 @@ func placeUnnamed(f *os.File, path string) error {
 	return nil
 }
 
-// landed finishes a commit whose archive was renamed into place.
+// landed finishes a commit whose archive was put in place.
 func (s *staged) landed(sums hashing.Sums) error {
 	s.done = true
 	s.f.Close()
@@ -578,7 +589,7 @@ func (m *Mirror) markUnsynced(dir string) {
 	m.unsynced[dir] = true
 }
 
-// syncLanded makes durable the entries of archives renamed into dir since
+// syncLanded makes durable the entries of archives put in dir since
 // its last fsync.
 func (m *Mirror) syncLanded(dir string) {
 	m.mu.Lock()
@@ -768,7 +779,7 @@ func (b *docBatch) add(name string, v any) error {
 	if err != nil || !changed {
 		return err
 	}
-	f, tmp, err := b.m.createDoc(b.dir, name)
+	f, tmp, err := b.m.createStaging(b.dir, name)
 	if err != nil {
 		return err
 	}
@@ -783,19 +794,6 @@ func (b *docBatch) add(name string, v any) error {
 		return b.commit()
 	}
 	return nil
-}
-
-// createDoc creates the staging file of document name in dir: unnamed
-// where the system can (createUnnamed), else named and locked.
-func (m *Mirror) createDoc(dir, name string) (*os.File, string, error) {
-	if !m.named.Load() {
-		f, err := createUnnamed(dir)
-		if f != nil || err != nil {
-			return f, "", err
-		}
-		m.named.Store(true)
-	}
-	return createLocked(dir, "."+name)
 }
 
 // docBatchMax bounds the staging files a batch holds open.
