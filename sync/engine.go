@@ -611,9 +611,10 @@ func (e *Engine) progressNow(j *job) {
 // run tries a job until it succeeds, fails permanently, or runs out of
 // attempts.
 func (e *Engine) run(ctx context.Context, j *job) error {
+	ctx = backends.WithWaiting(ctx, func() { e.waiting(j) })
 	for attempt := 1; ; attempt++ {
 		e.emit(JobStarted{ID: j.info.ID, Attempt: attempt})
-		err := e.attempt(backends.WithWaiting(backends.WithAttempt(ctx, attempt), func() { e.waiting(j) }), j)
+		err := e.attempt(backends.WithAttempt(ctx, attempt), j)
 		if err == nil {
 			// Landed, even if canceled since: its batch must list it.
 			return nil

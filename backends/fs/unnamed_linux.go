@@ -10,9 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procFDs says whether /proc/self/fd names this process's open files,
-// through which linkUnnamed gives an unnamed file its name (linkat with
-// AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH).
+// procFDs says whether /proc/self/fd names this process's open files:
+// an unnamed file is read again (hashed) through it, and linked into place
+// through it where linkat with AT_EMPTY_PATH is not allowed.
 var procFDs = gosync.OnceValue(func() bool {
 	_, err := os.Stat("/proc/self/fd")
 	return err == nil
@@ -28,17 +28,14 @@ func createUnnamed(dir string) (*os.File, error) {
 	if !procFDs() {
 		return nil, nil
 	}
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
-	for err == unix.EINTR {
-		fd, err = unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
-	}
+	fd, err := openFD(dir, unix.O_TMPFILE|unix.O_RDWR, 0o600)
 	switch {
 	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL):
 		// A filesystem without O_TMPFILE, or a kernel before 3.11 that
 		// reads the flag as O_DIRECTORY.
 		return nil, nil
 	case err != nil:
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+		return nil, err
 	}
 	return os.NewFile(uintptr(fd), unnamedPath(fd)), nil
 }

@@ -52,12 +52,23 @@ func createLocked(dir, prefix string) (*os.File, string, error) {
 }
 
 // createTemp is os.CreateTemp(dir, prefix+"*") on openFile.
-func createTemp(dir, prefix string) (*os.File, error) {
+func createTemp(dir, prefix string) (f *os.File, err error) {
+	_, err = freshName(dir, prefix, func(name string) (err error) {
+		f, err = openFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		return err
+	})
+	return f, err
+}
+
+// freshName calls take with dir/prefix followed by random digits until
+// take does not find the name taken (an error matching os.ErrExist), at
+// most 101 times, and returns the last name and take's error.
+func freshName(dir, prefix string, take func(name string) error) (string, error) {
 	for try := 0; ; try++ {
 		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		f, err := openFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		err := take(name)
 		if !errors.Is(err, iofs.ErrExist) || try == 100 {
-			return f, err
+			return name, err
 		}
 	}
 }
@@ -90,8 +101,8 @@ func (m *Mirror) providerDir(p backends.Provider) string {
 	return filepath.Join(m.dir, p.HostnameForDisplay(), p.Namespace, p.Type)
 }
 
-// Stage creates a hidden temp file in the provider's directory, so the final
-// rename is atomic.
+// Stage creates the staging file of pkg in the provider's directory
+// (createStaging), which Commit puts in place in one step.
 func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Staged, error) {
 	dir := m.providerDir(pkg.Provider)
 	// Sources only produce parsed packages, but a package built by hand must
@@ -310,10 +321,12 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := s.m.unlist(s.pkg); err != nil {
 		return s.fail(err)
 	}
-	if err := s.name(); err != nil {
-		return s.fail(err)
+	if s.unnamed {
+		err = replaceUnnamed(s.f, s.target)
+	} else {
+		err = os.Rename(s.path, s.target)
 	}
-	if err := os.Rename(s.path, s.target); err != nil {
+	if err != nil {
 		return s.fail(err)
 	}
 	return s.landed(sums)
@@ -328,42 +341,23 @@ func (s *staged) place() error {
 	return renameNoReplace(s.path, s.target)
 }
 
-// name gives an unnamed staged archive a staging name, locked as
-// createLocked's are, for a rename that replaces the archive in place.
-func (s *staged) name() error {
-	if !s.unnamed {
-		return nil
-	}
-	path, err := nameUnnamed(s.f, s.target)
-	if err != nil {
-		return err
-	}
-	s.path, s.unnamed = path, false
-	return nil
-}
-
-// nameUnnamed gives f, from createUnnamed, a staging name beside target,
-// locked as createLocked's are, and returns it.
-func nameUnnamed(f *os.File, target string) (string, error) {
-	lockFile(f)
-	dir, base := filepath.Split(target)
-	for try := 0; ; try++ {
-		path := filepath.Join(dir, "."+base+tempMarker+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		err := linkUnnamed(f, path)
-		if err == nil || !errors.Is(err, iofs.ErrExist) || try == 100 {
-			return path, err
-		}
-	}
-}
-
 // placeUnnamed gives f, from createUnnamed, the name path, replacing the
-// file there if there is one (in one step, through a staging name).
+// file there if there is one.
 func placeUnnamed(f *os.File, path string) error {
 	err := linkUnnamed(f, path)
 	if !errors.Is(err, iofs.ErrExist) {
 		return err
 	}
-	tmp, err := nameUnnamed(f, path)
+	return replaceUnnamed(f, path)
+}
+
+// replaceUnnamed puts f, from createUnnamed, in place of the file at path
+// in one step: a link (a link cannot replace) under a staging name beside
+// it, locked as createLocked's are, renamed over it.
+func replaceUnnamed(f *os.File, path string) error {
+	lockFile(f)
+	dir, base := filepath.Split(path)
+	tmp, err := freshName(dir, "."+base+tempMarker, func(name string) error { return linkUnnamed(f, name) })
 	if err != nil {
 		return err
 	}
@@ -378,7 +372,7 @@ func placeUnnamed(f *os.File, path string) error {
 func (s *staged) landed(sums hashing.Sums) error {
 	s.done = true
 	s.f.Close()
-	// The bytes are durable (synced before the rename); the directory
+	// The bytes are durable (synced before they took the name); the directory
 	// entry is made so by the next Flush, before an index lists it.
 	s.m.markUnsynced(filepath.Dir(s.target))
 	s.m.landed.Record(s.target, sums)
@@ -809,11 +803,13 @@ func (b *docBatch) commit() error {
 		return err
 	}
 	for i, f := range b.files {
-		place := func() error { return placeLocked(f, b.tmps[i], b.paths[i]) }
+		var err error
 		if b.tmps[i] == "" {
-			place = func() error { return placeUnnamed(f, b.paths[i]) }
+			err = placeUnnamed(f, b.paths[i])
+		} else {
+			err = placeLocked(f, b.tmps[i], b.paths[i])
 		}
-		if err := place(); err != nil {
+		if err != nil {
 			return err
 		}
 		b.placed++
