@@ -59,5 +59,8 @@ func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(name, flag, perm)
 }
 
+// openReader opens name to read it.
+func openReader(name string) (io.ReadCloser, error) { return os.Open(name) }
+
 // rename is os.Rename.
 func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }

@@ -3,6 +3,7 @@
 package fs
 
 import (
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -81,6 +82,57 @@ func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openReader opens name to read it, as an open file descriptor rather
+// than an *os.File, whose making asks the kernel for the descriptor's
+// flags (one system call an archive of a sync). The reader is read and
+// closed by one goroutine.
+func openReader(name string) (io.ReadCloser, error) {
+	fd, err := openFD(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &fdReader{fd: fd, name: name}, nil
+}
+
+// fdReader reads an open file descriptor, as *os.File does.
+type fdReader struct {
+	fd   int // -1 once closed
+	name string
+}
+
+func (r *fdReader) Read(p []byte) (int, error) {
+	if r.fd < 0 {
+		return 0, &os.PathError{Op: "read", Path: r.name, Err: os.ErrClosed}
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := unix.Read(r.fd, p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, &os.PathError{Op: "read", Path: r.name, Err: err}
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (r *fdReader) Close() error {
+	if r.fd < 0 {
+		return &os.PathError{Op: "close", Path: r.name, Err: os.ErrClosed}
+	}
+	err := unix.Close(r.fd)
+	r.fd = -1
+	if err != nil {
+		return &os.PathError{Op: "close", Path: r.name, Err: err}
+	}
+	return nil
 }
 
 // openFD is open(2) with O_CLOEXEC, retried on EINTR, its error an

@@ -458,3 +458,52 @@ func TestAllArchivesUnsized(t *testing.T) {
 		t.Errorf("ListUnsized at 1.0.0: %+v, %v", got, err)
 	}
 }
+
+// The commits of a version's platforms look for its version document (for
+// a listing that outlived its archive) until one finds it missing, then not
+// again before the provider's next Flush, as the S3 store does: a listing
+// made meanwhile lasts until that Flush, which lists the landed archive's
+// own hashes. (A tfmirror writer lists only archives that have landed,
+// whose names a commit finds taken; such a listing is made by hand.) After
+// the Flush, a platform deleted by hand that lands again with other bytes
+// is unlisted before it lands.
+func TestCommitsLookForAMissingVersionDocumentOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m := mustOpen(t, dir)
+	a := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	b := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
+	pdir := filepath.Join(dir, "example.com/acme/alpha")
+	docPath := filepath.Join(pdir, "1.0.0.json")
+	commit := func(pkg backends.Package, salt string) hashing.Sums {
+		t.Helper()
+		st, sums := stage(t, m, pkg, backendtest.ProviderZip(t, pkg, salt))
+		if err := st.Commit(ctx, sums, false); err != nil {
+			t.Fatal(err)
+		}
+		return sums
+	}
+	commit(a, "")
+	made := `{"archives":{"darwin_arm64":{"hashes":["zh:` + strings.Repeat("0", 64) + `"],"url":"` + b.Filename() + `"}}}`
+	if err := os.WriteFile(docPath, []byte(made), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bSums := commit(b, "")
+	if got, _ := os.ReadFile(docPath); string(got) != made {
+		t.Fatalf("a commit looked for the document a commit of its version found missing: it now holds %s", got)
+	}
+	if err := m.Flush(ctx, a.Provider); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(docPath); !strings.Contains(string(got), string(bSums.ZH)) || strings.Contains(string(got), strings.Repeat("0", 64)) {
+		t.Fatalf("the Flush kept the listing made by hand: %s", got)
+	}
+
+	if err := os.Remove(filepath.Join(pdir, b.Filename())); err != nil {
+		t.Fatal(err)
+	}
+	commit(b, "new")
+	if got, _ := os.ReadFile(docPath); strings.Contains(string(got), string(bSums.ZH)) {
+		t.Fatalf("an archive landed under the listing of the one deleted before it: %s", got)
+	}
+}

@@ -56,6 +56,10 @@ type Mirror struct {
 	// named: this system cannot stage unnamed files (createUnnamed), so
 	// Stage names each.
 	named atomic.Bool
+	// absentDocs are the version documents, by provider directory and
+	// version, that a commit found missing (unlistGone) since the
+	// directory's last Flush.
+	absentDocs map[string]map[string]bool
 
 	// afterStep, set by tests, is called after each write of a Remove.
 	afterStep func(what string)
@@ -244,11 +248,11 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 	if a.Layout == backends.Unpacked {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, a.Package, backends.ErrUnpackedOnly)
 	}
-	f, err := openFile(a.Location, os.O_RDONLY, 0)
+	r, err := openReader(a.Location)
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", m.name, a.Package, err)
 	}
-	return f, nil
+	return r, nil
 }
 
 // LocalPath returns the archive's zip file or unpacked directory, so it can
@@ -284,20 +288,28 @@ func (m *Mirror) readVersionDoc(dir string, v backends.Version) (*versionDoc, st
 // readVersionDocAt is readVersionDoc for the version whose canonical form
 // is v.
 func (m *Mirror) readVersionDocAt(dir, v string, buf *[]byte) (*versionDoc, string) {
+	doc, p, _ := m.readVersionDocMissing(dir, v, buf)
+	return doc, p
+}
+
+// readVersionDocMissing is readVersionDocAt that also says whether the
+// document is missing (rather than unreadable or not valid).
+func (m *Mirror) readVersionDocMissing(dir, v string, buf *[]byte) (*versionDoc, string, bool) {
 	p := filepath.Join(dir, v+".json")
 	b, err := readFileInto(p, buf)
 	if err != nil {
-		if !os.IsNotExist(err) {
+		missing := os.IsNotExist(err)
+		if !missing {
 			m.warnf("%s: %v", m.rel(p), err)
 		}
-		return nil, p
+		return nil, p, missing
 	}
 	doc, err := mirrordoc.ParseVersion(b)
 	if err != nil {
 		m.warnf("%s: ignored: not a valid version document: %v", m.rel(p), err)
-		return nil, p
+		return nil, p, false
 	}
-	return &versionDoc{Version: doc, path: p, rel: m.rel(p)}, p
+	return &versionDoc{Version: doc, path: p, rel: m.rel(p)}, p, false
 }
 
 // entry returns d's entry for e's platform; describes reports whether it

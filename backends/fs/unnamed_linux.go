@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	gosync "sync"
 	"sync/atomic"
 
@@ -24,11 +25,16 @@ var procFDs = gosync.OnceValue(func() bool {
 // one directory entry instead of three (a staging name, its rename after
 // the lock, the rename into place). It returns nil and no error where
 // dir's filesystem or the kernel cannot, or /proc is not mounted.
+//
+// The file has mode 0644 already, as it will when it lands: nobody can
+// open it before then, so it needs no narrower mode meanwhile, and
+// landing it needs no chmod (one system call an archive fewer) unless
+// the umask takes a bit of 0644 away.
 func createUnnamed(dir string) (*os.File, error) {
 	if !procFDs() {
 		return nil, nil
 	}
-	fd, err := openFD(dir, unix.O_TMPFILE|unix.O_RDWR, 0o600)
+	fd, err := openFD(dir, unix.O_TMPFILE|unix.O_RDWR, 0o644)
 	switch {
 	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL):
 		// A filesystem without O_TMPFILE, or a kernel before 3.11 that
@@ -37,7 +43,35 @@ func createUnnamed(dir string) (*os.File, error) {
 	case err != nil:
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), unnamedPath(fd)), nil
+	f := os.NewFile(uintptr(fd), unnamedPath(fd))
+	if umask()&0o644 != 0 {
+		if err := f.Chmod(0o644); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// umask is this process's file mode creation mask, as Linux (4.7 and
+// later) reports it in /proc/self/status; all bits (so a chmod follows
+// each creation) where it does not. Reading it there leaves it alone:
+// setting it to learn it would race with files other goroutines create.
+var umask = gosync.OnceValue(readUmask)
+
+func readUmask() uint32 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o777
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return uint32(m)
+			}
+		}
+	}
+	return 0o777
 }
 
 // unnamedPath is the path through which this process opens the unnamed

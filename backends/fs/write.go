@@ -274,8 +274,10 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if err := g.sync(s.f); err != nil {
 		return s.fail(err)
 	}
-	if err := s.f.Chmod(0o644); err != nil {
-		return s.fail(err)
+	if !s.unnamed { // an unnamed one was made 0644 (createUnnamed)
+		if err := s.f.Chmod(0o644); err != nil {
+			return s.fail(err)
+		}
 	}
 	if closeBeforeRename && !s.unnamed {
 		if err := s.f.Close(); err != nil {
@@ -559,10 +561,24 @@ func (m *Mirror) unlist(pkg backends.Package) error { return m.unlistGone(pkg, "
 // archives land where no document lists them, and the document's absence
 // then spares a lookup of the archive's name (5 % of the CPU of landing
 // 10,000 tiny archives).
+//
+// A document found missing is not looked for again by the commits of the
+// version's other platforms, until the provider's next Flush (which ends
+// the run and writes it): a document that another writer makes meanwhile
+// lists only archives that have landed, whose names a commit then finds
+// taken. (Only a listing whose archive is deleted by hand in between
+// outlives it, until that Flush rewrites the document.)
 func (m *Mirror) unlistGone(pkg backends.Package, target string) error {
 	dir := m.providerDir(pkg.Provider)
-	doc, path := m.readVersionDoc(dir, pkg.Version)
+	v := pkg.Version.String()
+	if target != "" && m.absentDoc(dir, v, false) {
+		return nil
+	}
+	doc, path, missing := m.readVersionDocMissing(dir, v, nil)
 	if doc == nil {
+		if missing && target != "" {
+			m.absentDoc(dir, v, true)
+		}
 		return nil
 	}
 	if _, ok := doc.Archives[pkg.Platform.String()]; !ok {
@@ -575,6 +591,32 @@ func (m *Mirror) unlistGone(pkg backends.Package, target string) error {
 	}
 	delete(doc.Archives, pkg.Platform.String())
 	return writeJSON(path, doc)
+}
+
+// absentDoc reports whether a commit found dir's document of version v
+// missing (unlistGone) since the last Flush of dir; with found, it records
+// that a commit did.
+func (m *Mirror) absentDoc(dir, v string, found bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if found {
+		if m.absentDocs == nil {
+			m.absentDocs = map[string]map[string]bool{}
+		}
+		if m.absentDocs[dir] == nil {
+			m.absentDocs[dir] = map[string]bool{}
+		}
+		m.absentDocs[dir][v] = true
+	}
+	return m.absentDocs[dir][v]
+}
+
+// forgetAbsentDocs forgets the documents of dir that commits found
+// missing: Flush writes them.
+func (m *Mirror) forgetAbsentDocs(dir string) {
+	m.mu.Lock()
+	delete(m.absentDocs, dir)
+	m.mu.Unlock()
 }
 
 func (m *Mirror) markUnsynced(dir string) {
@@ -617,6 +659,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 		return fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
 	}
 	defer unlock()
+	m.forgetAbsentDocs(dir)
 	m.sweepOnce(dir)
 	m.syncLanded(dir)
 	s := m.scanProvider(p, []string{dir}, false) // the documents state no sizes
@@ -781,8 +824,10 @@ func (b *docBatch) add(name string, v any) error {
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
+	if tmp != "" { // an unnamed one was made 0644 (createUnnamed)
+		if err := f.Chmod(0o644); err != nil {
+			return err
+		}
 	}
 	if len(b.files) >= docBatchMax {
 		return b.commit()
