@@ -82,6 +82,12 @@ func CheckProvenance(ctx context.Context, src backends.Reader, p backends.Provid
 	if err != nil {
 		return nil, err
 	}
+	return admitVersion(src, p, v, signed, pol)
+}
+
+// admitVersion is CheckProvenance once src's provenance of p at v is read and
+// checked: signed, or nil where src keeps none.
+func admitVersion(src backends.Reader, p backends.Provider, v backends.Version, signed *Signed, pol *trust.Policy) (*Signed, error) {
 	var signer *provenance.Signer
 	if signed != nil {
 		signer = &signed.Signer
@@ -134,6 +140,10 @@ func authenticate(ctx context.Context, src backends.Reader, items []Item, pol *t
 		err    error
 	}
 	byVersion := map[string]*verdict{}
+	// Where src lists the versions it keeps provenance of (one directory
+	// listing), the others are put to the policy without a read each.
+	var kept map[string]bool
+	listed := false
 	for i := range items {
 		it := &items[i]
 		if it.Status != StatusMissing && it.Status != StatusConflict {
@@ -142,7 +152,17 @@ func authenticate(ctx context.Context, src backends.Reader, items []Item, pol *t
 		a := it.Archive
 		vd, ok := byVersion[a.Version.String()]
 		if !ok {
-			signed, err := CheckProvenance(ctx, src, a.Provider, a.Version, pol)
+			if pl, ok := src.(backends.ProvenanceLister); ok && !listed {
+				kept, _ = pl.ProvenanceVersions(ctx, a.Provider) // on error, ask each
+				listed = true
+			}
+			var signed *Signed
+			var err error
+			if kept != nil && !kept[a.Version.String()] {
+				signed, err = admitVersion(src, a.Provider, a.Version, nil, pol)
+			} else {
+				signed, err = CheckProvenance(ctx, src, a.Provider, a.Version, pol)
+			}
 			vd = &verdict{signed, err}
 			byVersion[a.Version.String()] = vd
 		}
