@@ -4,11 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=bench/out
-BIN=$OUT/tfmirror-ui-bench
+# TFMIRROR_BIN, when set, is the binary measured (another build, to compare
+# side by side) instead of one built from this tree.
+BIN=${TFMIRROR_BIN:-$OUT/tfmirror-ui-bench}
 MIRROR=$OUT/mirror100k
 command -v tmux >/dev/null || { echo "these benchmarks drive a real terminal: install tmux (apt-get install -y tmux)" >&2; exit 2; }
 mkdir -p "$OUT"
-go build -o "$BIN" .
+[ -n "${TFMIRROR_BIN:-}" ] || go build -o "$BIN" .
 if [ ! -d "$MIRROR" ]; then
   go run ./bench/ui-genmirror -dir "$MIRROR" -providers 20 -versions 1000 -platforms 5
 fi

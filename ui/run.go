@@ -6,11 +6,17 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Run shows the UI until the user quits or ctx is cancelled, then stops
 // cfg.Engine (cancelling any jobs still running) and waits for it to end.
 func Run(ctx context.Context, cfg Config, opts ...tea.ProgramOption) error {
+	// The renderer measures each cell with go-runewidth, whose first look
+	// at a character past U+02FF (the frame's box drawing) builds its
+	// 2 MiB tables: 10-12 ms of the first frame here. Built now, they are
+	// ready by then.
+	go ansi.StringWidthWc("─")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := New(ctx, cfg)
