@@ -33,10 +33,6 @@ type Archive struct {
 	URL    string   `json:"url"`
 }
 
-// Encode returns a document as `providers mirror` writes it:
-// json.MarshalIndent with two spaces (map keys sorted), no trailing newline.
-func Encode(doc any) ([]byte, error) { return json.MarshalIndent(doc, "", "  ") }
-
 // ParseIndex returns the versions an index document lists, in canonical
 // form; entries that are not versions are left out, as the clients skip
 // them.
