@@ -507,3 +507,37 @@ func TestCommitsLookForAMissingVersionDocumentOnce(t *testing.T) {
 		t.Fatalf("an archive landed under the listing of the one deleted before it: %s", got)
 	}
 }
+
+// A Flush rewrites only the documents whose content changes: one that
+// would be written as it is stays the same file.
+func TestFlushLeavesUnchangedDocumentsAlone(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m := mustOpen(t, dir)
+	a := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	b := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
+	put(t, m, a, backendtest.ProviderZip(t, a, "")) // and Flush
+	pdir := filepath.Join(dir, "example.com/acme/alpha")
+	stat := func(name string) os.FileInfo {
+		t.Helper()
+		fi, err := os.Stat(filepath.Join(pdir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	doc, index := stat("1.0.0.json"), stat("index.json")
+	if err := m.Flush(ctx, a.Provider); err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(doc, stat("1.0.0.json")) || !os.SameFile(index, stat("index.json")) {
+		t.Fatal("a Flush with nothing new rewrote the documents")
+	}
+	put(t, m, b, backendtest.ProviderZip(t, b, ""))
+	if os.SameFile(doc, stat("1.0.0.json")) {
+		t.Fatal("a Flush after a landing left the version document as it was")
+	}
+	if !os.SameFile(index, stat("index.json")) {
+		t.Fatal("a Flush rewrote index.json, whose versions did not change")
+	}
+}

@@ -304,12 +304,18 @@ func (m *Mirror) readVersionDocMissing(dir, v string, buf *[]byte) (*versionDoc,
 		}
 		return nil, p, missing
 	}
+	return m.parseVersionDoc(p, b), p, false
+}
+
+// parseVersionDoc parses b, read from the version document at p; nil (and
+// a warning) where it is not valid.
+func (m *Mirror) parseVersionDoc(p string, b []byte) *versionDoc {
 	doc, err := mirrordoc.ParseVersion(b)
 	if err != nil {
 		m.warnf("%s: ignored: not a valid version document: %v", m.rel(p), err)
-		return nil, p, false
+		return nil
 	}
-	return &versionDoc{Version: doc, path: p, rel: m.rel(p)}, p, false
+	return &versionDoc{Version: doc, path: p, rel: m.rel(p)}
 }
 
 // entry returns d's entry for e's platform; describes reports whether it

@@ -671,12 +671,24 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	sort.Strings(versions)
 	docs := newDocBatch(m, dir)
 	defer docs.abort()
+	var buf []byte
 	for _, v := range versions {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		doc := mirrordoc.Version{Archives: map[string]mirrordoc.Archive{}}
-		old, _ := m.readVersionDoc(dir, s.versions[v])
+		// The document as it is: what it lists, and what the rewrite is
+		// compared with (read once for both).
+		name := mirrordoc.VersionName(s.versions[v])
+		path := filepath.Join(dir, name)
+		was, readErr := readFileInto(path, &buf)
+		var old *versionDoc
+		switch {
+		case readErr == nil:
+			old = m.parseVersionDoc(path, was)
+		case !os.IsNotExist(readErr):
+			m.warnf("%s: %v", m.rel(path), readErr)
+		}
 		for plat, e := range s.entries[v] {
 			if e.layout != backends.Packed {
 				continue
@@ -691,7 +703,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 			continue
 		}
 		index.Versions[v] = struct{}{}
-		if err := docs.add(mirrordoc.VersionName(s.versions[v]), doc); err != nil {
+		if err := docs.addOver(name, doc, was, readErr); err != nil {
 			return fmt.Errorf("mirror %s: %s %s: %w", m.name, p, v, err)
 		}
 	}
@@ -811,9 +823,16 @@ func newDocBatch(m *Mirror, dir string) *docBatch { return &docBatch{m: m, dir: 
 // add stages document name of the directory with v's encoding, unless the
 // document already holds it.
 func (b *docBatch) add(name string, v any) error {
+	was, err := os.ReadFile(filepath.Join(b.dir, name))
+	return b.addOver(name, v, was, err)
+}
+
+// addOver is add where the caller has read the document: it holds was,
+// unless reading it failed with readErr.
+func (b *docBatch) addOver(name string, v any, was []byte, readErr error) error {
 	path := filepath.Join(b.dir, name)
-	data, changed, err := encodeChanged(path, v)
-	if err != nil || !changed {
+	data, err := mirrordoc.Encode(v)
+	if err != nil || readErr == nil && bytes.Equal(was, data) {
 		return err
 	}
 	f, tmp, err := b.m.createStaging(b.dir, name)
