@@ -151,6 +151,9 @@ func hostnameForDisplay(h string) string {
 	if i := strings.IndexByte(h, ':'); i != -1 {
 		host, port = h[:i], h[i:]
 	}
+	if plainHostname(host) {
+		return h // as ToUnicode gives it back (a line per archive asks)
+	}
 	u, err := idna.Lookup.ToUnicode(host)
 	if err != nil {
 		return h
@@ -209,4 +212,17 @@ func (f ProviderFilter) String() string {
 		return f.Namespace + "/" + f.Type
 	}
 	return hostnameForDisplay(f.Hostname) + "/" + f.Namespace + "/" + f.Type
+}
+
+// plainHostname reports whether host is lowercase letters, digits, '-'
+// and '.' without a punycode label ("xn--"), which IDNA's ToUnicode
+// returns unchanged or refuses (hostnameForDisplay then shows it as is).
+func plainHostname(host string) bool {
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return !strings.Contains(host, "xn--")
 }
