@@ -54,6 +54,9 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 	}
 	defer unix.Close(fd)
 	b := (*buf)[:0]
+	if cap(b) == 0 {
+		b = make([]byte, 0, 2048) // a version document of a few platforms in one read
+	}
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
