@@ -288,34 +288,28 @@ func (m *Mirror) readVersionDoc(dir string, v backends.Version) (*versionDoc, st
 // readVersionDocAt is readVersionDoc for the version whose canonical form
 // is v.
 func (m *Mirror) readVersionDocAt(dir, v string, buf *[]byte) (*versionDoc, string) {
-	doc, p, _ := m.readVersionDocMissing(dir, v, buf)
+	doc, p, _, _ := m.readVersionDocBytes(dir, v, buf)
 	return doc, p
 }
 
-// readVersionDocMissing is readVersionDocAt that also says whether the
-// document is missing (rather than unreadable or not valid).
-func (m *Mirror) readVersionDocMissing(dir, v string, buf *[]byte) (*versionDoc, string, bool) {
+// readVersionDocBytes is readVersionDocAt that also returns the bytes read
+// (in buf when given) or the error of reading them: os.ErrNotExist where
+// there is no document. An unreadable or invalid one is warned of.
+func (m *Mirror) readVersionDocBytes(dir, v string, buf *[]byte) (*versionDoc, string, []byte, error) {
 	p := filepath.Join(dir, v+".json")
 	b, err := readFileInto(p, buf)
 	if err != nil {
-		missing := os.IsNotExist(err)
-		if !missing {
+		if !os.IsNotExist(err) {
 			m.warnf("%s: %v", m.rel(p), err)
 		}
-		return nil, p, missing
+		return nil, p, nil, err
 	}
-	return m.parseVersionDoc(p, b), p, false
-}
-
-// parseVersionDoc parses b, read from the version document at p; nil (and
-// a warning) where it is not valid.
-func (m *Mirror) parseVersionDoc(p string, b []byte) *versionDoc {
 	doc, err := mirrordoc.ParseVersion(b)
 	if err != nil {
 		m.warnf("%s: ignored: not a valid version document: %v", m.rel(p), err)
-		return nil
+		return nil, p, b, nil
 	}
-	return &versionDoc{Version: doc, path: p, rel: m.rel(p)}
+	return &versionDoc{Version: doc, path: p, rel: m.rel(p)}, p, b, nil
 }
 
 // entry returns d's entry for e's platform; describes reports whether it

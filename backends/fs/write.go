@@ -574,9 +574,9 @@ func (m *Mirror) unlistGone(pkg backends.Package, target string) error {
 	if target != "" && m.absentDoc(dir, v, false) {
 		return nil
 	}
-	doc, path, missing := m.readVersionDocMissing(dir, v, nil)
+	doc, path, _, err := m.readVersionDocBytes(dir, v, nil)
 	if doc == nil {
-		if missing && target != "" {
+		if os.IsNotExist(err) && target != "" {
 			m.absentDoc(dir, v, true)
 		}
 		return nil
@@ -679,16 +679,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 		doc := mirrordoc.Version{Archives: map[string]mirrordoc.Archive{}}
 		// The document as it is: what it lists, and what the rewrite is
 		// compared with (read once for both).
-		name := mirrordoc.VersionName(s.versions[v])
-		path := filepath.Join(dir, name)
-		was, readErr := readFileInto(path, &buf)
-		var old *versionDoc
-		switch {
-		case readErr == nil:
-			old = m.parseVersionDoc(path, was)
-		case !os.IsNotExist(readErr):
-			m.warnf("%s: %v", m.rel(path), readErr)
-		}
+		old, _, was, readErr := m.readVersionDocBytes(dir, v, &buf)
 		for plat, e := range s.entries[v] {
 			if e.layout != backends.Packed {
 				continue
@@ -703,7 +694,7 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 			continue
 		}
 		index.Versions[v] = struct{}{}
-		if err := docs.addOver(name, doc, was, readErr); err != nil {
+		if err := docs.addOver(mirrordoc.VersionName(s.versions[v]), doc, was, readErr); err != nil {
 			return fmt.Errorf("mirror %s: %s %s: %w", m.name, p, v, err)
 		}
 	}
