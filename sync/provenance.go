@@ -88,6 +88,9 @@ func CheckProvenance(ctx context.Context, src backends.Reader, p backends.Provid
 // admitVersion is CheckProvenance once src's provenance of p at v is read and
 // checked: signed, or nil where src keeps none.
 func admitVersion(src backends.Reader, p backends.Provider, v backends.Version, signed *Signed, pol *trust.Policy) (*Signed, error) {
+	if pol == nil {
+		return signed, nil // no policy: every version is admitted
+	}
 	var signer *provenance.Signer
 	if signed != nil {
 		signer = &signed.Signer
@@ -144,13 +147,15 @@ func authenticate(ctx context.Context, src backends.Reader, items []Item, pol *t
 	// listing), the others are put to the policy without a read each.
 	var kept map[string]bool
 	listed := false
+	var key backends.VersionKey
 	for i := range items {
 		it := &items[i]
 		if it.Status != StatusMissing && it.Status != StatusConflict {
 			continue
 		}
 		a := it.Archive
-		vd, ok := byVersion[a.Version.String()]
+		v := key.Of(a.Version)
+		vd, ok := byVersion[v]
 		if !ok {
 			if pl, ok := src.(backends.ProvenanceLister); ok && !listed {
 				kept, _ = pl.ProvenanceVersions(ctx, a.Provider) // on error, ask each
@@ -158,13 +163,13 @@ func authenticate(ctx context.Context, src backends.Reader, items []Item, pol *t
 			}
 			var signed *Signed
 			var err error
-			if kept != nil && !kept[a.Version.String()] {
+			if kept != nil && !kept[v] {
 				signed, err = admitVersion(src, a.Provider, a.Version, nil, pol)
 			} else {
 				signed, err = CheckProvenance(ctx, src, a.Provider, a.Version, pol)
 			}
 			vd = &verdict{signed, err}
-			byVersion[a.Version.String()] = vd
+			byVersion[v] = vd
 		}
 		if vd.err != nil {
 			it.Status, it.Detail = StatusError, fmt.Sprintf("not mirrored: %v", vd.err)
