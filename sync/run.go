@@ -14,6 +14,18 @@ import (
 // the engine's pump buffers while it runs.
 type Sink interface{ Show(Event) }
 
+// Idler is a Sink that may hold what it shows (lines written together):
+// a run calls Idle when no event is ready, so that what was shown reaches
+// the reader before the run waits, and when it ends.
+type Idler interface{ Idle() }
+
+// idle tells sink, if it is an Idler, that no event is ready.
+func idle(sink Sink) {
+	if i, ok := sink.(Idler); ok {
+		i.Idle()
+	}
+}
+
 // Sinks is a Sink that shows each event to every sink in turn (a
 // reporter and an audit log).
 type Sinks []Sink
@@ -23,6 +35,15 @@ func (ss Sinks) Show(ev Event) {
 	for _, s := range ss {
 		if s != nil {
 			s.Show(ev)
+		}
+	}
+}
+
+// Idle implements Idler for the sinks that are.
+func (ss Sinks) Idle() {
+	for _, s := range ss {
+		if s != nil {
+			idle(s)
 		}
 	}
 }
@@ -170,11 +191,12 @@ func (r *Run) Finish(ctx context.Context, eng *Engine) Summary {
 		t.Apply(ev)
 		r.sink.Show(ev)
 	}
-	drain(eng, r.tasks, show)
+	drain(eng, r.tasks, show, func() { idle(r.sink) })
 	if ctx.Err() == nil {
 		flushStale(ctx, r.dst, r.stale, show)
 		writeBackfill(ctx, r.dst, r.backfill, show)
 	}
+	idle(r.sink)
 	r.sum.tally(ctx, t, r.start)
 	return r.sum
 }
@@ -202,16 +224,30 @@ func RunTasks(ctx context.Context, eng *Engine, src, dst string, sink Sink, task
 	drain(eng, tasks, func(ev Event) {
 		t.Apply(ev)
 		sink.Show(ev)
-	})
+	}, func() { idle(sink) })
 	sum.tally(ctx, t, start)
 	return sum
 }
 
-// drain enqueues tasks, closes eng and shows its events until they end.
-func drain(eng *Engine, tasks []Task, show func(Event)) {
+// drain enqueues tasks, closes eng and shows its events until they end,
+// calling idle whenever none is ready, and once they have ended.
+func drain(eng *Engine, tasks []Task, show func(Event), idle func()) {
 	eng.Enqueue(tasks...)
 	eng.Close()
-	for ev := range eng.Events() {
+	events := eng.Events()
+	for {
+		var ev Event
+		var ok bool
+		select {
+		case ev, ok = <-events:
+		default:
+			idle()
+			ev, ok = <-events
+		}
+		if !ok {
+			idle()
+			return
+		}
 		show(ev)
 	}
 }

@@ -39,13 +39,18 @@ func events(t *testing.T) []sync.Event {
 	}
 }
 
-// Every event is one JSON object on its own line with a "type".
+// Every event is one JSON object on its own line with a "type". The lines
+// are held until the run has no event ready (Idle), and written together.
 func TestJSONLines(t *testing.T) {
 	var out bytes.Buffer
 	r := report.NewSyncReporter(&out, report.SyncOptions{Mode: report.JSONLines, Width: 80})
 	for _, ev := range events(t) {
 		r.Show(ev)
 	}
+	if out.Len() != 0 {
+		t.Fatalf("lines written before Idle: %s", out.String())
+	}
+	r.Idle()
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	want := []string{"queued", "started", "progress", "retrying", "hash_checked", "done", "index_written", "idle"}
 	if len(lines) != len(want) {

@@ -109,6 +109,7 @@ func dash(s string) string {
 // Unavailable reports, before a spec's runs, something it wants that no
 // source offers: a line on stderr, or a {"type":"unavailable"} event.
 func (r *SyncReporter) Unavailable(f SpecFinding) {
+	r.Idle()
 	j := specFindingJSON(f)
 	if r.o.Mode == JSONLines {
 		b, _ := json.Marshal(map[string]any{"type": string(j.Status), "provider": j.Provider, "version": j.Version,
@@ -123,6 +124,7 @@ func (r *SyncReporter) Unavailable(f SpecFinding) {
 // FinishDestination ends one destination's run of a spec: its closing line
 // on stderr; in JSON the spec's one summary (FinishSpec) says it.
 func (r *SyncReporter) FinishDestination(s sync.Summary) {
+	r.Idle()
 	if r.o.Mode != JSONLines {
 		r.Finish(s)
 	}
@@ -132,6 +134,7 @@ func (r *SyncReporter) FinishDestination(s sync.Summary) {
 // destination, or the {"type":"summary"} JSON line, always the last, with
 // the totals and each destination's summary.
 func (r *SyncReporter) FinishSpec(spec string, sums []sync.Summary, unavailable int) {
+	r.Idle()
 	var done, present, failed, skipped, canceled, indexFails int
 	var bytes int64
 	var elapsed time.Duration

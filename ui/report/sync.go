@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,6 +50,9 @@ type SyncOptions struct {
 // sync.Sink.
 type SyncReporter struct {
 	w, errw io.Writer
+	// held holds JSON lines until the run has no event ready (Idle):
+	// one write for a burst of them, not one each.
+	held    *bufio.Writer
 	o       SyncOptions
 	tracker *sync.Tracker
 	bar     progress.Model
@@ -71,7 +75,19 @@ func NewSyncReporter(w io.Writer, o SyncOptions) *SyncReporter {
 	if !o.Color {
 		opts = append(opts, progress.WithColors(lipgloss.NoColor{}))
 	}
-	return &SyncReporter{w: w, errw: errw, o: o, tracker: sync.NewTracker(), bar: progress.New(opts...)}
+	r := &SyncReporter{w: w, errw: errw, o: o, tracker: sync.NewTracker(), bar: progress.New(opts...)}
+	if o.Mode == JSONLines {
+		r.held = bufio.NewWriterSize(w, 64<<10)
+	}
+	return r
+}
+
+// Idle writes out the lines held: a run calls it when no event is ready,
+// and every other output of the reporter comes after them.
+func (r *SyncReporter) Idle() {
+	if r.held != nil {
+		r.held.Flush()
+	}
 }
 
 // Noun sets what the closing line says moved ("3 modules synced").
@@ -85,7 +101,7 @@ func (r *SyncReporter) Show(ev sync.Event) {
 	j := r.tracker.Apply(ev)
 	if r.o.Mode == JSONLines {
 		b, _ := json.Marshal(EventJSON(ev, j))
-		fmt.Fprintf(r.w, "%s\n", b)
+		r.held.Write(append(b, '\n'))
 		return
 	}
 	switch ev := ev.(type) {
@@ -116,6 +132,7 @@ func (r *SyncReporter) Show(ev sync.Event) {
 // line per failure) on stderr, or the {"type":"summary"} JSON line, which is
 // always the last line of --json output.
 func (r *SyncReporter) Finish(s sync.Summary) {
+	r.Idle()
 	switch r.o.Mode {
 	case JSONLines:
 		b, _ := json.Marshal(summaryJSON(s))
