@@ -52,7 +52,8 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
+	r := fdReader{fd: fd, name: path} // on the stack: a scan reads thousands
+	defer r.Close()
 	b := (*buf)[:0]
 	if cap(b) == 0 {
 		b = make([]byte, 0, 2048) // a version document of a few platforms in one read
@@ -61,17 +62,15 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := unix.Read(fd, b[len(b):cap(b)])
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
 		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		case n == 0:
+		case err == io.EOF:
 			*buf = b
 			return b, nil
+		case err != nil:
+			return nil, err
 		}
-		b = b[:len(b)+n]
 	}
 }
 

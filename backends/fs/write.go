@@ -741,22 +741,23 @@ func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
 // spaces, sorted keys, no trailing newline, mode 0644), atomically, and only
 // when the content changes.
 func writeJSON(path string, v any) error {
-	b, changed, err := encodeChanged(path, v)
+	was, readErr := os.ReadFile(path)
+	b, changed, err := encodeOver(v, was, readErr)
 	if err != nil || !changed {
 		return err
 	}
 	return WriteFileAtomic(path, b, 0o644)
 }
 
-// encodeChanged encodes v as writeJSON writes it, and reports whether that
-// differs from path's content.
-func encodeChanged(path string, v any) ([]byte, bool, error) {
+// encodeOver encodes v as writeJSON writes it, and reports whether that
+// differs from what a document holds: was, unless reading it failed with
+// readErr (then the document is to be written).
+func encodeOver(v any, was []byte, readErr error) ([]byte, bool, error) {
 	b, err := mirrordoc.Encode(v)
 	if err != nil {
 		return nil, false, err
 	}
-	old, err := os.ReadFile(path)
-	return b, err != nil || !bytes.Equal(old, b), nil
+	return b, readErr != nil || !bytes.Equal(was, b), nil
 }
 
 // WriteFileAtomic writes data to a hidden temp file beside path and renames
@@ -822,8 +823,8 @@ func (b *docBatch) add(name string, v any) error {
 // unless reading it failed with readErr.
 func (b *docBatch) addOver(name string, v any, was []byte, readErr error) error {
 	path := filepath.Join(b.dir, name)
-	data, err := mirrordoc.Encode(v)
-	if err != nil || readErr == nil && bytes.Equal(was, data) {
+	data, changed, err := encodeOver(v, was, readErr)
+	if err != nil || !changed {
 		return err
 	}
 	f, tmp, err := b.m.createStaging(b.dir, name)
