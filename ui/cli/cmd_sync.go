@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	gosync "sync"
 
 	"github.com/spf13/cobra"
 
@@ -67,6 +68,7 @@ func newSyncCmd(env *Env) *cobra.Command {
 		Example: syncExample,
 		Args:    f.spec.args(),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			overlapSyscalls() // every sync lands files, whatever says what to land
 			if f.spec.set() {
 				if f.mods.set() {
 					return usageErr("--module does not go with --spec or --from: put module blocks in the spec")
@@ -134,7 +136,6 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	// The plan goes into the run provider by provider as it is made: a
 	// re-sync of 100,000 present archives never holds it whole.
 	collectLessOften()
-	overlapSyscalls()
 	rep := reporter(cmd, f.asJSON, false)
 	run := sync.NewRun(dst, f.force, withAudit(rep, aud))
 	err = sync.PlanEach(ctx, src, dst, s, opts, func(part *sync.Plan) error {
@@ -178,9 +179,10 @@ func collectLessOften() {
 // runnable ones run beside it, and the kernel keeps the cores busy.
 // Landing 10,000 tiny archives took 8 % less time (for 4 % more CPU) on 2
 // cores; a sync from a registry and a no-op re-sync of 100,000 archives
-// took the same. What computes (hashing) stays one worker per core.
-func overlapSyscalls() {
+// took the same. What computes (hashing) stays one worker per core. Once
+// per process: a second sync in it (tests run many) does not double again.
+var overlapSyscalls = gosync.OnceFunc(func() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(2 * runtime.GOMAXPROCS(0))
 	}
-}
+})
