@@ -122,9 +122,8 @@ AWS configuration, --s3-endpoint for S3-compatible stores).`,
 	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { env.stderr = cmd.ErrOrStderr() }
 	root.PersistentFlags().StringVar(&env.s3Endpoint, "s3-endpoint", "",
 		"`URL` of an S3-compatible store (MinIO, Ceph, versitygw, ...) for s3:// places, addressed path-style; default AWS S3")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%v (see %s --help)", err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError)
+	root.SetHelpTemplate(helpTemplate)
 	root.AddCommand(newLsCmd(env), newHashCmd(env), newVerifyCmd(env))
 	root.AddCommand(newDiffCmd(env), newSyncCmd(env))
 	root.AddCommand(newOutdatedCmd(env), newPruneCmd(env))
