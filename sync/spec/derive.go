@@ -120,19 +120,12 @@ func Derive(dirs []string, defaultHost string) ([]Configuration, []string, error
 }
 
 // walk lists the directories under root holding configuration files, and
-// the lock files, skipping hidden directories such as .terraform and .git.
+// the lock files, skipping hidden directories such as .terraform and .git
+// and following links to directories (lockfile.Walk).
 func walk(root string) (modules, locks []string, err error) {
 	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			if p != root && strings.HasPrefix(e.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	hidden := func(name string) bool { return strings.HasPrefix(name, ".") }
+	err = lockfile.Walk(root, hidden, func(p string, e fs.DirEntry) error {
 		dir := filepath.Dir(p)
 		switch {
 		case e.Name() == lockfile.DefaultName:

@@ -1,0 +1,85 @@
+package lockfile
+
+import (
+	"errors"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Walk visits the files under root in lexical order, as filepath.WalkDir
+// does, but follows symbolic links to directories: a configuration tree
+// often links a shared directory in (envs -> ../shared), and what the
+// configurations there lock must be read like the rest. Each real
+// directory is entered once, so a link back to an ancestor (a loop) or a
+// second link to a directory already walked adds nothing. skip says which
+// directories below root (by name, links too) are not entered. visit gets
+// every entry that is not a directory, links to files included, under the
+// path it was reached by. An unreadable directory stops the walk with its
+// error.
+func Walk(root string, skip func(name string) bool, visit func(path string, d iofs.DirEntry) error) error {
+	w := walker{seen: map[dirID]bool{}, skip: skip, visit: visit}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return &os.PathError{Op: "walk", Path: root, Err: syscall.ENOTDIR}
+	}
+	return w.dir(root, fi)
+}
+
+type dirID struct{ dev, ino uint64 }
+
+type walker struct {
+	seen  map[dirID]bool
+	skip  func(string) bool
+	visit func(string, iofs.DirEntry) error
+}
+
+func (w *walker) dir(path string, fi iofs.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id := dirID{uint64(st.Dev), st.Ino}
+		if w.seen[id] {
+			return nil
+		}
+		w.seen[id] = true
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		p := filepath.Join(path, e.Name())
+		isDir := e.IsDir()
+		var info iofs.FileInfo
+		if e.Type()&iofs.ModeSymlink != 0 {
+			target, err := os.Stat(p)
+			switch {
+			case err == nil && target.IsDir():
+				isDir, info = true, target
+			case err != nil && !errors.Is(err, iofs.ErrNotExist) && !errors.Is(err, syscall.ELOOP):
+				return err
+			}
+		}
+		if !isDir {
+			if err := w.visit(p, e); err != nil {
+				return err
+			}
+			continue
+		}
+		if w.skip != nil && w.skip(e.Name()) {
+			continue
+		}
+		if info == nil {
+			if info, err = os.Stat(p); err != nil {
+				return err
+			}
+		}
+		if err := w.dir(p, info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
