@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -460,6 +461,22 @@ func hashTokens(hs []hashing.Hash) hclwrite.Tokens {
 // new file gets mode 0644, as the clients give it.
 func (f *File) Save(path string) error {
 	if err := fs.ReplaceFile(path, f.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("lock file %s: %w", path, err)
+	}
+	return nil
+}
+
+// SaveAt writes the file at path itself, as "terraform providers lock"
+// does: a symbolic link there is replaced by a regular file (with the mode
+// of the file it named) and the file it named is left alone. A tree walk
+// (lock --from) saves with it, so that a link in a checkout cannot make it
+// write outside the tree.
+func (f *File) SaveAt(path string) error {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	if err := fs.WriteFileAtomic(path, f.Bytes(), mode); err != nil {
 		return fmt.Errorf("lock file %s: %w", path, err)
 	}
 	return nil

@@ -120,7 +120,7 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 			return err
 		}
 	}
-	return updateLock(cmd, r, path, f, existed, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun)
+	return updateLock(cmd, r, path, f, existed, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun, f.Save)
 }
 
 // loadLock reads the lock file at path, or starts a new one (Terraform's
@@ -148,9 +148,9 @@ func loadLock(cmd *cobra.Command, path, header string) (f *lockfile.File, existe
 }
 
 // updateLock locks what req asks for from r into f and writes it to path
-// (not with dryRun); the problems, when there are any, are listed, the
-// file is left alone and errProblem returned.
-func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.File, existed bool, req sync.LockRequest, dryRun bool) error {
+// (not with dryRun) with save; the problems, when there are any, are
+// listed, the file is left alone and errProblem returned.
+func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.File, existed bool, req sync.LockRequest, dryRun bool, save func(string) error) error {
 	before := f.Bytes()
 	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, req)
 	printWarnings(cmd, r)
@@ -172,7 +172,7 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 	case existed && bytes.Equal(before, after):
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: already has every hash (%d providers)\n", path, len(f.Providers()))
 	default:
-		if err := f.Save(path); err != nil {
+		if err := save(path); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes added for %d providers\n", path, added, len(updates))
@@ -201,11 +201,20 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 	if err != nil {
 		return err
 	}
+	roots := realRoots(from)
 	failed := 0
 	for _, c := range configs {
 		path := filepath.Join(c.Dir, lockfile.DefaultName)
 		if len(c.Requirements) == 0 {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: the configuration requires no provider: nothing to lock\n", c.Dir)
+			continue
+		}
+		if real, ok := insideRoots(c.Dir, roots); !ok {
+			// Reached through a link to a directory elsewhere: read, as
+			// every --from walk reads it, but a walk over a checkout
+			// never writes outside it.
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: not written: it is %s (through a symbolic link), outside --from %s; lock it with --from or --lock there\n", path, real, strings.Join(from, ", "))
+			failed++
 			continue
 		}
 		f, existed, err := loadLock(cmd, path, header)
@@ -221,7 +230,9 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 				req.Required = append(req.Required, sync.RequiredLock{Provider: q.Provider, Constraints: q.Constraints, From: q.From})
 			}
 		}
-		err = updateLock(cmd, r, path, f, existed, req, dryRun)
+		// A lock file that is a symbolic link is replaced by a regular
+		// file, its target left alone, as terraform providers lock does.
+		err = updateLock(cmd, r, path, f, existed, req, dryRun, f.SaveAt)
 		switch {
 		case errors.Is(err, errProblem):
 			failed++
@@ -237,6 +248,36 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		return errProblem
 	}
 	return nil
+}
+
+// realRoots are the --from directories with every link resolved; one
+// that cannot be resolved is left out (deriveFrom has refused it).
+func realRoots(from []string) []string {
+	var out []string
+	for _, d := range from {
+		if abs, err := filepath.Abs(d); err == nil {
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				out = append(out, real)
+			}
+		}
+	}
+	return out
+}
+
+// insideRoots resolves dir's links and says whether it lies in one of the
+// (resolved) roots; it returns the resolved path.
+func insideRoots(dir string, roots []string) (string, bool) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return dir, false
+	}
+	for _, root := range roots {
+		rel, err := filepath.Rel(root, real)
+		if err == nil && filepath.IsLocal(rel) || rel == "." {
+			return real, true
+		}
+	}
+	return real, false
 }
 
 // deriveFrom finds the configurations under the --from directories, and
