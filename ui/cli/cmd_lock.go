@@ -56,7 +56,10 @@ constraints allow; the entry's constraints become the configuration's; a
 locked version the constraints exclude is a problem (terraform init refuses
 it too) and the file is left alone; entries the configuration no longer
 requires are kept. Each file is all or nothing; the others are written, and
-tfmirror exits 1 when any could not be.`
+tfmirror exits 1 when any could not be. A walk writes nothing outside DIR: a
+lock file that is a symbolic link is replaced by a regular file (its target
+is left alone, as terraform providers lock leaves it), and a configuration
+reached through a link to a directory outside DIR is read but not written.`
 
 const lockExample = `  tfmirror lock ./mirror --platform linux_amd64 --platform darwin_arm64 --platform windows_amd64
   tfmirror lock ./mirror --lock infra/.terraform.lock.hcl -p example.com/acme/alpha -v "~> 1.2" --platform linux_amd64
