@@ -8,7 +8,7 @@ import (
 )
 
 func FuzzParseProvider(f *testing.F) {
-	for _, s := range []string{"registry.terraform.io/hashicorp/aws", "bücher.example/a/b", "localhost:8443/x/y", "xn--x/a/b", "a..b/c/d", "h:99999/a/b", ""} {
+	for _, s := range []string{"registry.terraform.io/hashicorp/aws", "app.terraform.io/example_corp/kube", "bücher.example/a/b", "localhost:8443/x/y", "xn--x/a/b", "a..b/c/d", "h:99999/a/b", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

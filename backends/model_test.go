@@ -20,6 +20,10 @@ func TestParseProvider(t *testing.T) {
 		"localhost:8443/acme/alpha":           "localhost:8443/acme/alpha",
 		"bücher.example/acme/alpha":           "bücher.example/acme/alpha",
 		"example.com/AwesomeCorp/my-provider": "example.com/awesomecorp/my-provider",
+		// Terraform 1.16: "_" in a namespace (HCP Terraform organisations).
+		"app.terraform.io/example_corp/kube": "app.terraform.io/example_corp/kube",
+		"app.terraform.io/Example_Corp/kube": "app.terraform.io/example_corp/kube",
+		"example.com/_a__b_/kube":            "example.com/_a__b_/kube",
 	}
 	for in, want := range good {
 		p, err := backends.ParseProvider(in)
@@ -47,6 +51,12 @@ func TestParseProvider(t *testing.T) {
 		"example.com/acme/-x":          "leading or trailing dashes",
 		"example.com/acme/":            "at least one character",
 		"example.com/acme/x_y":         "only letters, digits, and dashes",
+		"example.com/a_b-/x":           "leading or trailing dashes",
+		"example.com/a_(b/x":           "dashes and underscores",
+		"example.com/\u2474_a/x":       "dashes and underscores", // maps to "(1)_a" without STD3
+		"example.com/a_ b/x":           "dashes and underscores",
+		"example.com/a_xn--b/x":        "consecutive dashes",
+		"example.com/a_.b/x":           "dots are not allowed",
 		"../acme/x":                    "hostname",
 		"example.com/../x":             "dots are not allowed",
 		"ex ample.com/acme/x":          "hostname",
@@ -183,7 +193,7 @@ func join(vs []backends.Version) string {
 }
 
 func TestParsePlatform(t *testing.T) {
-	for _, good := range []string{"linux_amd64", "darwin_arm64", "arbitrary_os", "Linux_AMD64"} {
+	for _, good := range []string{"linux_amd64", "darwin_arm64", "windows_arm64", "arbitrary_os", "Linux_AMD64"} {
 		p, err := backends.ParsePlatform(good)
 		if err != nil || p.String() != good {
 			t.Errorf("ParsePlatform(%q) = %v, %v", good, p, err)

@@ -64,7 +64,7 @@ func NewProvider(hostname, namespace, typ string) (Provider, error) {
 	if err != nil {
 		return Provider{}, fmt.Errorf("provider address %s/%s/%s: hostname: %w", hostname, namespace, typ, err)
 	}
-	ns, err := ParseProviderPart(namespace)
+	ns, err := ParseProviderNamespace(namespace)
 	if err != nil {
 		return Provider{}, fmt.Errorf("provider address %s/%s/%s: namespace %q: %w", hostname, namespace, typ, namespace, err)
 	}
@@ -96,6 +96,44 @@ func ParseProviderPart(given string) (string, error) {
 		return "", errors.New("must contain only letters, digits, and dashes, and may not use leading or trailing dashes")
 	}
 	return result, nil
+}
+
+// namespaceProfile is IDNA lookup without the STD3 rules, which are what
+// refuse "_"; ParseProviderNamespace lets only "_" through of what they
+// would refuse.
+var namespaceProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.CheckHyphens(true), idna.CheckJoiners(true), idna.Transitional(false), idna.StrictDomainName(false))
+
+// ParseProviderNamespace validates and normalises a provider namespace.
+// Terraform 1.16 (terraform-registry-address, hashicorp/terraform #38894)
+// allows "_" in namespaces, where HCP Terraform organisation names have
+// them ("app.terraform.io/example_corp/kube"); the type keeps
+// ParseProviderPart's rules, as it names resources and package files, whose
+// parts are separated by "_". Everything else is ParseProviderPart's rule:
+// no dots, no "--", no leading or trailing dash, case-folded.
+func ParseProviderNamespace(given string) (string, error) {
+	if !strings.ContainsRune(given, '_') {
+		return ParseProviderPart(given)
+	}
+	if strings.ContainsRune(given, '.') {
+		return "", errors.New("dots are not allowed")
+	}
+	if !utf8.ValidString(given) || strings.ContainsRune(given, utf8.RuneError) {
+		return "", errors.New("must be valid UTF-8")
+	}
+	if strings.Contains(given, "--") {
+		return "", errors.New("cannot use multiple consecutive dashes")
+	}
+	result, err := namespaceProfile.ToUnicode(given)
+	// Without STD3 the mapping also lets ASCII punctuation through, given
+	// or mapped to (U+2474 "⑴" becomes "(1)"): only "_" is new.
+	if err != nil || strings.IndexFunc(result, notNamespaceASCII) >= 0 {
+		return "", errors.New("must contain only letters, digits, dashes and underscores, and may not use leading or trailing dashes")
+	}
+	return result, nil
+}
+
+func notNamespaceASCII(r rune) bool {
+	return r < utf8.RuneSelf && !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_')
 }
 
 // NormalizeHostname returns the comparison form of a service hostname, with

@@ -546,3 +546,18 @@ oci_credentials "basic.example:5000/only/this" {
 		t.Errorf("ambient credentials used although discovery is off: %+v", got)
 	}
 }
+
+// Terraform 1.16 takes "_" in a namespace, in include and exclude patterns
+// too; a type keeps the old rule.
+func TestParsePatternUnderscoreNamespace(t *testing.T) {
+	p, err := cliconfig.ParsePattern("app.terraform.io/Example_Corp/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Matches(backends.Provider{Hostname: "app.terraform.io", Namespace: "example_corp", Type: "kube"}, "registry.terraform.io") {
+		t.Errorf("%v does not select app.terraform.io/example_corp/kube", p)
+	}
+	if _, err := cliconfig.ParsePattern("example_corp/kube_x"); err == nil || !strings.Contains(err.Error(), "kube_x") {
+		t.Errorf("an underscore in a type: %v", err)
+	}
+}

@@ -47,7 +47,11 @@ func ParsePattern(s string) (Pattern, error) {
 		if *part == Wildcard {
 			continue
 		}
-		v, err := backends.ParseProviderPart(*part)
+		parse := backends.ParseProviderPart
+		if part == &p.Namespace {
+			parse = backends.ParseProviderNamespace
+		}
+		v, err := parse(*part)
 		if err != nil {
 			return Pattern{}, fmt.Errorf("pattern %q: %q: %v", s, *part, err)
 		}
