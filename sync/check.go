@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -26,6 +28,10 @@ type CheckOptions struct {
 	// Sums, when set, keeps the archives' sums across calls: checking
 	// several lock files against one place hashes each archive once.
 	Sums *SumsCache
+	// TieWith are more places whose archives and signed SHA256SUMS tie
+	// locked hashes to platforms (see TieIndex), beside the place checked
+	// and the provenance it keeps.
+	TieWith []backends.Reader
 }
 
 // CheckLock answers "would `init` with this lock file work on each platform,
@@ -50,9 +56,9 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 		}
 		c.list(ctx, p, locked[p])
 	}
-	platforms := o.Platforms
-	if len(platforms) == 0 {
-		platforms = c.representedPlatforms()
+	represented := o.Platforms
+	if len(represented) == 0 {
+		represented = c.representedPlatforms()
 	}
 
 	var out []Finding
@@ -61,6 +67,14 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 			continue
 		}
 		l := locked[p]
+		// Without --platform, the platforms are those the place holds for
+		// any locked provider and those p's locked hashes are tied to:
+		// where the lock says init must find a package.
+		platforms, ties := represented, LockTies{}
+		if len(o.Platforms) == 0 && c.errs[p] == nil {
+			ties = c.tie(ctx, p, l)
+			platforms = unionPlatforms(represented, ties.Platforms)
+		}
 		if len(platforms) == 0 {
 			out = append(out, c.absent(backends.Package{Provider: p, Version: l.Version}, l))
 			continue
@@ -85,7 +99,7 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 			}
 		}
 		if len(o.Platforms) == 0 && allOK(out, p) && len(c.archives[p]) > 0 {
-			if f, ok := c.unmatched(p, l); ok {
+			if f, ok := c.unmatched(p, l, ties); ok {
 				out = append(out, f)
 			}
 		}
@@ -103,24 +117,38 @@ func allOK(fs []Finding, p backends.Provider) bool {
 	return true
 }
 
-// unmatched reports the locked h1: and zh: hashes of p that no archive the
-// place holds matches: each stands for a package (a platform) the lock
-// vouches for and the mirror lacks, so init on that platform would fail.
-// Checked only when no --platform narrows the check and p's packages all
-// passed (a failing one already explains its own hashes).
-func (c *checker) unmatched(p backends.Provider, l Locked) (Finding, bool) {
+// unmatched reports the locked h1: hashes of p that no archive the place
+// holds matches and no place ties to a platform: each is a package of a
+// platform the mirror lacks (an h1: is only ever a package's), so init on
+// that platform would fail. Hashes tied to no package (the zh: of a
+// release's manifest) are a note, never a problem. Checked only when no
+// --platform narrows the check and p's packages all passed (a failing one
+// already explains its own hashes).
+func (c *checker) unmatched(p backends.Provider, l Locked, ties LockTies) (Finding, bool) {
+	var missing []hashing.Hash
+	for _, u := range ties.Unplaced {
+		if !c.seen[u.Hash] {
+			missing = append(missing, u.Hash)
+		}
+	}
 	zipped := true // an unpacked package has no zh: to match
 	for _, a := range c.archives[p] {
 		zipped = zipped && a.Layout != backends.Unpacked
 	}
-	var missing []hashing.Hash
-	for _, h := range l.Hashes {
-		if s := h.Scheme(); (s == hashing.SchemeH1 || s == hashing.SchemeZip && zipped) && !c.seen[h] {
-			missing = append(missing, h)
+	var untied []UntiedHash
+	for _, u := range ties.Untied {
+		if !c.seen[u.Hash] && (zipped || u.File != "") {
+			untied = append(untied, u)
 		}
 	}
+	pkg := backends.Package{Provider: p, Version: l.Version}
 	if len(missing) == 0 {
-		return Finding{}, false
+		if len(untied) == 0 {
+			return Finding{}, false
+		}
+		return Finding{Package: pkg, Status: StatusOK,
+			Detail: fmt.Sprintf("note: %d of the %d hashes %s locks for %s %s are tied to no package, so no platform needs them: %s",
+				len(untied), len(l.Hashes), lockName(l), p, l.Version, UntiedNote(untied))}, true
 	}
 	var shown []string
 	for _, h := range missing[:min(len(missing), 3)] {
@@ -129,9 +157,41 @@ func (c *checker) unmatched(p backends.Provider, l Locked) (Finding, bool) {
 	if len(missing) > 3 {
 		shown = append(shown, fmt.Sprintf("and %d more", len(missing)-3))
 	}
-	return Finding{Package: backends.Package{Provider: p, Version: l.Version}, Status: StatusMissing,
-		Detail: fmt.Sprintf("init on some platform would fail: %d of the %d hashes %s locks for %s %s match no archive in %s (%s): each is a package, usually another platform, that the mirror lacks; copy the platforms your team runs init on with `tfmirror sync SOURCE %s -p %s -v %s --platform OS_ARCH`, or check only those with --platform",
+	return Finding{Package: pkg, Status: StatusMissing,
+		Detail: fmt.Sprintf("init on some platform would fail: %d of the %d hashes %s locks for %s %s are h1: hashes of packages that match no archive in %s (%s) and that no signed SHA256SUMS or other place ties to a platform: each is a package, usually another platform, that the mirror lacks; copy the platforms your team runs init on with `tfmirror sync SOURCE %s -p %s -v %s --platform OS_ARCH`, or check only those with --platform",
 			len(missing), len(l.Hashes), lockName(l), p, l.Version, c.r, strings.Join(shown, ", "), c.r, p, l.Version)}, true
+}
+
+// tie ties p's locked hashes to platforms through the archives the place
+// holds at the locked version (their stated hashes), the signed SHA256SUMS
+// it keeps as provenance, and the places of TieWith. Hashes of archives the
+// check computes are matched through seen instead.
+func (c *checker) tie(ctx context.Context, p backends.Provider, l Locked) LockTies {
+	t := NewTieIndex(p, l.Version)
+	for _, a := range c.archives[p] {
+		t.AddArchive(a)
+	}
+	if len(c.archives[p]) > 0 {
+		if signed, err := ReadProvenance(ctx, c.r, p, l.Version, provenance.Options{}); err == nil && signed != nil {
+			_ = t.AddSums(signed.Provenance.SHA256SUMS) // unreadable: ties nothing
+		}
+	}
+	for _, r := range c.o.TieWith {
+		_ = t.AddPlace(ctx, r, provenance.Options{}) // a place that cannot be read ties nothing
+	}
+	return t.Tie(l)
+}
+
+// unionPlatforms is a with the platforms of b it lacks, sorted.
+func unionPlatforms(a, b []backends.Platform) []backends.Platform {
+	out := append([]backends.Platform(nil), a...)
+	for _, p := range b {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	backends.SortPlatforms(out)
+	return out
 }
 
 type checker struct {

@@ -31,7 +31,14 @@ from the archives, not taken from the mirror's word.
 
 Platforms: --platform, or by default every platform MIRROR holds for any
 locked provider at its locked version, so a provider missing a platform its
-siblings have is reported. --provider limits the check to some providers.
+siblings have is reported, and every platform a locked hash is tied to. A
+lock names hashes, not platforms: a hash is tied to a platform by an archive
+MIRROR holds, or by the signed SHA256SUMS MIRROR keeps as provenance (tfmirror
+sync keeps it) naming terraform-provider-TYPE_VERSION_OS_ARCH.zip. A locked
+h1: no archive matches is a package of some platform MIRROR lacks. Other
+hashes (the zh: of a release's _manifest.json, which terraform providers lock
+records from a registry) are tied to no package: a note, never a problem.
+--provider limits the check to some providers.
 
 With --from DIR (repeatable) instead of --lock, every .terraform.lock.hcl under
 DIR (not under .terraform/) is checked in turn, each as --lock checks one, in

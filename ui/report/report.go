@@ -218,7 +218,10 @@ func (fw *FindingWriter) Add(fs []sync.Finding) error {
 func (fw *FindingWriter) rowCells(f sync.Finding) [5]string {
 	c := [5]string{string(f.Status), "-", "-", "-", advisedDetail(f)}
 	if f.Package.Version != nil {
-		c[1], c[2], c[3] = f.Package.Provider.String(), f.Package.Version.String(), f.Package.Platform.String()
+		c[1], c[2] = f.Package.Provider.String(), f.Package.Version.String()
+		if f.Package.Platform != (backends.Platform{}) {
+			c[3] = f.Package.Platform.String() // none: a row about every platform
+		}
 	}
 	for i, s := range c {
 		if kept, ok := fw.cells[s]; ok {

@@ -90,6 +90,11 @@ type Options struct {
 	// mirror protocol needs); by default a free port of 127.0.0.1. The
 	// release files are served from a free port either way.
 	Addr string
+	// ManifestLine adds to each release's SHA256SUMS the line of a file
+	// that is no package, as HashiCorp's releases list
+	// terraform-provider-TYPE_VERSION_manifest.json: the clients lock its
+	// zh: too.
+	ManifestLine bool
 }
 
 // Kind is a kind of request, for counting.
@@ -143,6 +148,12 @@ type release struct {
 	sig, sigO []byte // by the registry's key and by the unknown key
 }
 
+// ManifestName is the file name of a release's manifest, which ManifestLine
+// lists in its SHA256SUMS.
+func ManifestName(typ, version string) string {
+	return "terraform-provider-" + typ + "_" + version + "_manifest.json"
+}
+
 // New starts a correct registry serving providers.
 func New(t testing.TB, providers ...Provider) *Server {
 	return NewWithOptions(t, Options{}, providers...)
@@ -185,6 +196,9 @@ func NewWithOptions(t testing.TB, opts Options, providers ...Provider) *Server {
 				}
 				r.h1s[plat] = zipH1(r.zips[plat])
 				fmt.Fprintf(&sums, "%x  %s\n", sum, r.filename(plat))
+			}
+			if opts.ManifestLine {
+				fmt.Fprintf(&sums, "%x  %s\n", sha256.Sum256([]byte(`{"version":1,"metadata":{"protocol_versions":["5.0"]}}`)), ManifestName(p.Type, v.Version))
 			}
 			r.sums = sums.Bytes()
 			if r.sig, err = Sign(s.key, r.sums); err != nil {
