@@ -131,37 +131,35 @@ func (p *Provenance) Check(opts Options) (Signer, error) {
 }
 
 // ZipHashes returns the zh: hashes SHA256SUMS states for the zip of
-// platform (OS_ARCH) at p's version: the line naming
-// terraform-provider-TYPE_VERSION_OS_ARCH.zip, TYPE being p's provider's;
-// where no line names it so, those whose file name ends in
-// _VERSION_OS_ARCH.zip (one, in any real document). One document may list
-// several providers' zips: another provider's line never speaks for this
-// one's zip where its own is there. It reads the document without
+// platform (OS_ARCH) at p's version: the line naming exactly
+// terraform-provider-TYPE_VERSION_OS_ARCH.zip, TYPE being p's provider's.
+// A line for another file name never speaks for it, however it ends: one
+// publisher signs many providers with one key, some of them at the same
+// versions (google and google-beta, aws and awscc), and the document's
+// Provider field is not under the signature. It reads the document without
 // checking the signature; Check does that.
 func (p *Provenance) ZipHashes(platform string) ([]hashing.Hash, error) {
 	lines, err := ParseSums(p.SHA256SUMS)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: SHA256SUMS: %v", p.Provider, p.Version, err)
 	}
-	suffix := strings.ToLower("_" + p.Version + "_" + platform + ".zip")
-	exact := "terraform-provider-" + strings.ToLower(p.Provider[strings.LastIndexByte(p.Provider, '/')+1:]) + suffix
-	var named, ending []hashing.Hash
+	want := PackageFileName(p.Provider[strings.LastIndexByte(p.Provider, '/')+1:], p.Version, platform)
+	var out []hashing.Hash
 	for name, sum := range lines {
-		switch lower := strings.ToLower(name); {
-		case lower == exact:
-			named = append(named, hashing.Hash("zh:"+sum))
-		case strings.HasSuffix(lower, suffix):
-			ending = append(ending, hashing.Hash("zh:"+sum))
+		if strings.EqualFold(name, want) {
+			out = append(out, hashing.Hash("zh:"+sum))
 		}
 	}
-	out := named
 	if len(out) == 0 {
-		out = ending
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s %s %s: %w", p.Provider, p.Version, platform, ErrNotListed)
+		return nil, fmt.Errorf("%s %s %s: %w (it has no line for %s)", p.Provider, p.Version, platform, ErrNotListed, want)
 	}
 	return hashing.SortUnique(out), nil
+}
+
+// PackageFileName is the release zip's own name, as a signed SHA256SUMS
+// lists it: terraform-provider-TYPE_VERSION_OS_ARCH.zip.
+func PackageFileName(typ, version, platform string) string {
+	return "terraform-provider-" + strings.ToLower(typ) + "_" + version + "_" + platform + ".zip"
 }
 
 // Authenticate checks zh, an archive's zip hash, against what the signed

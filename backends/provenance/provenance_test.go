@@ -146,3 +146,26 @@ func TestZipHashesOfADocumentListingTwoProviders(t *testing.T) {
 		}
 	}
 }
+
+// Another provider's signed release never speaks for this one's zip (issue
+// 31 item 5): HashiCorp signs google and google-beta with one key at the
+// same versions, and the document's provider field is not signed. A
+// document with no line for terraform-provider-TYPE_V_OS_ARCH.zip does not
+// list the package, whatever other lines end in _V_OS_ARCH.zip.
+func TestZipHashesRequireThePackagesOwnFileName(t *testing.T) {
+	google := "zh:" + strings.Repeat("c", 64)
+	doc := google[3:] + "  terraform-provider-google_5.0.0_linux_amd64.zip\n" + strings.Repeat("d", 64) + "  terraform-provider-google_5.0.0_manifest.json\n"
+	// A sidecar whose unsigned provider field was rewritten to google-beta.
+	p := &provenance.Provenance{Provider: "registry.terraform.io/hashicorp/google-beta", Version: "5.0.0", SHA256SUMS: []byte(doc)}
+	if got, err := p.ZipHashes("linux_amd64"); !errors.Is(err, provenance.ErrNotListed) || !strings.Contains(err.Error(), "terraform-provider-google-beta_5.0.0_linux_amd64.zip") {
+		t.Fatalf("google's signed line taken for google-beta's zip: %v, %v", got, err)
+	}
+	if err := p.Authenticate("linux_amd64", hashing.Hash(google)); err == nil {
+		t.Fatal("google's zip authenticated as google-beta's")
+	}
+	// The file name is compared without regard to case, as before.
+	p.Provider = "registry.terraform.io/hashicorp/Google"
+	if got, err := p.ZipHashes("linux_amd64"); err != nil || len(got) != 1 || string(got[0]) != google {
+		t.Fatalf("own line: %v, %v", got, err)
+	}
+}
