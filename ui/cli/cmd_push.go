@@ -3,9 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/push"
 	"github.com/tfmirror/tfmirror/backends/place"
-	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/sync"
 )
@@ -88,7 +84,6 @@ type pushFlags struct {
 	trust         trustFlags
 	asJSON, force bool
 	jobs          int
-	signingKeys   []string
 }
 
 func newPushCmd(env *Env) *cobra.Command {
@@ -109,7 +104,6 @@ func newPushCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
 	fl.BoolVar(&f.force, "force", false, "replace platforms the registry holds with a different zip")
 	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to push at once")
-	fl.StringArrayVar(&f.signingKeys, "signing-key", nil, "an ASCII-armored OpenPGP public key `FILE` (or keyring) that checks the SHA256SUMS.sig among SRC (repeatable)")
 	f.trust.add(cmd)
 	return cmd
 }
@@ -188,14 +182,12 @@ func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, providers []backe
 // pushSources opens push's SRC arguments (push.Classify sorts them, and
 // opens a goreleaser dist directory into its files): places (directories
 // and URLs) as they are, and every zip file together as one place, with
-// the SHA256SUMS given beside them and their checked signatures.
+// the SHA256SUMS given beside them and their checked signatures
+// (push.OpenRelease).
 func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, pol *trust.Policy, args []string) ([]backends.Reader, error) {
 	a, err := push.Classify(cmd.Context(), args)
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
-	}
-	if note := a.SkippedNote(); note != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
 	}
 	var srcs []backends.Reader
 	for _, p := range a.Places {
@@ -205,73 +197,19 @@ func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, p
 		}
 		srcs = append(srcs, r)
 	}
-	sums, err := pushSums(cmd, a, f.signingKeys, pol.Signatures)
-	if err != nil {
-		return nil, err
-	}
-	if len(a.Zips) == 0 {
-		return srcs, nil
-	}
 	naming := push.Naming{Providers: s.Providers, Version: f.sel.version}
 	if len(f.sel.platforms) == 1 {
 		naming.Platform = f.sel.platforms[0]
 	}
-	files, err := push.Identify(a.Zips, naming)
-	if err != nil {
-		return nil, usageErr("push: %v", err)
+	zips, notes, err := push.OpenRelease(cmd.Context(), a, push.ReleaseOptions{Naming: naming, SigningKeys: f.sel.signingKeys, Signatures: pol.Signatures})
+	for _, n := range notes {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
 	}
-	zips, err := push.NewZips(cmd.Context(), files, sums)
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}
+	if zips == nil {
+		return srcs, nil
+	}
 	return append([]backends.Reader{zips}, srcs...), nil
-}
-
-// pushSums reads the SHA256SUMS files (goreleaser's
-// terraform-provider-NAME_VERSION_SHA256SUMS) and checks the signature
-// beside each with the --signing-key keys; without a key a signature is
-// noted as not checked.
-func pushSums(cmd *cobra.Command, a push.Args, keyFiles []string, opts provenance.Options) ([]push.SumsFile, error) {
-	keys, err := push.ReadSigningKeys(keyFiles)
-	if err != nil {
-		return nil, usageErr("push: %v", err)
-	}
-	sums := make([]push.SumsFile, 0, len(a.Sums))
-	for _, p := range a.Sums {
-		sf, err := push.ReadSums(p)
-		if err != nil {
-			return nil, usageErr("push: %v", err)
-		}
-		sums = append(sums, sf)
-	}
-	if len(sums) > 0 && len(a.Zips) == 0 {
-		return nil, usageErr("push: %s states the sums of zips, but no zip is given beside it", sums[0].Path)
-	}
-	if len(keys) > 0 && len(a.Sigs) == 0 {
-		return nil, usageErr("push: --signing-key checks a release's SHA256SUMS.sig, and none is among the SRC arguments: give it beside its SHA256SUMS (dist/* does)")
-	}
-	signed := map[string]bool{}
-	for _, sig := range a.Sigs {
-		i := slices.IndexFunc(sums, func(sf push.SumsFile) bool { return filepath.Clean(sf.Path+".sig") == filepath.Clean(sig) })
-		switch {
-		case i < 0:
-			return nil, usageErr("push: %s is the signature of %s, which is not among the SRC arguments: give both, or neither", sig, strings.TrimSuffix(sig, ".sig"))
-		case len(keys) == 0:
-			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is not checked: pass the release's public key with --signing-key FILE to check it and keep the signature in the registry; the zips are checked against the SHA256SUMS lines\n", sig)
-		default:
-			if err := sums[i].CheckSignature(sig, keys, opts); err != nil {
-				return nil, usageErr("push: %v", err)
-			}
-			if note := sums[i].ExpiredNote(); note != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
-			}
-			signed[sums[i].Path] = true
-		}
-	}
-	for _, sf := range sums {
-		if len(keys) > 0 && !signed[sf.Path] {
-			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s has no .sig among the SRC arguments: the zips it lists are pushed unsigned\n", sf.Path)
-		}
-	}
-	return sums, nil
 }

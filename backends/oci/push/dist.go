@@ -25,8 +25,9 @@ type Args struct {
 	Zips, Sums, Sigs []string
 	// Skipped are goreleaser's other outputs, which push does not upload:
 	// its reports (artifacts.json, metadata.json, config.yaml,
-	// CHANGELOG.md), the registry manifest (terraform-provider-NAME_VERSION_manifest.json)
-	// and the per-platform build directories (named with a trailing /).
+	// CHANGELOG.md), the registry manifest (terraform-provider-NAME_VERSION_manifest.json),
+	// the per-platform build directories (named with a trailing /) and the
+	// publisher's public key (*.asc, *.id), which --signing-key may name.
 	Skipped []string
 }
 
@@ -163,10 +164,14 @@ func (a *Args) addFile(path string) error {
 		a.Zips = append(a.Zips, path)
 	case goreleaserReports[base] || hasPrefixFold(base, "terraform-provider-") && strings.HasSuffix(lower, "_manifest.json"):
 		a.Skipped = append(a.Skipped, base)
+	case strings.HasSuffix(lower, ".asc") || strings.HasSuffix(lower, ".id"):
+		// The publisher's public key (or its ID) kept beside the release:
+		// --signing-key names it to check the .sig; it is not pushed.
+		a.Skipped = append(a.Skipped, base)
 	case isZip(path):
 		a.Zips = append(a.Zips, path)
 	default:
-		return backends.Usagef("%s: not a release zip, a SHA256SUMS or its .sig, nor one of goreleaser's other outputs (artifacts.json, metadata.json, config.yaml, CHANGELOG.md, terraform-provider-NAME_VERSION_manifest.json, build directories): leave it out of the SRC arguments", path)
+		return backends.Usagef("%s: not a release zip, a SHA256SUMS or its .sig, nor one of goreleaser's other outputs (artifacts.json, metadata.json, config.yaml, CHANGELOG.md, terraform-provider-NAME_VERSION_manifest.json, build directories) or a public key (*.asc, *.id): leave it out of the SRC arguments", path)
 	}
 	return nil
 }
@@ -201,7 +206,7 @@ func (a Args) SkippedNote() string {
 	if len(a.Skipped) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("not pushed (goreleaser's other outputs): %s", strings.Join(a.Skipped, ", "))
+	return fmt.Sprintf("not pushed (goreleaser's other outputs, public keys): %s", strings.Join(a.Skipped, ", "))
 }
 
 func hasPrefixFold(s, prefix string) bool {

@@ -237,3 +237,62 @@ func lsQuiet(t *testing.T, reg *ocitest.Registry, args ...string) []lsRow {
 	json.Unmarshal([]byte(r.stdout), &rows)
 	return rows
 }
+
+// The publisher's key kept inside dist/ (given to --signing-key, or any
+// *.asc or *.id there) does not stop push of the directory: it is named in
+// the note of what was not pushed, and the release lands signed.
+func TestPushDistHoldingItsKey(t *testing.T) {
+	reg := ocitest.New(t)
+	signer := backendtest.NewSigner(t, "acme releases")
+	dist, _ := goreleaserDist(t, signer, "alpha", "1.2.3", "linux_amd64")
+	key := filepath.Join(dist, "acme.asc")
+	writeTestFile(t, key, signer.Armor)
+	writeTestFile(t, filepath.Join(dist, "acme.id"), signer.KeyID()+"\n")
+	const addr = "registry.opentofu.org/acme/alpha"
+	for i, src := range [][]string{{dist}, distGlob(t, dist)} {
+		dst := "oci://" + reg.Host() + []string{"/dir", "/glob"}[i] + "/${namespace}/${type}"
+		r := run(t, reg, append(append([]string{"push", "-p", addr, "--signing-key", key}, src...), dst)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "acme.asc") || !strings.Contains(r.stderr, "acme.id") {
+			t.Fatalf("push %v with its key inside: %s", src, r)
+		}
+		for _, row := range verifyJSON(t, reg, dst, "-p", addr) {
+			if row.Status != "ok" || row.Signer == nil || row.Signer.Fingerprint != signer.Fingerprint() {
+				t.Errorf("%s: %+v, want signed by %s", dst, row, signer.Fingerprint())
+			}
+		}
+	}
+}
+
+// With --signing-key, a zip that no checked signature covers (an extra
+// version left in dist/ with its own SHA256SUMS and no .sig, or no
+// SHA256SUMS at all) refuses the push, naming it, and nothing lands
+// (issue 31 item 6).
+func TestPushSigningKeyRefusesAnUnsignedZip(t *testing.T) {
+	reg := ocitest.New(t)
+	signer := backendtest.NewSigner(t, "acme releases")
+	dist, _ := goreleaserDist(t, signer, "alpha", "1.2.3", "linux_amd64")
+	key := filepath.Join(t.TempDir(), "acme.asc")
+	writeTestFile(t, key, signer.Armor)
+	const addr = "registry.opentofu.org/acme/alpha"
+	extra := releaseZip(t, dist, "alpha", "9.9.9", "linux_amd64", "unsigned")
+	dst := "oci://" + reg.Host() + "/p/${namespace}/${type}"
+	for _, withSums := range []bool{false, true} {
+		if withSums {
+			writeSums(t, dist, "terraform-provider-alpha_9.9.9_SHA256SUMS", []string{extra}, nil)
+		}
+		for _, src := range [][]string{{dist}, distGlob(t, dist)} {
+			r := run(t, reg, append(append([]string{"push", "-p", addr, "--signing-key", key}, src...), dst)...)
+			if r.code != 1 || !strings.Contains(r.stderr, extra) || !strings.Contains(r.stderr, "no signature") {
+				t.Errorf("push of a dist with an unsigned 9.9.9 (SHA256SUMS %v): %s", withSums, r)
+			}
+		}
+	}
+	if rows := lsQuiet(t, reg, dst, "-p", addr); len(rows) != 0 {
+		t.Errorf("pushed with an unsigned zip among the signed: %+v", rows)
+	}
+	// Without a key the same dist goes up as before (with a note that the
+	// .sig is not checked).
+	if r := run(t, reg, "push", "-p", addr, dist, dst); r.code != 0 {
+		t.Errorf("push without a key: %s", r)
+	}
+}
