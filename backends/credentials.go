@@ -43,15 +43,24 @@ func (c CredentialsChain) Token(host string) (string, bool) {
 	return "", false
 }
 
-// EnvCredentials reads the clients' TF_TOKEN_<host> variables from environ
+// EnvToken is a token from a TF_TOKEN_ variable and the variable's name, as
+// it was set (a name holding "--" is read as it is: the clients turn only
+// "__" into "-").
+type EnvToken struct {
+	Var   string
+	Token string
+}
+
+// EnvTokens reads the clients' TF_TOKEN_<host> variables from environ
 // (os.Environ's form, "NAME=value"), with their rules: "__" in the name stands
 // for "-" and "_" for ".", and the host may be written as Unicode or punycode
 // (TF_TOKEN_xn____caf__dma_fr and TF_TOKEN_café_fr both name café.fr).
 // Names that do not make a valid hostname are ignored, as the clients ignore
-// them.
-func EnvCredentials(environ []string) TokenMap {
+// them; of two names for one host, the later in environ wins, as in the
+// clients. The result is keyed by comparison-form hostname.
+func EnvTokens(environ []string) map[string]EnvToken {
 	const prefix = "TF_TOKEN_"
-	out := TokenMap{}
+	out := map[string]EnvToken{}
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, prefix) {
@@ -66,7 +75,16 @@ func EnvCredentials(environ []string) TokenMap {
 		if err != nil {
 			continue
 		}
-		out[h] = value
+		out[h] = EnvToken{Var: name, Token: value}
+	}
+	return out
+}
+
+// EnvCredentials is EnvTokens' tokens, by host.
+func EnvCredentials(environ []string) TokenMap {
+	out := TokenMap{}
+	for h, t := range EnvTokens(environ) {
+		out[h] = t.Token
 	}
 	return out
 }

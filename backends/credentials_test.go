@@ -41,6 +41,23 @@ func TestEnvCredentials(t *testing.T) {
 	}
 }
 
+// A variable is named as it was set: the clients read "--" in a name as it
+// is (only "__" stands for "-"), so TF_TOKEN_xn--80ak6aa92e_com is not
+// TF_TOKEN_xn____80ak6aa92e_com, though both give the same host.
+func TestEnvTokensKeepTheNameSet(t *testing.T) {
+	for _, name := range []string{"TF_TOKEN_xn--80ak6aa92e_com", "TF_TOKEN_xn____80ak6aa92e_com"} {
+		got := EnvTokens([]string{"TF_TOKEN_other_example=o", name + "=x"})
+		if tok := got["xn--80ak6aa92e.com"]; tok.Var != name || tok.Token != "x" {
+			t.Errorf("%s: %+v", name, got)
+		}
+	}
+	// Of two names for one host the later wins, as in the clients.
+	got := EnvTokens([]string{"TF_TOKEN_example_com=a", "TF_TOKEN_EXAMPLE_COM=b"})
+	if tok := got["example.com"]; tok.Var != "TF_TOKEN_EXAMPLE_COM" || tok.Token != "b" || len(got) != 1 {
+		t.Errorf("two names for one host: %+v", got)
+	}
+}
+
 func TestCredentialsChain(t *testing.T) {
 	chain := CredentialsChain{nil, TokenMap{"a.example": "first"}, TokenMap{"a.example": "second", "b.example": "b"}}
 	if tok, _ := chain.Token("a.example"); tok != "first" {

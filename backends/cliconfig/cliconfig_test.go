@@ -397,6 +397,8 @@ func TestParseErrors(t *testing.T) {
 		{"oci template host pinned but type not", "provider_installation {\n  oci_mirror {\n    repository_template = \"r.example/p/${namespace}\"\n    include = [\"example.com/acme/*\"]\n  }\n}\n", 3, "${type}"},
 		{"oci template with tag", "provider_installation {\n  oci_mirror {\n    repository_template = \"r.example/${hostname}/${namespace}/${type}:latest\"\n  }\n}\n", 3, "oci_mirror"},
 		{"dev_overrides not first", "provider_installation {\n  direct {\n  }\n  dev_overrides {\n  }\n}\n", 4, "dev_overrides must come before"},
+		{"host bad hostname", "host \"ok.example\" {\n}\nhost \"example..com\" {\n  services = {}\n}\n", 3, `host "example..com": invalid hostname`},
+		{"host punycode", "host \"xn--80ak6aa92e.com\" {\n}\n", 1, "punycode"},
 		{"credentials bad host", "credentials \"https://x.example\" {\n  token = \"t\"\n}\n", 1, "invalid hostname"},
 		{"credentials without label", "credentials {\n  token = \"t\"\n}\n", 1, "Missing hostname for credentials"},
 		{"token not a string", "credentials \"x.example\" {\n  token = 12\n}\n", 2, "must be a string"},

@@ -76,8 +76,9 @@ func (c *Config) parse(src []byte, filename string) []Diag {
 			}
 		}
 	}
-	// Other settings (plugin_cache_dir, host, disable_checkpoint, ...) are
-	// the clients' business; like them, tfmirror ignores what it does not use.
+	// Other settings (plugin_cache_dir, disable_checkpoint, ...) are the
+	// clients' business; like them, tfmirror ignores what it does not use.
+	p.hosts(f.Body)
 	content, _, diags := f.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 		{Type: "provider_installation"},
 		{Type: "credentials", LabelNames: []string{"hostname"}},
@@ -102,6 +103,19 @@ func (c *Config) parse(src []byte, filename string) []Diag {
 		}
 	}
 	return p.diags
+}
+
+// hosts checks the hostname of each host block (service discovery
+// overrides, not used by tfmirror) as OpenTofu's validation does; what else
+// a host block holds, or a block without one label, stays the clients'
+// business.
+func (p *fileParser) hosts(body hcl.Body) {
+	content, _, _ := body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "host", LabelNames: []string{"hostname"}}}})
+	for _, b := range content.Blocks {
+		if _, err := backends.NormalizeHostname(b.Labels[0]); err != nil {
+			p.errorf(b.LabelRanges[0], "host %q: invalid hostname: %v", b.Labels[0], err)
+		}
+	}
 }
 
 func (p *fileParser) pos(r hcl.Range) string { return fmt.Sprintf("%s:%d", p.file, r.Start.Line) }

@@ -65,3 +65,52 @@ func TestCLIUnderscoreNamespaceAndWindowsArm64(t *testing.T) {
 		t.Fatalf("an underscore in a type: %d\n%s", r.code, r.stderr)
 	}
 }
+
+// `tfmirror config` refuses a host block OpenTofu's validation refuses, and
+// names a TF_TOKEN_ variable as it was set: "--" in a name read from the
+// environment is not "__" (issue 31, item 16).
+func TestCLIConfigHostsAndTokenNames(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cli.tfrc")
+	if err := os.WriteFile(cfg, []byte("host \"example..com\" {\n  services = {}\n}\nhost \"ok.example\" {\n  services = {}\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + dir, "TF_CLI_CONFIG_FILE=" + cfg,
+		"TF_TOKEN_xn--80ak6aa92e_com=s3cret", "TF_TOKEN_my__registry_example_org=s3cret"}
+	r := run(t, env, "config")
+	if r.code != 2 || !strings.Contains(r.stderr, "cli.tfrc:1:6") || !strings.Contains(r.stderr, `host "example..com": invalid hostname`) {
+		t.Fatalf("config with host \"example..com\": %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"token for xn--80ak6aa92e.com from TF_TOKEN_xn--80ak6aa92e_com\n", "token for my-registry.example.org from TF_TOKEN_my__registry_example_org\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("config output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "xn____") {
+		t.Errorf("config names a variable that was not set:\n%s", r.stdout)
+	}
+
+	r = run(t, env, "config", "--json")
+	var out struct {
+		Credentials []struct{ Host, Source string }
+		Errors      []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 2 {
+		t.Fatalf("config --json: %d %v\n%s", r.code, err, r.stdout)
+	}
+	found := false
+	for _, c := range out.Credentials {
+		found = found || c.Host == "xn--80ak6aa92e.com" && c.Source == "TF_TOKEN_xn--80ak6aa92e_com"
+	}
+	if !found || len(out.Errors) != 1 || !strings.Contains(out.Errors[0], "example..com") {
+		t.Errorf("config --json: %+v", out)
+	}
+
+	// A good host block, or one OpenTofu reads otherwise, is not refused.
+	if err := os.WriteFile(cfg, []byte("host \"ok.example\" {\n  services = {}\n}\nhost \"bücher.example\" {\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, env, "config"); r.code != 0 {
+		t.Errorf("config with good host blocks: %d\n%s", r.code, r.stderr)
+	}
+}

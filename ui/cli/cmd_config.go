@@ -34,7 +34,7 @@ other files hold.`,
 			if c == nil {
 				return err
 			}
-			envTokens := backends.EnvCredentials(os.Environ())
+			envTokens := backends.EnvTokens(os.Environ())
 			if asJSON {
 				if jerr := report.ConfigJSON(cmd.OutOrStdout(), c, envTokens, err); jerr != nil {
 					return jerr

@@ -14,7 +14,7 @@ import (
 )
 
 // Config writes what `tfmirror config` found: files, mirrors, credentials.
-func Config(w io.Writer, c *cliconfig.Config, envTokens backends.TokenMap) {
+func Config(w io.Writer, c *cliconfig.Config, envTokens map[string]backends.EnvToken) {
 	if len(c.Files) == 0 {
 		fmt.Fprintln(w, "No CLI configuration file found (looked for TF_CLI_CONFIG_FILE, ~/.terraformrc, ~/.tofurc, ~/.terraform.d/*.tfrc).")
 	}
@@ -65,11 +65,12 @@ func Config(w io.Writer, c *cliconfig.Config, envTokens backends.TokenMap) {
 	}
 }
 
-// credentialHosts lists [host, source] pairs, the environment winning.
-func credentialHosts(c *cliconfig.Config, envTokens backends.TokenMap) [][2]string {
+// credentialHosts lists [host, source] pairs, the environment winning; a
+// variable is named as it was set.
+func credentialHosts(c *cliconfig.Config, envTokens map[string]backends.EnvToken) [][2]string {
 	var out [][2]string
-	for h := range envTokens {
-		out = append(out, [2]string{h, backends.TokenEnvName(h)})
+	for h, t := range envTokens {
+		out = append(out, [2]string{h, t.Var})
 	}
 	for h := range c.Tokens {
 		if _, ok := envTokens[h]; !ok {
@@ -81,7 +82,7 @@ func credentialHosts(c *cliconfig.Config, envTokens backends.TokenMap) [][2]stri
 }
 
 // ConfigJSON writes the same as Config, as one JSON object.
-func ConfigJSON(w io.Writer, c *cliconfig.Config, envTokens backends.TokenMap, loadErr error) error {
+func ConfigJSON(w io.Writer, c *cliconfig.Config, envTokens map[string]backends.EnvToken, loadErr error) error {
 	type mirror struct {
 		Kind     string   `json:"kind"`
 		Place    string   `json:"place"`
