@@ -118,7 +118,7 @@ func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlag
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s with %s: %s\n", r, sel.lock, report.Summary(findings))
+		tell(cmd, "%s with %s: %s", r, sel.lock, report.Summary(findings))
 	}
 	return checkErr(findings)
 }
@@ -177,7 +177,7 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s with %d lock files: %s\n", r, len(locks), report.Summary(all))
+		tell(cmd, "%s with %d lock files: %s", r, len(locks), report.Summary(all))
 	}
 	return checkErr(all)
 }

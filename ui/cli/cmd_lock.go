@@ -138,7 +138,7 @@ func loadLock(cmd *cobra.Command, path, header string) (f *lockfile.File, existe
 		return nil, false, usageErr("%v", err)
 	}
 	for _, w := range f.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		tell(cmd, "warning: %s", w)
 	}
 	if header != "" {
 		h, err := lockfile.ParseHeader(header)
@@ -164,21 +164,21 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 		if err := report.Findings(cmd.OutOrStdout(), problems, false); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: not changed: %s\n", path, report.Summary(problems))
+		tell(cmd, "%s: not changed: %s", path, report.Summary(problems))
 		return errProblem
 	}
 	added := report.LockUpdates(cmd.OutOrStdout(), updates)
 	after := f.Bytes()
 	switch {
 	case dryRun:
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes would be added (dry run, not written)\n", path, added)
+		tell(cmd, "%s: %d hashes would be added (dry run, not written)", path, added)
 	case existed && bytes.Equal(before, after):
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: already has every hash (%d providers)\n", path, len(f.Providers()))
+		tell(cmd, "%s: already has every hash (%d providers)", path, len(f.Providers()))
 	default:
 		if err := save(path); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d hashes added for %d providers\n", path, added, len(updates))
+		tell(cmd, "%s: %d hashes added for %d providers", path, added, len(updates))
 	}
 	return nil
 }
@@ -209,14 +209,14 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 	for _, c := range configs {
 		path := filepath.Join(c.Dir, lockfile.DefaultName)
 		if len(c.Requirements) == 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: the configuration requires no provider: nothing to lock\n", c.Dir)
+			tell(cmd, "%s: the configuration requires no provider: nothing to lock", c.Dir)
 			continue
 		}
 		if real, ok := insideRoots(c.Dir, roots); !ok {
 			// Reached through a link to a directory elsewhere: read, as
 			// every --from walk reads it, but a walk over a checkout
 			// never writes outside it.
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: not written: it is %s (through a symbolic link), outside --from %s; lock it with --from or --lock there\n", path, real, strings.Join(from, ", "))
+			tell(cmd, "%s: not written: it is %s (through a symbolic link), outside --from %s; lock it with --from or --lock there", path, real, strings.Join(from, ", "))
 			failed++
 			continue
 		}
@@ -247,7 +247,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		}
 	}
 	if failed > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%d of %d lock files could not be written (see above)\n", failed, len(configs))
+		tell(cmd, "%d of %d lock files could not be written (see above)", failed, len(configs))
 		return errProblem
 	}
 	return nil
@@ -299,7 +299,7 @@ func deriveFrom(cmd *cobra.Command, from []string) ([]spec.Configuration, error)
 		return nil, err
 	}
 	for _, n := range notes {
-		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+		tell(cmd, "note: %s", n)
 	}
 	if len(configs) == 0 {
 		return nil, usageErr("--from %s: no configuration (.tf files) or lock file found", strings.Join(from, ", "))

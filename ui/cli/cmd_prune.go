@@ -216,7 +216,7 @@ func reportPrune(cmd *cobra.Command, dst backends.Reader, plan *sync.PrunePlan, 
 		return err
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+		tell(cmd, "note: %s", n)
 	}
 	if !asJSON {
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", dst, report.Summary(res.Findings))

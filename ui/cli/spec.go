@@ -128,7 +128,7 @@ func wantedWith(cmd *cobra.Command, sp *spec.Spec, open spec.Opener) (*spec.Want
 	}
 	mods, modNotes := sp.WantedModules()
 	for _, n := range append(w.Notes, modNotes...) {
-		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+		tell(cmd, "note: %s", n)
 	}
 	if len(w.Destinations) == 0 || len(w.Destinations[0].Providers)+len(w.Problems) == 0 {
 		if len(mods) == 0 {

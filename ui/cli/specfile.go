@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,10 +33,10 @@ func specFor(cmd *cobra.Command, env *Env, path, dst string) (*spec.Spec, *spec.
 		return nil, nil, spec.Destination{}, usageErr("%s is not a destination of spec %s (its destinations: %s)", dst, path, strings.Join(s.Destinations, ", "))
 	}
 	for _, n := range w.Notes {
-		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+		tell(cmd, "note: %s", n)
 	}
 	for _, p := range w.Problems {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: spec %s: %s\n", path, p.Detail)
+		tell(cmd, "warning: spec %s: %s", path, p.Detail)
 	}
 	return s, w, d, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/sync"
 )
 
@@ -37,7 +38,7 @@ func LockFindings(w io.Writer, rows []LockFinding, asJSON bool) error {
 	fmt.Fprintln(tw, "STATUS\tPROVIDER\tVERSION\tPLATFORM\tLOCK\tDETAIL")
 	for _, r := range rows {
 		j := findingJSON(r.Finding)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Status, dash(j.Provider), dash(j.Version), dash(strings.Trim(j.Platform, "_")), r.Lock, j.Detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Status, dash(j.Provider), dash(j.Version), dash(strings.Trim(j.Platform, "_")), backends.PrintableLine(r.Lock), j.Detail)
 	}
 	return tw.Flush()
 }

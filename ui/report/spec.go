@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/sync"
 )
 
@@ -89,12 +90,13 @@ func SpecFindings(w io.Writer, rows []SpecFinding, asJSON bool) error {
 	for _, r := range rows {
 		if r.Module != "" {
 			m := specModuleJSON(r)
-			fmt.Fprintf(tw, "%s\tmodule %s\t%s\t-\t%s\t%s\t%s\n", m.Status, m.Module, dash(m.Version), dash(m.Destination), dash(strings.Join(m.From, ", ")), m.Detail)
+			fmt.Fprintf(tw, "%s\tmodule %s\t%s\t-\t%s\t%s\t%s\n", m.Status, m.Module, dash(m.Version), dash(backends.PrintableLine(m.Destination)),
+				dash(backends.PrintableLine(strings.Join(m.From, ", "))), backends.Printable(m.Detail))
 			continue
 		}
 		j := specFindingJSON(r)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Status, dash(j.Provider), dash(j.Version), dash(strings.Trim(j.Platform, "_")),
-			dash(j.Destination), dash(strings.Join(j.From, ", ")), j.Detail)
+			dash(backends.PrintableLine(j.Destination)), dash(backends.PrintableLine(strings.Join(j.From, ", "))), j.Detail)
 	}
 	return tw.Flush()
 }
@@ -118,7 +120,7 @@ func (r *SyncReporter) Unavailable(f SpecFinding) {
 		return
 	}
 	what := strings.TrimSpace(j.Provider + " " + j.Version)
-	fmt.Fprintf(r.errw, "%s %s: %s (asked for by %s)\n", j.Status, what, j.Detail, strings.Join(j.From, ", "))
+	fmt.Fprintf(r.errw, "%s %s: %s (asked for by %s)\n", j.Status, what, j.Detail, backends.PrintableLine(strings.Join(j.From, ", ")))
 }
 
 // FinishDestination ends one destination's run of a spec: its closing line
@@ -154,5 +156,5 @@ func (r *SyncReporter) FinishSpec(spec string, sums []sync.Summary, unavailable 
 		return
 	}
 	fmt.Fprintf(r.errw, "%s: %d destinations: %d synced (%s) in %s, %d already present, %d failed, %d skipped, %d unavailable\n",
-		spec, len(sums), done, HumanBytes(bytes), elapsed.Round(time.Millisecond), present, failed, skipped, unavailable)
+		backends.PrintableLine(spec), len(sums), done, HumanBytes(bytes), elapsed.Round(time.Millisecond), present, failed, skipped, unavailable)
 }

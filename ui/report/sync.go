@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/progress"
 	"charm.land/lipgloss/v2"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 )
@@ -150,15 +151,16 @@ func (r *SyncReporter) leftLine(ev sync.PlanItemLeft) {
 	if it.Status != sync.StatusPresent {
 		fmt.Fprintf(r.errw, "%s %s: skipped: %s\n", it.Status, it.Archive.Package, advisedDetail(it.Finding()))
 	} else if r.o.Push {
-		fmt.Fprintf(r.w, "= %s: already in %s (%s)\n", it.Archive.Package, ev.Dst, it.Detail)
+		fmt.Fprintf(r.w, "= %s: already in %s (%s)\n", it.Archive.Package, backends.PrintableLine(ev.Dst), backends.Printable(it.Detail))
 	}
 }
 
 // summaryLines is the closing line, and one line per failure.
 func (r *SyncReporter) summaryLines(s sync.Summary) {
-	verb, present, place := "synced", "already present", s.Src+" -> "+s.Dst
+	// Place names come from a command line or a spec, and may be anyone's.
+	verb, present, place := "synced", "already present", backends.PrintableLine(s.Src+" -> "+s.Dst)
 	if r.o.Push {
-		verb, present, place = "pushed", "already there", s.Dst
+		verb, present, place = "pushed", "already there", backends.PrintableLine(s.Dst)
 	}
 	if r.o.Noun != "" {
 		verb = r.o.Noun + " " + verb
@@ -190,10 +192,10 @@ func (r *SyncReporter) finishedLine(ev sync.Event, j *sync.TrackedJob) string {
 		}
 		return fmt.Sprintf("%s %s: %s", r.style("✗", "1"), j.Info.Label(), Advised(ev.Err))
 	case sync.JobRetrying:
-		return fmt.Sprintf("%s %s: attempt %d failed, retrying in %s: %v", r.style("↻", "3"), j.Info.Label(), ev.Attempt, ev.Delay, ev.Err)
+		return fmt.Sprintf("%s %s: attempt %d failed, retrying in %s: %s", r.style("↻", "3"), j.Info.Label(), ev.Attempt, ev.Delay, backends.Printable(ev.Err.Error()))
 	case sync.IndexWritten:
 		if ev.Err != nil {
-			return fmt.Sprintf("%s %s: index documents for %s: %v", r.style("✗", "1"), ev.Dst, ev.Provider, ev.Err)
+			return fmt.Sprintf("%s %s: index documents for %s: %s", r.style("✗", "1"), backends.PrintableLine(ev.Dst), ev.Provider, backends.Printable(ev.Err.Error()))
 		}
 	}
 	return ""
