@@ -22,6 +22,8 @@ func TestCLIExitCodes(t *testing.T) {
 	reg := "registry://" + srv.Host()
 	mirror, _ := fsMirror(t)
 	zips := t.TempDir()
+	emptyLock := filepath.Join(t.TempDir(), ".terraform.lock.hcl")
+	os.WriteFile(emptyLock, []byte("# This file is maintained automatically by \"terraform init\".\n"), 0o644)
 	os.WriteFile(filepath.Join(zips, "terraform-provider-alpha_1.0.0_linux_amd64.zip"), registrytest.ProviderZip("alpha", "1.0.0", "linux"), 0o644)
 
 	for _, tc := range []struct {
@@ -36,7 +38,14 @@ func TestCLIExitCodes(t *testing.T) {
 			[]string{"available: 1.1.0, 1.0.0"}},
 		{"no provider matches", []string{"ls", mirror, "-p", "acme/nothing"}, 1, []string{"no provider in", "it holds", "example.com/acme/alpha"}},
 		{"verify: not a mirror", []string{"verify", zips}, 1, []string{"holds no providers", "terraform-provider-alpha_1.0.0_linux_amd64.zip: a release zip outside HOST/NAMESPACE/TYPE/", "tfmirror push"}},
-		{"ls: not a mirror", []string{"ls", zips}, 1, []string{"holds no providers"}},
+		// A listing with no selection that finds nothing is an answer (the
+		// clients read an empty mirror or lock file as nothing, without
+		// error); a selection that matches nothing is a problem.
+		{"ls: not a mirror", []string{"ls", zips}, 0, []string{"holds no providers: nothing to list", "a release zip outside HOST/NAMESPACE/TYPE/"}},
+		{"ls: empty mirror", []string{"ls", t.TempDir()}, 0, []string{"note:", "holds no providers: nothing to list"}},
+		{"ls --json: empty mirror", []string{"ls", t.TempDir(), "--json"}, 0, []string{"[]", "nothing to list"}},
+		{"ls --lock: empty lock file", []string{"ls", mirror, "--lock", emptyLock}, 0, []string{"the lock file locks no provider: nothing to list"}},
+		{"ls -v: empty mirror", []string{"ls", t.TempDir(), "-v", "1.0.0"}, 1, []string{"holds no providers"}},
 		{"sync: not a mirror", []string{"sync", zips, t.TempDir()}, 1, []string{"holds no providers"}},
 		{"NAMESPACE/TYPE on a network mirror", []string{"ls", "https://127.0.0.1:1/m/", "-p", "acme/alpha"}, 2, []string{"write the full address, HOSTNAME/acme/alpha"}},
 		{"one slash", []string{"ls", "registry:/" + srv.Host(), "-p", "acme/alpha"}, 2, []string{"did you mean registry://" + srv.Host()}},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -96,6 +97,9 @@ func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJ
 	failed := 0
 	for _, arg := range args {
 		as, placeSigs, err := lsPlace(cmd, env, arg, s, asJSON)
+		if emptyListing(cmd, s, err) {
+			continue
+		}
 		if err != nil && len(args) == 1 {
 			return err
 		}
@@ -116,6 +120,23 @@ func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJ
 		return errProblem
 	}
 	return nil
+}
+
+// emptyListing reports whether err says that a listing with no selection
+// (no --provider, --version or --platform, and no provider locked: an
+// empty lock file selects nothing) found nothing, and notes it on stderr.
+// That is an answer, as the clients read an empty mirror or lock file:
+// nothing, without error. A selection that matches nothing stays a problem.
+func emptyListing(cmd *cobra.Command, s sync.Selection, err error) bool {
+	if !errors.Is(err, sync.ErrNothingSelected) || len(s.Providers) > 0 || !s.Versions.IsZero() || len(s.Platforms) > 0 || len(s.Locked) > 0 || s.Pinned != nil {
+		return false
+	}
+	if s.Locked != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror: note: the lock file locks no provider: nothing to list")
+		return true
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: note: %v: nothing to list\n", err)
+	return true
 }
 
 // lsPlace lists one place's selected archives, and with signers who signed
@@ -147,6 +168,9 @@ func lsJSON(cmd *cobra.Command, env *Env, args []string, s sync.Selection) error
 	failed := 0
 	for _, arg := range args {
 		err := lsPlaceEach(cmd, env, arg, s, rows)
+		if emptyListing(cmd, s, err) {
+			continue
+		}
 		if err != nil && len(args) == 1 {
 			if rows.Len() > 0 {
 				rows.Close()
