@@ -311,6 +311,7 @@ func planProvider(ctx context.Context, src, dst backends.Reader, sel Selection, 
 	}
 	pp.items = append(pp.items, unoffered(src, p, versions, sel.Platforms, offered)...)
 	authenticate(ctx, src, pp.items[first:], opts.Trust)
+	authenticateDest(ctx, dst, pp.items[first:], opts.Trust)
 	pp.carry = backfill(ctx, src, dst, pp.items[first:], opts.Trust)
 	return pp
 }

@@ -187,6 +187,89 @@ func authenticate(ctx context.Context, src backends.Reader, items []Item, pol *t
 	}
 }
 
+// keptBy returns dst's checked provenance of archives' versions, once per
+// version (where dst lists the versions it keeps provenance of, only
+// those are read): the destination's own signed SHA256SUMS is evidence
+// too. A version whose provenance dst cannot read or check is left out:
+// verify reports that.
+type keptBy struct {
+	dst     backends.Reader
+	opts    provenance.Options
+	kept    map[backends.Provider]map[string]bool
+	signed  map[string]*Signed
+	checked map[string]bool
+}
+
+func newKeptBy(dst backends.Reader, pol *trust.Policy) *keptBy {
+	k := &keptBy{dst: dst, kept: map[backends.Provider]map[string]bool{}, signed: map[string]*Signed{}, checked: map[string]bool{}}
+	if pol != nil {
+		k.opts = pol.Signatures
+	}
+	return k
+}
+
+func (k *keptBy) of(ctx context.Context, p backends.Provider, v backends.Version) *Signed {
+	if _, ok := k.dst.(backends.ProvenanceReader); !ok {
+		return nil
+	}
+	key := p.String() + " " + v.String()
+	if k.checked[key] {
+		return k.signed[key]
+	}
+	k.checked[key] = true
+	if pl, ok := k.dst.(backends.ProvenanceLister); ok {
+		kept, listed := k.kept[p]
+		if !listed {
+			kept, _ = pl.ProvenanceVersions(ctx, p) // on error, ask each
+			k.kept[p] = kept
+		}
+		if kept != nil && !kept[v.String()] {
+			return nil
+		}
+	}
+	signed, err := ReadProvenance(ctx, k.dst, p, v, k.opts)
+	if err != nil {
+		return nil
+	}
+	k.signed[key] = signed
+	return signed
+}
+
+// check holds archive a, about to be copied into k's destination, to the
+// signed SHA256SUMS the destination keeps of its version: a platform that
+// document does not list is an error (the signed release never had it),
+// and a listed one gets its signed hash as evidence, which the transfer
+// checks the bytes against.
+func (k *keptBy) check(ctx context.Context, a backends.Archive) (backends.Archive, error) {
+	signed := k.of(ctx, a.Provider, a.Version)
+	if signed == nil {
+		return a, nil
+	}
+	out, err := signed.Authenticate(a)
+	if err != nil {
+		return a, fmt.Errorf("destination %s keeps the SHA256SUMS of %s %s signed by %s: %w: the signed release has no such package", k.dst, a.Provider, a.Version, signed.Signer, err)
+	}
+	return out, nil
+}
+
+// authenticateDest applies the destination's kept provenance (keptBy) to
+// the items that would be copied into it.
+func authenticateDest(ctx context.Context, dst backends.Reader, items []Item, pol *trust.Policy) {
+	k := newKeptBy(dst, pol)
+	for i := range items {
+		it := &items[i]
+		if it.Status != StatusMissing && it.Status != StatusConflict {
+			continue
+		}
+		a, err := k.check(ctx, it.Archive)
+		if err != nil {
+			it.Status, it.Detail = StatusError, fmt.Sprintf("not mirrored: %v", err)
+			continue
+		}
+		it.Archive = a
+	}
+}
+
 // backfill returns, for the versions of items (one provider's) whose
 // selected packages the destination holds already, every one of them,
 // the source's checked provenance where the destination keeps none and
@@ -321,6 +404,7 @@ func AuthenticateTransfers(ctx context.Context, tasks []Task, pol *trust.Policy)
 		v   string
 	}
 	verdicts := map[key]verdict{}
+	dests := map[backends.Reader]*keptBy{}
 	out := make([]Task, len(tasks))
 	for i, t := range tasks {
 		out[i] = t
@@ -345,6 +429,18 @@ func AuthenticateTransfers(ctx context.Context, tasks []Task, pol *trust.Policy)
 				break
 			}
 			tr.Archive, tr.Provenance = signedArchive, vd.signed
+		}
+		if tr.unauthentic == nil && tr.Dst != nil {
+			k := dests[tr.Dst]
+			if k == nil {
+				k = newKeptBy(tr.Dst, pol)
+				dests[tr.Dst] = k
+			}
+			if checked, err := k.check(ctx, tr.Archive); err != nil {
+				tr.unauthentic = fmt.Errorf("not mirrored: %w", err)
+			} else {
+				tr.Archive = checked
+			}
 		}
 		out[i] = tr
 	}
