@@ -47,6 +47,11 @@ type Handler struct {
 	// reading then holds no goroutine, file or place reader, while one
 	// that keeps reading takes as long as it needs. Set it before serving.
 	Stall time.Duration
+	// Access, when set, receives each request's line instead of the
+	// logger (the server's own troubles still go to the logger): the seam
+	// for other formats of the access log (JSON lines). Set it before
+	// serving.
+	Access func(Access)
 
 	r      backends.Reader
 	dir    *localDir // set when the place is a directory
@@ -59,6 +64,26 @@ type Handler struct {
 	h1s      map[hashing.Hash]hashing.Hash // the h1: of zips streamed whole, by their zh:
 	listings map[string]listing
 	flight   singleflight.Group
+}
+
+// Access is one request as the access log records it.
+type Access struct {
+	Method, Path string
+	Status       int
+	Bytes        int64
+	Elapsed      time.Duration
+	// Cut: the response was aborted part way (a zip that did not match,
+	// or a source that failed while it streamed).
+	Cut bool
+}
+
+// String is the access log's text line: METHOD PATH STATUS BYTES TIME.
+func (a Access) String() string {
+	cut := ""
+	if a.Cut {
+		cut = " (cut short)"
+	}
+	return fmt.Sprintf("%s %s %d %d %s%s", a.Method, a.Path, a.Status, a.Bytes, a.Elapsed.Round(time.Microsecond), cut)
 }
 
 // DefaultStall is a Handler's Stall unless set.
@@ -95,12 +120,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lw.extend()
 		// A response cut short (http.ErrAbortHandler) is logged too.
 		v := recover()
-		if h.logger != nil {
-			cut := ""
-			if v != nil {
-				cut = " (cut short)"
-			}
-			h.logger.Printf("%s %s %d %d %s%s", r.Method, r.URL.EscapedPath(), lw.status, lw.bytes, time.Since(start).Round(time.Microsecond), cut)
+		a := Access{Method: r.Method, Path: r.URL.EscapedPath(), Status: lw.status, Bytes: lw.bytes, Elapsed: time.Since(start), Cut: v != nil}
+		switch {
+		case h.Access != nil:
+			h.Access(a)
+		case h.logger != nil:
+			h.logger.Print(a.String())
 		}
 		if v != nil {
 			panic(v)

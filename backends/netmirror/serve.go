@@ -91,7 +91,17 @@ type ServeOptions struct {
 	Hashing hashing.Options
 	// Ready is called once the server listens, before it serves.
 	Ready func(Serving)
+	// Handler, when set, is served instead of NewHandler of the place
+	// (a pull-through mirror's, which wraps one).
+	Handler http.Handler
+	// Drain is how long requests in flight may take to finish once ctx is
+	// cancelled; zero means DefaultDrain.
+	Drain time.Duration
 }
+
+// DefaultDrain is how long Serve lets requests in flight finish when told
+// to stop, unless ServeOptions.Drain says otherwise.
+const DefaultDrain = 5 * time.Second
 
 // Serving describes a listening server.
 type Serving struct {
@@ -108,7 +118,7 @@ type Serving struct {
 
 // Serve serves the place r over HTTPS (see Handler) until ctx is
 // cancelled, then shuts down gracefully, letting requests in flight finish
-// for a few seconds.
+// for opts.Drain.
 func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 	addr := opts.Addr
 	if addr == "" {
@@ -157,8 +167,12 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 		}
 	}
 
+	handler := opts.Handler
+	if handler == nil {
+		handler = NewHandler(r, opts.Logger, opts.Hashing)
+	}
 	srv := &http.Server{
-		Handler:           NewHandler(r, opts.Logger, opts.Hashing),
+		Handler:           handler,
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -168,6 +182,12 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 	if opts.Ready != nil {
 		opts.Ready(info)
 	}
+	return serveUntil(ctx, srv, ln, opts.Drain)
+}
+
+// serveUntil serves ln until ctx is cancelled, then lets the requests in
+// flight finish for drain (DefaultDrain when zero) before closing them.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, drain time.Duration) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeTLS(ln, "", "") }()
 	select {
@@ -175,7 +195,10 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	if drain <= 0 {
+		drain = DefaultDrain
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		srv.Close()

@@ -122,6 +122,11 @@ func (l *Log) Show(ev sync.Event) {
 	}
 }
 
+// Record appends the line e says of pkg, for writers whose events come
+// from engines of their own (a pull-through mirror's fetches): its time,
+// command, tool and package fields are filled in here.
+func (l *Log) Record(e Entry, pkg backends.Package) { l.write(e, pkg) }
+
 // write appends one line, in one write.
 func (l *Log) write(e Entry, pkg backends.Package) {
 	e.Time = l.now().UTC()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -51,6 +52,10 @@ type Spec struct {
 	AllowModules, DenyModules []modules.Pattern
 	Providers                 []Provider
 	Modules                   []Module
+	// MinAge is the pull-through mirror's cooldown (min_age): a version
+	// is offered only once it was first seen upstream at least this long
+	// ago. Zero: at once. A sync ignores it.
+	MinAge time.Duration
 }
 
 // Provider is one provider block.
@@ -115,7 +120,7 @@ func evalContext() *hcl.EvalContext {
 var fileSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "destinations"}, {Name: "source"}, {Name: "platforms"}, {Name: "from"},
-		{Name: "default_registry"}, {Name: "allow"}, {Name: "deny"},
+		{Name: "default_registry"}, {Name: "allow"}, {Name: "deny"}, {Name: "min_age"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "provider", LabelNames: []string{"address"}},
@@ -139,6 +144,9 @@ type moduleBody struct {
 type parser struct {
 	file, dir string
 	diags     hcl.Diagnostics
+	// policy: the file is a pull-through mirror's policy (LoadPolicy),
+	// which needs no destinations and may want nothing but patterns.
+	policy bool
 }
 
 func (p *parser) errorf(r hcl.Range, format string, args ...any) {
@@ -199,6 +207,10 @@ func (p *parser) parse(src []byte) *Spec {
 				s.Modules = append(s.Modules, m)
 			}
 		}
+	}
+	if p.policy {
+		p.checkPolicy(s, f.Body.(*hclsyntax.Body).SrcRange)
+		return s
 	}
 	if len(s.Destinations) == 0 && len(s.Providers)+len(s.From) > 0 {
 		p.errorf(f.Body.(*hclsyntax.Body).SrcRange, `no destinations: say where the providers go, e.g. destinations = ["./mirror"]`)
@@ -265,6 +277,9 @@ func (p *parser) top(s *Spec, attrs hcl.Attributes) {
 		if len(dirs) == 0 {
 			p.errorf(a.Expr.Range(), "from is empty: name directories of configurations, or leave it out")
 		}
+	}
+	if age, a := str("min_age"); a != nil {
+		s.MinAge = p.minAge(age, a.Expr.Range())
 	}
 	s.Allow, s.AllowModules = p.patterns(list("allow"))
 	s.Deny, s.DenyModules = p.patterns(list("deny"))

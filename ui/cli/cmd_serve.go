@@ -15,8 +15,9 @@ import (
 
 func newServeCmd(env *Env) *cobra.Command {
 	var addr, certFile, keyFile, certOut string
+	var pf pullFlags
 	cmd := &cobra.Command{
-		Use:   "serve PLACE [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE]",
+		Use:   "serve PLACE [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE] | serve CACHE --upstream origin|PLACE [--spec F] [--offline]",
 		Short: "Serve any readable place as a network mirror over HTTPS",
 		Long:  serveLong,
 		Example: `  tfmirror serve ./mirror
@@ -24,7 +25,9 @@ func newServeCmd(env *Env) *cobra.Command {
   tfmirror serve oci://reg.corp/tf/'${namespace}/${type}'  # an OCI mirror, for Terraform too
   tfmirror serve ./mirror --addr 0.0.0.0:8443 --tls-cert mirror.crt --tls-key mirror.key
   tfmirror serve ./mirror --addr 127.0.0.1:9443 --cert-out ./mirror-ca.pem &
-  SSL_CERT_FILE=./mirror-ca.pem SSL_CERT_DIR=./mirror-ca.pem terraform init`,
+  SSL_CERT_FILE=./mirror-ca.pem SSL_CERT_DIR=./mirror-ca.pem terraform init
+  tfmirror serve ./cache --upstream origin                 # pull-through: fetch, verify, keep, serve
+  tfmirror serve s3://corp-tf/cache --upstream origin --spec policy.hcl --log-format json`,
 		Args: exactArgs(1, "PLACE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (certFile == "") != (keyFile == "") {
@@ -36,17 +39,22 @@ func newServeCmd(env *Env) *cobra.Command {
 			if err := checkServeFlags(addr, certFile, keyFile); err != nil {
 				return err
 			}
+			so := netmirror.ServeOptions{Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut, Hashing: env.hashing()}
+			if pf.pullThrough() {
+				return servePullThrough(cmd, env, args[0], &pf, so)
+			}
+			if err := pf.plainOnly(); err != nil {
+				return err
+			}
 			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			err = netmirror.Serve(cmd.Context(), r, netmirror.ServeOptions{
-				Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut,
-				Logger:  log.New(cmd.ErrOrStderr(), "", log.LstdFlags),
-				Hashing: env.hashing(),
-				Ready:   func(s netmirror.Serving) { printServing(out, args[0], s) },
-			})
+			so.Logger = log.New(cmd.ErrOrStderr(), "", log.LstdFlags)
+			so.Handler = pf.plainHandler(cmd, r, so)
+			so.Ready = func(s netmirror.Serving) { printServing(out, "Serving "+args[0]+" as a network mirror", s) }
+			err = netmirror.Serve(cmd.Context(), r, so)
 			printWarnings(cmd, r)
 			return err
 		},
@@ -57,6 +65,7 @@ func newServeCmd(env *Env) *cobra.Command {
 	f.StringVar(&certFile, "tls-cert", "", "PEM certificate to serve (with --tls-key)")
 	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&certOut, "cert-out", "", "where to write the generated self-signed certificate (default: tfmirror-serve-PORT.pem in the temp directory)")
+	pf.add(cmd)
 	return cmd
 }
 
@@ -115,8 +124,8 @@ not work through network mirrors in either client.`
 
 // printServing says where a server listens, how clients trust it and what
 // goes into their CLI configuration.
-func printServing(out io.Writer, place string, s netmirror.Serving) {
-	fmt.Fprintf(out, "Serving %s as a network mirror at %s\n", place, s.URL)
+func printServing(out io.Writer, what string, s netmirror.Serving) {
+	fmt.Fprintf(out, "%s at %s\n", what, s.URL)
 	if s.CertOut != "" {
 		fmt.Fprintf(out, "Self-signed certificate (for %s) written to %s\n", strings.Join(s.Hosts, ", "), s.CertOut)
 		fmt.Fprintf(out, "Clients trust it with: SSL_CERT_FILE=%s SSL_CERT_DIR=%s\n", s.CertOut, s.CertOut)

@@ -1,0 +1,333 @@
+package pull
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	gosync "sync"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/audit"
+)
+
+// A flight is one archive on its way from the upstream into CACHE. The
+// verified transfer reads the upstream through a tee that writes every
+// byte into a spool file (unlinked as soon as it is made: nothing of it
+// outlives the process); each client that asked for the archive reads the
+// spool as it grows, at its own pace, so a slow or departed client neither
+// slows the fetch nor stops it. The clients' ends: the bytes, then EOF once
+// the upstream ended, or the fetch's error, which cuts their responses.
+type flight struct {
+	key   backends.PackageKey
+	spool *os.File
+	name  string // the spool's name, where it could not be unlinked at once
+
+	mu       gosync.Mutex
+	wake     chan struct{} // closed and replaced whenever the state changes
+	n        int64         // bytes in the spool
+	complete bool          // the upstream's stream ended, n bytes long
+	err      error         // the fetch failed
+	refs     int           // readers, and the fetch itself
+}
+
+func newFlight(dir string, key backends.PackageKey) (*flight, error) {
+	f, err := os.CreateTemp(dir, ".tfmirror-pull-*.zip")
+	if err != nil {
+		return nil, fmt.Errorf("spooling %s: %w", key.Provider, err)
+	}
+	fl := &flight{key: key, spool: f, wake: make(chan struct{}), refs: 1}
+	if os.Remove(f.Name()) != nil {
+		fl.name = f.Name() // a system that cannot unlink an open file
+	}
+	return fl, nil
+}
+
+// changed wakes the readers; the caller holds f.mu.
+func (f *flight) changed() {
+	close(f.wake)
+	f.wake = make(chan struct{})
+}
+
+// put writes b, read from the upstream at offset off, into the spool. A
+// retry reads from the start again: what the clients were sent already
+// must come again byte for byte.
+func (f *flight) put(off int64, b []byte) error {
+	f.mu.Lock()
+	have := f.n
+	f.mu.Unlock()
+	if off < have {
+		k := min(int64(len(b)), have-off)
+		old := make([]byte, k)
+		if _, err := f.spool.ReadAt(old, off); err != nil {
+			return err
+		}
+		if !bytes.Equal(old, b[:k]) {
+			return backends.Permanent(errors.New("the upstream sent other bytes on a retry than before, which clients have received already"))
+		}
+		b, off = b[k:], off+k
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if _, err := f.spool.WriteAt(b, off); err != nil {
+		return fmt.Errorf("spooling: %w", err)
+	}
+	f.mu.Lock()
+	f.n = off + int64(len(b))
+	f.changed()
+	f.mu.Unlock()
+	return nil
+}
+
+// ended records that the upstream's stream ended after n bytes.
+func (f *flight) ended(n int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n != f.n {
+		return backends.Permanent(fmt.Errorf("the upstream sent %d bytes on a retry, %d before", n, f.n))
+	}
+	f.complete = true
+	f.changed()
+	return nil
+}
+
+// fail ends the readers' streams with err (the first failure stands).
+func (f *flight) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.changed()
+}
+
+// ref takes a reference for a reader. A flight holds its fetch's own until
+// it has left the mirror's map, so one found there is never closed.
+func (f *flight) ref() {
+	f.mu.Lock()
+	f.refs++
+	f.mu.Unlock()
+}
+
+// release drops one reference; the last closes the spool.
+func (f *flight) release() {
+	f.mu.Lock()
+	f.refs--
+	last := f.refs == 0
+	f.mu.Unlock()
+	if last {
+		f.spool.Close()
+		if f.name != "" {
+			os.Remove(f.name)
+		}
+	}
+}
+
+// reader is a client's stream of the archive; the caller took a reference
+// for it.
+func (f *flight) reader(ctx context.Context) io.ReadCloser {
+	return &flightReader{f: f, ctx: ctx}
+}
+
+type flightReader struct {
+	f    *flight
+	ctx  context.Context
+	off  int64
+	once gosync.Once
+}
+
+func (r *flightReader) Read(p []byte) (int, error) {
+	for {
+		r.f.mu.Lock()
+		n, complete, err, wake := r.f.n, r.f.complete, r.f.err, r.f.wake
+		r.f.mu.Unlock()
+		switch {
+		case err != nil:
+			return 0, err
+		case r.off < n:
+			k, err := r.f.spool.ReadAt(p[:min(int64(len(p)), n-r.off)], r.off)
+			r.off += int64(k)
+			if err == io.EOF {
+				err = nil
+			}
+			return k, err
+		case complete:
+			return 0, io.EOF
+		}
+		select {
+		case <-wake:
+		case <-r.ctx.Done():
+			return 0, r.ctx.Err()
+		}
+	}
+}
+
+func (r *flightReader) Close() error {
+	r.once.Do(r.f.release)
+	return nil
+}
+
+// teeSource is the upstream as the transfer reads it: each stream it opens
+// goes through the flight's spool.
+type teeSource struct {
+	backends.Reader
+	f *flight
+}
+
+func (s teeSource) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, error) {
+	rc, err := s.Reader.Open(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &tee{rc: rc, f: s.f}, nil
+}
+
+type tee struct {
+	rc  io.ReadCloser
+	f   *flight
+	off int64
+}
+
+func (t *tee) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	if n > 0 {
+		if perr := t.f.put(t.off, p[:n]); perr != nil {
+			return n, perr
+		}
+		t.off += int64(n)
+	}
+	if err == io.EOF {
+		if eerr := t.f.ended(t.off); eerr != nil {
+			return n, eerr
+		}
+	}
+	return n, err
+}
+
+func (t *tee) Close() error { return t.rc.Close() }
+
+// StreamSize passes the upstream stream's size on (an HTTP
+// Content-Length), for the transfer's checks.
+func (t *tee) StreamSize() int64 {
+	if s, ok := t.rc.(backends.SizedReader); ok {
+		return s.StreamSize()
+	}
+	return -1
+}
+
+// fetchOrJoin returns a stream of pkg from its flight, starting one when
+// none is under way.
+func (m *Mirror) fetchOrJoin(ctx context.Context, pkg backends.Package) (io.ReadCloser, error) {
+	rels, err := m.offered(ctx, pkg.Provider, pkg.Version)
+	if err != nil {
+		return nil, err
+	}
+	i := -1
+	for j, a := range rels {
+		if a.Platform == pkg.Platform {
+			i = j
+		}
+	}
+	if i < 0 {
+		return nil, fmt.Errorf("%s: %s: not offered upstream: %w", m, pkg, backends.ErrNotFound)
+	}
+	rel, err := m.release(ctx, pkg.Provider, pkg.Version)
+	if err != nil {
+		return nil, err
+	}
+	key := pkg.Key()
+	m.mu.Lock()
+	if f := m.flights[key]; f != nil {
+		f.ref()
+		m.mu.Unlock()
+		m.opts.Metrics.miss()
+		return f.reader(ctx), nil
+	}
+	if m.landed[key] {
+		m.mu.Unlock()
+		if rc, ok := m.openCached(ctx, pkg); ok {
+			return rc, nil
+		}
+		m.mu.Lock()
+	}
+	f, err := newFlight(m.opts.SpoolDir, key)
+	if err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
+	f.refs++ // the caller's reader; no one else knows f yet
+	m.flights[key] = f
+	m.wg.Add(1)
+	m.mu.Unlock()
+	m.opts.Metrics.miss()
+	go m.fetch(f, rel, rels[i])
+	return f.reader(ctx), nil
+}
+
+// fetch lands one archive in CACHE through the engine's verified transfer,
+// with the version's provenance, as a sync does, and ends its flight.
+func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
+	defer m.wg.Done()
+	m.opts.Metrics.fetchStarted()
+	eng := sync.NewEngine(m.ctx, sync.Options{Jobs: 1, Attempts: max(m.opts.Attempts, 3), Hashing: m.opts.Hashing})
+	eng.Enqueue(sync.Transfer{Src: teeSource{Reader: rel.r, f: f}, Dst: m.opts.Cache, Archive: a, Provenance: rel.signed})
+	eng.Close()
+	var done *sync.JobDone
+	var failed error
+	for ev := range eng.Events() {
+		switch e := ev.(type) {
+		case sync.JobDone:
+			done = &e
+		case sync.JobFailed:
+			failed = e.Err
+		case sync.JobRetrying:
+			m.logf("retrying %s from %s: %v", a.Package, m.opts.UpstreamName, e.Err)
+		case sync.IndexWritten:
+			if e.Err != nil {
+				m.logf("error: %s: writing the cache's index: %v", a.Package, e.Err)
+			}
+		}
+	}
+	landed := done != nil && failed == nil
+	m.record(a, rel, done, failed)
+	m.mu.Lock()
+	delete(m.flights, f.key)
+	if landed {
+		m.landed[f.key] = true
+	}
+	m.mu.Unlock()
+	if !landed {
+		if failed == nil {
+			failed = fmt.Errorf("%s: the fetch ended without landing", a.Package)
+		}
+		f.fail(failed)
+	}
+	f.release()
+}
+
+// record counts, logs and audits how a fetch ended.
+func (m *Mirror) record(a backends.Archive, rel *release, done *sync.JobDone, failed error) {
+	m.opts.Metrics.fetchEnded(done, failed)
+	entry := audit.Entry{Source: rel.r.String(), Destination: m.opts.Cache.String()}
+	if rel.signed != nil {
+		entry.Signer = &rel.signed.Signer
+	}
+	switch {
+	case failed == nil && done != nil:
+		m.logf("landed %s from %s in %s (%d bytes, %s)", a.Package, m.opts.UpstreamName, m.opts.Cache, done.Bytes, done.Elapsed.Round(1e6))
+		entry.Event, entry.Hashes, entry.Size = audit.Landed, done.Sums.List(), done.Bytes
+	case done != nil:
+		m.logf("error: %s landed in %s, but its index does not list it: %v", a.Package, m.opts.Cache, failed)
+		entry.Event, entry.Detail = audit.Unlisted, failed.Error()
+	default:
+		m.logf("error: %s from %s: not landed: %v", a.Package, m.opts.UpstreamName, failed)
+		entry.Event, entry.Detail, entry.Hashes = audit.Refused, failed.Error(), a.Hashes()
+	}
+	if m.opts.Audit != nil {
+		m.opts.Audit.Record(entry, a.Package)
+	}
+}

@@ -1,0 +1,134 @@
+package pull
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+)
+
+// Metrics are a pull-through mirror's Prometheus metrics, in a registry of
+// their own (with the Go runtime's and the process's). A nil *Metrics
+// counts nothing.
+type Metrics struct {
+	reg                        *prometheus.Registry
+	requests                   *prometheus.CounterVec
+	latency                    *prometheus.HistogramVec
+	hits, misses               prometheus.Counter
+	upstreamReqs, upstreamErrs prometheus.Counter
+	fetches                    *prometheus.CounterVec
+	fetchBytes, servedBytes    prometheus.Counter
+	verifyFailures             prometheus.Counter
+	refused                    prometheus.Counter
+	inFlight                   prometheus.Gauge
+}
+
+// NewMetrics makes the metrics and their registry.
+func NewMetrics() *Metrics {
+	const ns = "tfmirror_pull"
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "requests_total",
+			Help: "Requests answered, by kind (index, version, archive, other) and status code."}, []string{"kind", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "request_duration_seconds",
+			Help: "Time to answer a request, by kind.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"kind"}),
+		hits: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cache_hits_total",
+			Help: "Archives served from the cache."}),
+		misses: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cache_misses_total",
+			Help: "Archives served from a fetch (started or joined)."}),
+		upstreamReqs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "upstream_listings_total",
+			Help: "Listings asked of the upstream (versions, or one version's archives)."}),
+		upstreamErrs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "upstream_errors_total",
+			Help: "Upstream listings and fetches that failed."}),
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "fetches_total",
+			Help: "Archives fetched from the upstream, by outcome (landed, failed, unlisted)."}, []string{"outcome"}),
+		fetchBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "upstream_bytes_total",
+			Help: "Bytes of archives fetched from the upstream and landed."}),
+		servedBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "served_bytes_total",
+			Help: "Bytes of responses sent to clients."}),
+		verifyFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "verification_failures_total",
+			Help: "Fetched archives that did not match their hashes."}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "policy_refusals_total",
+			Help: "Requests answered 404 because the policy refuses them."}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "fetches_in_flight",
+			Help: "Fetches running."}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.hits, m.misses, m.upstreamReqs, m.upstreamErrs, m.fetches,
+		m.fetchBytes, m.servedBytes, m.verifyFailures, m.refused, m.inFlight,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *Metrics) hit(ok bool) {
+	if m != nil && ok {
+		m.hits.Inc()
+	}
+}
+
+func (m *Metrics) miss() {
+	if m != nil {
+		m.misses.Inc()
+	}
+}
+
+func (m *Metrics) upstreamRequest() {
+	if m != nil {
+		m.upstreamReqs.Inc()
+	}
+}
+
+func (m *Metrics) upstreamError() {
+	if m != nil {
+		m.upstreamErrs.Inc()
+	}
+}
+
+func (m *Metrics) fetchStarted() {
+	if m != nil {
+		m.inFlight.Inc()
+	}
+}
+
+func (m *Metrics) fetchEnded(done *sync.JobDone, failed error) {
+	if m == nil {
+		return
+	}
+	m.inFlight.Dec()
+	switch {
+	case done != nil && failed == nil:
+		m.fetches.WithLabelValues("landed").Inc()
+		m.fetchBytes.Add(float64(done.Bytes))
+	case done != nil:
+		m.fetches.WithLabelValues("unlisted").Inc()
+	default:
+		m.fetches.WithLabelValues("failed").Inc()
+		m.upstreamErrs.Inc()
+		if errors.Is(failed, hashing.ErrHashMismatch) {
+			m.verifyFailures.Inc()
+		}
+	}
+}
+
+func (m *Metrics) request(kind string, code int, bytes int64, elapsed time.Duration, refused bool) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(kind, strconv.Itoa(code)).Inc()
+	m.latency.WithLabelValues(kind).Observe(elapsed.Seconds())
+	m.servedBytes.Add(float64(bytes))
+	if refused {
+		m.refused.Inc()
+	}
+}

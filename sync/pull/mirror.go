@@ -1,0 +1,402 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"slices"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/trust"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/audit"
+)
+
+// Source opens the upstream place that offers provider p: one place for
+// every provider, or each provider's own origin registry. It is called
+// again once what it listed has expired, so a place that remembers its
+// listings (a registry) is asked afresh.
+type Source func(ctx context.Context, p backends.Provider) (backends.Reader, error)
+
+// DefaultTTL is how long an upstream listing is reused unless
+// Options.TTL says otherwise.
+const DefaultTTL = 5 * time.Minute
+
+// Options configure a Mirror.
+type Options struct {
+	// Cache is where fetched archives land, and what is served first.
+	Cache backends.Writer
+	// Upstream is where archives CACHE lacks come from; nil serves CACHE
+	// alone (offline).
+	Upstream Source
+	// UpstreamName names the upstream in messages ("origin", a place).
+	UpstreamName string
+	// Policy says what may be pulled through; nil allows everything.
+	Policy *Policy
+	// Trust is the signature policy every fetched version must pass, as
+	// sync applies it (sync.CheckProvenance).
+	Trust   *trust.Policy
+	Hashing hashing.Options
+	// TTL is how long an upstream listing is reused; zero means DefaultTTL.
+	TTL time.Duration
+	// Logger gets the mirror's troubles and fetches; nil discards them.
+	Logger *log.Logger
+	// Audit, when set, records each landing and refusal.
+	Audit *audit.Log
+	// Metrics, when set, counts hits, misses, fetches and failures.
+	Metrics *Metrics
+	// SpoolDir holds the spool file of each fetch, unlinked at once; ""
+	// means the system's temp directory.
+	SpoolDir string
+	// Attempts bounds the tries of one fetch; zero means 3.
+	Attempts int
+}
+
+// Mirror is a pull-through mirror, read as a place (see the package
+// documentation). Close it once nothing serves it any more.
+type Mirror struct {
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     gosync.WaitGroup // running fetches
+
+	mu      gosync.Mutex
+	flights map[backends.PackageKey]*flight
+	landed  map[backends.PackageKey]bool // by this process, since it started
+	cached  map[string]bool              // locations CACHE listed
+	listed  map[string]timed             // upstream listings, by key
+	group   singleflight.Group
+}
+
+// timed is an upstream listing and when it was made.
+type timed struct {
+	at  time.Time
+	val any
+}
+
+var _ backends.Reader = (*Mirror)(nil)
+
+// New returns a pull-through mirror. Its fetches run until Close.
+func New(opts Options) *Mirror {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Mirror{opts: opts, ctx: ctx, cancel: cancel,
+		flights: map[backends.PackageKey]*flight{}, landed: map[backends.PackageKey]bool{},
+		cached: map[string]bool{}, listed: map[string]timed{}}
+}
+
+// Close stops the fetches still running (nothing of them lands) and waits
+// for them to end.
+func (m *Mirror) Close() {
+	m.cancel()
+	m.wg.Wait()
+}
+
+// Flights is how many fetches are running.
+func (m *Mirror) Flights() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.flights)
+}
+
+// Offline reports whether the mirror serves CACHE alone.
+func (m *Mirror) Offline() bool { return m.opts.Upstream == nil }
+
+func (m *Mirror) String() string { return m.opts.Cache.String() }
+
+func (m *Mirror) logf(format string, args ...any) {
+	if m.opts.Logger != nil {
+		m.opts.Logger.Printf(format, args...)
+	}
+}
+
+// Providers lists what CACHE holds: the upstream may have no catalogue.
+func (m *Mirror) Providers(ctx context.Context) ([]backends.Provider, error) {
+	return m.opts.Cache.Providers(ctx)
+}
+
+// Versions lists the versions CACHE holds together with those the upstream
+// offers and the policy allows, newest first. When the upstream fails and
+// no listing of it is at hand, CACHE's versions are served alone.
+func (m *Mirror) Versions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
+	cached, err := m.opts.Cache.Versions(ctx, p)
+	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+		return nil, err
+	}
+	if m.Offline() || m.opts.Policy.provider(p) != "" {
+		return cached, nil
+	}
+	up, err := m.upstreamVersions(ctx, p)
+	if err != nil {
+		if len(cached) > 0 {
+			m.logf("warning: %s: the upstream %s failed (%v); listing what the cache holds", p, m.opts.UpstreamName, err)
+			return cached, nil
+		}
+		return nil, err
+	}
+	allowed := m.opts.Policy.versions(p, up, m.firstSeen(ctx, p, up))
+	return unionVersions(cached, allowed), nil
+}
+
+// upstreamVersions lists p's versions upstream, through the listing cache.
+func (m *Mirror) upstreamVersions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
+	v, err := m.upstream(ctx, "versions\x00"+p.String(), func(ctx context.Context) (any, error) {
+		r, err := m.opts.Upstream(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		vs, err := r.Versions(ctx, p)
+		if errors.Is(err, backends.ErrNotFound) {
+			return []backends.Version(nil), nil // an answer: none
+		}
+		return vs, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]backends.Version), nil
+}
+
+// release is what the upstream offers of one version: the reader that
+// listed it (which opens its archives), the archives with the evidence
+// the version's checked provenance adds, or why the trust policy refuses
+// the version.
+type release struct {
+	r       backends.Reader
+	as      []backends.Archive
+	signed  *sync.Signed
+	refused error
+}
+
+// release lists p at v upstream, through the listing cache, and checks
+// the version's provenance as sync does.
+func (m *Mirror) release(ctx context.Context, p backends.Provider, v backends.Version) (*release, error) {
+	val, err := m.upstream(ctx, "archives\x00"+p.String()+"\x00"+v.String(), func(ctx context.Context) (any, error) {
+		r, err := m.opts.Upstream(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		as, err := r.Archives(ctx, p, v)
+		if errors.Is(err, backends.ErrNotFound) {
+			return &release{r: r}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rel := &release{r: r}
+		for _, a := range as {
+			if a.Layout == backends.Packed {
+				rel.as = append(rel.as, a)
+			}
+		}
+		if rel.signed, rel.refused = sync.CheckProvenance(ctx, r, p, v, m.opts.Trust); rel.refused != nil {
+			rel.as = nil
+			return rel, nil
+		}
+		if rel.signed != nil {
+			for i := range rel.as {
+				if rel.as[i], err = rel.signed.Authenticate(rel.as[i]); err != nil {
+					rel.refused = fmt.Errorf("%s: %w", rel.as[i].Package, err)
+					rel.as = nil
+					break
+				}
+			}
+		}
+		return rel, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return val.(*release), nil
+}
+
+// upstream returns load's answer for key, reusing one younger than the TTL;
+// concurrent requests share one load, which outlives the request that
+// started it. When load fails, the last answer is served, however old.
+func (m *Mirror) upstream(ctx context.Context, key string, load func(context.Context) (any, error)) (any, error) {
+	ttl := m.opts.TTL
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	m.mu.Lock()
+	last, ok := m.listed[key]
+	m.mu.Unlock()
+	if ok && time.Since(last.at) < ttl {
+		return last.val, nil
+	}
+	v, err, _ := m.group.Do(key, func() (any, error) {
+		m.opts.Metrics.upstreamRequest()
+		v, err := load(context.WithoutCancel(ctx))
+		if err != nil {
+			m.opts.Metrics.upstreamError()
+			return nil, err
+		}
+		m.mu.Lock()
+		m.listed[key] = timed{at: time.Now(), val: v}
+		m.mu.Unlock()
+		return v, nil
+	})
+	if err != nil && ok {
+		m.logf("warning: the upstream %s failed (%v); serving its listing of %s ago", m.opts.UpstreamName, err, time.Since(last.at).Round(time.Second))
+		return last.val, nil
+	}
+	return v, err
+}
+
+// Archives lists p's zips at v: those CACHE holds, and those the upstream
+// offers of the platforms the policy allows. A zip in both is served from
+// CACHE, listed with every hash either states of it.
+func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.Version) ([]backends.Archive, error) {
+	cached, err := m.opts.Cache.Archives(ctx, p, v)
+	if err != nil && !errors.Is(err, backends.ErrNotFound) {
+		return nil, err
+	}
+	out := make([]backends.Archive, 0, len(cached))
+	m.mu.Lock()
+	for _, a := range cached {
+		if a.Layout == backends.Packed {
+			m.cached[a.Location] = true
+			out = append(out, a)
+		}
+	}
+	m.mu.Unlock()
+	rel, err := m.offered(ctx, p, v)
+	if err != nil {
+		if len(out) > 0 {
+			m.logf("warning: %s %s: the upstream %s failed (%v); listing what the cache holds", p, v, m.opts.UpstreamName, err)
+			return out, nil
+		}
+		return nil, err
+	}
+	for _, a := range rel {
+		i := slices.IndexFunc(out, func(c backends.Archive) bool { return c.Platform == a.Platform })
+		if i < 0 {
+			out = append(out, a)
+			continue
+		}
+		out[i].Evidence = agreeing(out[i].Evidence, a.Evidence)
+	}
+	slices.SortFunc(out, func(a, b backends.Archive) int { return strings.Compare(a.Platform.String(), b.Platform.String()) })
+	return out, nil
+}
+
+// offered returns the archives of p at v the upstream offers and the
+// policy allows: none when offline, or when the policy or the trust
+// policy refuses the provider or version (Explain says why).
+func (m *Mirror) offered(ctx context.Context, p backends.Provider, v backends.Version) ([]backends.Archive, error) {
+	if m.Offline() || m.opts.Policy.provider(p) != "" {
+		return nil, nil
+	}
+	if m.opts.Policy.constrains(p) {
+		up, err := m.upstreamVersions(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if m.opts.Policy.version(p, v, up, m.firstSeen(ctx, p, up)) != "" {
+			return nil, nil
+		}
+	}
+	rel, err := m.release(ctx, p, v)
+	if err != nil {
+		return nil, err
+	}
+	var out []backends.Archive
+	for _, a := range rel.as {
+		if m.opts.Policy.platform(p, a.Platform) == "" {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// agreeing adds to a cached zip's evidence the upstream's, when both
+// state the same zh: (the same zip): the version document then lists
+// every hash the signed evidence gives too.
+func agreeing(cached, up []hashing.Evidence) []hashing.Evidence {
+	zh := func(evs []hashing.Evidence) []hashing.Hash {
+		var out []hashing.Hash
+		for _, e := range evs {
+			for _, h := range e.Hashes {
+				if h.Scheme() == hashing.SchemeZip {
+					out = append(out, h)
+				}
+			}
+		}
+		return hashing.SortUnique(out)
+	}
+	c, u := zh(cached), zh(up)
+	if len(c) != 1 || !slices.Equal(c, u) {
+		return cached
+	}
+	return append(slices.Clip(cached), up...)
+}
+
+// Open streams a zip: from CACHE when it holds it, otherwise from the
+// fetch of it that is under way or that this call starts.
+func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, error) {
+	key := a.Key()
+	m.mu.Lock()
+	inCache := m.cached[a.Location]
+	f := m.flights[key]
+	if f != nil {
+		f.ref()
+	}
+	m.mu.Unlock()
+	if f != nil {
+		m.opts.Metrics.miss()
+		return f.reader(ctx), nil
+	}
+	if inCache {
+		rc, err := m.opts.Cache.Open(ctx, a)
+		if err == nil || !errors.Is(err, backends.ErrNotFound) {
+			m.opts.Metrics.hit(err == nil)
+			return rc, err
+		}
+	}
+	if rc, ok := m.openCached(ctx, a.Package); ok {
+		return rc, nil
+	}
+	if m.Offline() {
+		return nil, fmt.Errorf("%s: %s: %w", m, a.Package, backends.ErrNotFound)
+	}
+	return m.fetchOrJoin(ctx, a.Package)
+}
+
+// openCached opens pkg from CACHE when it holds it (landed since it was
+// listed, by this process or another).
+func (m *Mirror) openCached(ctx context.Context, pkg backends.Package) (io.ReadCloser, bool) {
+	as, err := m.opts.Cache.Archives(ctx, pkg.Provider, pkg.Version)
+	if err != nil {
+		return nil, false
+	}
+	for _, c := range as {
+		if c.Layout == backends.Packed && c.Platform == pkg.Platform {
+			if rc, err := m.opts.Cache.Open(ctx, c); err == nil {
+				m.opts.Metrics.hit(true)
+				return rc, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// unionVersions is the versions of a and b, once each, newest first.
+func unionVersions(a, b []backends.Version) []backends.Version {
+	seen := map[string]bool{}
+	var out []backends.Version
+	for _, v := range append(slices.Clip(a), b...) {
+		if !seen[v.String()] {
+			seen[v.String()] = true
+			out = append(out, v)
+		}
+	}
+	backends.SortVersionsNewestFirst(out)
+	return out
+}

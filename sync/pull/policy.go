@@ -1,0 +1,182 @@
+package pull
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/sync/spec"
+)
+
+// Policy says what a pull-through mirror may fetch: the providers a spec's
+// provider blocks and allow patterns name (every provider when it names
+// none), less those its deny patterns name; the versions each block's
+// constraint selects; the platforms it lists; and, with a cooldown
+// (min_age), only versions first seen upstream at least that long ago. A
+// nil Policy allows everything. What CACHE holds is served whatever the
+// policy says.
+type Policy struct {
+	Spec *spec.Spec
+	// Seen records when each version was first seen upstream; needed
+	// with a cooldown.
+	Seen FirstSeen
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// FirstSeen keeps, in CACHE, when each version of a provider was first
+// seen upstream.
+type FirstSeen interface {
+	// Saw records now as the first sighting of those of vs not seen
+	// before, and returns when each of vs was first seen.
+	Saw(ctx context.Context, p backends.Provider, vs []backends.Version, now time.Time) (map[string]time.Time, error)
+}
+
+func (pol *Policy) now() time.Time {
+	if pol.Now != nil {
+		return pol.Now()
+	}
+	return time.Now()
+}
+
+func (pol *Policy) block(p backends.Provider) *spec.Provider {
+	for i := range pol.Spec.Providers {
+		if pol.Spec.Providers[i].Addr == p {
+			return &pol.Spec.Providers[i]
+		}
+	}
+	return nil
+}
+
+// provider says why p may not be pulled through, or "".
+func (pol *Policy) provider(p backends.Provider) string {
+	if pol == nil {
+		return ""
+	}
+	s := pol.Spec
+	why := s.Denied(p)
+	if strings.HasPrefix(why, "deny ") {
+		return fmt.Sprintf("the policy %s refuses %s: %s", s.Path, p, why)
+	}
+	named := pol.block(p) != nil || len(s.Allow) > 0 && why == ""
+	if (len(s.Allow) > 0 || len(s.Providers) > 0) && !named {
+		return fmt.Sprintf("the policy %s names %s in no provider block or allow pattern", s.Path, p)
+	}
+	return ""
+}
+
+// constrains reports whether the policy limits p's versions.
+func (pol *Policy) constrains(p backends.Provider) bool {
+	if pol == nil {
+		return false
+	}
+	b := pol.block(p)
+	return pol.Spec.MinAge > 0 || b != nil && !b.Versions.IsZero()
+}
+
+// versions returns those of up (the upstream's) that the policy allows.
+func (pol *Policy) versions(p backends.Provider, up []backends.Version, seen map[string]time.Time) []backends.Version {
+	if !pol.constrains(p) {
+		return up
+	}
+	var out []backends.Version
+	for _, v := range up {
+		if pol.version(p, v, up, seen) == "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// version says why v of p may not be pulled through, or "": up are the
+// versions the upstream offers, seen when each was first seen.
+func (pol *Policy) version(p backends.Provider, v backends.Version, up []backends.Version, seen map[string]time.Time) string {
+	if !pol.constrains(p) {
+		return ""
+	}
+	aged := up
+	if age := pol.Spec.MinAge; age > 0 {
+		aged = nil
+		now := pol.now()
+		for _, u := range up {
+			if t, ok := seen[u.String()]; ok && !now.Before(t.Add(age)) {
+				aged = append(aged, u)
+			}
+		}
+		if !slices.ContainsFunc(aged, func(u backends.Version) bool { return u.String() == v.String() }) {
+			if t, ok := seen[v.String()]; ok {
+				return fmt.Sprintf("the policy %s offers a version only %s after it was first seen upstream; %s %s was first seen %s, so it is offered from %s",
+					pol.Spec.Path, age, p, v, t.UTC().Format(time.RFC3339), t.Add(age).UTC().Format(time.RFC3339))
+			}
+			return fmt.Sprintf("%s %s is not offered upstream", p, v)
+		}
+	}
+	if b := pol.block(p); b != nil && !b.Versions.IsZero() {
+		allowed := b.Versions.ProviderVersions(aged)
+		if !slices.ContainsFunc(allowed, func(u backends.Version) bool { return u.String() == v.String() }) {
+			return fmt.Sprintf("the policy %s (%s) allows versions %q of %s, not %s", pol.Spec.Path, b.At, b.Versions, p, v)
+		}
+	}
+	return ""
+}
+
+// platform says why p's packages for plat may not be pulled through, or "".
+func (pol *Policy) platform(p backends.Provider, plat backends.Platform) string {
+	if pol == nil {
+		return ""
+	}
+	plats := pol.Spec.Platforms
+	if b := pol.block(p); b != nil && len(b.Platforms) > 0 {
+		plats = b.Platforms
+	}
+	if len(plats) == 0 || slices.Contains(plats, plat) {
+		return ""
+	}
+	return fmt.Sprintf("the policy %s allows platforms %v of %s, not %s", pol.Spec.Path, plats, p, plat)
+}
+
+// firstSeen returns when each of up was first seen, recording the new
+// ones, where the policy has a cooldown.
+func (m *Mirror) firstSeen(ctx context.Context, p backends.Provider, up []backends.Version) map[string]time.Time {
+	pol := m.opts.Policy
+	if pol == nil || pol.Spec.MinAge <= 0 || pol.Seen == nil {
+		return nil
+	}
+	seen, err := pol.Seen.Saw(ctx, p, up, pol.now())
+	if err != nil {
+		m.logf("error: %s: recording when its versions were first seen: %v", p, err)
+	}
+	return seen
+}
+
+// Explain says why the policy refuses what a client asked for: p, and v
+// and plat where not nil and empty; "" when it does not.
+func (m *Mirror) Explain(ctx context.Context, p backends.Provider, v backends.Version, plat *backends.Platform) string {
+	pol := m.opts.Policy
+	if m.Offline() {
+		return fmt.Sprintf("serving %s offline: only what it holds", m.opts.Cache)
+	}
+	if why := pol.provider(p); why != "" {
+		return why
+	}
+	if v != nil && pol.constrains(p) {
+		up, err := m.upstreamVersions(ctx, p)
+		if err == nil {
+			if why := pol.version(p, v, up, m.firstSeen(ctx, p, up)); why != "" {
+				return why
+			}
+		}
+	}
+	if v != nil {
+		if rel, err := m.release(ctx, p, v); err == nil && rel.refused != nil {
+			return fmt.Sprintf("%s %s is refused: %v", p, v, rel.refused)
+		}
+	}
+	if plat != nil {
+		return pol.platform(p, *plat)
+	}
+	return ""
+}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"log"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/sync/pull"
+	"github.com/tfmirror/tfmirror/sync/spec"
+)
+
+// pullFlags are serve's pull-through flags (and --log-format, which plain
+// serve takes too).
+type pullFlags struct {
+	upstream  string
+	spec      string
+	offline   bool
+	ttl       time.Duration
+	logFormat string
+	drain     time.Duration
+	spoolDir  string
+	trust     trustFlags
+}
+
+func (f *pullFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.upstream, "upstream", "", "pull-through: fetch what CACHE lacks from `SOURCE`: origin (each provider's origin registry) or a place")
+	fl.StringVar(&f.spec, "spec", "", "pull-through: a policy `FILE` (HCL): providers, allow/deny, versions, platforms, min_age")
+	fl.BoolVar(&f.offline, "offline", false, "pull-through: serve only what CACHE holds, asking no upstream")
+	fl.DurationVar(&f.ttl, "listing-ttl", pull.DefaultTTL, "pull-through: how long an upstream listing is reused (served stale while the upstream fails)")
+	fl.StringVar(&f.logFormat, "log-format", "text", "access log lines on stderr: text or json")
+	fl.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long requests in flight may take to finish")
+	fl.StringVar(&f.spoolDir, "spool-dir", "", "pull-through: where fetches spool (unlinked files; default: the temp directory)")
+	f.trust.add(cmd)
+}
+
+// pullThrough reports whether serve runs as a pull-through mirror.
+func (f *pullFlags) pullThrough() bool { return f.upstream != "" || f.offline }
+
+// plainOnly refuses the pull-through flags without --upstream.
+func (f *pullFlags) plainOnly() error {
+	switch {
+	case f.spec != "":
+		return usageErr("serve: --spec is a pull-through policy: give --upstream origin|PLACE too (a plain serve serves what PLACE holds)")
+	case f.trust.policy != "" || f.trust.requireSignature || f.trust.audit != "":
+		return usageErr("serve: --policy, --require-signature and --audit apply to what a pull-through mirror fetches: give --upstream origin|PLACE too")
+	}
+	return f.checkLogFormat()
+}
+
+func (f *pullFlags) checkLogFormat() error {
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return usageErr("serve: --log-format %q: want text or json", f.logFormat)
+	}
+	return nil
+}
+
+// plainHandler is plain serve's handler, its access log as --log-format
+// says.
+func (f *pullFlags) plainHandler(cmd *cobra.Command, r backends.Reader, so netmirror.ServeOptions) http.Handler {
+	h := netmirror.NewHandler(r, so.Logger, so.Hashing)
+	if f.logFormat == "json" {
+		log := pull.AccessLog(cmd.ErrOrStderr(), true)
+		h.Access = func(a netmirror.Access) {
+			log(pull.Access{Time: time.Now().Add(-a.Elapsed), Method: a.Method, Path: a.Path, Status: a.Status, Bytes: a.Bytes, Elapsed: a.Elapsed, Cut: a.Cut})
+		}
+	}
+	return h
+}
+
+// servePullThrough runs `serve CACHE --upstream SOURCE`.
+func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlags, so netmirror.ServeOptions) error {
+	ctx := cmd.Context()
+	if err := f.checkLogFormat(); err != nil {
+		return err
+	}
+	o := env.placeOptions()
+	cache, err := place.OpenWriter(ctx, cacheArg, o)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	src, err := f.source(ctx, o)
+	if err != nil {
+		return err
+	}
+	pol, err := f.policy(cache)
+	if err != nil {
+		return err
+	}
+	tp, err := f.trust.trustPolicy()
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	auditLog, err := f.trust.openAudit("serve")
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	logger := log.New(stderr, "", log.LstdFlags)
+	metrics := pull.NewMetrics()
+	upstream := f.upstream
+	if f.offline {
+		upstream = "nothing (offline)"
+	}
+	m := pull.New(pull.Options{Cache: cache, Upstream: src, UpstreamName: upstream, Policy: pol, Trust: tp,
+		Hashing: env.hashing(), TTL: f.ttl, Logger: logger, Audit: auditLog, Metrics: metrics, SpoolDir: f.spoolDir})
+	h := netmirror.NewHandler(m, logger, env.hashing())
+	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
+	so.Handler = &pull.Server{Mirror: m, Next: h, Metrics: metrics, Access: pull.AccessLog(stderr, f.logFormat == "json")}
+	so.Logger, so.Drain = logger, f.drain
+	out := cmd.OutOrStdout()
+	so.Ready = func(s netmirror.Serving) {
+		printServing(out, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, s)
+	}
+	err = netmirror.Serve(ctx, nil, so)
+	m.Close()
+	printWarnings(cmd, cache)
+	return closeAudit(cmd, auditLog, err)
+}
+
+// source is where the mirror fetches from: each provider's origin registry
+// (found by service discovery on its hostname, as the clients' direct
+// installation does), or one place; nil offline.
+func (f *pullFlags) source(ctx context.Context, o place.Options) (pull.Source, error) {
+	switch {
+	case f.offline:
+		return nil, nil
+	case f.upstream == "origin":
+		return func(ctx context.Context, p backends.Provider) (backends.Reader, error) {
+			return place.Open(ctx, "registry://"+p.Hostname, o)
+		}, nil
+	}
+	if _, err := openPlace(ctx, f.upstream, o); err != nil {
+		return nil, err
+	}
+	arg := f.upstream
+	return func(ctx context.Context, p backends.Provider) (backends.Reader, error) {
+		return place.Open(ctx, arg, o)
+	}, nil
+}
+
+// policy reads --spec; a cooldown is recorded in CACHE, which must then be
+// a directory.
+func (f *pullFlags) policy(cache backends.Writer) (*pull.Policy, error) {
+	if f.spec == "" {
+		return nil, nil
+	}
+	s, err := spec.LoadPolicy(f.spec)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	pol := &pull.Policy{Spec: s}
+	if s.MinAge > 0 {
+		d, ok := cache.(interface{ Dir() string })
+		if !ok {
+			return nil, usageErr("serve: %s: min_age records when each version was first seen in CACHE, which needs a directory CACHE for now (%s is not one)", f.spec, cache)
+		}
+		pol.Seen = &pull.SeenDir{Dir: d.Dir()}
+	}
+	return pol, nil
+}
