@@ -165,9 +165,9 @@ func pullConfig(t *testing.T) string {
 
 // terraform init and tofu init through `serve CACHE --upstream origin`:
 // from cold, exactly the archive installed lands in CACHE, with the
-// version's provenance, fetched from the origin once; tofu with
-// trust_all_hashes locks the zh: of every platform (the signed
-// SHA256SUMS'); `providers lock` for another platform through the mirror
+// version's provenance, fetched from the origin once; the version
+// document lists the signed zh: of every platform, and tofu with
+// trust_all_hashes locks the installed one's; `providers lock` for another platform through the mirror
 // fetches only that platform's archive; and a fresh serve of the same
 // CACHE with the origin down serves both clients what CACHE holds.
 func TestPullThroughColdThenWarmWithTheOriginDown(t *testing.T) {
@@ -212,7 +212,15 @@ func TestPullThroughColdThenWarmWithTheOriginDown(t *testing.T) {
 	}
 
 	if clients["tofu"] != "" {
-		tofuAllHashes(t, clients["tofu"], caPEM, url, w, hostSums, otherSums)
+		tofuAllHashes(t, clients["tofu"], caPEM, url, w, hostSums)
+	}
+	// The version document lists the signed zh: of every platform, the
+	// one not fetched yet too.
+	zhs := versionDocZH(t, url, caPEM)
+	for plat, s := range map[string]hashing.Sums{host: hostSums, other: otherSums} {
+		if !slices.Equal(zhs[plat], []string{string(s.ZH)}) {
+			t.Errorf("VERSION.json lists %v for %s, want the signed %s", zhs[plat], plat, s.ZH)
+		}
 	}
 
 	// Another platform: `providers lock` downloads its package through
@@ -282,10 +290,11 @@ func TestPullThroughRefusesATamperedZip(t *testing.T) {
 }
 
 // tofuAllHashes has tofu, with trust_all_hashes, install through the
-// mirror holding the host's archive: it locks the zh: of every platform
-// the signed SHA256SUMS lists, and the mirror asks the origin for no
-// archive.
-func tofuAllHashes(t *testing.T, tofu string, caPEM []byte, url string, w *pullWorld, hostSums, otherSums hashing.Sums) {
+// mirror holding the host's archive: it locks the h1: it computes and the
+// signed zh: the mirror lists for that platform (tofu 1.12 records the
+// installed platform's hashes only, from any source), and the mirror asks
+// the origin for no archive.
+func tofuAllHashes(t *testing.T, tofu string, caPEM []byte, url string, w *pullWorld, hostSums hashing.Sums) {
 	t.Helper()
 	tofuCfg := fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n    trust_all_hashes = true\n  }\n}\n", url)
 	work := pullConfig(t)
@@ -294,7 +303,7 @@ func tofuAllHashes(t *testing.T, tofu string, caPEM []byte, url string, w *pullW
 		t.Fatalf("tofu init through the pull-through mirror: %v\n%s", err, out)
 	}
 	locked := lockHashes(t, filepath.Join(work, ".terraform.lock.hcl"))
-	for _, h := range []hashing.Hash{hostSums.H1, hostSums.ZH, otherSums.ZH} {
+	for _, h := range []hashing.Hash{hostSums.H1, hostSums.ZH} {
 		if !slices.Contains(locked, string(h)) {
 			t.Errorf("tofu with trust_all_hashes did not lock %s; it locked %v", h, locked)
 		}
@@ -302,4 +311,33 @@ func tofuAllHashes(t *testing.T, tofu string, caPEM []byte, url string, w *pullW
 	if n := w.reg.Count(registrytest.KindArchive); n != 1 {
 		t.Errorf("tofu's install of a cached archive went to the origin: %d archives served, want 1", n)
 	}
+}
+
+// versionDocZH reads the mirror's VERSION.json for pullAddr 1.0.0 and
+// returns the zh: it lists for each platform.
+func versionDocZH(t *testing.T, url string, caPEM []byte) map[string][]string {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: time.Minute}
+	resp, err := c.Get(url + pullAddr + "/1.0.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Archives map[string]struct{ Hashes []string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatalf("%s: %v", resp.Request.URL, err)
+	}
+	out := map[string][]string{}
+	for plat, a := range doc.Archives {
+		for _, h := range a.Hashes {
+			if strings.HasPrefix(h, "zh:") {
+				out[plat] = append(out[plat], h)
+			}
+		}
+	}
+	return out
 }
