@@ -209,10 +209,39 @@ func (b *base[K, V]) key(p pane, k tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	b.list, cmd = b.list.Update(k)
+	return tea.Batch(cmd, b.showSelected(false))
+}
+
+// showSelected shows the item under the list's cursor where it is not the
+// one shown: now, or once the cursor rests.
+func (b *base[K, V]) showSelected(now bool) tea.Cmd {
 	if item, ok := b.list.Selected(); ok && (!b.hasCurrent || item != b.current) {
-		cmd = tea.Batch(cmd, b.selectItem(item, false))
+		return b.selectItem(item, now)
 	}
-	return cmd
+	return nil
+}
+
+// click acts on a click at (x, y) inside the list or the grid: the list
+// shows the item clicked at once; the grid moves its cursor, or selects.
+func (b *base[K, V]) click(p pane, x, y int) tea.Cmd {
+	if p == paneMatrix {
+		b.grid.Click(x, y)
+		return nil
+	}
+	if b.list.Click(y) {
+		return b.showSelected(true)
+	}
+	return nil
+}
+
+// scroll moves the list's or the grid's cursor by n, as the arrows do.
+func (b *base[K, V]) scroll(p pane, n int) tea.Cmd {
+	if p == paneMatrix {
+		b.grid.Scroll(n)
+		return nil
+	}
+	b.list.Scroll(n)
+	return b.showSelected(false)
 }
 
 func (b *base[K, V]) opens(k tea.KeyPressMsg) bool  { return key.Matches(k, b.list.Keys().Open) }
@@ -221,6 +250,26 @@ func (b *base[K, V]) queues(k tea.KeyPressMsg) bool { return key.Matches(k, b.gr
 func (b *base[K, V]) queued() { b.grid.ClearSelection() }
 
 func (b *base[K, V]) shutdown() { b.loadCancel() }
+
+// reload forgets every listing (what a place held may have changed behind
+// the UI's back: a sync from another shell) and lists the item shown
+// again, in commands.
+func (b *base[K, V]) reload() tea.Cmd {
+	b.forget()
+	if !b.hasCurrent {
+		return nil
+	}
+	return b.startLoad(b.current)
+}
+
+// forget drops every listing and cancels those under way; results still
+// on their way find no listing to fill and are dropped.
+func (b *base[K, V]) forget() {
+	b.loadCancel()
+	b.loadCtx = nil
+	clear(b.cache)
+	clear(b.dirty)
+}
 
 // update handles the messages every view gets: listings and ticks.
 func (b *base[K, V]) update(msg viewMsg) tea.Cmd {

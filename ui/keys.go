@@ -20,6 +20,7 @@ type KeyMap struct {
 	Compare            key.Binding
 	Modules            key.Binding
 	SpecGaps           key.Binding
+	Reload             key.Binding
 	Help               key.Binding
 	Quit, ForceQuit    key.Binding
 }
@@ -34,6 +35,7 @@ func DefaultKeyMap() KeyMap {
 		Compare:   key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "compare mirror")),
 		Modules:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "modules")),
 		SpecGaps:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "queue the spec's gaps")),
+		Reload:    key.NewBinding(key.WithKeys("ctrl+r", "f5"), key.WithHelp("ctrl+r", "list places again")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now")),
@@ -47,7 +49,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.Events, k.Help, k.Quit, k.ForceQuit}}
+	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.Events, k.Reload, k.Help, k.Quit, k.ForceQuit}}
 }
 
 // helpScreenKeys is the keys of the help screen: it scrolls where it is
@@ -114,7 +116,13 @@ func (m Model) paneKeys() help.KeyMap {
 func (m *Model) updateKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, m.keys.ForceQuit):
+		m.interrupt()
 		return m.quit()
+	case m.confirmQuit && !m.jobs.Tracker().Unfinished():
+		// The jobs ended while the question was asked: it is moot, and
+		// this key is not an answer to it.
+		m.confirmQuit = false
+		return m.updateKey(k)
 	case m.confirmQuit:
 		m.confirmQuit = false
 		if k.String() == "y" || k.String() == "enter" {
@@ -169,6 +177,8 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		m.toggleView()
 	case key.Matches(k, m.keys.SpecGaps):
 		return m.planSpecGaps(), true
+	case key.Matches(k, m.keys.Reload):
+		return m.reload(), true
 	default:
 		return nil, false
 	}
@@ -203,7 +213,7 @@ func (m *Model) updatePane(k tea.KeyPressMsg) tea.Cmd {
 	case m.focus == paneJobs && key.Matches(k, m.jobs.Keys().Cancel):
 		return m.cancelJob()
 	case m.focus == paneJobs && key.Matches(k, m.jobs.Keys().Retry):
-		return m.retryJob()
+		return m.retryJobs()
 	case m.focus == paneJobs:
 		var cmd tea.Cmd
 		m.jobs, cmd = m.jobs.Update(k)

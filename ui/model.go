@@ -157,6 +157,11 @@ type Model struct {
 	// queueActive is set from the first job queued until the engine says
 	// Idle, which comes after the last job's index documents are written.
 	queueActive bool
+	// relisting: ctrl+r asked for every listing again; the status line
+	// says so until they are in.
+	relisting bool
+	// interrupted is what Ctrl-C interrupted; Run reports it.
+	interrupted *interruption
 }
 
 // New builds the UI over cfg's places and cfg.Engine, which the caller
@@ -208,7 +213,10 @@ func (m Model) Shutdown() {
 		}
 	}
 	m.engine.Stop()
-	for range m.engine.Events() {
+	// The jobs' last events (cancelled) reach the tracker, for Run to say
+	// what an interrupt cancelled.
+	for ev := range m.engine.Events() {
+		m.jobs.Tracker().Apply(ev)
 	}
 }
 
@@ -234,6 +242,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.relayout()
 	case tea.KeyPressMsg:
 		cmd = m.updateKey(msg)
+	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		cmd = m.updateMouse(msg.(tea.MouseMsg))
 	case viewMsg:
 		cmd = m.views[msg.target()].update(msg)
 	case engineEventMsg:
@@ -247,6 +257,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case spinner.TickMsg:
 		return m.updateSpinner(msg)
 	}
+	if m.relisting && !m.busy() {
+		m.relisting = false
+		if m.sh.status.kind == statusInfo {
+			m.setStatus(statusInfo, "listed every place again")
+		}
+	}
 	m.refreshDetails()
 	return m, tea.Batch(cmd, m.startSpinner())
 }
@@ -255,6 +271,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
+	// Clicks and the wheel (see mouse.go); no motion events.
+	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "tfmirror"
 	return v
 }
@@ -298,6 +316,12 @@ func (m *Model) updateEngine(ev sync.Event) tea.Cmd {
 		if v != nil {
 			cmds = append(cmds, v.jobEvent(j, ev))
 		}
+	}
+	if m.confirmQuit && !m.jobs.Tracker().Unfinished() {
+		// Nothing left to cancel: the question is moot, and the next q
+		// must quit, not answer it.
+		m.confirmQuit = false
+		m.setStatus(statusInfo, "the jobs have ended: q quits")
 	}
 	switch ev := ev.(type) {
 	case sync.JobQueued:
@@ -348,14 +372,41 @@ func (m *Model) cancelJob() tea.Cmd {
 	return jobCmd(func() { eng.Cancel(id) })
 }
 
-func (m *Model) retryJob() tea.Cmd {
-	j, ok := m.jobs.Selected()
-	if !ok || (j.State != sync.Failed && j.State != sync.Canceled) {
-		m.setStatus(statusInfo, "R retries a failed or canceled job")
+// retryJobs retries every failed and canceled job, as R says, wherever
+// the cursor is.
+func (m *Model) retryJobs() tea.Cmd {
+	tr := m.jobs.Tracker()
+	var ids []sync.JobID
+	for _, id := range tr.Order {
+		if st := tr.Jobs[id].State; st == sync.Failed || st == sync.Canceled {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		m.setStatus(statusInfo, "R retries the failed and canceled jobs: there are none")
 		return nil
 	}
-	id, eng := j.Info.ID, m.engine
-	return jobCmd(func() { eng.Retry(id) })
+	m.setStatus(statusInfo, fmt.Sprintf("retrying %d failed or canceled job(s)", len(ids)))
+	eng := m.engine
+	return jobCmd(func() {
+		for _, id := range ids {
+			eng.Retry(id)
+		}
+	})
+}
+
+// reload lists every place of both views again (ctrl+r), after a sync
+// from elsewhere changed them; the listings run in commands.
+func (m *Model) reload() tea.Cmd {
+	var cmds []tea.Cmd
+	for _, v := range m.views {
+		if v != nil {
+			cmds = append(cmds, v.reload())
+		}
+	}
+	m.setStatus(statusInfo, "listing every place again…")
+	m.relisting = true
+	return tea.Batch(cmds...)
 }
 
 // enqueue hands what the dialog confirmed to the engine.

@@ -134,7 +134,7 @@ func newModulesView(sh *shell, cfg ModulesConfig) *modulesView {
 }
 
 func (v *modulesView) words() viewWords {
-	return viewWords{places: " ─ module places: ", list: "Modules", grid: "Module versions", jobsEmpty: moduleJobsEmpty, marks: "place", legend: moduleLegend}
+	return viewWords{places: " ─ module places: ", list: "Modules", item: "module", grid: "Module versions", jobsEmpty: moduleJobsEmpty, marks: "place", legend: moduleLegend}
 }
 
 // startMsg lists the first module when the UI starts: Init cannot change

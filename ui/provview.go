@@ -80,6 +80,9 @@ type providersView struct {
 	firstLoad   bool // the first provider shown is being listed
 	// wanted is what the spec the UI opened on wants of each provider.
 	wanted map[backends.Provider]wantedVersions
+	// catGen is the latest round of catalogues asked for (ctrl+r asks
+	// again); catalogues of an older round are dropped.
+	catGen uint64
 }
 
 // wantedVersions are the versions a spec wants of one provider, and for
@@ -178,12 +181,13 @@ func numbered(num, i int) int {
 }
 
 func (v *providersView) words() viewWords {
-	return viewWords{places: " ─ mirrors: ", list: "Providers", grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
+	return viewWords{places: " ─ mirrors: ", list: "Providers", item: "provider", grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
 }
 
 // catalogueMsg is one mirror's catalogue of providers.
 type catalogueMsg struct {
 	to
+	gen       uint64
 	mirror    int
 	providers []backends.Provider
 	err       error
@@ -207,11 +211,12 @@ type verifiedMsg struct {
 // Init lists every mirror's providers.
 func (v *providersView) Init() tea.Cmd {
 	var cmds []tea.Cmd
+	gen := v.catGen
 	for i, mr := range v.mirrors {
 		r := mr.reader
 		cmds = append(cmds, func() tea.Msg {
 			ps, err := r.Providers(v.sh.ctx)
-			msg := catalogueMsg{to: to(viewProviders), mirror: i, providers: ps, err: err}
+			msg := catalogueMsg{to: to(viewProviders), gen: gen, mirror: i, providers: ps, err: err}
 			if w, ok := r.(backends.Warner); ok {
 				msg.warnings = w.Warnings()
 			}
@@ -309,7 +314,27 @@ func warningsAbout(r backends.Reader, p backends.Provider) []string {
 	return out
 }
 
+// reload lists every mirror's catalogue again, and the provider shown:
+// what the list and the matrix show was listed before a sync from
+// elsewhere changed the mirrors. The provider under the cursor stays
+// shown once the catalogues are in.
+func (v *providersView) reload() tea.Cmd {
+	v.forget()
+	v.catGen++
+	for _, mr := range v.mirrors {
+		mr.listed, mr.noCatalogue, mr.err, mr.providers = false, false, nil, nil
+	}
+	clear(v.verified)
+	clear(v.newest)
+	v.hasCurrent = false
+	v.rebuild()
+	return v.Init()
+}
+
 func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
+	if msg.gen != v.catGen {
+		return nil // a round of catalogues ctrl+r has asked for again
+	}
 	mr, num := v.mirrors[msg.mirror], v.places[msg.mirror].num
 	mr.listed = true
 	switch {

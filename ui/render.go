@@ -265,7 +265,10 @@ func (m Model) fullHelpLines() []string {
 	}
 	out := beside(pane, legend, m.w-2)
 	out = append(out, "", m.styles.Bold.Render(" Everywhere"))
-	return append(out, indent(h.FullHelpView(m.globalKeys().FullHelp()))...)
+	out = append(out, indent(h.FullHelpView(m.globalKeys().FullHelp()))...)
+	return append(out, "", m.styles.Bold.Render(" Mouse"),
+		"  click   a pane, a "+m.view().words().item+", a cell (again: select)",
+		"  wheel   moves the cursor of the pane under it")
 }
 
 // beside sets right to the right of left where both fit in w cells, and

@@ -28,8 +28,18 @@ func Run(ctx context.Context, cfg Config, opts ...tea.ProgramOption) error {
 	// gives its profile too.
 	base := []tea.ProgramOption{tea.WithContext(ctx), tea.WithColorProfile(lipgloss.Writer.Profile)}
 	p := tea.NewProgram(m, append(base, opts...)...)
-	_, err := p.Run()
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+	final, err := p.Run()
+	killed := errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil
+	in := unfinishedJobs(m.jobs.Tracker()) // what a signal interrupts
+	if fm, ok := final.(Model); ok && fm.interrupted != nil {
+		in, killed = fm.interrupted, true // Ctrl-C, as a key
+	}
+	// The engine stopped, every job's end is known: what was cancelled.
+	m.Shutdown()
+	if killed && (len(in.unfinished) > 0 || in.indexing) {
+		return interruptedBy(in, m.jobs.Tracker())
+	}
+	if killed {
 		return ctx.Err()
 	}
 	if errors.Is(err, tea.ErrInterrupted) {

@@ -29,6 +29,10 @@ type view interface {
 	// key handles a key for the list or the grid, but for the keys that
 	// open the grid and the queue dialog, which are the root's.
 	key(p pane, k tea.KeyPressMsg) tea.Cmd
+	// click and scroll are the mouse in the list or the grid: a click at
+	// (x, y) inside the pane, the wheel moving the cursor by n.
+	click(p pane, x, y int) tea.Cmd
+	scroll(p pane, n int) tea.Cmd
 	opens(k tea.KeyPressMsg) bool
 	queues(k tea.KeyPressMsg) bool
 	typing(p pane) bool
@@ -51,6 +55,9 @@ type view interface {
 	cursor() (grid.Cell, bool)
 	showDetails(d *details.Model, c grid.Cell)
 	busy() bool
+	// reload lists every place again (ctrl+r: after a sync from elsewhere),
+	// in commands.
+	reload() tea.Cmd
 	shutdown()
 }
 
@@ -58,6 +65,7 @@ type view interface {
 type viewWords struct {
 	places    string // header: " ─ mirrors: "
 	list      string // help: "Providers"
+	item      string // help: "provider"
 	grid      string // help: "Matrix"
 	jobsEmpty string // the jobs pane with no jobs
 	// marks is what one mark stands for ("mirror"); legend explains

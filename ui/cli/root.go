@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/ui"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -76,6 +77,13 @@ func (i Interrupted) ExitCode() int {
 func exitCode(cmd *cobra.Command, err error) int {
 	if err == nil {
 		return exitOK
+	}
+	var intr *ui.Interrupted
+	if errors.As(err, &intr) {
+		// Ctrl-C in the UI interrupted jobs: said once the terminal is
+		// back, as the other commands say what an interrupt cancelled.
+		fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror:", backends.Printable(err.Error()))
+		return 130
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

@@ -29,7 +29,7 @@ func CellKeys() KeyMap {
 		Toggle: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "select")),
 		Row:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "row")),
 		Column: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "column")),
-		All:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all versions")),
+		All:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all cells")),
 		Clear:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear selection")),
 		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter (>= 2.0)")),
 		Gaps:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "gaps only")),
@@ -37,7 +37,6 @@ func CellKeys() KeyMap {
 		Verify: key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "verify")),
 		Typing: filterline.DefaultKeyMap(),
 	}
-	k.All.SetEnabled(false)
 	return k
 }
 
@@ -47,7 +46,7 @@ func CellKeys() KeyMap {
 func RowKeys() KeyMap {
 	k := CellKeys()
 	k.Toggle = key.NewBinding(key.WithKeys("space", "r"), key.WithHelp("space/r", "select version"))
-	k.All.SetEnabled(true)
+	k.All.SetHelp("a", "all versions")
 	for _, b := range []*key.Binding{&k.Left, &k.Right, &k.Row, &k.Column, &k.Verify} {
 		b.SetEnabled(false)
 	}
@@ -57,7 +56,7 @@ func RowKeys() KeyMap {
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
 	// The actions first: where the bar is short, the last go.
-	return []key.Binding{k.Toggle, k.Queue, k.Verify, k.Row, k.Column, k.All, k.Gaps, k.Filter}
+	return []key.Binding{k.Toggle, k.Queue, k.Verify, k.Row, k.Column, k.Gaps, k.All, k.Filter}
 }
 
 // FullHelp implements help.KeyMap.

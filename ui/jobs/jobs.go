@@ -31,7 +31,7 @@ func DefaultKeyMap() KeyMap {
 	return KeyMap{
 		Nav:    list.DefaultNav("first", "last"),
 		Cancel: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "cancel job")),
-		Retry:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry failed")),
+		Retry:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "retry failed/canceled")),
 	}
 }
 
@@ -342,4 +342,21 @@ func Reason(err error) string {
 		return oe.Op + " (" + side + oe.Place + "): " + oe.Err.Error()
 	}
 	return err.Error()
+}
+
+// Click puts the cursor on the job drawn on line y of the pane; it reports
+// whether there is one there.
+func (m *Model) Click(y int) bool {
+	if y < 0 || y >= m.h || m.cur.Top+y >= len(m.tracker.Order) {
+		return false
+	}
+	m.cur.Pos = m.cur.Top + y
+	m.clamp()
+	return true
+}
+
+// Scroll moves the cursor by n jobs (negative: up).
+func (m *Model) Scroll(n int) {
+	m.cur.Pos += n
+	m.clamp()
 }

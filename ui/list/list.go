@@ -285,3 +285,23 @@ func (m Model[K]) row(it Item[K], cursor bool) string {
 	}
 	return " " + line
 }
+
+// Click puts the cursor on the item drawn on line y of the list's area; it
+// reports whether there is one there.
+func (m *Model[K]) Click(y int) bool {
+	if m.filter.Shown() {
+		y-- // the filter's line
+	}
+	if y < 0 || y >= m.rowsOnScreen() || m.cur.Top+y >= len(m.shown) {
+		return false
+	}
+	m.cur.Pos = m.cur.Top + y
+	m.clamp()
+	return true
+}
+
+// Scroll moves the cursor by n items (negative: up), as the arrows do.
+func (m *Model[K]) Scroll(n int) {
+	m.cur.Pos += n
+	m.clamp()
+}

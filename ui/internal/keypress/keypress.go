@@ -14,6 +14,7 @@ var named = map[string]tea.KeyPressMsg{
 	"pgdown":    {Code: tea.KeyPgDown},
 	"backspace": {Code: tea.KeyBackspace},
 	"ctrl+c":    {Code: 'c', Mod: tea.ModCtrl},
+	"ctrl+r":    {Code: 'r', Mod: tea.ModCtrl},
 }
 
 // Msg is the press of the key named k: a name above, or one character.
