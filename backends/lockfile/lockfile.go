@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -134,7 +135,7 @@ func Load(path string) (*File, error) {
 		return nil, &Error{Diags: []Diag{{Filename: path, Summary: "File too large", Detail: big.Detail()}}}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lock file %s: %w", path, err)
+		return nil, fmt.Errorf("%s: cannot read this lock file: %w", path, reason(err))
 	}
 	return Parse(src, path)
 }
@@ -461,7 +462,7 @@ func hashTokens(hs []hashing.Hash) hclwrite.Tokens {
 // new file gets mode 0644, as the clients give it.
 func (f *File) Save(path string) error {
 	if err := fs.ReplaceFile(path, f.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("lock file %s: %w", path, err)
+		return fmt.Errorf("%s: cannot write this lock file: %w", path, reason(err))
 	}
 	return nil
 }
@@ -477,7 +478,17 @@ func (f *File) SaveAt(path string) error {
 		mode = fi.Mode().Perm()
 	}
 	if err := fs.WriteFileAtomic(path, f.Bytes(), mode); err != nil {
-		return fmt.Errorf("lock file %s: %w", path, err)
+		return fmt.Errorf("%s: cannot write this lock file: %w", path, reason(err))
 	}
 	return nil
+}
+
+// reason is what an error of the file system says, without Go's "open
+// PATH:" before it: the messages that carry it name the file themselves.
+func reason(err error) error {
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -30,7 +30,11 @@ type Configuration struct {
 	Lock string
 	// LockOnly: the directory holds a lock file and no configuration
 	// file, so the lock's providers are all it requires.
-	LockOnly     bool
+	LockOnly bool
+	// LockErr is why Lock cannot be read or parsed; the configuration
+	// then says nothing of what it locks, and what needs its lock (sync,
+	// lock --from) must not go on with it.
+	LockErr      error
 	Requirements []Requirement
 }
 
@@ -66,7 +70,8 @@ const builtinLocal = "terraform"
 // sources and implied providers (hashicorp/TYPE) are on defaultHost.
 // Modules called with a remote source are read where `init` installed them
 // (.terraform/modules/modules.json); one not installed adds nothing and is
-// named in the notes. Errors are usage errors naming FILE:LINE.
+// named in the notes. Errors are usage errors naming FILE:LINE; a lock file
+// that cannot be read or parsed is its configuration's LockErr.
 func Derive(dirs []string, defaultHost string) ([]Configuration, []string, error) {
 	d := &deriver{host: defaultHost, mods: map[string]*module{}}
 	var found, locks []string
@@ -451,12 +456,14 @@ func (d *deriver) configuration(dir string, locked bool) (Configuration, error) 
 	}
 	if locked {
 		c.Lock = filepath.Join(dir, lockfile.DefaultName)
-		f, err := lockfile.Load(c.Lock)
-		if err != nil {
-			return c, backends.Usagef("%v", err)
-		}
 		hasConfig := d.mods[dir] != nil && d.mods[dir].files > 0
 		c.LockOnly = !hasConfig
+		f, err := lockfile.Load(c.Lock)
+		if err != nil {
+			// One configuration's lock stops only what needs it.
+			c.LockErr = err
+			f = lockfile.New(lockfile.HeaderTerraform)
+		}
 		for _, l := range f.Providers() {
 			r, ok := reqs[l.Addr]
 			if !ok && hasConfig {

@@ -66,6 +66,9 @@ func (s *Spec) Wants() (wants []Want, notes []string, err error) {
 		}
 		notes = append(notes, derived...)
 		for _, c := range configs {
+			if c.LockErr != nil {
+				return nil, nil, backends.Usagef("%v", c.LockErr)
+			}
 			for _, r := range c.Requirements {
 				w := get(r.Provider)
 				w.Asks = append(w.Asks, r.ask())

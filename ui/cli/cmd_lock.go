@@ -176,7 +176,9 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 		tell(cmd, "%s: already has every hash (%d providers)", path, len(f.Providers()))
 	default:
 		if err := save(path); err != nil {
-			return err
+			tell(cmd, "%v", err)
+			tell(cmd, "%s: not changed: it could not be written", path)
+			return errProblem
 		}
 		tell(cmd, "%s: %d hashes added for %d providers", path, added, len(updates))
 	}
@@ -196,6 +198,11 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 	if len(s.Platforms) == 0 {
 		return usageErr("lock needs --platform (repeatable): the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64")
 	}
+	if header != "" {
+		if _, err := lockfile.ParseHeader(header); err != nil {
+			return usageErr("--header: %v", err)
+		}
+	}
 	configs, err := deriveFrom(cmd, from)
 	if err != nil {
 		return err
@@ -208,6 +215,14 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 	failed := 0
 	for _, c := range configs {
 		path := filepath.Join(c.Dir, lockfile.DefaultName)
+		if c.LockErr != nil {
+			// Each file is all or nothing: this one is named, the others
+			// are written.
+			tell(cmd, "%v", c.LockErr)
+			tell(cmd, "%s: not changed (see above)", path)
+			failed++
+			continue
+		}
 		if len(c.Requirements) == 0 {
 			tell(cmd, "%s: the configuration requires no provider: nothing to lock", c.Dir)
 			continue
@@ -222,7 +237,10 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		}
 		f, existed, err := loadLock(cmd, path, header)
 		if err != nil {
-			return err
+			tell(cmd, "%v", err)
+			tell(cmd, "%s: not changed (see above)", path)
+			failed++
+			continue
 		}
 		req := sync.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download}
 		if !c.LockOnly {
