@@ -40,6 +40,9 @@ const (
 	KindOCI       Kind = "oci"
 	KindS3        Kind = "s3"
 	KindBundle    Kind = "bundle"
+	// KindRelease: a provider's release directory (goreleaser's dist/),
+	// read-only.
+	KindRelease Kind = "release"
 )
 
 // Reader is what every place offers: listing and opening packages.

@@ -17,6 +17,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/oci/push"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/backends/registry"
 	"github.com/tfmirror/tfmirror/backends/s3"
@@ -35,6 +36,7 @@ const (
 	OCI       = backends.KindOCI
 	S3        = backends.KindS3
 	Bundle    = backends.KindBundle
+	Release   = backends.KindRelease
 )
 
 // Spec is a parsed place argument.
@@ -62,10 +64,16 @@ func Parse(arg string) (Spec, error) {
 		if isBundle(arg) {
 			return Spec{Kind: Bundle, Raw: arg, Target: arg}, nil
 		}
+		if push.IsReleaseDir(context.Background(), arg) {
+			return Spec{Kind: Release, Raw: arg, Target: arg}, nil
+		}
 		return Spec{Kind: FS, Raw: arg, Target: arg}, nil
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
+		if push.IsReleaseDir(context.Background(), rest) {
+			return Spec{Kind: Release, Raw: arg, Target: rest}, nil
+		}
 		return Spec{Kind: FS, Raw: arg, Target: rest}, nil
 	case "https":
 		return Spec{Kind: NetMirror, Raw: arg, Target: arg}, nil
@@ -145,6 +153,10 @@ type Options struct {
 	// Signatures says how origin registries' signatures are checked (key
 	// expiry, as OPENTOFU_ENFORCE_GPG_EXPIRATION).
 	Signatures provenance.Options
+	// Release says how a release directory opens: the provider its zips
+	// are (--provider HOST/NAMESPACE/TYPE) and the keys that check its
+	// SHA256SUMS.sig (--signing-key); Signatures apply to them.
+	Release push.ReleaseOptions
 }
 
 // NetClient is the HTTP setup for network mirrors, registries (provider and
@@ -204,6 +216,11 @@ func Openers() map[Kind]Opener {
 			}
 			return registry.Open(s.Raw, s.Target, registry.Options{HTTP: hc, Credentials: o.Tokens(), Signatures: o.Signatures})
 		},
+		Release: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
+			ro := o.Release
+			ro.Signatures = o.Signatures
+			return push.OpenReleaseDir(ctx, s.Target, ro)
+		},
 		Bundle: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			return bundle.Open(s.Raw, s.Target, bundle.Options{Provenance: o.Signatures})
 		},
@@ -242,6 +259,8 @@ func OpenWriter(ctx context.Context, arg string, o Options) (backends.Writer, er
 	o.Create = true
 	if s, err := Parse(arg); err == nil && s.Kind == Bundle {
 		return nil, fmt.Errorf("place %s: a bundle is read-only: write one with `tfmirror export SRC %s`, land one with `tfmirror import %s DST`", arg, arg, arg)
+	} else if err == nil && s.Kind == Release {
+		return nil, fmt.Errorf("place %s: a release directory is read-only: copy its packages into a mirror (tfmirror sync %s DST -p HOST/NAMESPACE/TYPE) or push them (tfmirror push %s oci://REGISTRY/TEMPLATE -p HOST/NAMESPACE/TYPE)", arg, arg, arg)
 	}
 	r, err := Open(ctx, arg, o)
 	if err != nil {

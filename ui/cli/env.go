@@ -16,6 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/oci/push"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
@@ -36,6 +37,10 @@ type Env struct {
 	debug      bool
 	stderr     io.Writer
 	s3Endpoint string
+
+	// release is how a release directory given as a place opens: the
+	// command's --provider, --version, --platform and --signing-key.
+	release push.ReleaseOptions
 
 	// creds are the credentials every place of one command uses, read once.
 	credsOnce gosync.Once
@@ -83,7 +88,34 @@ func (env *Env) addHashesFlag(cmd *cobra.Command, what string) {
 func (env *Env) placeOptions() place.Options {
 	env.credsOnce.Do(env.loadCredentials)
 	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
-		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog(), S3Endpoint: env.s3Endpoint, Signatures: signatures()}
+		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog(), S3Endpoint: env.s3Endpoint, Signatures: signatures(), Release: env.release}
+}
+
+// readReleaseFlags takes, from the command about to run, what a release
+// directory given as a place needs: the selection's full provider
+// addresses (a zip's name gives only the type), an exact version and one
+// platform for zips whose names do not say, and --signing-key. A flag that
+// does not parse is the selection's to report.
+func (env *Env) readReleaseFlags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	var o push.ReleaseOptions
+	if ps, err := fl.GetStringSlice("provider"); err == nil {
+		for _, p := range ps {
+			if f, err := backends.ParseProviderFilter(p); err == nil {
+				o.Naming.Providers = append(o.Naming.Providers, f)
+			}
+		}
+	}
+	if v, err := fl.GetString("version"); err == nil {
+		o.Naming.Version = v
+	}
+	if plats, err := fl.GetStringSlice("platform"); err == nil && len(plats) == 1 {
+		o.Naming.Platform = plats[0]
+	}
+	if keys, err := fl.GetStringArray("signing-key"); err == nil {
+		o.SigningKeys = keys
+	}
+	env.release = o
 }
 
 // debugLog is where --debug writes, or nil without it.

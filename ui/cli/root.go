@@ -127,7 +127,10 @@ AWS configuration, --s3-endpoint for S3-compatible stores).`,
 	root.PersistentFlags().BoolVar(&env.insecure, "insecure", false, "do not verify the TLS certificates of oci:// registries")
 	root.PersistentFlags().BoolVar(&env.debug, "debug", false,
 		"write every HTTP request to stderr: method, URL, status, bytes, time and attempt (never credentials)")
-	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { env.stderr = cmd.ErrOrStderr() }
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
+		env.stderr = cmd.ErrOrStderr()
+		env.readReleaseFlags(cmd)
+	}
 	root.PersistentFlags().StringVar(&env.s3Endpoint, "s3-endpoint", "",
 		"`URL` of an S3-compatible store (MinIO, Ceph, versitygw, ...) for s3:// places, addressed path-style; default AWS S3")
 	root.SetFlagErrorFunc(flagError)

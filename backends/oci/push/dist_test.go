@@ -296,3 +296,57 @@ func TestPushSigningKeyRefusesAnUnsignedZip(t *testing.T) {
 		t.Errorf("push without a key: %s", r)
 	}
 }
+
+// A release directory opens as a read-only place wherever a place is
+// accepted, named by -p HOST/NAMESPACE/TYPE (refused, exit 2, without it)
+// and checked with --signing-key as push checks it: ls lists its
+// platforms, verify names the signer, sync copies it into an OCI mirror
+// with its provenance, and a key that did not sign refuses it.
+func TestReleaseDirectoryAsAPlace(t *testing.T) {
+	reg := ocitest.New(t)
+	signer := backendtest.NewSigner(t, "acme releases")
+	dist, _ := goreleaserDist(t, signer, "alpha", "1.2.3", "linux_amd64", "darwin_arm64")
+	key := filepath.Join(dist, "acme.asc")
+	writeTestFile(t, key, signer.Armor)
+	const addr = "registry.opentofu.org/acme/alpha"
+
+	r := run(t, reg, "ls", dist)
+	if r.code != 2 || !strings.Contains(r.stderr, dist+" is a release directory") || !strings.Contains(r.stderr, "-p HOST/NAMESPACE/TYPE") {
+		t.Errorf("ls of a release directory without -p: %s", r)
+	}
+	r = run(t, reg, "ls", dist, "-p", "acme/alpha")
+	if r.code != 2 || !strings.Contains(r.stderr, "HOSTNAME/acme/alpha") {
+		t.Errorf("ls of a release directory with a bare NAMESPACE/TYPE: %s", r)
+	}
+	rows := lsJSON(t, reg, dist, "-p", addr, "--signing-key", key)
+	if len(rows) != 2 || rows[0].Provider != addr || rows[0].Version != "1.2.3" {
+		t.Errorf("ls of the release directory: %+v", rows)
+	}
+	for _, row := range verifyJSON(t, reg, dist, "-p", addr, "--signing-key", key) {
+		if row.Status != "ok" || row.Signer == nil || row.Signer.Fingerprint != signer.Fingerprint() {
+			t.Errorf("verify of the release directory: %+v, want ok and signed by %s", row, signer.Fingerprint())
+		}
+	}
+	dst := "oci://" + reg.Host() + "/rel/${namespace}/${type}"
+	if r := run(t, reg, "sync", dist, dst, "-p", addr, "--signing-key", key); r.code != 0 {
+		t.Fatalf("sync of the release directory: %s", r)
+	}
+	for _, row := range verifyJSON(t, reg, dst, "-p", addr) {
+		if row.Status != "ok" || row.Signer == nil || row.Signer.Fingerprint != signer.Fingerprint() {
+			t.Errorf("verify of the mirror synced from the release directory: %+v", row)
+		}
+	}
+	other := backendtest.NewSigner(t, "someone else")
+	otherKey := filepath.Join(t.TempDir(), "other.asc")
+	writeTestFile(t, otherKey, other.Armor)
+	dst2 := "oci://" + reg.Host() + "/other/${namespace}/${type}"
+	if r := run(t, reg, "sync", dist, dst2, "-p", addr, "--signing-key", otherKey); r.code != 1 || !strings.Contains(r.stdout+r.stderr, other.Fingerprint()) {
+		t.Errorf("sync of the release directory checked with a key that did not sign it: %s", r)
+	}
+	if rows := lsQuiet(t, reg, dst2, "-p", addr); len(rows) != 0 {
+		t.Errorf("landed with a signature that does not check: %+v", rows)
+	}
+	if r := run(t, reg, "sync", dst, dist, "-p", addr); r.code != 2 || !strings.Contains(r.stderr, "release directory is read-only") {
+		t.Errorf("sync into a release directory: %s", r)
+	}
+}

@@ -108,3 +108,40 @@ func checkedSums(a Args, o ReleaseOptions) ([]SumsFile, []string, error) {
 	}
 	return sums, notes, nil
 }
+
+// IsReleaseDir reports whether dir is a release directory: goreleaser's
+// dist/, or a directory of terraform-provider-TYPE_VERSION_OS_ARCH.zip
+// with their SHA256SUMS at its top and no mirror layout (a filesystem
+// mirror keeps its zips three levels down and lists providers).
+func IsReleaseDir(ctx context.Context, dir string) bool {
+	_, ok, _ := distEntries(ctx, dir)
+	return ok
+}
+
+// OpenReleaseDir opens a release directory as a read-only place: its zips,
+// named by o.Naming's provider (a zip's name gives only its type), their
+// SHA256SUMS and its .sig checked with o.SigningKeys as push checks them.
+// Its notes are the place's warnings (a signature not checked, a key past
+// its expiry). Without a provider it is a usage error saying to name one.
+func OpenReleaseDir(ctx context.Context, dir string, o ReleaseOptions) (*Zips, error) {
+	if len(o.Naming.Providers) == 0 {
+		return nil, backends.Usagef("%s is a release directory (release zips and their SHA256SUMS at its top): name its provider with -p HOST/NAMESPACE/TYPE, e.g. -p registry.opentofu.org/acme/alpha (a zip's name gives only its type)", dir)
+	}
+	a, err := Classify(ctx, []string{dir})
+	switch {
+	case err != nil:
+		return nil, err
+	case len(a.Places) > 0 || len(a.Zips) == 0:
+		return nil, backends.Usagef("%s: not a release directory (release zips and their SHA256SUMS at its top)", dir)
+	}
+	a.Skipped = nil // a place is read, not pushed: nothing to say of them
+	z, notes, err := OpenRelease(ctx, a, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	z.name, z.warnings = dir, notes
+	return z, nil
+}
+
+// Warnings are what opening a release directory noted.
+func (z *Zips) Warnings() []string { return z.warnings }

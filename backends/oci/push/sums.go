@@ -230,7 +230,12 @@ func evidence(f ZipFile, sums []SumsFile) ([]hashing.Evidence, error) {
 			}
 			return nil, fmt.Errorf("%s is not listed in %s, which states the zips of %s %s: give the SHA256SUMS of its release, or its own zips", f.Path, sf.Path, f.Package.Provider, f.Package.Version)
 		}
-		out = append(out, hashing.Evidence{Source: hashing.Source{Kind: hashing.SourceReleaseSums, Detail: sf.Path}, Hashes: []hashing.Hash{hashing.Hash("zh:" + sum)}})
+		src := hashing.Source{Kind: hashing.SourceReleaseSums, Detail: sf.Path}
+		if s := sf.sig; s != nil && s.err == nil {
+			// Its signature checked: the line is the publisher's word.
+			src = hashing.Source{Kind: hashing.SourceRegistrySigned, Detail: s.signer.String()}
+		}
+		out = append(out, hashing.Evidence{Source: src, Hashes: []hashing.Hash{hashing.Hash("zh:" + sum)}})
 	}
 	return out, nil
 }

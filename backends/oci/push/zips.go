@@ -128,6 +128,7 @@ type Zips struct {
 	files    []ZipFile
 	evidence map[string][]hashing.Evidence // by path: the SHA256SUMS lines
 	sums     []SumsFile
+	warnings []string // OpenReleaseDir's notes
 }
 
 var (
