@@ -162,11 +162,17 @@ func (m *Mirror) Explain(ctx context.Context, p backends.Provider, v backends.Ve
 	if why := pol.provider(p); why != "" {
 		return why
 	}
-	if v != nil && pol.constrains(p) {
+	if pol.constrains(p) {
 		up, err := m.upstreamVersions(ctx, p)
-		if err == nil {
+		if err == nil && v != nil {
 			if why := pol.version(p, v, up, m.firstSeen(ctx, p, up)); why != "" {
 				return why
+			}
+		}
+		if err == nil && v == nil && len(up) > 0 {
+			seen := m.firstSeen(ctx, p, up)
+			if len(pol.versions(p, up, seen)) == 0 {
+				return fmt.Sprintf("the policy offers none of the %d versions of %s upstream; the newest: %s", len(up), p, pol.version(p, up[0], up, seen))
 			}
 		}
 	}
