@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/bundle"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/spec"
@@ -202,14 +200,4 @@ func bundleSummary(m *bundle.Manifest) string {
 		s += fmt.Sprintf(", %d versions with their signed SHA256SUMS", len(signed))
 	}
 	return s
-}
-
-// openBundle opens a bundle argument for import: a damaged bundle is a
-// problem found (exit 1), not a usage error.
-func openBundle(cmd *cobra.Command, env *Env, arg string) (backends.Reader, error) {
-	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
-	if err != nil && errors.Is(err, bundle.ErrDamaged) {
-		return nil, &exitError{code: exitProblem, err: err}
-	}
-	return r, err
 }

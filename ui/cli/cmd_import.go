@@ -86,7 +86,7 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if err != nil {
 		return err
 	}
-	src, err := openBundle(cmd, env, bundleArg)
+	src, err := openPlace(cmd.Context(), bundleArg, env.placeOptions())
 	if err != nil {
 		return err
 	}

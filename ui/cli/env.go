@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/bundle"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/push"
@@ -153,8 +154,16 @@ func noCatalogue(err error) error {
 	return err
 }
 
+// openPlace opens a place named on the command line: one that cannot be
+// opened is a usage error (exit 2), but a damaged or altered bundle is a
+// problem found (exit 1).
 func openPlace(ctx context.Context, arg string, o place.Options) (backends.Reader, error) {
 	r, err := place.Open(ctx, arg, o)
+	if errors.Is(err, bundle.ErrDamaged) {
+		// The bundle was found and read: what is wrong is in it, a
+		// problem found (exit 1), for every command that opens it.
+		return nil, &exitError{code: exitProblem, err: err}
+	}
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
