@@ -132,7 +132,6 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 	v.base.hint = func(i int, _ backends.Provider) string { return "tfmirror ls " + v.places[i].name }
 	v.base.note = v.noteVersion
 	if cfg.Spec != nil {
-		v.grid.SetGapsOnly(true)
 		v.list.SetItems(v.providerUnion())
 	}
 	return v
@@ -491,7 +490,12 @@ func (v *providersView) rebuild() {
 	cmp := v.compared()
 	vs := v.versions(v.sel.Versions.ProviderVersions) // never 0.0.0, OpenTofu's "unspecified"
 	want, wanted := v.wanted[v.current]
-	vs = unionVersions(vs, want.versions)
+	if wanted {
+		// The rows are the versions the spec wants, landed or not: a
+		// version a destination holds that the spec does not want is no
+		// gap of it.
+		vs = unionVersions(nil, want.versions)
+	}
 	var plats []string
 	seen := map[string]bool{}
 	addPlatform := func(p backends.Platform) {

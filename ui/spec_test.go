@@ -78,9 +78,10 @@ provider "registry.terraform.io/acme/dns" {
 }
 
 // TestSpecMatrix opens the UI on a spec: the destination is compared, the
-// source is not, and the matrix has a row for each wanted version the
-// destination lacks, gaps only: acme/dns 3.2.0, which the destination holds
-// no platform of, shows missing; 3.1.0, which it holds, is hidden.
+// source is not, and the matrix has a row for each wanted version, held or
+// not, and for no other: acme/dns 3.2.0, which the destination holds no
+// platform of, shows missing; 3.1.0, which it holds, present; 3.0.1, which
+// it holds but the spec does not want, has no row.
 func TestSpecMatrix(t *testing.T) {
 	_, cfg := specWorld(t)
 	h := newHarness(t, cfg, 80, 24)
@@ -89,8 +90,8 @@ func TestSpecMatrix(t *testing.T) {
 	h.until("acme/dns listed", func(m Model) bool { return m.prov().current.Type == "dns" && idle(m) })
 
 	v := h.m.prov()
-	if !v.grid.GapsOnly() {
-		t.Errorf("gaps only is off; a spec opens with it on")
+	if v.grid.GapsOnly() {
+		t.Errorf("gaps only is on; a spec's rows are the versions it wants, landed or not (o hides the landed)")
 	}
 	if cmp := v.compared(); len(cmp) != 1 || v.places[cmp[0]].name != "./secondary" {
 		t.Errorf("compared %v; want the destination ./secondary alone", cmp)
@@ -108,10 +109,49 @@ func TestSpecMatrix(t *testing.T) {
 			t.Errorf("3.2.0 %s: marks %v; want missing in the destination", plats[c], marks[at][c])
 		}
 	}
-	if g := v.grid; g.Shown() != 1 {
-		t.Errorf("%d rows shown; want 3.2.0 alone (3.1.0 is held: no gap)", g.Shown())
+	if !slices.Equal(rows, []string{"3.2.0", "3.1.0"}) || v.grid.Shown() != 2 {
+		t.Errorf("rows %v (%d shown); want the wanted 3.2.0 and 3.1.0, and not 3.0.1", rows, v.grid.Shown())
 	}
 	golden.RequireEqual(t, []byte(h.screen()))
+}
+
+// TestSpecRowsOnceEveryGapLanded: once S has landed every gap, each
+// provider's rows are still exactly the versions the spec wants, every
+// cell present; no version it does not want shows up as a gap.
+func TestSpecRowsOnceEveryGapLanded(t *testing.T) {
+	_, cfg := specWorld(t)
+	h := newHarness(t, cfg, 80, 24)
+	h.until("load", idle)
+	h.press("S")
+	h.until("the spec's gaps planned", func(m Model) bool { return m.dialog != nil })
+	h.press("enter")
+	if h.m.dialog != nil {
+		h.press("enter")
+	}
+	h.until("the gaps to land", func(m Model) bool { return jobsEnded(5)(m) && idle(m) && !m.queueActive })
+	for _, tc := range []struct {
+		typ  string
+		want []string
+	}{{"cloud", []string{"2.1.0", "2.0.0"}}, {"dns", []string{"3.2.0", "3.1.0"}}} {
+		h.until("acme/"+tc.typ, func(m Model) bool {
+			if m.prov().current.Type != tc.typ {
+				h.press("down")
+				return false
+			}
+			return idle(m)
+		})
+		rows, plats, marks := matrixData(h.m)
+		if !slices.Equal(rows, tc.want) || h.m.prov().grid.Shown() != len(tc.want) {
+			t.Errorf("acme/%s rows %v (%d shown); want the wanted %v", tc.typ, rows, h.m.prov().grid.Shown(), tc.want)
+		}
+		for r := range rows {
+			for c := range plats {
+				if slices.Contains(marks[r][c], theme.MarkMissing) {
+					t.Errorf("acme/%s %s %s still missing", tc.typ, rows[r], plats[c])
+				}
+			}
+		}
+	}
 }
 
 // TestSpecQueueGaps presses S in a UI opened on a spec: the dialog
@@ -158,8 +198,12 @@ func TestSpecQueueGaps(t *testing.T) {
 			t.Errorf("%s did not land: %v", p, err)
 		}
 	}
-	// The matrix of acme/cloud (shown) no longer has its 2.1.0 gap.
+	// The matrix of acme/cloud (shown) no longer has its 2.1.0 gap, and
+	// its rows are still the versions the spec wants.
 	rows, _, marks := matrixData(final)
+	if !slices.Equal(rows, []string{"2.1.0", "2.0.0"}) || final.prov().grid.Shown() != 2 {
+		t.Errorf("acme/cloud rows %v (%d shown) once landed; want the wanted 2.1.0 and 2.0.0", rows, final.prov().grid.Shown())
+	}
 	if at := slices.Index(rows, "2.1.0"); at < 0 || slices.ContainsFunc(marks[at], func(c []theme.Mark) bool { return slices.Contains(c, theme.MarkMissing) }) {
 		t.Errorf("acme/cloud 2.1.0 after the jobs: rows %v, marks %v; want present", rows, marks)
 	}

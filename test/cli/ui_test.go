@@ -291,7 +291,7 @@ provider "registry.terraform.io/acme/dns" {
 		t.Fatal(err)
 	}
 	s := newTmux(t, 120, 36, []string{"NO_COLOR=1"}, "ui", "--spec", file)
-	s.waitLoaded("acme/dns", "3.2.0", "gaps only", "S queue the spec's gaps")
+	s.waitLoaded("acme/dns", "3.2.0", "3.1.0", "S queue the spec's gaps")
 	s.keys("S")
 	s.waitFor("2 to copy: 2 from [2] ")
 	s.keys("Enter")

@@ -27,7 +27,7 @@ type uiFlags struct {
 func (u *uiFlags) add(cmd *cobra.Command) {
 	u.sel.add(cmd)
 	jobsVar(cmd.Flags(), &u.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
-	cmd.Flags().StringVar(&u.spec, "spec", "", "open on a mirror spec `FILE`: its destinations and sources are the mirrors, its wanted versions rows of the matrix (gaps only), S queues every gap")
+	cmd.Flags().StringVar(&u.spec, "spec", "", "open on a mirror spec `FILE`: its destinations and sources are the mirrors, its wanted versions the rows of the matrix, S queues every gap")
 	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
 }
 
@@ -67,8 +67,8 @@ on registry.opentofu.org; --version narrows the versions.
 
 With --spec FILE (no places given), the UI opens on a mirror spec: its
 destinations are the compared mirrors, its sources follow; each provider's
-matrix has a row for every version the spec wants, also where no destination
-holds it yet, and shows only the gaps (o shows every version). S queues every
+matrix has a row for every version the spec wants, landed or not, and for no
+other (o shows only those with gaps). S queues every
 gap: each wanted package a destination lacks, from its source, to that
 destination, confirmed in the queue dialog.`,
 		Example: `  tfmirror ui ./mirror /srv/terraform/providers
