@@ -38,8 +38,9 @@ type pullWorld struct {
 	ca    string
 }
 
-// listen443 waits until 127.0.0.1:443 is free (another test's registry
-// may hold it for a while), then starts the registry there.
+// newPullWorld is the registry at 127.0.0.1:443 serving pullAddr 1.0.0
+// for this machine's platform and another. It waits until the port is free
+// (another test's registry may hold it for a while).
 func newPullWorld(t *testing.T, faults registrytest.Faults) *pullWorld {
 	t.Helper()
 	host := runtime.GOOS + "_" + runtime.GOARCH
@@ -47,10 +48,20 @@ func newPullWorld(t *testing.T, faults registrytest.Faults) *pullWorld {
 	if host == other {
 		other = "linux_amd64"
 	}
-	w := &pullWorld{plats: []string{host, other}, zips: map[string][]byte{}}
-	for _, plat := range w.plats {
-		w.zips[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, pullAddr, "1.0.0", plat), "pull")
+	zips := map[string][]byte{}
+	for _, plat := range []string{host, other} {
+		zips[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, pullAddr, "1.0.0", plat), "pull")
 	}
+	w := newPullWorldWith(t, faults, zips)
+	w.plats = []string{host, other}
+	return w
+}
+
+// newPullWorldWith is the registry at 127.0.0.1:443 serving zips (by
+// platform) as pullAddr 1.0.0.
+func newPullWorldWith(t *testing.T, faults registrytest.Faults, zips map[string][]byte) *pullWorld {
+	t.Helper()
+	w := &pullWorld{zips: zips}
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		l, err := net.Listen("tcp", "127.0.0.1:443")
