@@ -21,6 +21,7 @@ import (
 type Signer struct {
 	Entity *openpgp.Entity
 	Armor  string
+	seed   int64 // NewSeededSigner's: its signatures are dated as its key
 }
 
 // NewSigner makes an Ed25519 signing key (quick to generate), made an hour

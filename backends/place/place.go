@@ -64,14 +64,14 @@ func Parse(arg string) (Spec, error) {
 		if isBundle(arg) {
 			return Spec{Kind: Bundle, Raw: arg, Target: arg}, nil
 		}
-		if push.IsReleaseDir(context.Background(), arg) {
+		if IsRelease(arg) {
 			return Spec{Kind: Release, Raw: arg, Target: arg}, nil
 		}
 		return Spec{Kind: FS, Raw: arg, Target: arg}, nil
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
-		if push.IsReleaseDir(context.Background(), rest) {
+		if IsRelease(rest) {
 			return Spec{Kind: Release, Raw: arg, Target: rest}, nil
 		}
 		return Spec{Kind: FS, Raw: arg, Target: rest}, nil
@@ -88,6 +88,10 @@ func Parse(arg string) (Spec, error) {
 	}
 	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry://, oci:// or s3://)", arg, scheme)
 }
+
+// IsRelease reports whether a path names a release directory (see
+// push.IsReleaseDir), which opens as a read-only place of kind Release.
+func IsRelease(path string) bool { return push.IsReleaseDir(context.Background(), path) }
 
 // isBundle reports whether a path names a bundle: a .tar file (a directory
 // that happens to be named so is a filesystem mirror).
@@ -219,7 +223,7 @@ func Openers() map[Kind]Opener {
 		Release: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			ro := o.Release
 			ro.Signatures = o.Signatures
-			return push.OpenReleaseDir(ctx, s.Target, ro)
+			return push.OpenReleaseDir(ctx, s.Raw, s.Target, ro)
 		},
 		Bundle: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			return bundle.Open(s.Raw, s.Target, bundle.Options{Provenance: o.Signatures})

@@ -123,23 +123,24 @@ func IsReleaseDir(ctx context.Context, dir string) bool {
 // SHA256SUMS and its .sig checked with o.SigningKeys as push checks them.
 // Its notes are the place's warnings (a signature not checked, a key past
 // its expiry). Without a provider it is a usage error saying to name one.
-func OpenReleaseDir(ctx context.Context, dir string, o ReleaseOptions) (*Zips, error) {
+// name is the place as the user wrote it, for messages.
+func OpenReleaseDir(ctx context.Context, name, dir string, o ReleaseOptions) (*Zips, error) {
 	if len(o.Naming.Providers) == 0 {
-		return nil, backends.Usagef("%s is a release directory (release zips and their SHA256SUMS at its top): name its provider with -p HOST/NAMESPACE/TYPE, e.g. -p registry.opentofu.org/acme/alpha (a zip's name gives only its type)", dir)
+		return nil, backends.Usagef("%s is a release directory (release zips and their SHA256SUMS at its top): name its provider with -p HOST/NAMESPACE/TYPE, e.g. -p registry.opentofu.org/acme/alpha (a zip's name gives only its type)", name)
 	}
 	a, err := Classify(ctx, []string{dir})
 	switch {
 	case err != nil:
 		return nil, err
 	case len(a.Places) > 0 || len(a.Zips) == 0:
-		return nil, backends.Usagef("%s: not a release directory (release zips and their SHA256SUMS at its top)", dir)
+		return nil, backends.Usagef("%s: not a release directory (release zips and their SHA256SUMS at its top)", name)
 	}
 	a.Skipped = nil // a place is read, not pushed: nothing to say of them
 	z, notes, err := OpenRelease(ctx, a, o)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	z.name, z.warnings = dir, notes
+	z.name, z.warnings = name, notes
 	return z, nil
 }
 
