@@ -48,6 +48,7 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 		providers = append(providers, p)
 	}
 	backends.SortProviders(providers)
+	o.Providers = Selection{Providers: o.Providers}.onHost(r).Providers // NAMESPACE/TYPE on a registry is on its host
 
 	c := checker{r: r, o: o, archives: map[backends.Provider][]backends.Archive{}, errs: map[backends.Provider]error{}, have: map[backends.Provider][]backends.Version{}, seen: map[hashing.Hash]bool{}}
 	for _, p := range providers {

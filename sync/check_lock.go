@@ -281,6 +281,7 @@ type lockTarget struct {
 
 // lockTargets picks the provider versions to hash.
 func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel Selection) ([]lockTarget, []Finding, error) {
+	sel = sel.onHost(r) // NAMESPACE/TYPE on a registry is on its host
 	wanted := func(p backends.Provider) bool {
 		if len(sel.Providers) == 0 {
 			return true

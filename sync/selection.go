@@ -38,7 +38,9 @@ type DefaultHoster interface {
 	DefaultHost() string
 }
 
-// Providers resolves the selection's providers against r.
+// ProvidersIn resolves the selection's providers against r: what r lists,
+// narrowed by the selection, or, where r cannot list them, the providers
+// the selection names (see HostRule).
 func (s Selection) ProvidersIn(ctx context.Context, r backends.Reader) ([]backends.Provider, error) {
 	if s.Pinned != nil {
 		// Every pinned provider, whether or not r lists it: one r lacks is
@@ -51,19 +53,110 @@ func (s Selection) ProvidersIn(ctx context.Context, r backends.Reader) ([]backen
 		return out, nil
 	}
 	listed, err := r.Providers(ctx)
-	if errors.Is(err, backends.ErrNoCatalogue) {
-		return s.namedProviders(r)
-	}
+	ps, unknown, err := s.HostRule(r, listed, err)
 	if err != nil {
 		return nil, err
 	}
-	var out []backends.Provider
+	if len(unknown) > 0 {
+		return nil, HostUnknownError([]string{r.String()}, unknown)
+	}
+	return ps, nil
+}
+
+// HostRule is the one rule for what --provider means in a place, given
+// what r listed (listErr wrapping backends.ErrNoCatalogue where r cannot
+// list its providers): HOST/NAMESPACE/TYPE is that provider; NAMESPACE/TYPE
+// is that provider on any host r lists (a directory, S3, OCI with a
+// catalogue), on r's host where r is bound to one (registry://HOST), and
+// cannot be known where r neither lists nor has a host (a network mirror,
+// an OCI template without a catalogue): those filters are returned in
+// unknown. ps are the providers selected, sorted; with no filter, every
+// provider r lists (or the lock's, where it cannot list). Every command and
+// the UI resolve providers through it.
+func (s Selection) HostRule(r backends.Reader, listed []backends.Provider, listErr error) (ps []backends.Provider, unknown []backends.ProviderFilter, err error) {
+	s = s.onHost(r)
+	if errors.Is(listErr, backends.ErrNoCatalogue) {
+		return s.namedProviders(r)
+	}
+	if listErr != nil {
+		return nil, nil, listErr
+	}
 	for _, p := range listed {
 		if s.wants(p) {
-			out = append(out, p)
+			ps = append(ps, p)
 		}
 	}
-	return out, nil
+	return ps, nil, nil
+}
+
+// onHost is s with each NAMESPACE/TYPE filter bound to r's host, where r
+// has one.
+func (s Selection) onHost(r backends.Reader) Selection {
+	d, ok := r.(DefaultHoster)
+	if !ok || d.DefaultHost() == "" {
+		return s
+	}
+	fs := make([]backends.ProviderFilter, len(s.Providers))
+	for i, f := range s.Providers {
+		if f.Hostname == "" {
+			f.Hostname = d.DefaultHost()
+		}
+		fs[i] = f
+	}
+	s.Providers = fs
+	return s
+}
+
+// Cataloguer is implemented by places that know, without asking anything,
+// whether they can list their providers: a network mirror never can, an OCI
+// template only when repository names read back into providers.
+type Cataloguer interface {
+	CanList() bool
+}
+
+// HostsUnknown is HostRule's usage error for the NAMESPACE/TYPE filters no
+// place of rs can place on a host, known before any is listed (the UI's
+// places are listed while it runs); nil when each may be.
+func (s Selection) HostsUnknown(rs []backends.Reader) error {
+	var unknown []backends.ProviderFilter
+	var where []string
+	for _, f := range s.Providers {
+		known := f.Hostname != "" || s.Locked != nil
+		for _, r := range rs {
+			if c, ok := r.(Cataloguer); !ok || c.CanList() {
+				known = true
+			}
+			if d, ok := r.(DefaultHoster); ok && d.DefaultHost() != "" {
+				known = true
+			}
+		}
+		if !known {
+			unknown = append(unknown, f)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	for _, r := range rs {
+		where = append(where, r.String())
+	}
+	return HostUnknownError(where, unknown)
+}
+
+// HostUnknownError is the usage error for NAMESPACE/TYPE filters given for
+// places (named in where) that cannot say which host they mean.
+func HostUnknownError(where []string, unknown []backends.ProviderFilter) error {
+	var names, full []string
+	for _, f := range unknown {
+		names = append(names, f.String())
+		full = append(full, "HOSTNAME/"+f.String())
+	}
+	places := where[0] + " cannot list its providers"
+	if len(where) > 1 {
+		places = "none of " + strings.Join(where, ", ") + " can list its providers"
+	}
+	return backends.Usagef("--provider %s: %s, so the host cannot be known there: write the full address, %s (e.g. registry.terraform.io/%s)",
+		strings.Join(names, ", "), places, strings.Join(full, ", "), unknown[0])
 }
 
 func (s Selection) wants(p backends.Provider) bool {
@@ -87,18 +180,30 @@ func (s Selection) wants(p backends.Provider) bool {
 	return false
 }
 
-// namedProviders is the provider list for places that cannot list theirs.
-func (s Selection) namedProviders(r backends.Reader) ([]backends.Provider, error) {
-	host := ""
-	if d, ok := r.(DefaultHoster); ok {
-		host = d.DefaultHost()
-	}
+// namedProviders is the provider list for places that cannot list theirs:
+// the full addresses the selection names, and the locked providers its
+// NAMESPACE/TYPE filters match (without a lock, their host is unknown), or
+// every locked provider.
+func (s Selection) namedProviders(r backends.Reader) (ps []backends.Provider, unknown []backends.ProviderFilter, err error) {
 	seen := map[backends.Provider]bool{}
-	var out []backends.Provider
 	for _, f := range s.Providers {
-		p, err := f.On(host)
+		if f.Hostname == "" && s.Locked != nil {
+			// The lock file names hosts: the locked providers it matches.
+			for p := range s.Locked {
+				if f.Matches(p) && !seen[p] {
+					seen[p] = true
+					ps = append(ps, p)
+				}
+			}
+			continue
+		}
+		if f.Hostname == "" {
+			unknown = append(unknown, f)
+			continue
+		}
+		p, err := f.On("")
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r, err)
+			return nil, nil, fmt.Errorf("%s: %w", r, err)
 		}
 		if s.Locked != nil {
 			if _, ok := s.Locked[p]; !ok {
@@ -107,19 +212,19 @@ func (s Selection) namedProviders(r backends.Reader) ([]backends.Provider, error
 		}
 		if !seen[p] {
 			seen[p] = true
-			out = append(out, p)
+			ps = append(ps, p)
 		}
 	}
 	if len(s.Providers) == 0 {
 		for p := range s.Locked {
-			out = append(out, p)
+			ps = append(ps, p)
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: %w", r, backends.ErrNoCatalogue)
+	if len(s.Providers) == 0 && len(s.Locked) == 0 {
+		return nil, nil, fmt.Errorf("%s: %w", r, backends.ErrNoCatalogue)
 	}
-	backends.SortProviders(out)
-	return out, nil
+	backends.SortProviders(ps)
+	return ps, unknown, nil
 }
 
 // VersionsOf returns the versions of p in r that the selection wants, newest
@@ -426,7 +531,10 @@ func (s Selection) checkSelected(ctx context.Context, r backends.Reader, provide
 // noProviders says that no provider of r matches the selection, and which
 // it holds.
 func (s Selection) noProviders(ctx context.Context, r backends.Reader) string {
-	listed, _ := r.Providers(ctx)
+	listed, err := r.Providers(ctx)
+	if errors.Is(err, backends.ErrNoCatalogue) {
+		return fmt.Sprintf("%s cannot list its providers, and the selection names none here (the lock's, or HOST/NAMESPACE/TYPE with --provider)", r)
+	}
 	if len(listed) == 0 {
 		return fmt.Sprintf("%s holds no providers", r)
 	}

@@ -33,8 +33,10 @@ type mirror struct {
 	scope       *Scope
 	listed      bool // its catalogue arrived, or it has none
 	noCatalogue bool
-	err         error
-	providers   []backends.Provider
+	// unknown are the NAMESPACE/TYPE filters whose host it cannot know.
+	unknown   []backends.ProviderFilter
+	err       error
+	providers []backends.Provider
 }
 
 // provHolding is what one mirror holds of one provider.
@@ -183,14 +185,19 @@ func (v *providersView) words() viewWords {
 	return viewWords{places: " ─ mirrors: ", list: "Providers", item: "provider", grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
 }
 
-// catalogueMsg is one mirror's catalogue of providers.
+// catalogueMsg is one mirror's catalogue of providers, narrowed by
+// --provider (sync.Selection.HostRule, as every command does).
 type catalogueMsg struct {
 	to
-	gen       uint64
-	mirror    int
-	providers []backends.Provider
-	err       error
-	warnings  []string
+	gen         uint64
+	mirror      int
+	providers   []backends.Provider
+	noCatalogue bool
+	// unknown are the NAMESPACE/TYPE filters whose host the mirror cannot
+	// know; other mirrors may.
+	unknown  []backends.ProviderFilter
+	err      error
+	warnings []string
 }
 
 // newestMsg is the newest version one mirror lists of each of its
@@ -213,9 +220,13 @@ func (v *providersView) Init() tea.Cmd {
 	gen := v.catGen
 	for i, mr := range v.mirrors {
 		r := mr.reader
+		// -p narrows the list by the rule every command follows; the
+		// lock's providers are not the list's business here.
+		sel := sync.Selection{Providers: v.sel.Providers}
 		cmds = append(cmds, func() tea.Msg {
-			ps, err := r.Providers(v.sh.ctx)
-			msg := catalogueMsg{to: to(viewProviders), gen: gen, mirror: i, providers: ps, err: err}
+			listed, err := r.Providers(v.sh.ctx)
+			msg := catalogueMsg{to: to(viewProviders), gen: gen, mirror: i, noCatalogue: errors.Is(err, backends.ErrNoCatalogue)}
+			msg.providers, msg.unknown, msg.err = sel.HostRule(r, listed, err)
 			if w, ok := r.(backends.Warner); ok {
 				msg.warnings = w.Warnings()
 			}
@@ -321,7 +332,7 @@ func (v *providersView) reload() tea.Cmd {
 	v.forget()
 	v.catGen++
 	for _, mr := range v.mirrors {
-		mr.listed, mr.noCatalogue, mr.err, mr.providers = false, false, nil, nil
+		mr.listed, mr.noCatalogue, mr.unknown, mr.err, mr.providers = false, false, nil, nil, nil
 	}
 	clear(v.verified)
 	clear(v.newest)
@@ -335,10 +346,9 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 		return nil // a round of catalogues ctrl+r has asked for again
 	}
 	mr, num := v.mirrors[msg.mirror], v.places[msg.mirror].num
-	mr.listed = true
+	mr.listed, mr.noCatalogue, mr.unknown = true, msg.noCatalogue, msg.unknown
 	switch {
 	case errors.Is(msg.err, backends.ErrNoCatalogue):
-		mr.noCatalogue = true
 	case msg.err != nil:
 		mr.err = msg.err
 		v.sh.problem(statusBad, fmt.Sprintf("[%d] %v", num, msg.err), "")
@@ -347,6 +357,7 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 	}
 	v.sh.warn(num, msg.warnings, "tfmirror ls "+v.places[msg.mirror].name)
 	v.list.SetItems(v.providerUnion())
+	v.unmatchedFilters()
 	var cmds []tea.Cmd
 	if p, ok := v.list.Selected(); ok && !v.hasCurrent {
 		cmds = append(cmds, v.selectItem(p, true))
@@ -413,8 +424,9 @@ func (v *providersView) noteVersion(p backends.Provider, ver backends.Version) {
 	}
 }
 
-// providerUnion is every provider some mirror lists, plus those the user
-// named for the mirrors that cannot list theirs.
+// providerUnion is every provider the mirrors selected by the rule for
+// --provider (sync.Selection.HostRule), the full addresses named (held
+// nowhere yet, or by a place that cannot list), and what a spec wants.
 func (v *providersView) providerUnion() []backends.Provider {
 	seen := map[backends.Provider]bool{}
 	var out []backends.Provider
@@ -432,29 +444,45 @@ func (v *providersView) providerUnion() []backends.Provider {
 	for p := range v.wanted {
 		add(p) // wanted, held nowhere yet or by a place that cannot list
 	}
-	listed := append([]backends.Provider(nil), out...)
 	for _, f := range v.sel.Providers {
 		if f.Hostname != "" {
 			if p, err := f.On(""); err == nil {
 				add(p)
 			}
-			continue
-		}
-		found := false
-		for _, p := range listed {
-			found = found || f.Matches(p)
-		}
-		if !found {
-			// The clients' default registry is the likeliest meaning of a
-			// bare NAMESPACE/TYPE; the status line says how to choose.
-			if p, err := f.On("registry.terraform.io"); err == nil {
-				add(p)
-				v.sh.problem(statusWarn, fmt.Sprintf("provider %s: assuming %s (write HOST/%s to choose the host)", f, p, f), "")
-			}
 		}
 	}
 	backends.SortProviders(out)
 	return out
+}
+
+// unmatchedFilters says, once every mirror is listed, which NAMESPACE/TYPE
+// filters selected nothing: their host could not be known (a usage error
+// in every command), or no mirror holds them.
+func (v *providersView) unmatchedFilters() {
+	var unknown []backends.ProviderFilter
+	var where []string
+	for i, mr := range v.mirrors {
+		if !mr.listed {
+			return
+		}
+		if len(mr.unknown) > 0 {
+			unknown = mr.unknown
+			where = append(where, v.places[i].name)
+		}
+	}
+	listed := v.providerUnion()
+	for _, f := range v.sel.Providers {
+		if f.Hostname != "" || slices.ContainsFunc(listed, f.Matches) {
+			continue
+		}
+		if slices.Contains(unknown, f) {
+			err := sync.HostUnknownError(where, []backends.ProviderFilter{f})
+			v.sh.problem(statusWarn, err.Error(), "")
+			return
+		}
+		v.sh.problem(statusWarn, fmt.Sprintf("--provider %s: no mirror here lists it", f), "")
+		return
+	}
 }
 
 // landed records an archive a job put in mirror i, in the listing of its

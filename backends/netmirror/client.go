@@ -105,6 +105,9 @@ func (m *Mirror) warnf(format string, args ...any) {
 	m.Warn(fmt.Sprintf("mirror %s: ", m.name) + fmt.Sprintf(format, args...))
 }
 
+// CanList is false: the protocol has no catalogue (sync.Cataloguer).
+func (m *Mirror) CanList() bool { return false }
+
 // Providers reports that the protocol has no catalogue.
 func (m *Mirror) Providers(ctx context.Context) ([]backends.Provider, error) {
 	return nil, fmt.Errorf("mirror %s: %w", m.name, backends.ErrNoCatalogue)

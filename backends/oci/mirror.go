@@ -23,12 +23,6 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
-// DefaultHostname is the host a NAMESPACE/TYPE address means when the
-// template does not use ${hostname}: OpenTofu's default registry, as in a
-// two-part source address in OpenTofu configuration. oci_mirror is an
-// OpenTofu feature; Terraform does not read it.
-const DefaultHostname = "registry.opentofu.org"
-
 // fetchParallelism bounds the platform manifests fetched at once for one
 // version.
 const fetchParallelism = 8
@@ -84,16 +78,6 @@ func (m *Mirror) String() string { return m.name }
 
 // Template returns the repository template.
 func (m *Mirror) Template() *Template { return m.tmpl }
-
-// DefaultHost is the hostname NAMESPACE/TYPE means here: OpenTofu's default
-// registry when the template does not use ${hostname} (the repository is the
-// same whatever the host), and none otherwise, so a full address is needed.
-func (m *Mirror) DefaultHost() string {
-	if m.tmpl.Uses("hostname") {
-		return ""
-	}
-	return DefaultHostname
-}
 
 // Audit returns the problems found while reading p: tags and manifests
 // OpenTofu would refuse. It reports what earlier calls read; it does not
@@ -163,16 +147,25 @@ func (m *Mirror) repo(p backends.Provider) (*remote.Repository, Repository, erro
 	return r, addr, nil
 }
 
+// CanList reports whether the template can be read backwards into
+// providers, hosts included (sync.Cataloguer): it uses ${hostname},
+// ${namespace} and ${type} as plain references and names one registry.
+// Whether the registry offers its catalogue is known only by asking.
+func (m *Mirror) CanList() bool {
+	_, ok := m.tmpl.FixedRegistry()
+	return ok && m.tmpl.reverse != nil && m.tmpl.Uses("hostname") && m.tmpl.Uses("namespace") && m.tmpl.Uses("type")
+}
+
 // Providers lists the providers in the registry's catalogue, when the
 // template can be read backwards (it uses ${hostname}, ${namespace} and
 // ${type} as plain references and names one registry) and the registry
 // offers its catalogue. Otherwise it returns backends.ErrNoCatalogue and the
 // providers must be named.
 func (m *Mirror) Providers(ctx context.Context) ([]backends.Provider, error) {
-	host, ok := m.tmpl.FixedRegistry()
-	if !ok || m.tmpl.reverse == nil || !m.tmpl.Uses("hostname") || !m.tmpl.Uses("namespace") || !m.tmpl.Uses("type") {
+	if !m.CanList() {
 		return nil, fmt.Errorf("oci mirror %s: the template %q cannot be mapped back from repository names: %w", m.name, m.tmpl, backends.ErrNoCatalogue)
 	}
+	host, _ := m.tmpl.FixedRegistry()
 	reg, err := remote.NewRegistry(host)
 	if err != nil {
 		return nil, fmt.Errorf("oci mirror %s: %w", m.name, err)

@@ -298,27 +298,29 @@ func TestCatalogue(t *testing.T) {
 		t.Errorf("providers = %v", ps)
 	}
 
-	// Without ${hostname} the catalogue cannot be read back; NAMESPACE/TYPE
-	// then means the provider on OpenTofu's default registry.
+	// Without ${hostname} the catalogue cannot be read back, nor the host
+	// a NAMESPACE/TYPE means: the full address is needed (a usage error),
+	// and given, it is found.
 	short := openTest(t, reg, "/short/${namespace}/${type}")
 	if _, err := short.Providers(ctx); !errors.Is(err, backends.ErrNoCatalogue) {
 		t.Errorf("providers without ${hostname}: %v, want ErrNoCatalogue", err)
-	}
-	if short.DefaultHost() != oci.DefaultHostname || m.DefaultHost() != "" {
-		t.Errorf("default hosts %q %q", short.DefaultHost(), m.DefaultHost())
 	}
 	pkg := mustPkg(t, "registry.opentofu.org/acme/beta", "0.1.0", "linux_amd64")
 	mustPut(ctx, t, short, pkg, providerZip(t, pkg, ""))
 	if err := short.Flush(ctx, pkg.Provider); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := backends.ParseProviderFilter("acme/beta")
-	as, err := tfsync.Selection{Providers: []backends.ProviderFilter{f}}.Resolve(ctx, openTest(t, reg, "/short/${namespace}/${type}"))
+	bare, _ := backends.ParseProviderFilter("acme/beta")
+	if _, err := (tfsync.Selection{Providers: []backends.ProviderFilter{bare}}).Resolve(ctx, openTest(t, reg, "/short/${namespace}/${type}")); !errors.Is(err, backends.ErrUsage) || !strings.Contains(err.Error(), "HOSTNAME/acme/beta") {
+		t.Errorf("resolve acme/beta without a host: %v, want a usage error asking for HOSTNAME/acme/beta", err)
+	}
+	full, _ := backends.ParseProviderFilter("registry.opentofu.org/acme/beta")
+	as, err := tfsync.Selection{Providers: []backends.ProviderFilter{full}}.Resolve(ctx, openTest(t, reg, "/short/${namespace}/${type}"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(as) != 1 || as[0].Provider.String() != "registry.opentofu.org/acme/beta" {
-		t.Errorf("resolve acme/beta: %v", as)
+		t.Errorf("resolve registry.opentofu.org/acme/beta: %v", as)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/report"
@@ -108,6 +109,10 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	}
 	src, err := openPlace(ctx, srcArg, env.placeOptions())
 	if err != nil {
+		return err
+	}
+	// Refused before DST is created, where that is known without asking.
+	if err := s.HostsUnknown([]backends.Reader{src}); err != nil {
 		return err
 	}
 	o := env.placeOptions()

@@ -219,6 +219,13 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		}
 		mirrors = append(mirrors, m)
 	}
+	readers := make([]backends.Reader, len(mirrors))
+	for i, m := range mirrors {
+		readers[i] = m.Reader
+	}
+	if err := s.HostsUnknown(readers); err != nil && len(mirrors) > 0 {
+		return err
+	}
 	mods, cleanup, err := uiModules(ctx, env, u.modules, args)
 	if err != nil {
 		return err
