@@ -51,6 +51,7 @@ other files hold.`,
 			return nil
 		},
 	}
+	cmd.AddCommand(newConfigSuggestCmd(env))
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"files","mirrors","credentials","oci_credentials","warnings","errors"}`)
 	return cmd
 }

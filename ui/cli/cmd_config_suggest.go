@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/place"
+)
+
+func newConfigSuggestCmd(env *Env) *cobra.Command {
+	var providers []string
+	cmd := &cobra.Command{
+		Use:   "suggest PLACE [-p HOST/NAMESPACE/TYPE...]",
+		Short: "Print the provider_installation block for a mirror as it is",
+		Long: `Print the provider_installation block that makes Terraform and OpenTofu install
+what PLACE holds from it, and everything else directly: the mirror's block
+(filesystem_mirror for a directory, network_mirror for an https:// mirror or a
+bucket, oci_mirror for oci://) with include naming each provider it holds, and a
+direct block that excludes exactly those. A bare direct {} beside a partial
+mirror would let the clients fetch the mirror's providers from the origin
+(hashicorp/terraform#39104).
+
+A place that cannot list its providers (a network mirror) takes them from -p.
+Exits 1 when PLACE holds no provider.`,
+		Example: `  tfmirror config suggest ./mirror >> ~/.terraformrc
+  tfmirror config suggest 'oci://reg.corp/tf/${namespace}/${type}'
+  tfmirror config suggest https://mirror.corp/ -p registry.terraform.io/hashicorp/aws`,
+		Args: exactArgs(1, "PLACE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return suggestConfig(cmd.Context(), cmd.OutOrStdout(), env, args[0], providers)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&providers, "provider", "p", nil, "a provider the place holds, HOST/NAMESPACE/TYPE (for places that cannot list theirs)")
+	return cmd
+}
+
+// suggestConfig prints the block for arg.
+func suggestConfig(ctx context.Context, out io.Writer, env *Env, arg string, named []string) error {
+	s, err := place.Parse(arg)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	method, err := mirrorMethod(s, env)
+	if err != nil {
+		return err
+	}
+	var held []string
+	for _, n := range named {
+		p, err := backends.ParseProvider(n)
+		if err != nil {
+			return usageErr("config suggest: -p %q: %v (give HOST/NAMESPACE/TYPE)", n, err)
+		}
+		held = append(held, p.String())
+	}
+	if len(held) == 0 {
+		r, err := openPlace(ctx, arg, env.placeOptions())
+		if err != nil {
+			return err
+		}
+		ps, err := r.Providers(ctx)
+		if errors.Is(err, backends.ErrNoCatalogue) {
+			return usageErr("config suggest: %s cannot list its providers: name them with -p HOST/NAMESPACE/TYPE", arg)
+		}
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			// A provider directory or repository with no version in it
+			// holds nothing to install.
+			if vs, err := r.Versions(ctx, p); err == nil && len(vs) > 0 {
+				held = append(held, p.String())
+			}
+		}
+	}
+	if len(held) == 0 {
+		fmt.Fprintf(out, "# %s holds no provider: nothing to install from it\n", arg)
+		return errProblem
+	}
+	list := "[\n" + quotedLines(held, "      ") + "    ]"
+	fmt.Fprintf(out, "provider_installation {\n  %s {\n%s    include = %s\n  }\n  direct {\n    exclude = %s\n  }\n}\n",
+		method.name, method.body, list, list)
+	return nil
+}
+
+type mirrorBlock struct{ name, body string }
+
+// mirrorMethod is the installation method that reads place s.
+func mirrorMethod(s place.Spec, env *Env) (mirrorBlock, error) {
+	switch s.Kind {
+	case place.FS:
+		abs, err := filepath.Abs(s.Target)
+		if err != nil {
+			return mirrorBlock{}, err
+		}
+		return mirrorBlock{"filesystem_mirror", fmt.Sprintf("    path    = %q\n", abs)}, nil
+	case place.NetMirror:
+		url := s.Raw
+		if !strings.HasSuffix(url, "/") {
+			url += "/"
+		}
+		return mirrorBlock{"network_mirror", fmt.Sprintf("    url     = %q\n", url)}, nil
+	case place.OCI:
+		return mirrorBlock{"oci_mirror", fmt.Sprintf("    repository_template = %q\n", s.Target)}, nil
+	case place.S3:
+		bucket, prefix, _ := strings.Cut(s.Target, "/")
+		url := "https://" + bucket + ".s3.amazonaws.com/"
+		if env.s3Endpoint != "" {
+			url = strings.TrimSuffix(env.s3Endpoint, "/") + "/" + bucket + "/"
+		}
+		if prefix != "" {
+			url += strings.Trim(prefix, "/") + "/"
+		}
+		return mirrorBlock{"network_mirror", fmt.Sprintf("    # the bucket must be readable over HTTPS (or serve it: tfmirror serve %s)\n    url     = %q\n", s.Raw, url)}, nil
+	}
+	return mirrorBlock{}, usageErr("config suggest: %s is not a mirror the clients read (a directory, https://, oci:// or s3://)", s.Raw)
+}
+
+func quotedLines(ss []string, indent string) string {
+	var b strings.Builder
+	for _, s := range ss {
+		fmt.Fprintf(&b, "%s%q,\n", indent, s)
+	}
+	return b.String()
+}
