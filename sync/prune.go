@@ -32,6 +32,18 @@ type Wanted interface {
 	Wants(ctx context.Context, pkg backends.Package) (ok bool, why string, err error)
 }
 
+// VersionWanter is a Wanted that can list the versions of a provider it
+// wants, newest first (ok false: it does not know, or wants none). Prune
+// then never leaves a provider with less than the source can have: for
+// each version it wants that the place does not hold (not synced yet, or
+// it cannot be: its signature fails, the policy refuses it, a registry
+// lists a version it does not have), the newest older version the place
+// holds of that platform stays in its place.
+type VersionWanter interface {
+	Wanted
+	WantedVersions(p backends.Provider) (vs []backends.Version, ok bool)
+}
+
 // LockedVersions are the provider versions lock files reference, with the
 // files that reference each.
 type LockedVersions map[backends.Provider]map[string][]string
@@ -133,9 +145,13 @@ func (r Retention) planProvider(ctx context.Context, dst backends.Reader, p back
 	for _, v := range vs[:min(r.Keep, len(vs))] {
 		kept = append(kept, v.String())
 	}
+	standIns, err := r.standIns(ctx, p, as)
+	if err != nil {
+		return nil, err
+	}
 	items := make([]PruneItem, 0, len(as))
 	for _, a := range as {
-		it, err := r.decide(ctx, a, rank[a.Version.String()], kept)
+		it, err := r.decide(ctx, a, rank[a.Version.String()], kept, standIns[packageKey{a.Version.String(), a.Platform}])
 		if err != nil {
 			return nil, err
 		}
@@ -144,9 +160,70 @@ func (r Retention) planProvider(ctx context.Context, dst backends.Reader, p back
 	return items, nil
 }
 
+type packageKey struct {
+	version  string
+	platform backends.Platform
+}
+
+// standIns finds, for each version Wanted wants of p that as (what the
+// place holds, newest first) lacks for a platform Wanted wants, the newest
+// older package of that platform the place holds that is not wanted
+// itself nor standing in already; it maps each to the version it stands
+// in for.
+func (r Retention) standIns(ctx context.Context, p backends.Provider, as []backends.Archive) (map[packageKey]backends.Version, error) {
+	vw, ok := r.Wanted.(VersionWanter)
+	if !ok {
+		return nil, nil
+	}
+	wanted, ok := vw.WantedVersions(p)
+	if !ok || len(wanted) == 0 {
+		return nil, nil
+	}
+	isWanted := map[string]bool{}
+	for _, w := range wanted {
+		isWanted[w.String()] = true
+	}
+	held := map[backends.Platform][]backends.Version{} // newest first, as as is
+	var plats []backends.Platform
+	for _, a := range as {
+		if held[a.Platform] == nil {
+			plats = append(plats, a.Platform)
+		}
+		held[a.Platform] = append(held[a.Platform], a.Version)
+	}
+	out := map[packageKey]backends.Version{}
+	for _, plat := range plats {
+		used := map[string]bool{}
+		for _, v := range held[plat] {
+			used[v.String()] = isWanted[v.String()]
+		}
+		for _, w := range wanted {
+			if _, holds := used[w.String()]; holds {
+				continue
+			}
+			// Wanted for this platform? (It may want other platforms.)
+			if ok, _, err := r.Wanted.Wants(ctx, backends.Package{Provider: p, Version: w, Platform: plat}); err != nil {
+				return nil, err
+			} else if !ok {
+				continue
+			}
+			for _, v := range held[plat] {
+				if !used[v.String()] && v.LessThan(w) {
+					used[v.String()] = true
+					out[packageKey{v.String(), plat}] = w
+					break
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // decide applies the rules to one archive whose version is the rank-th
-// newest of its provider; kept are the versions Keep keeps.
-func (r Retention) decide(ctx context.Context, a backends.Archive, rank int, kept []string) (PruneItem, error) {
+// newest of its provider; kept are the versions Keep keeps; standsIn, when
+// set, is a version Wanted wants that the place lacks, which this package
+// stands in for.
+func (r Retention) decide(ctx context.Context, a backends.Archive, rank int, kept []string, standsIn backends.Version) (PruneItem, error) {
 	it := PruneItem{Archive: a}
 	var drop, keep []string
 	if r.Keep > 0 {
@@ -166,6 +243,8 @@ func (r Retention) decide(ctx context.Context, a backends.Archive, rank int, kep
 			keep = append(keep, why)
 		case ok:
 			keep = append(keep, "wanted by "+r.Wanted.String())
+		case standsIn != nil:
+			keep = append(keep, fmt.Sprintf("%s wants %s, which is not here for %s: this older version stays in its place until it is", r.Wanted, standsIn, a.Platform))
 		default:
 			drop = append(drop, fmt.Sprintf("%s does not want it", r.Wanted))
 			if why != "" {

@@ -31,7 +31,7 @@ type Retention struct {
 	problems  map[backends.Provider][]string
 }
 
-var _ sync.Wanted = (*Retention)(nil)
+var _ sync.VersionWanter = (*Retention)(nil)
 
 // Retention returns what prune keeps of d by the spec.
 func (w *Wanted) Retention(s *Spec, d Destination) *Retention {
@@ -74,6 +74,19 @@ func (r *Retention) Wants(_ context.Context, pkg backends.Package) (bool, string
 		return false, "it wants the platforms " + strings.Join(names, ", "), nil
 	}
 	return true, fmt.Sprintf("wanted by %s (%s)", r, strings.Join(res.From[pkg.Version.String()], ", ")), nil
+}
+
+// WantedVersions lists the versions the spec wants of p, newest first;
+// prune keeps an older version in place of one the destination lacks.
+func (r *Retention) WantedVersions(p backends.Provider) ([]backends.Version, bool) {
+	if len(r.problems[p]) > 0 {
+		return nil, false
+	}
+	res, ok := r.providers[p]
+	if !ok {
+		return nil, false
+	}
+	return res.Versions(), true
 }
 
 // Upstream is outdated's view of the spec: for each provider it wants, its

@@ -27,7 +27,12 @@ without --yes, or a "y" to the question asked when stdin is a terminal.
 
 --keep and --spec say what goes (with both, what either drops); --keep-locked
 only what stays, whatever they say. A provider the spec cannot resolve (its
-source cannot be read) is kept whole.
+source cannot be read) is kept whole. A version the spec wants that DST does
+not hold for a platform (not synced yet, or it cannot be: a signature or the
+policy refuses it, its download fails, the registry lists a version it does
+not have) keeps the newest older version DST holds of that platform in its
+place: prune never leaves a provider with less than the spec can have.
+--keep-locked DIR follows links to directories (each directory read once).
 
 A filesystem mirror is changed under each provider's lock, the one sync holds:
 index.json and the <version>.json documents are rewritten without the packages
