@@ -3,6 +3,7 @@ package theme
 import (
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textinput"
@@ -196,8 +197,21 @@ func ShortPlace(name string, w int) string {
 	if Width(name) <= w {
 		return name
 	}
-	if strings.Contains(name, "://") {
-		return TruncateLeft(name, w) // a URL: its host and path tell it apart
+	if i := strings.Index(name, "://"); i >= 0 {
+		// A URL: its host tells it apart (the registry, the mirror's
+		// server), then its path's end; the cut is in the middle.
+		rest := name[i+3:]
+		host := rest
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			host = rest[:j]
+		}
+		from := utf8.RuneCountInString(name[:i+3])
+		if rest == host+"/" {
+			name = strings.TrimSuffix(name, "/") // a path of "/" tells nothing
+		}
+		if host != "" {
+			return cutAround([]rune(name), from, from+utf8.RuneCountInString(host), w)
+		}
 	}
 	trimmed := strings.TrimRight(name, "/")
 	if i := strings.LastIndex(trimmed, "/"); i >= 0 {

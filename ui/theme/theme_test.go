@@ -45,9 +45,10 @@ func TestShortPlace(t *testing.T) {
 		{"/tmp/tfmirror-demo-123/primary", 12, "…/primary"},
 		{"/tmp/tfmirror-demo-123/primary/", 12, "…/primary"},
 		{"/tmp/tfmirror-demo-123/a-very-long-basename", 12, "…ng-basename"},
-		{"https://mirror.corp.example/terraform/", 20, "….example/terraform/"},
-		{"https://127.0.0.1:8443/", 12, "…0.0.1:8443/"},
-		{"oci://reg.corp/tf/${namespace}_${type}", 16, "…espace}_${type}"},
+		{"https://mirror.corp.example/terraform/", 20, "…irror.corp.example…"},
+		{"https://127.0.0.1:8443/", 12, "….0.0.1:8443"},
+		{"oci://reg.corp/tf/${namespace}_${type}", 16, "…reg.corp…{type}"}, // the registry host kept, cut in the middle
+		{"oci://localhost:5000/tf/${namespace}/${type}", 24, "…localhost:5000…/${type}"},
 	} {
 		if got := ShortPlace(tc.in, tc.w); got != tc.want || Width(got) > tc.w {
 			t.Errorf("ShortPlace(%q, %d) = %q (width %d), want %q", tc.in, tc.w, got, Width(got), tc.want)
@@ -121,7 +122,7 @@ func TestApart(t *testing.T) {
 		{tf, []string{tofu}, 28, "r…terraform.io/hashicorp/aws"},
 		{"/srv/a/mirror", []string{"/srv/b/mirror"}, 10, "/…a/mirror"},
 		{"/srv/b/mirror", []string{"/srv/a/mirror"}, 10, "/…b/mirror"},
-		{"https://mirror.corp.example/terraform/providers/", nil, 20, "…erraform/providers/"},                                 // alike to none: as ShortPlace
+		{"https://mirror.corp.example/terraform/providers/", nil, 20, "…irror.corp.example…"},                                 // alike to none: as ShortPlace
 		{"acme/cloud", []string{"acme/cloudx"}, 6, "…cloud"},                                                                  // told apart by where it ends
 		{"registry.terraform.io/acme/cloud-extra-long", []string{"registry.terraform.io/acme/cloud"}, 16, "…loud-extra-long"}, // a telling part too long for the room: its end
 		{"abcdef", nil, 1, "…"},
