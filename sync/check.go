@@ -178,7 +178,7 @@ func (c *checker) tie(ctx context.Context, p backends.Provider, l Locked) LockTi
 		}
 	}
 	for _, r := range c.o.TieWith {
-		_ = t.AddPlace(ctx, r, provenance.Options{}) // a place that cannot be read ties nothing
+		_, _ = t.AddPlace(ctx, r, provenance.Options{}) // a place that cannot be read ties nothing
 	}
 	return t.Tie(l)
 }

@@ -103,22 +103,23 @@ func (t *TieIndex) AddSums(doc []byte) error {
 // an origin registry, signs the release with. A place that holds nothing
 // of the version ties nothing; a provenance that does not check ties
 // nothing and is returned as the error, after the archives were added.
-func (t *TieIndex) AddPlace(ctx context.Context, r backends.Reader, opts provenance.Options) error {
+// It returns the archives r holds of the version.
+func (t *TieIndex) AddPlace(ctx context.Context, r backends.Reader, opts provenance.Options) ([]backends.Archive, error) {
 	as, err := r.Archives(ctx, t.p, t.v)
 	if err != nil && !errors.Is(err, backends.ErrNotFound) {
-		return err
+		return nil, err
 	}
 	for _, a := range as {
 		t.AddArchive(a)
 	}
 	if len(as) == 0 {
-		return nil // an origin registry would only say so more slowly
+		return nil, nil // an origin registry would only say so more slowly
 	}
 	signed, err := ReadProvenance(ctx, r, t.p, t.v, opts)
 	if err != nil || signed == nil {
-		return err
+		return as, err
 	}
-	return t.AddSums(signed.Provenance.SHA256SUMS)
+	return as, t.AddSums(signed.Provenance.SHA256SUMS)
 }
 
 // UntiedHash is a locked hash no package is known for.
@@ -188,7 +189,7 @@ func TieLock(ctx context.Context, p backends.Provider, l Locked, places []backen
 	t := NewTieIndex(p, l.Version)
 	var errs []error
 	for _, r := range places {
-		if err := t.AddPlace(ctx, r, opts); err != nil {
+		if _, err := t.AddPlace(ctx, r, opts); err != nil {
 			if ctx.Err() != nil {
 				return LockTies{Provider: p, Version: l.Version}, []error{ctx.Err()}
 			}
@@ -212,4 +213,26 @@ func UntiedNote(us []UntiedHash) string {
 		parts = append(parts, fmt.Sprintf("and %d more", len(us)-3))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// AddHashed ties what each archive of as (r's) hashes to, for those whose
+// evidence states no h1: (a filesystem mirror without index documents): it
+// reads them, so it is for places that can, and for when the stated hashes
+// left some locked hash untied.
+func (t *TieIndex) AddHashed(ctx context.Context, r backends.Reader, as []backends.Archive, opts hashing.Options) error {
+	for _, a := range as {
+		stated := false
+		for _, h := range a.Hashes() {
+			stated = stated || h.Scheme() == hashing.SchemeH1
+		}
+		if stated {
+			continue
+		}
+		ls, err := PackageLockHashes(ctx, r, a, opts)
+		if err != nil {
+			return err
+		}
+		t.AddArchive(a, append(ls.Hashes(), ls.Zip.H1)...)
+	}
+	return nil
 }

@@ -21,6 +21,7 @@ type KeyMap struct {
 	Modules            key.Binding
 	SpecGaps           key.Binding
 	Reload             key.Binding
+	LockGaps           key.Binding
 	Help               key.Binding
 	Quit, ForceQuit    key.Binding
 }
@@ -36,6 +37,7 @@ func DefaultKeyMap() KeyMap {
 		Modules:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "modules")),
 		SpecGaps:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "queue the spec's gaps")),
 		Reload:    key.NewBinding(key.WithKeys("ctrl+r", "f5"), key.WithHelp("ctrl+r", "list places again")),
+		LockGaps:  key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "queue the lock's gaps")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now")),
@@ -44,12 +46,12 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.SpecGaps, k.NextPane, k.Modules, k.Events, k.Help, k.Quit}
+	return []key.Binding{k.SpecGaps, k.LockGaps, k.NextPane, k.Modules, k.Events, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.Events, k.Reload, k.Help, k.Quit, k.ForceQuit}}
+	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.LockGaps, k.Events, k.Reload, k.Help, k.Quit, k.ForceQuit}}
 }
 
 // helpScreenKeys is the keys of the help screen: it scrolls where it is
@@ -179,6 +181,8 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return m.planSpecGaps(), true
 	case key.Matches(k, m.keys.Reload):
 		return m.reload(), true
+	case key.Matches(k, m.keys.LockGaps):
+		m.openLockGaps()
 	default:
 		return nil, false
 	}

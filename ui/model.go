@@ -81,6 +81,9 @@ type Config struct {
 	// Spec, when set, is the spec the UI was opened on (tfmirror ui
 	// --spec): its destinations and sources are among Mirrors.
 	Spec *Spec
+	// Locks, when set, are the lock files the UI opened on (ui --lock,
+	// --from): the Providers view shows what they lock (see Locks).
+	Locks *Locks
 }
 
 // Spec is a mirror spec resolved against its sources: the Providers view
@@ -171,6 +174,7 @@ func New(ctx context.Context, cfg Config) Model {
 	sh := &shell{ctx: ctx, styles: &styles, versions: cfg.Selection.Versions, log: &events.Log{}}
 	m := Model{sh: sh, cfg: cfg, styles: &styles, keys: DefaultKeyMap(), helpKeys: defaultHelpScreenKeys(), engine: cfg.Engine, nums: map[string]int{}}
 	m.keys.SpecGaps.SetEnabled(cfg.Spec != nil)
+	m.keys.LockGaps.SetEnabled(cfg.Locks != nil)
 	prov := newProvidersView(sh, cfg)
 	m.views[viewProviders] = prov
 	if mods := newModulesView(sh, cfg.Modules); mods != nil {
@@ -422,6 +426,9 @@ func (m *Model) enqueue(d queue.Model) tea.Cmd {
 	}
 	m.view().queued()
 	label := d.Dest().Label()
+	if words.From {
+		label = "the mirrors that lack them, from " + label
+	}
 	m.setStatus(statusInfo, fmt.Sprintf("queueing %d %s to %s…", len(tasks), words.Jobs, label))
 	return enqueueCmd(m.sh.ctx, m.engine, tasks, label, words.Jobs)
 }

@@ -62,6 +62,9 @@ func (v *providersView) showDetails(d *details.Model, c grid.Cell) {
 		d.Clear()
 		return
 	}
+	if v.lock != nil {
+		cell.Notes = v.lockDetails(c.Row)
+	}
 	d.ShowCell(cell)
 }
 

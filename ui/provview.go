@@ -85,6 +85,8 @@ type providersView struct {
 	// catGen is the latest round of catalogues asked for (ctrl+r asks
 	// again); catalogues of an older round are dropped.
 	catGen uint64
+	// lock is the lock view's state, when the UI opened on lock files.
+	lock *lockState
 }
 
 // wantedVersions are the versions a spec wants of one provider, and for
@@ -134,6 +136,10 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 	v.base.hint = func(i int, _ backends.Provider) string { return "tfmirror ls " + v.places[i].name }
 	v.base.note = v.noteVersion
 	if cfg.Spec != nil {
+		v.list.SetItems(v.providerUnion())
+	}
+	if cfg.Locks != nil {
+		v.lock = newLockState(cfg.Locks)
 		v.list.SetItems(v.providerUnion())
 	}
 	return v
@@ -233,6 +239,9 @@ func (v *providersView) Init() tea.Cmd {
 			return msg
 		})
 	}
+	if v.lock != nil {
+		cmds = append(cmds, v.lockTie())
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -243,6 +252,8 @@ func (v *providersView) update(msg viewMsg) tea.Cmd {
 	case verifiedMsg:
 		v.updateVerified(msg)
 		return nil
+	case lockTiedMsg:
+		return v.updateLockTied(msg)
 	case newestMsg:
 		v.newestPending--
 		for p, ver := range msg.newest {
@@ -292,6 +303,9 @@ func (v *providersView) loadProvider(ctx context.Context, i int, p backends.Prov
 	} else {
 		if vs, err = r.Versions(ctx, p); errors.Is(err, backends.ErrNotFound) {
 			return provHolding{}, nil, nil
+		}
+		if v.lock != nil {
+			vs = v.lock.only(p, vs) // a registry keeps every release: list the locked ones
 		}
 		if err == nil {
 			as, err = backends.ListArchives(ctx, r, p, vs)
@@ -418,6 +432,9 @@ func newestCmd(ctx context.Context, r backends.Reader, ps []backends.Provider) t
 
 // noteVersion shows ver beside p in the list when it is the newest known.
 func (v *providersView) noteVersion(p backends.Provider, ver backends.Version) {
+	if v.lock != nil {
+		return // the lock view notes the locked version and the gaps
+	}
 	if cur := v.newest[p]; cur == nil || backends.CompareVersions(ver, cur) > 0 {
 		v.newest[p] = ver
 		v.list.SetNote(p, ver.String())
@@ -428,6 +445,9 @@ func (v *providersView) noteVersion(p backends.Provider, ver backends.Version) {
 // --provider (sync.Selection.HostRule), the full addresses named (held
 // nowhere yet, or by a place that cannot list), and what a spec wants.
 func (v *providersView) providerUnion() []backends.Provider {
+	if v.lock != nil {
+		return v.lockedProviders()
+	}
 	seen := map[backends.Provider]bool{}
 	var out []backends.Provider
 	add := func(p backends.Provider) {
@@ -513,6 +533,10 @@ func (v *providersView) landed(i int, a backends.Archive) {
 func (v *providersView) rebuild() {
 	if !v.hasCurrent {
 		v.grid.SetData(grid.Data{})
+		return
+	}
+	if v.lock != nil {
+		v.rebuildLock()
 		return
 	}
 	cmp := v.compared()
@@ -623,6 +647,9 @@ func (v *providersView) gridBox() (string, []string) {
 	if !v.hasCurrent {
 		return "Matrix", v.emptyLines()
 	}
+	if v.lock != nil {
+		return v.lockTitle(), v.lockGrid(v.gridLines("archives", func(int) string { return "" }))
+	}
 	return v.gridTitle(v.current.String()), v.gridLines("archives", func(int) string { return "" })
 }
 
@@ -669,6 +696,9 @@ func (v *providersView) jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd {
 	// The matrix changes in the frame that shows the job done: the
 	// archive is added to what mirror i is known to hold at once, and the
 	// listing that follows its index documents confirms it.
+	if _, idle := ev.(sync.Idle); idle && v.lock != nil {
+		return v.lockTie() // the gaps jobs filled
+	}
 	switch ev := ev.(type) {
 	case sync.JobDone:
 		if j == nil || j.Info.Name != "" {

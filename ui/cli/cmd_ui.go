@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/modplace"
 	"github.com/tfmirror/tfmirror/backends/place"
@@ -22,10 +24,14 @@ type uiFlags struct {
 	jobs    int
 	modules []string
 	spec    string
+	locks   []string
+	from    []string
 }
 
 func (u *uiFlags) add(cmd *cobra.Command) {
-	u.sel.add(cmd)
+	u.sel.addBase(cmd)
+	cmd.Flags().StringArrayVar(&u.locks, "lock", nil, "open on a .terraform.lock.hcl `FILE` (repeatable): its providers at their locked versions, the platforms it covers as columns, its gaps ○ (L queues them)")
+	cmd.Flags().StringSliceVar(&u.from, "from", nil, "open on every .terraform.lock.hcl under `DIR` (repeatable), as --lock opens one")
 	jobsVar(cmd.Flags(), &u.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
 	cmd.Flags().StringVar(&u.spec, "spec", "", "open on a mirror spec `FILE`: its destinations and sources are the mirrors, its wanted versions the rows of the matrix, S queues every gap")
 	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
@@ -166,11 +172,22 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		return usageErr("--debug writes to stderr, and the terminal UI is drawn on this terminal: send it elsewhere (tfmirror ui --debug ... 2>debug.log)")
 	}
 	if u.spec != "" {
+		if len(u.locks)+len(u.from) > 0 {
+			return usageErr("ui takes --spec or --lock/--from, not both")
+		}
 		return runUISpec(cmd, env, u, args)
 	}
 	s, err := u.sel.selection()
 	if err != nil {
 		return err
+	}
+	locks, err := uiLocks(u.locks, u.from)
+	if err != nil {
+		return err
+	}
+	versioned := s
+	if locks != nil {
+		versioned.Locked = map[backends.Provider]sync.Locked{} // the locks name the versions
 	}
 	var scopes []*ui.Scope
 	if len(args) == 0 {
@@ -194,7 +211,7 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		}
 		// A registry named beside --module and no --provider is there for
 		// its modules: it lists no providers, so none are fetched.
-		if err := needsVersion(a, s); err != nil && (!withModules || len(s.Providers) > 0) {
+		if err := needsVersion(a, versioned); err != nil && (!withModules || len(s.Providers) > 0) {
 			return err
 		}
 		r, err := place.Open(ctx, a, env.placeOptions())
@@ -234,7 +251,41 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	if !isTerminal(cmd) {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
 	}
-	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.NewEngine(ctx, sync.Options{Jobs: u.jobs, Hashing: env.hashing()}), Modules: mods})
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.NewEngine(ctx, sync.Options{Jobs: u.jobs, Hashing: env.hashing()}), Modules: mods, Locks: locks})
+}
+
+// uiLocks reads the lock files of ui --lock and --from (every
+// .terraform.lock.hcl under each DIR, as check --from finds them); nil
+// when neither is given.
+func uiLocks(files, from []string) (*ui.Locks, error) {
+	if len(files)+len(from) == 0 {
+		return nil, nil
+	}
+	for _, dir := range from {
+		paths, err := lockfile.Find(dir)
+		if err != nil {
+			return nil, usageErr("--from %v", err)
+		}
+		if len(paths) == 0 {
+			return nil, usageErr("--from %s: no %s under it", dir, lockfile.DefaultName)
+		}
+		files = append(files, paths...)
+	}
+	l := &ui.Locks{}
+	for _, path := range files {
+		f, err := loadLockFile(path)
+		if err != nil {
+			return nil, err
+		}
+		l.Files = append(l.Files, path)
+		for p, locked := range sync.LockedFromFile(f, path) {
+			l.Entries = append(l.Entries, ui.LockEntry{Provider: p, Locked: locked})
+		}
+	}
+	if len(l.Entries) == 0 {
+		return nil, usageErr("--lock %s: locks no provider: nothing to show", strings.Join(files, ", "))
+	}
+	return l, nil
 }
 
 // runUISpec opens the UI on a spec: it resolves the spec against its

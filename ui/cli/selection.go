@@ -21,12 +21,18 @@ type selectionFlags struct {
 }
 
 func (s *selectionFlags) add(cmd *cobra.Command) {
+	s.addBase(cmd)
+	cmd.Flags().StringVar(&s.lock, "lock", "", "a .terraform.lock.hcl `FILE`: only its providers at their locked versions, and archives are also checked against its hashes")
+}
+
+// addBase adds the flags but --lock, for a command that takes it otherwise
+// (ui: repeatable).
+func (s *selectionFlags) addBase(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringSliceVarP(&s.providers, "provider", "p", nil, "provider HOST/NAMESPACE/TYPE, or NAMESPACE/TYPE on any host (repeatable)")
 	f.StringVarP(&s.version, "version", "v", "", `version constraint ("~> 5.0", ">= 1.2, < 2.0", "= 1.4.2") or "latest"; default every version`)
 	f.StringSliceVar(&s.platforms, "platform", nil, "platform OS_ARCH, e.g. linux_amd64 (repeatable); default every platform")
 	f.StringArrayVar(&s.signingKeys, "signing-key", nil, "an ASCII-armored OpenPGP public key `FILE` (or keyring) that checks a release's SHA256SUMS.sig (push's zips, or a release directory given as a place; repeatable)")
-	f.StringVar(&s.lock, "lock", "", "a .terraform.lock.hcl `FILE`: only its providers at their locked versions, and archives are also checked against its hashes")
 }
 
 // selection is the selection the flags describe, with --lock's providers,

@@ -41,6 +41,9 @@ type Cell struct {
 	// Ref is the number of the mirror the others are compared with (0:
 	// none).
 	Ref int
+	// Notes are shown under the package's name: what a lock file says of
+	// it, in the lock view.
+	Notes []string
 }
 
 // Model is the pane. What it shows is wrapped to its width; where that is
@@ -177,6 +180,9 @@ func (m Model) cellLines() []string {
 	s := m.styles
 	c := m.cell
 	lines := []string{s.Bold.Render(c.Package.Version.String() + " " + c.Package.Platform.String())}
+	for _, n := range c.Notes {
+		lines = append(lines, m.wrap(n, 1)...)
+	}
 	for _, mr := range c.Mirrors {
 		a := mr.Archive
 		size := ""

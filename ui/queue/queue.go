@@ -23,6 +23,17 @@ type Words struct {
 	Nothing string
 	// NoDest is why there is nothing to queue to.
 	NoDest string
+	// From: the places to pick are the sources, not the destinations
+	// (the lock view's gaps each have their destination already).
+	From bool
+}
+
+// toward is the word before the place picked.
+func (w Words) toward() string {
+	if w.From {
+		return "from"
+	}
+	return "to"
 }
 
 // Place is a destination, or a source a plan takes from.
@@ -191,7 +202,7 @@ func (m Model) View(s *theme.Styles, w int) (string, []string) {
 
 func (m Model) pickLines(s *theme.Styles, w int) []string {
 	r := m.req
-	lines := []string{fmt.Sprintf(" Queue %d %s of %s to which %s?", r.N, r.Words.Unit, r.Subject, r.Words.Place), ""}
+	lines := []string{fmt.Sprintf(" Queue %d %s of %s %s which %s?", r.N, r.Words.Unit, r.Subject, r.Words.toward(), r.Words.Place), ""}
 	names := make([]string, len(r.Dests))
 	for i, d := range r.Dests {
 		names[i] = d.Name
@@ -213,7 +224,7 @@ func (m Model) confirmLines(s *theme.Styles, w int) []string {
 	r, p, dest := m.req, m.plan, m.Dest()
 	room := w - 4
 	dest.Name = theme.ShortPlace(dest.Name, room-30-len(r.Subject))
-	lines := []string{fmt.Sprintf(" %d %s of %s to %s", r.N, r.Words.Unit, r.Subject, dest.Label()), ""}
+	lines := []string{fmt.Sprintf(" %d %s of %s %s %s", r.N, r.Words.Unit, r.Subject, r.Words.toward(), dest.Label()), ""}
 	if len(p.Run) > 0 {
 		from := ""
 		for _, src := range p.From {

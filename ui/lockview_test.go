@@ -1,0 +1,184 @@
+package ui
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/provenance"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+)
+
+// lockWorld is a lock view: ./mirror holds example.com/acme/alpha 1.1.0
+// for linux_amd64 only; ./origin holds it (and 1.0.0) for three platforms
+// and keeps the release's signed SHA256SUMS, which also lists the
+// release's manifest. infra's lock (as `terraform providers lock
+// -platform=linux_amd64 -platform=darwin_arm64` writes it) holds the h1:
+// of two platforms and the zh: of every SHA256SUMS line; corp's locks
+// example.com/corp/widget, which no place holds.
+func lockWorld(t *testing.T) (cfg Config, mirrorDir string) {
+	t.Helper()
+	plats := []string{"darwin_arm64", "linux_amd64", "windows_amd64"}
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0", "1.1.0"}, plats)
+	originDir, mirrorDir := t.TempDir(), t.TempDir()
+	backendtest.WritePacked(t, originDir, seeds)
+	var v110 []backendtest.Seed
+	for _, s := range seeds {
+		if s.Package.Version.String() == "1.1.0" {
+			v110 = append(v110, s)
+			if s.Package.Platform.String() == "linux_amd64" {
+				backendtest.WritePacked(t, mirrorDir, []backendtest.Seed{s})
+			}
+		}
+	}
+	origin, err := fs.Open("./origin", originDir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirror, err := fs.Open("./mirror", mirrorDir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The release's signed SHA256SUMS, with its manifest's line.
+	signer := backendtest.NewSigner(t, "acme releases")
+	prov := signer.Provenance(t, v110)
+	prov.SHA256SUMS = append(prov.SHA256SUMS, fmt.Sprintf("%x  terraform-provider-alpha_1.1.0_manifest.json\n", sha256.Sum256([]byte("manifest")))...)
+	var sig bytes.Buffer
+	if err := openpgp.DetachSign(&sig, signer.Entity, bytes.NewReader(prov.SHA256SUMS), nil); err != nil {
+		t.Fatal(err)
+	}
+	prov.Signature = sig.Bytes()
+	p, v := v110[0].Package.Provider, v110[0].Package.Version
+	if err := origin.WriteProvenance(t.Context(), p, v, prov); err != nil {
+		t.Fatal(err)
+	}
+
+	var hashes []hashing.Hash
+	lines, err := provenance.ParseSums(prov.SHA256SUMS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sum := range lines {
+		hashes = append(hashes, hashing.Hash("zh:"+sum))
+	}
+	for _, s := range v110 {
+		if s.Package.Platform.String() != "windows_amd64" {
+			h1, err := hashing.HashZip(filepath.Join(originDir, "example.com", "acme", "alpha", s.Package.Filename()), hashing.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hashes = append(hashes, h1)
+		}
+	}
+	sort.Slice(hashes, func(i, j int) bool { return hashes[i] < hashes[j] })
+	widget := backendtest.Pkg(t, "example.com/corp/widget", "1.2.0", "linux_amd64")
+	cfg = Config{
+		Mirrors: []Mirror{{Reader: mirror, Kind: "fs"}, {Reader: origin, Kind: "fs"}},
+		Locks: &Locks{Files: []string{"infra/.terraform.lock.hcl", "corp/.terraform.lock.hcl"}, Entries: []LockEntry{
+			{Provider: p, Locked: sync.Locked{Version: v, Hashes: hashes, Source: "infra/.terraform.lock.hcl"}},
+			{Provider: widget.Provider, Locked: sync.Locked{Version: widget.Version, Source: "corp/.terraform.lock.hcl",
+				Hashes: []hashing.Hash{"h1:widgetWidgetWidgetWidgetWidgetWidgetWidget0=", "zh:" + hashing.Hash(strings.Repeat("0a", 32))}}},
+		}},
+	}
+	return cfg, mirrorDir
+}
+
+// tied reports that the lock's hashes are tied and the view idle.
+func tied(m Model) bool { return idle(m) && m.prov().lock.tied != nil && !m.prov().lock.running }
+
+// TestLockView opens the UI on two lock files: the list holds both locked
+// providers, the one no place holds marked "not in any"; alpha's matrix
+// has exactly its locked version as a row (not 1.0.0, which the origin
+// also holds) and the three platforms its hashes are tied to as columns
+// (the origin's signed SHA256SUMS ties windows_amd64, for which no h1: is
+// locked); the manifest's zh: is shown as untied, never a gap. L queues
+// the two gaps from the origin; once they land the provider is "ok". The
+// screens at 80x24 and 120x40 are golden files (go test ./ui -run
+// TestLockView -update).
+func TestLockView(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {120, 40}} {
+		cfg, _ := lockWorld(t)
+		h := newHarness(t, cfg, size.w, size.h)
+		snap := func(name string) {
+			t.Helper()
+			t.Run(name+"_"+itoa(size.w)+"x"+itoa(size.h), func(t *testing.T) {
+				golden.RequireEqual(t, []byte(h.screen()))
+			})
+		}
+		h.until("the lock's hashes tied", tied)
+		v := h.m.prov()
+		if got := fmt.Sprint(v.lockedProviders()); got != "[example.com/acme/alpha example.com/corp/widget]" || v.list.Len() != 2 {
+			t.Fatalf("list %s (%d items)", got, v.list.Len())
+		}
+		alpha, widget := v.lockedProviders()[0], v.lockedProviders()[1]
+		if n, w := v.lockNote(alpha), v.lockNote(widget); n != "1.1.0 2 missing" || w != "1.2.0 not in any" {
+			t.Errorf("notes %q, %q", n, w)
+		}
+		versions, platforms, _ := matrixData(h.m)
+		if fmt.Sprint(versions) != "[1.1.0]" || fmt.Sprint(platforms) != "[darwin_arm64 linux_amd64 windows_amd64]" {
+			t.Errorf("matrix %v × %v", versions, platforms)
+		}
+		if !strings.Contains(h.screen(), "untied locked hashes: 1 (zh: of a non-package file)") {
+			t.Errorf("the manifest's zh: is not shown as untied:\n%s", h.screen())
+		}
+		snap("start")
+
+		h.press("enter", "right", "right") // into the matrix: 1.1.0 windows_amd64
+		if size.w < 100 {
+			h.press("d")
+		}
+		snap("details")
+		if size.w < 100 {
+			h.press("d")
+		}
+
+		h.press("L")
+		if h.m.dialog == nil {
+			t.Fatalf("L opened no dialog; status %q", h.m.sh.status.text)
+		}
+		snap("queue")
+		h.press("enter")
+		h.until("the gaps to land and the lock to be tied again", func(m Model) bool {
+			return jobsEnded(2)(m) && tied(m) && m.prov().lockNote(alpha) == "1.1.0 ok"
+		})
+		if c := h.m.jobs.Tracker().Counts(); c[sync.Done] != 2 {
+			t.Fatalf("jobs %v", c)
+		}
+		snap("landed")
+	}
+}
+
+// hashes of a lock that lists no platform of a provider version's archives
+// tie nothing: with no place holding widget, its matrix has no columns, it
+// shows no gap, and L says which gaps there are (alpha's) and queues only
+// those.
+func TestLockViewNothingTied(t *testing.T) {
+	cfg, _ := lockWorld(t)
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	h.press("down")
+	h.until("widget listed", func(m Model) bool { return tied(m) && m.prov().current.Type == "widget" })
+	versions, platforms, _ := matrixData(h.m)
+	if fmt.Sprint(versions) != "[1.2.0]" || len(platforms) != 0 {
+		t.Errorf("widget's matrix %v × %v", versions, platforms)
+	}
+	if s := h.screen(); !strings.Contains(s, "no place ties a locked hash to a platform") || !strings.Contains(s, "locked h1: of no held package: 1") {
+		t.Errorf("screen:\n%s", s)
+	}
+	w := backends.Provider{Hostname: "example.com", Namespace: "corp", Type: "widget"}
+	if gaps := h.m.prov().lockGaps(&w); len(gaps) != 0 {
+		t.Errorf("widget gaps %v", gaps)
+	}
+}
