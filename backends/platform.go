@@ -45,3 +45,39 @@ func ParsePlatform(s string) (Platform, error) {
 func SortPlatforms(ps []Platform) {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].String() < ps[j].String() })
 }
+
+// platformOS and platformArch are other names people write for the
+// clients' (Go's) operating systems and architectures.
+var (
+	platformOS   = map[string]string{"macos": "darwin", "osx": "darwin", "mac": "darwin", "win": "windows", "win32": "windows", "win64": "windows"}
+	platformArch = map[string]string{"x86_64": "amd64", "x64": "amd64", "aarch64": "arm64", "i386": "386", "i686": "386", "x86": "386", "armv7": "arm", "armv7l": "arm", "armhf": "arm"}
+)
+
+// SuggestPlatform returns the platform as the clients name it for s
+// written another way (Linux_AMD64, linux_x86_64, darwin-aarch64,
+// macos_arm64), and whether s was such a spelling; a platform already in
+// the clients' form, or nothing like one, gives false.
+func SuggestPlatform(s string) (Platform, bool) {
+	t := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
+	for alias, arch := range platformArch {
+		if strings.HasSuffix(t, "_"+alias) {
+			t = strings.TrimSuffix(t, alias) + arch
+			break
+		}
+	}
+	os, arch, ok := strings.Cut(t, "_")
+	if !ok || strings.Contains(arch, "_") {
+		return Platform{}, false
+	}
+	if o, ok := platformOS[os]; ok {
+		os = o
+	}
+	if a, ok := platformArch[arch]; ok {
+		arch = a
+	}
+	p, err := ParsePlatform(os + "_" + arch)
+	if err != nil || p.String() == s {
+		return Platform{}, false
+	}
+	return p, true
+}

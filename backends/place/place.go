@@ -61,6 +61,9 @@ func Parse(arg string) (Spec, error) {
 		if err := mistypedScheme(arg); err != nil {
 			return Spec{}, err
 		}
+		if err := missingColon(arg); err != nil {
+			return Spec{}, err
+		}
 		if isBundle(arg) {
 			return Spec{Kind: Bundle, Raw: arg, Target: arg}, nil
 		}
@@ -82,6 +85,9 @@ func Parse(arg string) (Spec, error) {
 	case "registry":
 		return Spec{Kind: Registry, Raw: arg, Target: strings.TrimSuffix(rest, "/")}, nil
 	case "oci":
+		if err := expandedTemplate(arg, rest); err != nil {
+			return Spec{}, err
+		}
 		return Spec{Kind: OCI, Raw: arg, Target: rest}, nil
 	case "s3":
 		return Spec{Kind: S3, Raw: arg, Target: rest}, nil

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -116,7 +118,9 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 	if err != nil {
 		return err
 	}
-	if spec, err := place.Parse(dstArg); err != nil || spec.Kind != place.OCI {
+	if spec, err := place.Parse(dstArg); errors.Is(err, backends.ErrUsage) && strings.HasPrefix(dstArg, "oci://") {
+		return usageErr("push: %v", err) // an oci:// the shell mangled: what was meant
+	} else if err != nil || spec.Kind != place.OCI {
 		return usageErr("push: the last argument must be oci://REGISTRY[:PORT]/TEMPLATE, not %q", dstArg)
 	}
 	dst, err := place.OpenWriter(ctx, dstArg, env.placeOptions())

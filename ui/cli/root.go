@@ -42,14 +42,15 @@ var errProblem = &exitError{code: exitProblem, err: errors.New("problems found (
 // Execute runs the command line with args and returns the exit code: 0
 // success, 1 the command ran and found a problem, 2 usage or configuration.
 func Execute(ctx context.Context, args []string) int {
-	cmd := newRootCmd()
+	cmd, env := newRoot()
 	if len(args) == 1 && args[0] == "--version" {
 		// The root's --version is the UI's version constraint; alone, with no
 		// value, it can only mean tfmirror's own version.
 		args = []string{"version"}
 	}
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
+	ran, err := cmd.ExecuteContextC(ctx)
+	explainPlatform(ctx, env, ran, err)
 	var intr Interrupted
 	if err != nil && ctx.Err() != nil && errors.As(context.Cause(ctx), &intr) {
 		// The run has said what it did; the exit code says how it ended.
@@ -103,6 +104,12 @@ func exitCode(cmd *cobra.Command, err error) int {
 }
 
 func newRootCmd() *cobra.Command {
+	root, _ := newRoot()
+	return root
+}
+
+// newRoot is the command tree, with the settings its global flags fill.
+func newRoot() (*cobra.Command, *Env) {
 	env := &Env{}
 	root := &cobra.Command{
 		Use:   "tfmirror",
@@ -149,5 +156,5 @@ AWS configuration, --s3-endpoint for S3-compatible stores).`,
 	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &rootUI, args) }
 	root.AddCommand(newServeCmd(env))
 	root.AddCommand(newLockCmd(env), newCheckCmd(env), newConfigCmd(env), newVersionCmd())
-	return root
+	return root, env
 }

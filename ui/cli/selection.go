@@ -67,6 +67,9 @@ func (s *selectionFlags) baseSelection() (sync.Selection, error) {
 	}
 	sel.Versions = c
 	for _, p := range s.platforms {
+		if want, ok := backends.SuggestPlatform(p); ok {
+			return sel, &exitError{code: exitUsage, err: &platformTypo{given: p, want: want, sel: sel}}
+		}
 		plat, err := backends.ParsePlatform(p)
 		if err != nil {
 			return sel, usageErr("--platform: %v", err)
