@@ -33,25 +33,38 @@ type Staging struct {
 	// Mirror is the staging mirror, the sync's destination.
 	Mirror   *fs.Mirror
 	dir, out string
+	lock     *os.File
 	hashing  hashing.Options
 }
 
-// NewStaging makes the staging mirror of a bundle to be written at out.
-// Remove deletes it.
+// stagingPrefix starts the names of what writing the bundle at out puts
+// beside it: the staging mirror and the .tar being written.
+func stagingPrefix(out string) string { return "." + filepath.Base(out) + ".staging" }
+
+// SweepStaging removes what killed exports of a bundle at out left beside
+// it (the staging mirror, a part-written .tar): those no live process
+// holds. NewStaging sweeps first; import of out does too.
+func SweepStaging(out string) { fs.SweepStaging(filepath.Dir(out), stagingPrefix(out)) }
+
+// NewStaging makes the staging mirror of a bundle to be written at out,
+// beside it, under a name locked for as long as this process lives (a kill
+// leaves it for the next SweepStaging). Remove deletes it.
 func NewStaging(out string, h hashing.Options) (*Staging, error) {
 	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
 		return nil, backends.Usagef("bundle %s: is a directory: name the .tar file to write", out)
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".staging-")
+	SweepStaging(out)
+	lock, dir, err := fs.MkdirStaging(filepath.Dir(out), stagingPrefix(out))
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", out, err)
 	}
 	m, err := fs.Open(out+" (staging)", dir, fs.Options{Hashing: h})
 	if err != nil {
 		os.RemoveAll(dir)
+		lock.Close()
 		return nil, err
 	}
-	return &Staging{Mirror: m, dir: dir, out: out, hashing: h}, nil
+	return &Staging{Mirror: m, dir: dir, out: out, lock: lock, hashing: h}, nil
 }
 
 // Pack writes the bundle of what the staging mirror holds (Write).
@@ -60,7 +73,11 @@ func (s *Staging) Pack(ctx context.Context) (*Manifest, error) {
 }
 
 // Remove deletes the staging mirror.
-func (s *Staging) Remove() error { return os.RemoveAll(s.dir) }
+func (s *Staging) Remove() error {
+	err := os.RemoveAll(s.dir)
+	s.lock.Close()
+	return err
+}
 
 // Write packs the filesystem mirror m, as a sync wrote it (packed zips,
 // index documents listing their h1: and zh:, provenance sidecars), into a
@@ -242,14 +259,15 @@ func hashFile(name string) (int64, string, error) {
 // writeTar writes the bundle's tar into a hidden temp file beside out and
 // renames it into place.
 func writeTar(ctx context.Context, out, root string, manifest []byte, files []File) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	// Locked until it is in place: a kill leaves it for SweepStaging.
+	tmp, tmpPath, err := fs.CreateStaging(filepath.Dir(out), stagingPrefix(out))
 	if err != nil {
 		return err
 	}
 	defer func() {
+		tmp.Close()
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			os.Remove(tmpPath)
 		}
 	}()
 	bw := bufio.NewWriterSize(tmp, 1<<20)
@@ -282,10 +300,7 @@ func writeTar(ctx context.Context, out, root string, manifest []byte, files []Fi
 	if err := tmp.Sync(); err != nil {
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	if err := fs.PlaceStaging(tmp, tmpPath, out); err != nil {
 		return err
 	}
 	if d, err := os.Open(filepath.Dir(out)); err == nil {

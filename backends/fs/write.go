@@ -170,13 +170,16 @@ func (m *Mirror) sweepOnce(dir string) {
 	}
 }
 
-func sweepStale(dir string) {
+func sweepStale(dir string) { sweepStaleNamed(dir, ".") }
+
+// sweepStaleNamed is sweepStale for the names that start with prefix.
+func sweepStaleNamed(dir, prefix string) {
 	items, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, it := range items {
-		if !strings.HasPrefix(it.Name(), ".") {
+		if !strings.HasPrefix(it.Name(), prefix) || !strings.HasPrefix(it.Name(), ".") {
 			continue
 		}
 		p := filepath.Join(dir, it.Name())

@@ -2,10 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 )
@@ -64,5 +69,117 @@ func TestDamagedBundleIsAProblemForEveryCommand(t *testing.T) {
 	}
 	if r := run(t, nil, "verify", filepath.Join(dir, "none.tar")); r.code != 2 {
 		t.Errorf("verify of a bundle that is not there: exit %d, want 2\n%s", r.code, r.stderr)
+	}
+}
+
+// An export killed (SIGKILL, a real process) at random moments leaves its
+// staging mirror and part-written .tar beside the bundle; the next export
+// or import of that bundle removes them, while a bundle that was complete
+// stays whole. A live export's staging is never taken for a dead one's.
+func TestKilledExportLeavesNothingBehind(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 31))
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, []string{"1.0.0", "1.1.0"}, []string{"linux_amd64", "darwin_arm64", "windows_amd64"})
+	for i := range seeds {
+		body := make([]byte, 256<<10) // incompressible: each archive takes a while
+		for j := range body {
+			body[j] = byte(rng.Uint32())
+		}
+		seeds[i].Zip = backendtest.Zip(t, backendtest.Entry{Name: "terraform-provider-" + seeds[i].Package.Provider.Type, Body: body})
+	}
+	src := sourceMirror(t, seeds)
+	dir := t.TempDir()
+	b := filepath.Join(dir, "b.tar")
+	start := time.Now()
+	if r := run(t, nil, "export", src, b, "--jobs", "1"); r.code != 0 {
+		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	full := time.Since(start)
+	want, _ := os.ReadFile(b)
+	only := func(when string) {
+		t.Helper()
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 1 || entries[0].Name() != "b.tar" {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("%s: %s holds %v, want b.tar alone", when, dir, names)
+		}
+	}
+	leftBehind := 0
+	const rounds = 10
+	for round := range rounds {
+		cmd := exec.Command(tfmirrorBin, "export", src, b, "--jobs", "1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		if round%2 == 0 {
+			// Wait for the staging to be there, then a moment more.
+			deadline := time.Now().Add(time.Minute)
+			for {
+				entries, _ := os.ReadDir(dir)
+				if len(entries) > 1 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		time.Sleep(time.Duration(rng.Int64N(int64(full))))
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
+		if entries, _ := os.ReadDir(dir); len(entries) > 1 {
+			leftBehind++
+		}
+		if got, _ := os.ReadFile(b); !bytes.Equal(got, want) {
+			t.Fatalf("round %d: the bundle is not the one exported (%d bytes, want %d)", round, len(got), len(want))
+		}
+		// The next export or import of the bundle sweeps; a second export
+		// running meanwhile keeps its own staging.
+		if round%2 == 0 {
+			if r := run(t, nil, "import", b, filepath.Join(t.TempDir(), "mirror")); r.code != 0 {
+				t.Fatalf("round %d: import: %d\n%s%s", round, r.code, r.stdout, r.stderr)
+			}
+		} else if r := run(t, nil, "export", src, b); r.code != 0 {
+			t.Fatalf("round %d: export: %d\n%s%s", round, r.code, r.stdout, r.stderr)
+		}
+		only(fmt.Sprintf("round %d, after a kill and the next run", round))
+	}
+	t.Logf("%d of %d kills left staging behind, each swept by the next run (a full export takes %s)", leftBehind, rounds, full.Round(time.Millisecond))
+	if leftBehind == 0 {
+		t.Fatalf("no kill of %d left anything behind: the test did not kill an export at work", rounds)
+	}
+
+	// A live export's staging is locked: an import sweeping meanwhile
+	// leaves it, and the export completes.
+	cmd := exec.Command(tfmirrorBin, "export", src, b, "--jobs", "1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		entries, _ := os.ReadDir(dir)
+		if len(entries) > 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the export made no staging within a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if r := run(t, nil, "import", b, filepath.Join(t.TempDir(), "mirror")); r.code != 0 {
+		t.Fatalf("import during an export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the export an import swept beside: %v\n%s", err, stderr.String())
+	}
+	only("after an export an import ran beside")
+	if got, _ := os.ReadFile(b); !bytes.Equal(got, want) {
+		t.Fatalf("the bundle is not the one exported")
 	}
 }

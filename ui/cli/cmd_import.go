@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/bundle"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/sync"
@@ -76,9 +77,12 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if err != nil {
 		return err
 	}
-	if sp, err := place.Parse(bundleArg); err != nil || sp.Kind != place.Bundle {
+	sp, err := place.Parse(bundleArg)
+	if err != nil || sp.Kind != place.Bundle {
 		return usageErr("import: %s is not a bundle: give the .tar file tfmirror export wrote", bundleArg)
 	}
+	// What a killed export of this bundle left beside it goes.
+	bundle.SweepStaging(sp.Target)
 	if _, err := place.Parse(dstArg); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
