@@ -1,6 +1,8 @@
 package hashing_test
 
 import (
+	"archive/zip"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +26,37 @@ func TestExtractRefusesEscapes(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(filepath.Dir(dst), "evil")); err == nil {
 			t.Errorf("%s: escaped", name)
+		}
+	}
+}
+
+func TestCheckExecutable(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		entry, typ string
+		ok         bool
+	}{
+		{"terraform-provider-google_v5.0.0_x5", "google", true},
+		{"terraform-provider-google", "google", true},
+		{"terraform-provider-google.exe", "google", true},
+		{"terraform-provider-google-beta_v5.0.0_x5", "google", false}, // another provider's
+		{"terraform-provider-google_v5.0.0_x5", "google-beta", false},
+		{"bin/terraform-provider-google", "google", false}, // not at the root
+		{"README.md", "google", false},
+	} {
+		p := filepath.Join(dir, "z.zip")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw := zip.NewWriter(f)
+		w, _ := zw.Create(c.entry)
+		w.Write([]byte("#!/bin/sh\n"))
+		zw.Close()
+		f.Close()
+		err = hashing.CheckExecutable(p, c.typ)
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, hashing.ErrNoExecutable) {
+			t.Errorf("%s as %s: %v, want ok %v", c.entry, c.typ, err, c.ok)
 		}
 	}
 }

@@ -101,6 +101,9 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	}
 	defer st.Abort()
 	if zh := statedZH(st, a, env.Hashing); sink == io.Discard && zh != "" {
+		if err := t.checkExecutable(st); err != nil {
+			return JobDone{}, err
+		}
 		return t.commitStated(ctx, env, st, zh, start)
 	}
 	in := io.Reader(&countingReader{ctx: ctx, r: rc, progress: env.Progress, limit: limit, unpacked: unpacked})
@@ -128,6 +131,9 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	if err := res.Err(); err != nil {
 		return JobDone{}, t.opErr("verify", "source", src, err)
 	}
+	if err := t.checkExecutable(st); err != nil {
+		return JobDone{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return JobDone{}, err
 	}
@@ -136,6 +142,21 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	}
 	t.carry.add(a.Version, t.Provenance)
 	return JobDone{Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()}, nil
+}
+
+// checkExecutable holds a signed archive (its version's provenance
+// checked) to holding its own provider's executable, as push holds the
+// zips it is given: a signed SHA256SUMS names a file, and the file must be
+// the provider it is mirrored as. Only the zip's central directory is
+// read, from the staged file.
+func (t Transfer) checkExecutable(st backends.Staged) error {
+	if t.Provenance == nil || t.Archive.Layout == backends.Unpacked {
+		return nil
+	}
+	if err := hashing.CheckExecutable(st.Path(), t.Archive.Provider.Type); err != nil {
+		return t.opErr("verify", "source", t.Src.String(), backends.Permanent(fmt.Errorf("not mirrored: %s: %w", t.Archive.Package, err)))
+	}
+	return nil
 }
 
 // statedZH returns the zh: the archive's evidence states, where the

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,35 +46,42 @@ type Finding struct {
 // HashArchive computes the sums of an archive, zh: and h1:: in place for
 // local places, otherwise by streaming it to a temp file, hashed on the way.
 func HashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options) (hashing.Sums, error) {
-	return hashArchive(ctx, r, a, opts, true)
+	return hashArchive(ctx, r, a, opts, true, "")
 }
 
 // hashArchiveFor computes what checking an archive against evidence needs:
 // zh:, and h1: only where some of the evidence needs it (or the options
 // ask for it everywhere).
 func hashArchiveFor(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, evidence []hashing.Evidence) (hashing.Sums, error) {
-	return hashArchiveWith(ctx, r, a, opts, evidence, false)
+	return hashArchiveWith(ctx, r, a, opts, evidence, false, "")
 }
 
 // hashArchiveWith is hashArchiveFor computing h1: also wherever always is
 // set.
-func hashArchiveWith(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, evidence []hashing.Evidence, always bool) (hashing.Sums, error) {
-	sums, err := hashArchive(ctx, r, a, opts, always || opts.WantH1("", evidence...))
+// exe, when set, is the provider type whose executable the zip must hold
+// (hashing.CheckExecutable), checked on the file hashed: an error wrapping
+// hashing.ErrNoExecutable otherwise.
+func hashArchiveWith(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, evidence []hashing.Evidence, always bool, exe string) (hashing.Sums, error) {
+	sums, err := hashArchive(ctx, r, a, opts, always || opts.WantH1("", evidence...), exe)
 	if err == nil && sums.H1 == "" && sums.ZH != "" && opts.WantH1(sums.ZH, evidence...) {
 		// A lock file whose zh: are not the archive's may still list its
 		// h1:.
-		return hashArchive(ctx, r, a, opts, true)
+		return hashArchive(ctx, r, a, opts, true, "")
 	}
 	return sums, err
 }
 
-func hashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, h1 bool) (hashing.Sums, error) {
+func hashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, h1 bool, exe string) (hashing.Sums, error) {
 	if lp, ok := r.(backends.LocalPather); ok {
 		p := lp.LocalPath(a)
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			return hashing.HashPath(p, opts)
 		}
-		return hashing.HashZipSums(p, h1, opts)
+		sums, err := hashing.HashZipSums(p, h1, opts)
+		if err == nil && exe != "" {
+			err = hashing.CheckExecutable(p, exe)
+		}
+		return sums, err
 	}
 	rc, err := r.Open(ctx, a)
 	if err != nil {
@@ -95,6 +103,11 @@ func hashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opt
 		return hashing.Sums{}, err
 	}
 	sums := hashing.Sums{ZH: s.ZipHash()}
+	if exe != "" {
+		if err := hashing.CheckExecutable(f.Name(), exe); err != nil {
+			return sums, fmt.Errorf("%s: %s: %w", r, a.Package, err)
+		}
+	}
 	if !h1 {
 		return sums, nil
 	}
@@ -110,8 +123,18 @@ func hashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opt
 // states: a wrong h1: beside a right zh: is a defect that clients recording
 // a mirror's hashes would inherit), and h1: also where nothing vouches.
 func VerifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options) Finding {
+	return verifyArchive(ctx, r, a, opts, "")
+}
+
+// verifyArchive is VerifyArchive holding the zip, where exe is set, to
+// holding that provider type's executable: a zip without it is a mismatch.
+func verifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, opts hashing.Options, exe string) Finding {
 	f := Finding{Package: a.Package}
-	sums, err := hashArchiveWith(ctx, r, a, opts, a.Evidence, statesH1(a.Evidence))
+	sums, err := hashArchiveWith(ctx, r, a, opts, a.Evidence, statesH1(a.Evidence), exe)
+	if errors.Is(err, hashing.ErrNoExecutable) {
+		f.Status, f.Detail = StatusMismatch, err.Error()
+		return f
+	}
 	if err != nil {
 		f.Status, f.Detail = StatusError, err.Error()
 		return f
@@ -150,7 +173,11 @@ func verifySigned(ctx context.Context, r backends.Reader, a backends.Archive, s 
 	if err != nil {
 		return Finding{Package: a.Package, Status: StatusMismatch, Detail: fmt.Sprintf("%s: %v", r, err), Signer: signer}
 	}
-	f := VerifyArchive(ctx, r, signedArchive, opts)
+	exe := a.Provider.Type
+	if a.Layout == backends.Unpacked {
+		exe = ""
+	}
+	f := verifyArchive(ctx, r, signedArchive, opts, exe)
 	f.Signer = signer
 	if f.Status == StatusOK && signer.Expired != "" {
 		f.Detail += fmt.Sprintf(" (the signing key has expired: %s)", signer.Expired)

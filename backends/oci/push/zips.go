@@ -182,11 +182,7 @@ func checkExecutable(f ZipFile) error {
 	defer r.Close()
 	prefix := "terraform-provider-" + f.Package.Provider.Type
 	for _, e := range r.File {
-		name := e.Name
-		if strings.Contains(name, "/") || e.FileInfo().IsDir() || !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		if rest := name[len(prefix):]; rest == "" || rest[0] == '_' || rest[0] == '.' {
+		if hashing.HasExecutable(e.Name, e.FileInfo().IsDir(), prefix) {
 			return nil
 		}
 	}
