@@ -39,8 +39,11 @@ no mirror layout is taken as goreleaser's dist (a filesystem mirror stays a
 mirror). Its zips are pushed; the SHA256SUMS and its .sig are used as below;
 goreleaser's other outputs (artifacts.json, metadata.json, config.yaml,
 CHANGELOG.md, terraform-provider-NAME_VERSION_manifest.json and the
-per-platform build directories holding the bare executable) are named in
-one note and not pushed; any other file is an error naming it (exit 2).
+per-platform build directories holding the bare executable) and the
+publisher's public key kept beside them (*.asc, *.id, or the --signing-key
+file) are named in one note and not pushed; any other file is an error
+naming it (exit 2). The same directory is a read-only place for every
+other command (ls, verify, diff, sync, ui) with -p and --signing-key.
 
 SHA256SUMS: give the release's SHA256SUMS among the SRC arguments (goreleaser's
 terraform-provider-NAME_VERSION_SHA256SUMS) and each zip is uploaded straight
@@ -67,8 +70,11 @@ SHA256SUMS.sig given beside it. A signature that does not check refuses the
 release (exit 1, naming the SHA256SUMS and the keys' fingerprints); one that
 does is kept in the registry with the archives as a sync from an origin
 registry keeps it, so verify, ls and export name the signer; --policy and
---require-signature apply to it as below. Without --signing-key the .sig is
-not checked (a note says so).
+--require-signature apply to it as below. With --signing-key every zip
+pushed must be listed in a SHA256SUMS whose .sig it checked: a zip no
+checked signature covers (an extra version left in dist/) refuses the push,
+naming it (exit 1, nothing pushed). Without --signing-key the .sig is not
+checked (a note says so).
 
 Credentials are those docker and podman use (docker login / podman login, their
 credential helpers). --plain-http talks HTTP to local registries; --insecure
@@ -189,7 +195,7 @@ func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, providers []backe
 // the SHA256SUMS given beside them and their checked signatures
 // (push.OpenRelease).
 func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, pol *trust.Policy, args []string) ([]backends.Reader, error) {
-	a, err := push.Classify(cmd.Context(), args)
+	a, err := push.Classify(cmd.Context(), args, f.sel.signingKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}

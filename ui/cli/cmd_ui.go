@@ -62,6 +62,13 @@ warning in full; ? shows every key.
 Network mirrors and registries cannot list their providers: name them with
 --provider. --version and --platform narrow the matrix.
 
+A release directory (goreleaser's dist/, or release zips with their
+SHA256SUMS, .sig and the publisher's key beside them) is a read-only place:
+name its provider with -p HOST/NAMESPACE/TYPE and check its signature with
+--signing-key KEY. Its platforms are cells; selected and queued to an OCI
+mirror (or any writable place) they land as tfmirror push lands them, the
+signed SHA256SUMS kept beside them and the signer named in Details.
+
 With --module, the UI opens on the Modules view (m switches between it and
 providers): the modules named, and for the chosen one its versions against
 every place that holds modules (registry://HOST, oci://REGISTRY/TEMPLATE, a
@@ -81,7 +88,8 @@ destination, confirmed in the queue dialog.`,
   tfmirror ./mirror https://mirror.corp/terraform/providers/ -p registry.terraform.io/hashicorp/aws
   tfmirror ui ./mirror --version "~> 5.0" --platform linux_amd64 --platform darwin_arm64
   tfmirror ui registry://registry.opentofu.org ./modules --module terraform-aws-modules/vpc/aws -v ">= 5.0"
-  tfmirror ui --spec mirror.hcl`,
+  tfmirror ui --spec mirror.hcl
+  tfmirror ui ./dist 'oci://registry.example.com/tf/${namespace}/${type}' -p registry.opentofu.org/acme/alpha --signing-key dist/acme.asc`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &u, args) },
 	}
 	u.add(cmd)

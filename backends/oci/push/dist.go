@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -29,6 +30,8 @@ type Args struct {
 	// the per-platform build directories (named with a trailing /) and the
 	// publisher's public key (*.asc, *.id), which --signing-key may name.
 	Skipped []string
+	// keys are the --signing-key files, known by their identity.
+	keys []os.FileInfo
 }
 
 // goreleaserReports are the files goreleaser writes at the top of dist/
@@ -36,10 +39,17 @@ type Args struct {
 var goreleaserReports = map[string]bool{"artifacts.json": true, "metadata.json": true, "config.yaml": true, "CHANGELOG.md": true}
 
 // Classify sorts push's SRC arguments. A file that is none of a release
-// zip, a SHA256SUMS, its .sig or one of goreleaser's other outputs is a
-// usage error naming it: nothing given is ignored unsaid.
-func Classify(ctx context.Context, args []string) (Args, error) {
+// zip, a SHA256SUMS, its .sig, one of goreleaser's other outputs or a
+// public key (*.asc, *.id, or one of keyFiles, the --signing-key files,
+// whatever its name) is a usage error naming it: nothing given is ignored
+// unsaid.
+func Classify(ctx context.Context, args []string, keyFiles ...string) (Args, error) {
 	var a Args
+	for _, k := range keyFiles {
+		if fi, err := os.Stat(k); err == nil {
+			a.keys = append(a.keys, fi)
+		}
+	}
 	for _, arg := range args {
 		if err := a.add(ctx, arg, false); err != nil {
 			return Args{}, err
@@ -65,6 +75,11 @@ func (a *Args) add(ctx context.Context, arg string, inDist bool) error {
 		return nil
 	case fi.IsDir():
 		return a.addDir(ctx, arg, inDist)
+	case slices.ContainsFunc(a.keys, func(k os.FileInfo) bool { return os.SameFile(k, fi) }):
+		// The --signing-key file kept with the release: it checks the
+		// .sig, it is not pushed.
+		a.Skipped = append(a.Skipped, filepath.Base(arg))
+		return nil
 	case !fi.Mode().IsRegular():
 		// A named pipe would hold push in its open, a device feed it
 		// without end.

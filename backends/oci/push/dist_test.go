@@ -248,11 +248,14 @@ func TestPushDistHoldingItsKey(t *testing.T) {
 	key := filepath.Join(dist, "acme.asc")
 	writeTestFile(t, key, signer.Armor)
 	writeTestFile(t, filepath.Join(dist, "acme.id"), signer.KeyID()+"\n")
+	// The key given to --signing-key, whatever its name.
+	pub := filepath.Join(dist, "release-key.pub")
+	writeTestFile(t, pub, signer.Armor)
 	const addr = "registry.opentofu.org/acme/alpha"
 	for i, src := range [][]string{{dist}, distGlob(t, dist)} {
 		dst := "oci://" + reg.Host() + []string{"/dir", "/glob"}[i] + "/${namespace}/${type}"
-		r := run(t, reg, append(append([]string{"push", "-p", addr, "--signing-key", key}, src...), dst)...)
-		if r.code != 0 || !strings.Contains(r.stderr, "acme.asc") || !strings.Contains(r.stderr, "acme.id") {
+		r := run(t, reg, append(append([]string{"push", "-p", addr, "--signing-key", pub}, src...), dst)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "acme.asc") || !strings.Contains(r.stderr, "acme.id") || !strings.Contains(r.stderr, "release-key.pub") {
 			t.Fatalf("push %v with its key inside: %s", src, r)
 		}
 		for _, row := range verifyJSON(t, reg, dst, "-p", addr) {

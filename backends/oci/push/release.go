@@ -128,7 +128,7 @@ func OpenReleaseDir(ctx context.Context, name, dir string, o ReleaseOptions) (*Z
 	if len(o.Naming.Providers) == 0 {
 		return nil, backends.Usagef("%s is a release directory (release zips and their SHA256SUMS at its top): name its provider with -p HOST/NAMESPACE/TYPE, e.g. -p registry.opentofu.org/acme/alpha (a zip's name gives only its type)", name)
 	}
-	a, err := Classify(ctx, []string{dir})
+	a, err := Classify(ctx, []string{dir}, o.SigningKeys...)
 	switch {
 	case err != nil:
 		return nil, err
