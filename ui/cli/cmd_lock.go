@@ -242,15 +242,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 			failed++
 			continue
 		}
-		req := sync.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download}
-		if !c.LockOnly {
-			// A lock file alone is updated as lock --lock does: its
-			// providers at their versions, its constraints kept.
-			req.Required = []sync.RequiredLock{}
-			for _, q := range c.Requirements {
-				req.Required = append(req.Required, sync.RequiredLock{Provider: q.Provider, Constraints: q.Constraints, From: q.From})
-			}
-		}
+		req := configRequest(c, sync.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download})
 		// A lock file that is a symbolic link is replaced by a regular
 		// file, its target left alone, as terraform providers lock does.
 		err = updateLock(cmd, r, path, f, existed, req, dryRun, f.SaveAt)
@@ -269,6 +261,19 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		return errProblem
 	}
 	return nil
+}
+
+// configRequest is req for the configuration c: the providers it
+// requires, with their constraints. A lock file alone is updated as lock
+// --lock does: its providers at their versions, its constraints kept.
+func configRequest(c spec.Configuration, req sync.LockRequest) sync.LockRequest {
+	if !c.LockOnly {
+		req.Required = []sync.RequiredLock{}
+		for _, q := range c.Requirements {
+			req.Required = append(req.Required, sync.RequiredLock{Provider: q.Provider, Constraints: q.Constraints, From: q.From})
+		}
+	}
+	return req
 }
 
 // realRoots are the --from directories with every link resolved; one
