@@ -226,6 +226,9 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		if err != nil && withModules && isModulePlace(ctx, a, env) {
 			continue // a module place only (an OCI template of modules, a directory to create)
 		}
+		if err != nil && spec.Kind == place.FS {
+			r, err = offerToCreate(cmd, env, spec, i+1, err)
+		}
 		if err != nil {
 			if spec.Kind == place.FS {
 				root := cmd.Root()

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/place"
+)
+
+// offerToCreate asks, on a terminal, whether a directory given to the UI
+// that does not exist yet should be created (as sync creates its DST), and
+// creates it if so: the UI then opens with it as an empty mirror to copy
+// into. Anything else keeps openErr, the usage error it was: no terminal to
+// ask on, a path that exists but is no mirror, a name that looks like a
+// mistyped command, or an answer other than yes.
+func offerToCreate(cmd *cobra.Command, env *Env, s place.Spec, num int, openErr error) (backends.Reader, error) {
+	if _, err := os.Stat(s.Target); !errors.Is(err, os.ErrNotExist) || !isTerminal(cmd) {
+		return nil, openErr
+	}
+	root := cmd.Root()
+	if root.SuggestionsMinimumDistance <= 0 {
+		root.SuggestionsMinimumDistance = 2 // cobra's default, set only when it suggests itself
+	}
+	if len(root.SuggestionsFor(s.Raw)) > 0 {
+		return nil, openErr
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "[%d] %s does not exist. Create it (an empty mirror)? [y/N] ", num, backends.Printable(s.Raw))
+	answer, err := readLine(cmd.InOrStdin())
+	if err != nil || !strings.EqualFold(answer, "y") && !strings.EqualFold(answer, "yes") {
+		return nil, openErr
+	}
+	o := env.placeOptions()
+	o.Create = true
+	r, err := place.Open(cmd.Context(), s.Raw, o)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return r, nil
+}
+
+// readLine reads one line, a byte at a time: what follows it is the UI's
+// to read.
+func readLine(in io.Reader) (string, error) {
+	var b strings.Builder
+	buf := make([]byte, 1)
+	for {
+		n, err := in.Read(buf)
+		if n == 1 {
+			if buf[0] == '\n' {
+				return strings.TrimSpace(b.String()), nil
+			}
+			b.WriteByte(buf[0])
+		}
+		if err != nil {
+			return strings.TrimSpace(b.String()), err
+		}
+	}
+}
