@@ -414,7 +414,10 @@ func (v *providersView) lockRequest() (queue.Request, bool) {
 	for k, i := range srcs {
 		places[k] = v.queuePlace(i)
 	}
-	subject := strings.Join(v.lock.locks.Files, ", ")
+	subject := "1 lock file"
+	if n := len(v.lock.locks.Files); n != 1 {
+		subject = fmt.Sprintf("%d lock files", n)
+	}
 	return queue.Request{Words: lockWords, N: len(gaps), Subject: subject, Dests: places,
 		Plan: func(k int) queue.Plan { return v.lockPlan(gaps, srcs[k]) }}, true
 }
@@ -512,7 +515,8 @@ func (v *providersView) lockTitle() string {
 	for _, ver := range v.lock.versions[v.current] {
 		vs = append(vs, ver.String())
 	}
-	title := v.current.String() + " ─ locked " + strings.Join(vs, ", ")
+	// The gaps come first: at 80 columns the title is cut at the end.
+	title := v.current.String()
 	if v.lock.tied != nil {
 		switch n := len(v.lockGaps(&v.current)); n {
 		case 0:
@@ -521,6 +525,7 @@ func (v *providersView) lockTitle() string {
 			title += fmt.Sprintf(" ─ %d missing", n)
 		}
 	}
+	title += " ─ locked " + strings.Join(vs, ", ")
 	var nums []string
 	for _, i := range v.compared() {
 		nums = append(nums, fmt.Sprint(v.places[i].num))

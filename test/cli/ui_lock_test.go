@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestCLIUILock is the lock job in a real terminal at 80x24: a lock written
+// by the real `terraform providers lock -platform=linux_amd64
+// -platform=darwin_arm64` from a registry whose SHA256SUMS lists the
+// release's manifest, a mirror holding only linux_amd64. `ui MIRROR
+// registry://HOST --lock FILE` shows the gaps (darwin_arm64 and
+// windows_amd64, which the registry's signed SHA256SUMS ties the lock's
+// zh: to), the manifest's zh: as untied; L queues the gaps from the
+// registry; once they land, `tfmirror check --lock` exits 0 and `terraform
+// init -lockfile=readonly` installs from the mirror.
+func TestCLIUILock(t *testing.T) {
+	if here := runtime.GOOS + "_" + runtime.GOARCH; here != "linux_amd64" {
+		t.Skipf("init installs the linux_amd64 package; this machine is %s", here)
+	}
+	reg := manifestRegistry(t)
+	tf, env := terraformEnv(t, reg.CertPEM(), "")
+	lock := realLock(t, reg, tf, env, "linux_amd64", "darwin_arm64")
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	if r := run(t, env, "sync", "registry://"+reg.Host(), mirror, "-p", "acme/alpha", "-v", "1.0.0", "--platform", "linux_amd64"); r.code != 0 {
+		t.Fatalf("sync: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, env, "check", mirror, "--lock", lock); r.code != 1 || !strings.Contains(r.stdout, "darwin_arm64") || !strings.Contains(r.stdout, "windows_amd64") {
+		t.Fatalf("check before: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	s := newTmux(t, 80, 24, append(env, "NO_COLOR=1"), "ui", mirror, "registry://"+reg.Host(), "--lock", lock)
+	scr := s.waitLoaded("acme/alpha", "darwin_arm64", "windows_amd64", "2 missing", "untied locked hashes: 1 (zh: of a non-package file)")
+	t.Logf("the lock view at 80x24:\n%s", scr)
+	if !strings.Contains(scr, "○") {
+		t.Errorf("no gap shown:\n%s", scr)
+	}
+	s.keys("L")
+	scr = s.waitFor("2 missing package(s) of 1 lock file from [2]", "2 to copy: 2 from [2] registry")
+	t.Logf("L:\n%s", scr)
+	s.keys("Enter")
+	scr = s.waitFor("2 done", "─ ok ─")
+	t.Logf("landed:\n%s", scr)
+	s.keys("q")
+	s.waitGone()
+
+	if r := run(t, env, "check", mirror, "--lock", lock); r.code != 0 {
+		t.Errorf("check after: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	tfm, envm := terraformEnv(t, reg.CertPEM(), fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror))
+	out := runTerraform(t, tfm, envm, "-chdir="+filepath.Dir(lock), "init", "-input=false", "-no-color", "-lockfile=readonly")
+	if !strings.Contains(out, "Installed "+reg.Host()+"/acme/alpha v1.0.0") {
+		t.Errorf("init did not install from the mirror:\n%s", out)
+	}
+}
