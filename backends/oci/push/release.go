@@ -88,7 +88,7 @@ func checkedSums(a Args, o ReleaseOptions) ([]SumsFile, []string, error) {
 		return nil, nil, backends.Usagef("%s states the sums of zips, but no zip is given beside it", sums[0].Path)
 	}
 	if len(keys) > 0 && len(a.Sigs) == 0 {
-		return nil, nil, backends.Usagef("--signing-key checks a release's SHA256SUMS.sig, and none is among the SRC arguments: give it beside its SHA256SUMS (dist/* does)")
+		return nil, nil, backends.Usagef("--signing-key checks a release's SHA256SUMS.sig, and none is given: keep it beside its SHA256SUMS (goreleaser's dist/ has it), or leave --signing-key out to copy the release unsigned")
 	}
 	for _, sig := range a.Sigs {
 		i := slices.IndexFunc(sums, func(sf SumsFile) bool { return filepath.Clean(sf.Path+".sig") == filepath.Clean(sig) })
