@@ -152,3 +152,36 @@ func TestReleasePlaceIsReadOnly(t *testing.T) {
 		t.Errorf("dist holds %d files, want the 6 written", len(entries))
 	}
 }
+
+// A release checked with a key that did not sign it says so as it opens,
+// and nothing of it is copied: its jobs fail naming the signature.
+func TestReleasePlaceWrongKey(t *testing.T) {
+	_, dist, _, sel := releaseWorld(t)
+	other := backendtest.NewSigner(t, "someone else")
+	key := filepath.Join(t.TempDir(), "other.asc")
+	if err := os.WriteFile(key, []byte(other.Armor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := push.OpenReleaseDir(t.Context(), "./dist", dist, push.ReleaseOptions{Naming: push.Naming{Providers: sel.Providers}, SigningKeys: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := fs.Open("./mirror", t.TempDir(), fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, Config{Mirrors: []Mirror{{Reader: src, Kind: "release"}, {Reader: dst, Kind: "fs"}}, Selection: sel}, 120, 40)
+	h.until("load", idle)
+	h.press("enter", "r", "enter", "enter")
+	h.until("the jobs to end", func(m Model) bool { return jobsEnded(3)(m) && idle(m) })
+	tr := h.m.jobs.Tracker()
+	for _, id := range tr.Order {
+		if j := tr.Jobs[id]; j.State != sync.Failed || j.Err == nil || !strings.Contains(j.Err.Error(), other.Fingerprint()) {
+			t.Errorf("job %s: %s %v; want failed naming the key %s", j.Info.Package, j.State, j.Err, other.Fingerprint())
+		}
+	}
+	h.press("e")
+	if scr := h.screen(); !strings.Contains(scr, "1 warning") || !strings.Contains(scr, "does not") {
+		t.Errorf("the events do not show the signature that does not check:\n%s", scr)
+	}
+}

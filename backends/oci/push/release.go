@@ -140,6 +140,13 @@ func OpenReleaseDir(ctx context.Context, name, dir string, o ReleaseOptions) (*Z
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	for _, sf := range z.sums {
+		if sf.sig != nil && sf.sig.err != nil {
+			// Nothing of its versions is copied (Provenance says why);
+			// said at once, not first when a copy fails.
+			notes = append(notes, fmt.Sprintf("not copied: %v", sf.sig.err))
+		}
+	}
 	z.name, z.warnings = name, notes
 	return z, nil
 }
