@@ -10,6 +10,7 @@ import (
 	gosync "sync"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/audit"
 )
@@ -183,8 +184,16 @@ func (s teeSource) Open(ctx context.Context, a backends.Archive) (io.ReadCloser,
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := rc.(backends.HashingReader); ok {
+		return &hashingTee{tee{rc: rc, f: s.f}}, nil
+	}
 	return &tee{rc: rc, f: s.f}, nil
 }
+
+// hashingTee is a tee of a stream that hashes itself (backends.HashingReader).
+type hashingTee struct{ tee }
+
+var _ backends.HashingReader = (*hashingTee)(nil)
 
 type tee struct {
 	rc  io.ReadCloser
@@ -209,6 +218,13 @@ func (t *tee) Read(p []byte) (int, error) {
 }
 
 func (t *tee) Close() error { return t.rc.Close() }
+
+// ZipHash passes on the zh: the upstream's stream computed (an origin
+// registry's, which hashes what it sends to authenticate it): the
+// transfer then need not hash the same bytes again.
+func (t *hashingTee) ZipHash() (hashing.Hash, bool) {
+	return t.rc.(backends.HashingReader).ZipHash()
+}
 
 // StreamSize passes the upstream stream's size on (an HTTP
 // Content-Length), for the transfer's checks.

@@ -207,6 +207,7 @@ func (m *Mirror) release(ctx context.Context, p backends.Provider, v backends.Ve
 					rel.as = nil
 					break
 				}
+				rel.as[i].Evidence = signedOnly(rel.as[i].Evidence)
 			}
 		}
 		return rel, nil
@@ -215,6 +216,24 @@ func (m *Mirror) release(ctx context.Context, p backends.Provider, v backends.Ve
 		return nil, err
 	}
 	return val.(*release), nil
+}
+
+// signedOnly keeps, of a signed version's evidence, what the signature
+// covers: the clients are served, and the archive checked against, the
+// signed SHA256SUMS' zh:, not hashes a registry states beside it unsigned
+// (its packages field's h1:, which would cost every stream an h1: of its
+// own to check, and which a sync does not list either).
+func signedOnly(evs []hashing.Evidence) []hashing.Evidence {
+	var out []hashing.Evidence
+	for _, e := range evs {
+		if e.Source.Kind == hashing.SourceRegistrySigned {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return evs
+	}
+	return out
 }
 
 // upstream returns load's answer for key, reusing one younger than the TTL;
