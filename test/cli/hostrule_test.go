@@ -120,3 +120,39 @@ func TestCLIUIHostRule(t *testing.T) {
 		t.Errorf("ui on a network mirror with -p acme/alpha: exit %d, want 2 asking for the full address\n%s", r.code, r.stderr)
 	}
 }
+
+// lock and check on a registry:// take NAMESPACE/TYPE as the registry's
+// own provider, also in a lock file that locks acme/alpha of another host:
+// that entry is left as it is (it was taken for one to update from this
+// registry, which refused it: not on this host).
+func TestCLIHostRuleLockOnARegistry(t *testing.T) {
+	reg := threeVersionRegistry(t)
+	env := caEnv(t, reg.CertPEM())
+	lock := filepath.Join(t.TempDir(), ".terraform.lock.hcl")
+	const other = `provider "registry.terraform.io/acme/alpha" {
+  version = "1.0.0"
+  hashes = [
+    "h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+  ]
+}
+`
+	if err := os.WriteFile(lock, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, env, "lock", "registry://"+reg.Host(), "--lock", lock, "-p", "acme/alpha", "-v", "1.2.0", "--platform", "linux_amd64")
+	if r.code != 0 {
+		t.Fatalf("lock registry://%s -p acme/alpha: exit %d\n%s%s", reg.Host(), r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := string(b)
+	if !strings.Contains(written, other) || !strings.Contains(written, `provider "`+reg.Host()+`/acme/alpha"`) || !strings.Contains(written, `version = "1.2.0"`) {
+		t.Errorf("the lock file should keep registry.terraform.io/acme/alpha as it was and add %s/acme/alpha 1.2.0:\n%s", reg.Host(), written)
+	}
+	r = run(t, env, "check", "registry://"+reg.Host(), "--lock", lock, "-p", "acme/alpha", "--platform", "linux_amd64")
+	if r.code != 0 || strings.Contains(r.stdout+r.stderr, "registry.terraform.io") {
+		t.Errorf("check registry://%s -p acme/alpha: exit %d, want 0 checking only %s/acme/alpha\n%s%s", reg.Host(), r.code, reg.Host(), r.stdout, r.stderr)
+	}
+}
