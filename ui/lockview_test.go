@@ -18,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
 // lockWorld is a lock view: ./mirror holds example.com/acme/alpha 1.1.0
@@ -180,5 +181,38 @@ func TestLockViewNothingTied(t *testing.T) {
 	w := backends.Provider{Hostname: "example.com", Namespace: "corp", Type: "widget"}
 	if gaps := h.m.prov().lockGaps(&w); len(gaps) != 0 {
 		t.Errorf("widget gaps %v", gaps)
+	}
+}
+
+// --platform adds a column the lock does not cover and no place holds:
+// every compared mirror lacks it, for every locked provider, so each is a
+// gap, and L finds no source for them (the dialog says so for the source
+// it offers: alpha's two and widget's two).
+func TestLockViewPlatformColumn(t *testing.T) {
+	cfg, _ := lockWorld(t)
+	plat, err := backends.ParsePlatform("linux_arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Selection.Platforms = []backends.Platform{plat}
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	_, platforms, marks := matrixData(h.m)
+	if fmt.Sprint(platforms) != "[darwin_arm64 linux_amd64 linux_arm64 windows_amd64]" {
+		t.Fatalf("columns %v", platforms)
+	}
+	if m := marks[0][2]; len(m) != 2 || m[0] != theme.MarkMissing || m[1] != theme.MarkMissing {
+		t.Errorf("linux_arm64 marks %v, want missing in both", m)
+	}
+	alpha := h.m.prov().lockedProviders()[0]
+	if n := h.m.prov().lockNote(alpha); n != "1.1.0 4 missing" {
+		t.Errorf("note %q: want the mirror's 2 gaps and linux_arm64 in both places", n)
+	}
+	h.press("L")
+	if h.m.dialog == nil {
+		t.Fatalf("no dialog: %q", h.m.sh.status.text)
+	}
+	if s := h.screen(); !strings.Contains(s, "2 to copy: 2 from [2] ./origin") || !strings.Contains(s, "○ 4 it does not hold as a zip: skipped") {
+		t.Errorf("dialog:\n%s", s)
 	}
 }

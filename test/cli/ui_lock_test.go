@@ -56,3 +56,37 @@ func TestCLIUILock(t *testing.T) {
 		t.Errorf("init did not install from the mirror:\n%s", out)
 	}
 }
+
+// ui --lock and --from refuse, exit 2, what gives the lock view nothing to
+// show or cannot be read, naming the file or directory.
+func TestCLIUILockUsageErrors(t *testing.T) {
+	dir, _ := fsMirror(t)
+	empty := t.TempDir()
+	emptyLock := filepath.Join(t.TempDir(), ".terraform.lock.hcl")
+	writeFile(t, filepath.Dir(emptyLock), ".terraform.lock.hcl", "# nothing locked\n")
+	broken := filepath.Join(t.TempDir(), ".terraform.lock.hcl")
+	writeFile(t, filepath.Dir(broken), ".terraform.lock.hcl", "provider \"x\" {\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"--from a tree without lock files", []string{"ui", dir, "--from", empty}, []string{"--from " + empty, "no .terraform.lock.hcl under it"}},
+		{"--lock of a lock that locks nothing", []string{"ui", dir, "--lock", emptyLock}, []string{emptyLock, "locks no provider"}},
+		{"--lock of a broken lock", []string{"ui", dir, "--lock", broken}, []string{"--lock", broken}},
+		{"--lock of a missing file", []string{"ui", dir, "--lock", filepath.Join(empty, "nope.hcl")}, []string{"nope.hcl"}},
+		{"--spec and --lock", []string{"ui", "--spec", filepath.Join(empty, "m.hcl"), "--lock", emptyLock}, []string{"--spec or --lock/--from"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, nil, tc.args...)
+			if r.code != 2 {
+				t.Errorf("exit %d, want 2 (usage); stderr %q", r.code, r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+		})
+	}
+}

@@ -83,7 +83,21 @@ destinations are the compared mirrors, its sources follow; each provider's
 matrix has a row for every version the spec wants, landed or not, and for no
 other (o shows only those with gaps). S queues every
 gap: each wanted package a destination lacks, from its source, to that
-destination, confirmed in the queue dialog.`,
+destination, confirmed in the queue dialog.
+
+With --lock FILE (repeatable) or --from DIR (every .terraform.lock.hcl under
+DIR, as check --from finds them), the UI opens on lock files: the list is
+every locked provider, also those no place holds ("not in any"), each with
+how many packages the compared mirrors lack, or "ok"; each matrix has the
+locked versions as rows and, as columns, the platforms the lock covers: a
+lock names hashes, not platforms, and a hash is tied to a platform by an
+archive some place holds or a signed SHA256SUMS a place keeps (or an origin
+registry:// signs with) naming the package zip, the rule check applies.
+--platform adds columns. A gap ○ is a package init would miss on that
+platform. Hashes tied to no package (the zh: of a release's _manifest.json,
+which terraform providers lock records) are shown under the matrix and in
+Details, never as gaps. L queues every gap from a source you pick, confirmed
+in the queue dialog.`,
 		Example: `  tfmirror ui ./mirror /srv/terraform/providers
   tfmirror ./mirror https://mirror.corp/terraform/providers/ -p registry.terraform.io/hashicorp/aws
   tfmirror ui ./mirror --version "~> 5.0" --platform linux_amd64 --platform darwin_arm64
