@@ -68,3 +68,43 @@ func TestSignedArchiveHoldsItsOwnExecutable(t *testing.T) {
 		t.Errorf("verify of google's zip kept signed as google-beta's: %s %s", f.Status, f.Detail)
 	}
 }
+
+// Another provider's signed release is not accepted for this one (issue 31
+// item 5): a mirror holds google's signed zip under google-beta's name,
+// with google's signed SHA256SUMS kept as google-beta's provenance (the
+// sidecar's provider field, which no signature covers, rewritten). verify
+// reports every package a mismatch and a sync from it lands nothing.
+func TestAnotherProvidersSignedReleaseIsRefused(t *testing.T) {
+	ctx := context.Background()
+	const host = "registry.terraform.io"
+	google := backendtest.Pkg(t, host+"/hashicorp/google", "5.0.0", "linux_amd64")
+	beta := backendtest.Pkg(t, host+"/hashicorp/google-beta", "5.0.0", "linux_amd64")
+	z := backendtest.ProviderZip(t, google, "")
+	doc := backendtest.NewSigner(t, "hashicorp").Provenance(t, []backendtest.Seed{{Package: google, Zip: z}})
+	doc.Provider = beta.Provider.String()
+
+	dir := filepath.Join(t.TempDir(), "mirror")
+	zipPath := filepath.Join(dir, filepath.FromSlash(beta.Provider.String()), beta.Filename())
+	if err := os.MkdirAll(filepath.Dir(zipPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(zipPath, z, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := openFS(t, dir).WriteProvenance(ctx, beta.Provider, beta.Version, doc); err != nil {
+		t.Fatal(err)
+	}
+	sel := mustSelection(t, []string{beta.Provider.String()}, "5.0.0")
+	found, err := sync.VerifyPlaceWith(ctx, openFS(t, dir), sel, sync.VerifyOptions{})
+	if err != nil || len(found) != 1 {
+		t.Fatalf("verify: %v, %v", found, err)
+	}
+	if f := found[0]; f.Status != sync.StatusMismatch || !strings.Contains(f.Detail, "terraform-provider-google-beta_5.0.0_linux_amd64.zip") {
+		t.Errorf("verify of google's release kept as google-beta's: %s %s", f.Status, f.Detail)
+	}
+	dst := openFS(t, filepath.Join(t.TempDir(), "dst"))
+	plan, sum := run(t, openFS(t, dir), dst, sel, nil)
+	if sum.Done != 0 || plan.Count(sync.StatusError) != 1 {
+		t.Errorf("sync of google's release kept as google-beta's: %d done, %v", sum.Done, plan.Findings())
+	}
+}
