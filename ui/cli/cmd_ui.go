@@ -194,22 +194,11 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		return usageErr("--debug writes to stderr, and the terminal UI is drawn on this terminal: send it elsewhere (tfmirror ui --debug ... 2>debug.log)")
 	}
 	if u.spec != "" {
-		if len(u.locks)+len(u.from) > 0 {
-			return usageErr("ui takes --spec or --lock/--from, not both")
-		}
 		return runUISpec(cmd, env, u, args)
 	}
-	s, err := u.sel.selection()
+	s, versioned, locks, err := uiSelection(u)
 	if err != nil {
 		return err
-	}
-	locks, err := uiLocks(u.locks, u.from)
-	if err != nil {
-		return err
-	}
-	versioned := s
-	if locks != nil {
-		versioned.Locked = map[backends.Provider]sync.Locked{} // the locks name the versions
 	}
 	var scopes []*ui.Scope
 	if len(args) == 0 {
@@ -279,6 +268,22 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.NewEngine(ctx, sync.Options{Jobs: u.jobs, Hashing: env.hashing()}), Modules: mods, Locks: locks})
 }
 
+// uiSelection is ui's selection and lock files; versioned is the
+// selection as needsVersion sees it: lock files name the versions.
+func uiSelection(u *uiFlags) (s, versioned sync.Selection, locks *ui.Locks, err error) {
+	if s, err = u.sel.selection(); err != nil {
+		return s, s, nil, err
+	}
+	if locks, err = uiLocks(u.locks, u.from); err != nil {
+		return s, s, nil, err
+	}
+	versioned = s
+	if locks != nil {
+		versioned.Locked = map[backends.Provider]sync.Locked{}
+	}
+	return s, versioned, locks, nil
+}
+
 // uiLocks reads the lock files of ui --lock and --from (every
 // .terraform.lock.hcl under each DIR, as check --from finds them); nil
 // when neither is given.
@@ -318,6 +323,9 @@ func uiLocks(files, from []string) (*ui.Locks, error) {
 // (destinations first), with what the spec wants.
 func runUISpec(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	ctx := cmd.Context()
+	if len(u.locks)+len(u.from) > 0 {
+		return usageErr("ui takes --spec or --lock/--from, not both")
+	}
 	if len(args) > 0 || len(u.modules) > 0 {
 		return usageErr("ui --spec takes no places and no --module: the spec names its destinations and sources (got %q)", append(args, u.modules...))
 	}
