@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,6 +80,17 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 	if !strings.HasSuffix(strings.ToLower(out), ".tar") {
 		return usageErr("export: BUNDLE %q: name a .tar file to write", out)
 	}
+	// A directory for the bundle that does not exist yet is made, as sync
+	// makes its DST; and removed again if nothing is written into it.
+	made, err := mkdirFor(out)
+	if err != nil {
+		return usageErr("export: BUNDLE %s: %v", out, err)
+	}
+	defer func() {
+		if _, statErr := os.Stat(out); statErr != nil {
+			removeMade(made)
+		}
+	}()
 	st, err := bundle.NewStaging(out, env.hashing())
 	if err != nil {
 		return err

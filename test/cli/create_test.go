@@ -41,3 +41,24 @@ func TestCLIUIOffersToCreateADestination(t *testing.T) {
 		t.Errorf("%s was created though the answer was no: %v", no, err)
 	}
 }
+
+// export writes its BUNDLE into a directory that does not exist yet,
+// making it as sync makes its DST (it failed, exit 1, "stat ...: no such
+// file or directory"); an export that writes nothing leaves no directory.
+func TestCLIExportCreatesTheBundlesDirectory(t *testing.T) {
+	src, _ := fsMirror(t)
+	b := filepath.Join(t.TempDir(), "new", "dir", "providers.tar")
+	if r := run(t, nil, "export", src, b, "-p", "example.com/acme/alpha"); r.code != 0 {
+		t.Fatalf("export into a new directory: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, nil, "import", b, filepath.Join(t.TempDir(), "landed")); r.code != 0 {
+		t.Fatalf("import of the bundle: exit %d\n%s", r.code, r.stderr)
+	}
+	top := filepath.Join(t.TempDir(), "never")
+	if r := run(t, nil, "export", src, filepath.Join(top, "dir", "b.tar"), "-p", "acme/nothing"); r.code != 1 {
+		t.Errorf("export of nothing: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(top); !os.IsNotExist(err) {
+		t.Errorf("an export that wrote nothing left %s: %v", top, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,6 +59,34 @@ func readLine(in io.Reader) (string, error) {
 		}
 		if err != nil {
 			return strings.TrimSpace(b.String()), err
+		}
+	}
+}
+
+// mkdirFor makes the directory file is to be written in, and the missing
+// ones above it; made lists those it made, deepest first.
+func mkdirFor(file string) (made []string, err error) {
+	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		made = append(made, dir)
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	if len(made) == 0 {
+		return nil, nil
+	}
+	return made, os.MkdirAll(made[0], 0o755)
+}
+
+// removeMade removes the directories mkdirFor made, where they are still
+// empty.
+func removeMade(made []string) {
+	for _, dir := range made {
+		if os.Remove(dir) != nil {
+			return
 		}
 	}
 }
