@@ -68,6 +68,9 @@ type loadedMsg[K comparable, V holding] struct {
 	data     V
 	warnings []string
 	err      error
+	// quiet: a listing the user did not ask for (the providers list's
+	// survey); its failures and warnings show when the item is shown.
+	quiet bool
 }
 
 // loadTickMsg fires a moment after the list's cursor stops, so holding an
@@ -111,6 +114,8 @@ type base[K comparable, V holding] struct {
 	// note shows an item's newest version in the list (SetNote, unless the
 	// view keeps its own account).
 	note func(item K, newest backends.Version)
+	// onLoaded, when set, is told of every listing filed.
+	onLoaded func(item K)
 
 	current    K
 	hasCurrent bool
@@ -382,14 +387,21 @@ func (b *base[K, V]) updateLoaded(msg loadedMsg[K, V]) {
 		b.sh.problem(statusBad, fmt.Sprintf("[%d] %v", num, msg.err), "")
 	case msg.err != nil:
 		l.state, l.err = stateFailed, msg.err
-		b.sh.problem(statusBad, fmt.Sprintf("[%d] %v", num, msg.err), "")
+		if !msg.quiet {
+			b.sh.problem(statusBad, fmt.Sprintf("[%d] %v", num, msg.err), "")
+		}
 	default:
 		l.state, l.err, l.data = stateLoaded, nil, msg.data
 	}
-	b.sh.warn(num, msg.warnings, b.hint(msg.place, msg.item))
+	if !msg.quiet {
+		b.sh.warn(num, msg.warnings, b.hint(msg.place, msg.item))
+	}
 	b.noteNewest(msg.item)
 	if b.hasCurrent && msg.item == b.current {
 		b.rebuild()
+	}
+	if b.onLoaded != nil {
+		b.onLoaded(msg.item)
 	}
 }
 

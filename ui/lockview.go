@@ -300,7 +300,7 @@ func (v *providersView) rebuildLock() {
 		d.Rows[r] = ver.String()
 		d.Marks[r] = make([][]theme.Mark, len(plats))
 		for c, plat := range plats {
-			v.cellInputs(in, cmp, d.Rows[r], plat)
+			v.cellInputs(in, v.current, cmp, d.Rows[r], plat)
 			d.Marks[r][c] = cellMarks(in, nil)
 		}
 	}

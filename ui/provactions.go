@@ -25,7 +25,7 @@ import (
 func (v *providersView) showDetails(d *details.Model, c grid.Cell) {
 	order := v.order()
 	in := make([]cellInput, len(order))
-	v.cellInputs(in, order, c.Row, c.Col)
+	v.cellInputs(in, v.current, order, c.Row, c.Col)
 	marks := cellMarks(in, nil)
 	cell := &details.Cell{Mirrors: make([]details.Mirror, len(v.places))}
 	if ref, _ := reference(in); ref >= 0 {
@@ -242,7 +242,7 @@ func (v *providersView) plan(cells []grid.Cell, dst int) transferPlan {
 func (v *providersView) isReference(i int, c grid.Cell) bool {
 	order := v.order()
 	in := make([]cellInput, len(order))
-	v.cellInputs(in, order, c.Row, c.Col)
+	v.cellInputs(in, v.current, order, c.Row, c.Col)
 	ref, _ := reference(in)
 	return ref >= 0 && order[ref] == i
 }

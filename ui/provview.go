@@ -87,6 +87,10 @@ type providersView struct {
 	catGen uint64
 	// lock is the lock view's state, when the UI opened on lock files.
 	lock *lockState
+	// items are the providers listed, as the list has them.
+	items []backends.Provider
+	// surveying: a step of the survey (gaps.go) is under way.
+	surveying bool
 }
 
 // wantedVersions are the versions a spec wants of one provider, and for
@@ -135,8 +139,13 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 	v.base.rebuild = v.rebuild
 	v.base.hint = func(i int, _ backends.Provider) string { return "tfmirror ls " + v.places[i].name }
 	v.base.note = v.noteVersion
+	v.base.onLoaded = func(p backends.Provider) {
+		if !v.hasCurrent || p != v.current {
+			v.noteGaps(p) // rebuild notes the provider shown's
+		}
+	}
 	if cfg.Spec != nil {
-		v.list.SetItems(v.providerUnion())
+		v.setItems()
 	}
 	if cfg.Locks != nil {
 		v.lock = newLockState(cfg.Locks)
@@ -254,6 +263,8 @@ func (v *providersView) update(msg viewMsg) tea.Cmd {
 		return nil
 	case lockTiedMsg:
 		return v.updateLockTied(msg)
+	case surveyMsg:
+		return v.updateSurvey(msg)
 	case newestMsg:
 		v.newestPending--
 		for p, ver := range msg.newest {
@@ -268,7 +279,7 @@ func (v *providersView) update(msg viewMsg) tea.Cmd {
 		v.firstLoad = false
 		later := v.newestLater
 		v.newestLater = nil
-		return tea.Batch(append(later, cmd)...)
+		return tea.Batch(append(later, cmd, v.survey())...)
 	}
 	return v.base.update(msg)
 }
@@ -350,7 +361,9 @@ func (v *providersView) reload() tea.Cmd {
 	}
 	clear(v.verified)
 	clear(v.newest)
+	v.surveying = false // its step finds a newer round and is dropped
 	v.hasCurrent = false
+	v.noteAllGaps()
 	v.rebuild()
 	return v.Init()
 }
@@ -370,7 +383,7 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 		mr.providers = msg.providers
 	}
 	v.sh.warn(num, msg.warnings, "tfmirror ls "+v.places[msg.mirror].name)
-	v.list.SetItems(v.providerUnion())
+	v.setItems()
 	v.unmatchedFilters()
 	var cmds []tea.Cmd
 	if p, ok := v.list.Selected(); ok && !v.hasCurrent {
@@ -386,7 +399,15 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 			cmds = append(cmds, newest)
 		}
 	}
-	return tea.Batch(cmds...)
+	return tea.Batch(append(cmds, v.survey())...)
+}
+
+// setItems lists every provider some mirror lists (or the user named, or
+// the spec wants), with what is known of each.
+func (v *providersView) setItems() {
+	v.items = v.providerUnion()
+	v.list.SetItems(v.items)
+	v.noteAllGaps()
 }
 
 // newestCmd asks a mirror for the versions of each provider it lists, a
@@ -525,6 +546,8 @@ func (v *providersView) landed(i int, a backends.Archive) {
 	l.data.archives[ver][a.Platform.String()] = a
 	if v.hasCurrent && a.Provider == v.current {
 		v.rebuild()
+	} else {
+		v.noteGaps(a.Provider)
 	}
 }
 
@@ -539,30 +562,51 @@ func (v *providersView) rebuild() {
 		v.rebuildLock()
 		return
 	}
+	d := v.matrixOf(v.current)
+	v.grid.SetData(d)
+	v.noteGapsOf(v.current, d)
+}
+
+// matrixOf is provider p's matrix: the versions and platforms the compared
+// mirrors list of it (or a spec wants), a mark per compared mirror in each
+// cell. It reads only what is listed already: no I/O.
+func (v *providersView) matrixOf(p backends.Provider) grid.Data {
 	cmp := v.compared()
-	vs := v.versions(v.sel.Versions.ProviderVersions) // never 0.0.0, OpenTofu's "unspecified"
-	want, wanted := v.wanted[v.current]
+	want, wanted := v.wanted[p]
+	var vs []backends.Version
 	if wanted {
 		// The rows are the versions the spec wants, landed or not: a
 		// version a destination holds that the spec does not want is no
 		// gap of it.
 		vs = unionVersions(nil, want.versions)
+	} else {
+		seen := map[string]bool{}
+		for _, i := range cmp {
+			h, _ := v.listingOf(p, i).loaded()
+			for _, ver := range h.vs {
+				if !seen[ver.String()] {
+					seen[ver.String()] = true
+					vs = append(vs, ver)
+				}
+			}
+		}
+		vs = v.sel.Versions.ProviderVersions(vs) // never 0.0.0, OpenTofu's "unspecified"
 	}
 	var plats []string
 	seen := map[string]bool{}
-	addPlatform := func(p backends.Platform) {
+	addPlatform := func(pl backends.Platform) {
 		// A spec that names its platforms wants no others: their cells
 		// would be gaps it does not have.
-		if wanted && len(want.platforms) > 0 && !slices.Contains(want.platforms, p) {
+		if wanted && len(want.platforms) > 0 && !slices.Contains(want.platforms, pl) {
 			return
 		}
-		if s := p.String(); !seen[s] && v.sel.WantsPlatform(p) {
+		if s := pl.String(); !seen[s] && v.sel.WantsPlatform(pl) {
 			seen[s] = true
 			plats = append(plats, s)
 		}
 	}
 	for _, i := range cmp {
-		h, _ := v.shown(i)
+		h, _ := v.listingOf(p, i).loaded()
 		for _, byPlatform := range h.archives {
 			for _, a := range byPlatform {
 				addPlatform(a.Platform)
@@ -570,13 +614,13 @@ func (v *providersView) rebuild() {
 		}
 	}
 	if wanted {
-		v.wantedPlatforms(want, addPlatform)
+		v.wantedPlatforms(p, want, addPlatform)
 	}
 	sort.Strings(plats)
 	d := grid.Data{Rows: make([]string, len(vs)), Cols: make([]grid.Column, len(plats)), PerCell: len(cmp)}
-	for c, p := range plats {
-		os, arch, _ := strings.Cut(p, "_")
-		d.Cols[c] = grid.Column{Head: p, Narrow: [2]string{os, arch}}
+	for c, pl := range plats {
+		os, arch, _ := strings.Cut(pl, "_")
+		d.Cols[c] = grid.Column{Head: pl, Narrow: [2]string{os, arch}}
 	}
 	d.Marks = make([][][]theme.Mark, len(vs))
 	all := make([]theme.Mark, len(vs)*len(plats)*len(cmp)) // one allocation for every cell
@@ -585,27 +629,27 @@ func (v *providersView) rebuild() {
 		d.Rows[r] = ver.String()
 		d.Marks[r] = make([][]theme.Mark, len(plats))
 		for c, plat := range plats {
-			v.cellInputs(in, cmp, d.Rows[r], plat)
+			v.cellInputs(in, p, cmp, d.Rows[r], plat)
 			cell := all[:0:len(cmp)]
 			all = all[len(cmp):]
 			d.Marks[r][c] = cellMarks(in, cell)
 		}
 	}
-	v.grid.SetData(d)
+	return d
 }
 
-// wantedPlatforms adds the platforms a spec wants of the provider shown:
-// those it names, or else every platform some place (its source) lists of
-// a wanted version, so a version no compared place holds has its columns.
-func (v *providersView) wantedPlatforms(want wantedVersions, add func(backends.Platform)) {
+// wantedPlatforms adds the platforms a spec wants of provider p: those it
+// names, or else every platform some place (its source) lists of a wanted
+// version, so a version no compared place holds has its columns.
+func (v *providersView) wantedPlatforms(p backends.Provider, want wantedVersions, add func(backends.Platform)) {
 	if len(want.platforms) > 0 {
-		for _, p := range want.platforms {
-			add(p)
+		for _, pl := range want.platforms {
+			add(pl)
 		}
 		return
 	}
 	for i := range v.places {
-		h, _ := v.shown(i)
+		h, _ := v.listingOf(p, i).loaded()
 		for _, ver := range want.versions {
 			for _, a := range h.archives[ver.String()] {
 				add(a.Platform)
@@ -615,11 +659,11 @@ func (v *providersView) wantedPlatforms(want wantedVersions, add func(backends.P
 }
 
 // cellInputs fills in with what each of the mirrors in idx has for one
-// package of the provider shown.
-func (v *providersView) cellInputs(in []cellInput, idx []int, version, platform string) {
+// package of provider p.
+func (v *providersView) cellInputs(in []cellInput, p backends.Provider, idx []int, version, platform string) {
 	for k, i := range idx {
-		in[k] = cellInput{state: stateLoading, excluded: !v.mirrors[i].scope.Installs(v.current)}
-		l := v.listingOf(v.current, i)
+		in[k] = cellInput{state: stateLoading, excluded: !v.mirrors[i].scope.Installs(p)}
+		l := v.listingOf(p, i)
 		if l == nil {
 			continue
 		}
@@ -679,7 +723,7 @@ func (v *providersView) emptyLines() []string {
 }
 
 func (v *providersView) busy() bool {
-	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 {
+	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 || v.surveying {
 		return true
 	}
 	for _, mr := range v.mirrors {

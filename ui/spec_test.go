@@ -133,13 +133,10 @@ func TestSpecRowsOnceEveryGapLanded(t *testing.T) {
 		typ  string
 		want []string
 	}{{"cloud", []string{"2.1.0", "2.0.0"}}, {"dns", []string{"3.2.0", "3.1.0"}}} {
-		h.until("acme/"+tc.typ, func(m Model) bool {
-			if m.prov().current.Type != tc.typ {
-				h.press("down")
-				return false
-			}
-			return idle(m)
-		})
+		if h.m.prov().current.Type != tc.typ {
+			h.press("down")
+		}
+		h.until("acme/"+tc.typ, func(m Model) bool { return m.prov().current.Type == tc.typ && idle(m) })
 		rows, plats, marks := matrixData(h.m)
 		if !slices.Equal(rows, tc.want) || h.m.prov().grid.Shown() != len(tc.want) {
 			t.Errorf("acme/%s rows %v (%d shown); want the wanted %v", tc.typ, rows, h.m.prov().grid.Shown(), tc.want)

@@ -48,6 +48,11 @@ type Item[K comparable] struct {
 	// Note is shown beside the label where there is room (the newest
 	// version, once known).
 	Note string
+	// Badge is what the list says of the item at the right end of its row,
+	// in full and short (for a narrow pane): "2 missing" and "○2".
+	Badge [2]string
+	// BadgeKind styles the badge: 0 plain, 1 a warning, 2 a failure.
+	BadgeKind int
 	// search is what the filter matches.
 	search string
 	// span is the part of Label that tells it apart from the others, kept
@@ -109,8 +114,10 @@ func (m *Model[K]) SetSize(w, h int) {
 func (m *Model[K]) SetItems(keys []K) {
 	at, ok := m.Selected()
 	notes := map[K]string{}
+	badges := map[K]Item[K]{}
 	for _, it := range m.items {
 		notes[it.Key] = it.Note
+		badges[it.Key] = it
 	}
 	short := map[string]int{}
 	for _, k := range keys {
@@ -122,7 +129,8 @@ func (m *Model[K]) SetItems(keys []K) {
 		if short[label] > 1 {
 			label = full
 		}
-		m.items[i] = Item[K]{Key: k, Label: label, Note: notes[k], search: full}
+		b := badges[k]
+		m.items[i] = Item[K]{Key: k, Label: label, Note: notes[k], Badge: b.Badge, BadgeKind: b.BadgeKind, search: full}
 	}
 	labels := make([]string, len(m.items))
 	for i, it := range m.items {
@@ -143,6 +151,18 @@ func (m *Model[K]) SetNote(k K, note string) {
 	for i := range m.items {
 		if m.items[i].Key == k {
 			m.items[i].Note = note
+			return
+		}
+	}
+}
+
+// SetBadge sets what the list says of k at the right end of its row: long
+// where it fits beside the label, else short; kind styles it (0 plain, 1 a
+// warning, 2 a failure).
+func (m *Model[K]) SetBadge(k K, long, short string, kind int) {
+	for i := range m.items {
+		if m.items[i].Key == k {
+			m.items[i].Badge, m.items[i].BadgeKind = [2]string{long, short}, kind
 			return
 		}
 	}
@@ -257,8 +277,9 @@ func (m Model[K]) View() string {
 		lines = append(lines, m.filter.View(s.Dim))
 	}
 	vis := max(0, m.rowsOnScreen())
+	short := m.shortBadges()
 	for i := m.cur.Top; i < len(m.shown) && i < m.cur.Top+vis; i++ {
-		lines = append(lines, m.row(m.items[m.shown[i]], i == m.cur.Pos))
+		lines = append(lines, m.row(m.items[m.shown[i]], i == m.cur.Pos, short))
 	}
 	if len(m.shown) == 0 && len(m.items) > 0 {
 		lines = append(lines, s.Dim.Render(m.opts.NoMatch))
@@ -266,19 +287,47 @@ func (m Model[K]) View() string {
 	return strings.Join(lines, "\n")
 }
 
-func (m Model[K]) row(it Item[K], cursor bool) string {
+// shortBadges reports whether the badges are shown short: where one
+// does not fit beside its label in full, all are, so they read alike.
+func (m Model[K]) shortBadges() bool {
+	for _, it := range m.items {
+		if it.Badge[0] != "" && theme.Width(it.Label)+1+theme.Width(it.Badge[0]) > m.w-1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (m Model[K]) row(it Item[K], cursor, short bool) string {
 	s := m.styles
+	room := m.w - 1
+	badge := it.Badge[0]
+	if short {
+		badge = it.Badge[1]
+	}
+	if badge != "" {
+		room -= theme.Width(badge) + 1
+	}
 	note := ""
-	if it.Note != "" && m.w >= 28 {
+	if it.Note != "" && m.w >= 28 && room-len(it.Note)-1 >= min(theme.Width(it.Label), 10) {
 		note = it.Note
 	}
-	room := m.w - 1
 	if note != "" {
 		room -= len(note) + 1
 	}
 	line := theme.Fit(it.span.Cut(it.Label, room), room)
 	if note != "" {
 		line += " " + s.Dim.Render(note)
+	}
+	if badge != "" {
+		st := s.Dim
+		switch it.BadgeKind {
+		case 1:
+			st = s.Warn
+		case 2:
+			st = s.Bad
+		}
+		line += " " + st.Render(badge)
 	}
 	if cursor {
 		return s.Accent.Render("▸") + s.Bold.Render(line)
@@ -305,3 +354,6 @@ func (m *Model[K]) Scroll(n int) {
 	m.cur.Pos += n
 	m.clamp()
 }
+
+// Items returns the items, before filtering.
+func (m Model[K]) Items() []Item[K] { return m.items }
