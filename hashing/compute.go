@@ -12,7 +12,35 @@ import (
 
 	"github.com/klauspost/compress/flate"
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/tfmirror/tfmirror/regular"
 )
+
+// zipFile is a zip opened by openZip.
+type zipFile struct {
+	*zip.Reader
+	f *os.File
+}
+
+func (z zipFile) Close() error { return z.f.Close() }
+
+// openZip is zip.OpenReader for a regular file: a named pipe or a device
+// named as a zip is refused, not waited on or read without end.
+func openZip(path string) (zipFile, error) {
+	f, err := regular.Open(path)
+	if err != nil {
+		return zipFile{}, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		var r *zip.Reader
+		if r, err = zip.NewReader(f, fi.Size()); err == nil {
+			return zipFile{r, f}, nil
+		}
+	}
+	f.Close()
+	return zipFile{}, err
+}
 
 // DefaultMaxUnpacked caps how many uncompressed bytes hashing a zip reads, so
 // a zip bomb ends with an error instead of hours of work. The largest real
@@ -54,7 +82,7 @@ func HashZip(path string, opts Options) (Hash, error) {
 	case !opensUnresolved(path):
 		return "", err
 	}
-	z, err := zip.OpenReader(path)
+	z, err := openZip(path)
 	if err != nil {
 		return "", &ZipError{Path: path, Err: err}
 	}
@@ -89,7 +117,7 @@ func HashZip(path string, opts Options) (Hash, error) {
 // CheckZip reads a zip's central directory, as HashZip would first: a
 // file that is no zip fails without anything being inflated.
 func CheckZip(path string) error {
-	z, err := zip.OpenReader(path)
+	z, err := openZip(path)
 	if err != nil {
 		return &ZipError{Path: path, Err: err}
 	}
@@ -114,7 +142,15 @@ func HashDir(dir string) (Hash, error) {
 	if err != nil {
 		return "", err
 	}
-	h, err := dirhash.HashDir(dir, "", dirhash.Hash1)
+	files, err := dirhash.DirFiles(dir, "")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	// dirhash.HashDir's own open would wait on a named pipe in the
+	// directory; regular.Open refuses it.
+	h, err := dirhash.Hash1(files, func(name string) (io.ReadCloser, error) {
+		return regular.Open(filepath.Join(dir, filepath.FromSlash(name)))
+	})
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", dir, err)
 	}
@@ -131,7 +167,7 @@ func opensUnresolved(path string) bool {
 
 // HashZipFile computes the zh: hash of a file by streaming it.
 func HashZipFile(path string) (Hash, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return "", err
 	}
@@ -159,7 +195,7 @@ func HashPath(path string, opts Options) (Sums, error) {
 // HashZipSums computes a zip file's zh: and, with h1, its h1:, reading the
 // file once: the entries are inflated as the bytes go by (Stream).
 func HashZipSums(path string, h1 bool, opts Options) (Sums, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return Sums{}, err
 	}

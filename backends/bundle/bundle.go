@@ -18,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // The bundle's own files and format.
@@ -114,7 +115,7 @@ var (
 func Open(name, file string, opts Options) (*Bundle, error) {
 	b := &Bundle{name: name, file: file, opts: opts, entries: map[string]entry{},
 		archives: map[backends.Provider]map[string][]backends.Archive{}, versions: map[backends.Provider][]backends.Version{}, provs: map[versionKey]*signed{}}
-	f, err := os.Open(file)
+	f, err := regular.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", name, err)
 	}
@@ -430,7 +431,7 @@ func (b *Bundle) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 	if !ok {
 		return nil, fmt.Errorf("bundle %s: %s: %w", b.name, a.Package, backends.ErrNotFound)
 	}
-	f, err := os.Open(b.file)
+	f, err := regular.Open(b.file)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", b.name, err)
 	}
@@ -504,7 +505,7 @@ func (b *Bundle) Provenance(ctx context.Context, p backends.Provider, v backends
 // hashes they state, and the provenance of each version: its signature,
 // and a signed line for every platform the bundle holds.
 func (b *Bundle) Audit(ctx context.Context, p backends.Provider) []backends.Problem {
-	f, err := os.Open(b.file)
+	f, err := regular.Open(b.file)
 	if err != nil {
 		return []backends.Problem{{Package: backends.Package{Provider: p}, Detail: fmt.Sprintf("bundle %s: %v", b.name, err)}}
 	}

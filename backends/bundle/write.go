@@ -19,6 +19,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // entryTime is every entry's modification time, so that the same files
@@ -197,7 +198,7 @@ func signers(m *fs.Mirror, man *Manifest) error {
 		if err != nil || k.what != kindProvenance {
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(m.Dir(), filepath.FromSlash(f.Path)))
+		raw, err := regular.ReadFile(filepath.Join(m.Dir(), filepath.FromSlash(f.Path)), 0)
 		if err != nil {
 			return err
 		}
@@ -243,7 +244,7 @@ func hasHash(hs []string, h string) bool {
 }
 
 func hashFile(name string) (int64, string, error) {
-	f, err := os.Open(name)
+	f, err := regular.Open(name)
 	if err != nil {
 		return 0, "", err
 	}
@@ -313,7 +314,7 @@ func writeTar(ctx context.Context, out, root string, manifest []byte, files []Fi
 // copyFile copies one file into the tar, checking its bytes against the
 // manifest as they go.
 func copyFile(tw *tar.Writer, root string, f File) error {
-	src, err := os.Open(filepath.Join(root, filepath.FromSlash(f.Path)))
+	src, err := regular.Open(filepath.Join(root, filepath.FromSlash(f.Path)))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // Audit checks p's index documents against the archives on disk, where a
@@ -28,7 +29,7 @@ func (m *Mirror) Audit(ctx context.Context, p backends.Provider) []backends.Prob
 	var out []backends.Problem
 	for _, dir := range s.dirs {
 		indexPath := filepath.Join(dir, "index.json")
-		b, err := os.ReadFile(indexPath)
+		b, err := regular.ReadFile(indexPath, 0)
 		if os.IsNotExist(err) {
 			continue // a plain filesystem mirror needs no index documents
 		}

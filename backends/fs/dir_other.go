@@ -3,6 +3,7 @@
 package fs
 
 import (
+	"github.com/tfmirror/tfmirror/regular"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,12 +28,12 @@ func listDir(dir string) (entries []os.DirEntry, size func(name string) (int64, 
 
 // readFileInto reads the file at path into *buf, when buf is not nil,
 // growing it as needed: a scan reads thousands of small documents, none of
-// which its parse keeps. Without buf it is os.ReadFile.
+// which its parse keeps. Without buf it is regular.ReadFile.
 func readFileInto(path string, buf *[]byte) ([]byte, error) {
 	if buf == nil {
-		return os.ReadFile(path)
+		return regular.ReadFile(path, 0)
 	}
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 }
 
 // openReader opens name to read it.
-func openReader(name string) (io.ReadCloser, error) { return os.Open(name) }
+func openReader(name string) (io.ReadCloser, error) { return regular.Open(name) }
 
 // rename is os.Rename.
 func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }

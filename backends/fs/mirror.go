@@ -16,6 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // Options configure a Mirror.
@@ -268,7 +269,7 @@ type versionDoc struct {
 
 // readIndex returns the versions an index.json lists (canonical form).
 func (m *Mirror) readIndex(path string) map[string]bool {
-	b, err := os.ReadFile(path)
+	b, err := regular.ReadFile(path, 0)
 	if err != nil {
 		m.warnf("%s: %v", m.rel(path), err)
 		return nil

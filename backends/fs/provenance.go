@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 var _ backends.ProvenanceWriter = (*Mirror)(nil)
@@ -88,7 +88,7 @@ func (m *Mirror) WriteProvenance(ctx context.Context, p backends.Provider, v bac
 		return fmt.Errorf("mirror %s: %s %s: provenance: %w", m.name, p, v, err)
 	}
 	defer unlock()
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+	if old, err := regular.ReadFile(path, 0); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
 	if err := WriteFileAtomic(path, b, 0o644); err != nil {
@@ -113,10 +113,5 @@ func (m *Mirror) removeProvenance(p backends.Provider, gone []backends.Version) 
 // readBounded reads a file, or its first limit+1 bytes: enough for the
 // parser to refuse one that is too large.
 func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit+1))
+	return regular.ReadFile(path, limit)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // entry is one package found on disk.
@@ -156,6 +157,12 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string, sized bool) *p
 					continue
 				}
 				isDir = info.IsDir()
+				if !isDir && !info.Mode().IsRegular() {
+					// A named pipe would hang whatever reads it (verify,
+					// a sync from here), a device feed it without end.
+					m.warnf("%s: ignored: %s", m.rel(full), (&regular.Error{Mode: info.Mode().Type()}).Detail())
+					continue
+				}
 			}
 			if isDir {
 				m.scanVersionDir(p, full, name, add)

@@ -20,6 +20,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // tempMarker is in every staging name tfmirror creates. The names start
@@ -744,7 +745,7 @@ func (m *Mirror) indexHashes(e *entry, old *versionDoc) ([]string, error) {
 // spaces, sorted keys, no trailing newline, mode 0644), atomically, and only
 // when the content changes.
 func writeJSON(path string, v any) error {
-	was, readErr := os.ReadFile(path)
+	was, readErr := regular.ReadFile(path, 0) // a pipe there is replaced, not waited on
 	b, changed, err := encodeOver(v, was, readErr)
 	if err != nil || !changed {
 		return err
@@ -818,7 +819,7 @@ func newDocBatch(m *Mirror, dir string) *docBatch { return &docBatch{m: m, dir: 
 // add stages document name of the directory with v's encoding, unless the
 // document already holds it.
 func (b *docBatch) add(name string, v any) error {
-	was, err := os.ReadFile(filepath.Join(b.dir, name))
+	was, err := regular.ReadFile(filepath.Join(b.dir, name), 0)
 	return b.addOver(name, v, was, err)
 }
 

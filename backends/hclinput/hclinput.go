@@ -8,6 +8,8 @@ import (
 	"github.com/apparentlymart/go-textseg/v15/textseg"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // MaxSize is the largest file read. The largest real lock files are tens of
@@ -39,10 +41,12 @@ func (e *TooLargeError) Detail() string {
 }
 
 // ReadFile reads a file for Check, refusing one larger than MaxSize without
-// reading it all. Errors are os.ReadFile's (errors.Is(err, fs.ErrNotExist)
-// holds for a missing file) or a *TooLargeError.
+// reading it all, and one that is not a regular file (a named pipe would
+// hang the read) without waiting. Errors are os.ReadFile's
+// (errors.Is(err, fs.ErrNotExist) holds for a missing file), a
+// *regular.Error or a *TooLargeError.
 func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -5,9 +5,9 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
-	"os"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // LoadRoots returns the system pool plus the PEM certificates in caFile
@@ -18,7 +18,7 @@ func LoadRoots(caFile string) (*x509.CertPool, error) {
 	if caFile == "" {
 		return nil, nil
 	}
-	pemBytes, err := os.ReadFile(caFile)
+	pemBytes, err := regular.ReadFile(caFile, 0)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--ca-cert: %w", err)}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // A directory is served from its files. The documents are built from the
@@ -127,7 +128,7 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, a backends.A
 		notFound(w)
 		return
 	}
-	f, err := os.Open(local)
+	f, err := regular.Open(local)
 	if err != nil {
 		h.fail(w, err)
 		return

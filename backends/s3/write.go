@@ -25,6 +25,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // The object metadata (x-amz-meta-*) in which a writer records the h1: and
@@ -62,7 +63,7 @@ func (s *Store) StageFile(ctx context.Context, pkg backends.Package, path string
 	if err := s.checkKey(pkg); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %s: %w", s.name, pkg, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 	"github.com/tfmirror/tfmirror/sync"
 )
 
@@ -76,9 +77,12 @@ var _ sync.Sink = (*Log)(nil)
 
 // Open opens (creating it) the log file at path for appending; command and
 // tool name what writes to it. The error wraps backends.ErrUsage when the
-// file cannot be opened: the command line named it.
+// file cannot be opened: the command line named it. What is not a regular
+// file is refused without waiting (a named pipe nobody reads would block
+// the open, one whose reader stops would block a write): the log is a
+// record kept in a file.
 func Open(path, command, tool string) (*Log, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := regular.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w: %w", err, backends.ErrUsage)
 	}

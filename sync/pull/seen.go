@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // SeenDir keeps first sightings in a directory CACHE, one JSON document
@@ -70,7 +71,7 @@ func (s *SeenDir) Saw(ctx context.Context, p backends.Provider, vs []backends.Ve
 
 func (s *SeenDir) read(p backends.Provider) (map[string]time.Time, error) {
 	seen := map[string]time.Time{}
-	b, err := os.ReadFile(s.path(p))
+	b, err := regular.ReadFile(s.path(p), 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return seen, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // Configuration is one root module found under a from directory, with what
@@ -550,7 +551,7 @@ func joinKey(parent, name string) string {
 // installed them in, from .terraform/modules/modules.json; none when it is
 // absent or unreadable.
 func readModulesJSON(root string) map[string]string {
-	b, err := os.ReadFile(filepath.Join(root, ".terraform", "modules", "modules.json"))
+	b, err := regular.ReadFile(filepath.Join(root, ".terraform", "modules", "modules.json"), 0)
 	if err != nil {
 		return nil
 	}

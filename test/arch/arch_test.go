@@ -43,7 +43,8 @@ func imports(t *testing.T, pattern string) map[string][]string {
 	return m
 }
 
-// TestImportDirection: hashing is the leaf; backends know nothing of sync
+// TestImportDirection: regular (opening only regular files) and hashing
+// are the leaves; backends know nothing of sync
 // or the front ends; sync knows no concrete kind of place and no front end.
 func TestImportDirection(t *testing.T) {
 	rules := []struct {
@@ -51,7 +52,8 @@ func TestImportDirection(t *testing.T) {
 		forbidden []string // import path prefixes, below the module
 		allowed   []string // exceptions to forbidden
 	}{
-		{"./hashing/...", []string{""}, []string{"hashing"}},
+		{"./regular/...", []string{""}, []string{"regular"}},
+		{"./hashing/...", []string{""}, []string{"hashing", "regular"}},
 		{"./backends/...", []string{"sync", "ui"}, nil},
 		{"./sync/...", []string{"ui", "backends/fs", "backends/netmirror", "backends/registry", "backends/oci", "backends/place",
 			"backends/modules/modfs", "backends/modules/modoci", "backends/modules/modplace", "backends/modules/fetch"}, nil},

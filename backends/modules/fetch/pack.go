@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tfmirror/tfmirror/regular"
 	"io"
 	"io/fs"
 	"os"
@@ -171,7 +172,7 @@ func addFile(zw *zip.Writer, e packEntry) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(e.path)
+	f, err := regular.Open(e.path)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // Record is the VERSION.json beside each zip.
@@ -130,7 +131,7 @@ func orNone(h hashing.Hash) string {
 // writeZip copies the package into a temp file beside dst, checks the
 // copy's SHA-256 against the package's, and renames it into place.
 func (s *Store) writeZip(ctx context.Context, pkg *modules.Package, dst string, progress func(int64)) (int64, hashing.Hash, error) {
-	in, err := os.Open(pkg.Path)
+	in, err := regular.Open(pkg.Path)
 	if err != nil {
 		return 0, "", err
 	}
@@ -198,7 +199,7 @@ func writeAtomic(dst string, b []byte) error {
 
 func (s *Store) record(m modules.Module, v modules.Version) (Record, error) {
 	var rec Record
-	b, err := os.ReadFile(filepath.Join(s.Dir(m), v.String()+".json"))
+	b, err := regular.ReadFile(filepath.Join(s.Dir(m), v.String()+".json"), 0)
 	if err != nil {
 		return rec, err
 	}

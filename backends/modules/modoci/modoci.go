@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -33,6 +32,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // ArtifactType is the artifactType OpenTofu requires of a module package
@@ -365,7 +365,7 @@ func (s *Store) pushBlobs(ctx context.Context, r *remote.Repository, repoName st
 	if ok, err := r.Blobs().Exists(ctx, layer); err != nil {
 		return ocispec.Descriptor{}, 0, s.opError("check blob "+layer.Digest.String(), s.tmpl.Registry+"/"+repoName, pkg.Label(), err)
 	} else if !ok {
-		f, err := os.Open(pkg.Path)
+		f, err := regular.Open(pkg.Path)
 		if err != nil {
 			return ocispec.Descriptor{}, 0, err
 		}

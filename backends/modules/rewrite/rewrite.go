@@ -17,6 +17,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // Options configure Rewrite.
@@ -131,7 +132,7 @@ func Rewrite(ctx context.Context, dir string, o Options) ([]File, []Problem, err
 			continue
 		}
 		path := filepath.Join(dir, name)
-		src, err := os.ReadFile(path)
+		src, err := regular.ReadFile(path, 0)
 		if err != nil {
 			problems = append(problems, Problem{File: path, Err: err})
 			continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // Args are push's SRC arguments sorted by what they are. A goreleaser dist
@@ -206,7 +207,7 @@ func fileKind(m os.FileMode) string {
 
 // isZip reports whether the file starts as a zip does.
 func isZip(path string) bool {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return false
 	}

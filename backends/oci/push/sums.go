@@ -3,7 +3,6 @@ package push
 import (
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // SumsFile is a release's SHA256SUMS given among push's arguments: the
@@ -45,7 +45,7 @@ func IsSumsFile(path string) (sums, sig bool) {
 // could not exceed anyway (a path naming /dev/zero is refused, not read
 // until memory runs out).
 func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // ZipFile is one release zip and the package it is.
@@ -245,7 +246,7 @@ func (z *Zips) Archives(ctx context.Context, p backends.Provider, v backends.Ver
 
 // Open opens a zip.
 func (z *Zips) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, error) {
-	return os.Open(a.Location)
+	return regular.Open(a.Location)
 }
 
 // LocalPath returns the zip's path.
