@@ -16,30 +16,32 @@ import (
 	"github.com/tfmirror/tfmirror/regular"
 )
 
-// zipFile is a zip opened by openZip.
-type zipFile struct {
+// ZipFile is a zip opened by OpenZip; Close closes the file.
+type ZipFile struct {
 	*zip.Reader
 	f *os.File
 }
 
-func (z zipFile) Close() error { return z.f.Close() }
+// Close closes the zip's file.
+func (z ZipFile) Close() error { return z.f.Close() }
 
-// openZip is zip.OpenReader for a regular file: a named pipe or a device
-// named as a zip is refused, not waited on or read without end.
-func openZip(path string) (zipFile, error) {
+// OpenZip is zip.OpenReader for a regular file: a named pipe or a device
+// named as a zip is refused (regular.Open), not waited on or read without
+// end.
+func OpenZip(path string) (ZipFile, error) {
 	f, err := regular.Open(path)
 	if err != nil {
-		return zipFile{}, err
+		return ZipFile{}, err
 	}
 	fi, err := f.Stat()
 	if err == nil {
 		var r *zip.Reader
 		if r, err = zip.NewReader(f, fi.Size()); err == nil {
-			return zipFile{r, f}, nil
+			return ZipFile{r, f}, nil
 		}
 	}
 	f.Close()
-	return zipFile{}, err
+	return ZipFile{}, err
 }
 
 // DefaultMaxUnpacked caps how many uncompressed bytes hashing a zip reads, so
@@ -82,7 +84,7 @@ func HashZip(path string, opts Options) (Hash, error) {
 	case !opensUnresolved(path):
 		return "", err
 	}
-	z, err := openZip(path)
+	z, err := OpenZip(path)
 	if err != nil {
 		return "", &ZipError{Path: path, Err: err}
 	}
@@ -117,7 +119,7 @@ func HashZip(path string, opts Options) (Hash, error) {
 // CheckZip reads a zip's central directory, as HashZip would first: a
 // file that is no zip fails without anything being inflated.
 func CheckZip(path string) error {
-	z, err := openZip(path)
+	z, err := OpenZip(path)
 	if err != nil {
 		return &ZipError{Path: path, Err: err}
 	}

@@ -1,7 +1,6 @@
 package hashing
 
 import (
-	"archive/zip"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,7 +18,7 @@ var ErrNoExecutable = errors.New("the zip holds no executable of the provider")
 // or either with .exe, as OpenTofu and Terraform look for it. Only the
 // central directory is read, nothing is inflated.
 func CheckExecutable(path, typ string) error {
-	r, err := zip.OpenReader(path)
+	r, err := OpenZip(path)
 	if err != nil {
 		return &ZipError{Path: path, Err: err}
 	}

@@ -11,7 +11,7 @@ import (
 // Extract unpacks a zip into dir, refusing entries that would land outside
 // it (absolute names, "..") and capping the unpacked size.
 func Extract(zipPath, dir string, opts Options) error {
-	z, err := openZip(zipPath)
+	z, err := OpenZip(zipPath)
 	if err != nil {
 		return err
 	}

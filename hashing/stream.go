@@ -299,7 +299,7 @@ var errNotFollowed = errors.New("zip entry not followed on the stream")
 // summary composes the h1: from the followed entries if the central
 // directory at path agrees with every one; ok is false otherwise.
 func (f *follower) summary(path string, opts Options) (h Hash, ok bool) {
-	z, err := openZip(path)
+	z, err := OpenZip(path)
 	if err != nil {
 		return "", false
 	}

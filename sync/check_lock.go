@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"archive/zip"
 	"context"
 	"errors"
 	"fmt"
@@ -133,7 +132,7 @@ func zipLockSums(zipPath string, opts hashing.Options) (LockSums, error) {
 // extraction: no directory entries, no duplicate names, every name a clean
 // relative slash path.
 func unpacksAsIs(zipPath string) (bool, error) {
-	z, err := zip.OpenReader(zipPath)
+	z, err := hashing.OpenZip(zipPath)
 	if err != nil {
 		return false, err
 	}

@@ -1,7 +1,6 @@
 package push
 
 import (
-	"archive/zip"
 	"context"
 	"fmt"
 	"io"
@@ -176,7 +175,7 @@ func NewZips(ctx context.Context, files []ZipFile, sums []SumsFile) (*Zips, erro
 }
 
 func checkExecutable(f ZipFile) error {
-	r, err := zip.OpenReader(f.Path)
+	r, err := hashing.OpenZip(f.Path)
 	if err != nil {
 		return fmt.Errorf("not a usable zip: %w", err)
 	}
