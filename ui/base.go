@@ -227,10 +227,11 @@ func (b *base[K, V]) showSelected(now bool) tea.Cmd {
 }
 
 // click acts on a click at (x, y) inside the list or the grid: the list
-// shows the item clicked at once; the grid moves its cursor, or selects.
-func (b *base[K, V]) click(p pane, x, y int) tea.Cmd {
+// shows the item clicked at once; the grid moves its cursor, or, where it
+// had the focus (focused), selects the cell under it.
+func (b *base[K, V]) click(p pane, x, y int, focused bool) tea.Cmd {
 	if p == paneMatrix {
-		b.grid.Click(x, y)
+		b.grid.Click(x, y, focused)
 		return nil
 	}
 	if b.list.Click(y) {

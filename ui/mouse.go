@@ -6,7 +6,8 @@ import (
 
 // The mouse: a click focuses the pane under it and acts there (the list
 // shows the provider clicked, the grid moves its cursor to the cell
-// clicked and selects it on a second click, the jobs pane puts its cursor
+// clicked and, once it has the focus, a click on the cursor's cell
+// selects it, the jobs pane puts its cursor
 // on the job); the wheel moves the cursor of the pane under the pointer,
 // or scrolls Details, the events and help. View turns the terminal's mouse
 // reporting on (cell motion: clicks and the wheel, no motion events).
@@ -73,10 +74,13 @@ func (m *Model) click(p pane, x, y int) tea.Cmd {
 	if p == paneDetails && !m.details.Scrolls() {
 		return nil // nothing to do in Details that fit their pane
 	}
+	focused := m.focus == p
 	m.setFocus(p)
 	switch p {
 	case paneProviders, paneMatrix:
-		return m.view().click(p, x, y)
+		// A first click on a pane focuses it and moves its cursor; a
+		// click on its cursor's cell once it has the focus selects.
+		return m.view().click(p, x, y, focused)
 	case paneJobs:
 		if !m.showEvents {
 			m.jobs.Click(y)

@@ -221,8 +221,8 @@ func TestModelRetryRetriesEveryFailedJob(t *testing.T) {
 
 // TestEndToEndMouse clicks through a program in a virtual terminal with
 // real mouse messages: a provider, then the version column of the matrix's
-// first row, where the cursor is (selecting the row), then enter asks
-// where to queue it.
+// first row, where the cursor is, twice (the first focuses the matrix, the
+// second selects the row), then enter asks where to queue it.
 func TestEndToEndMouse(t *testing.T) {
 	w := newWorld(t)
 	tm, waitFor, press := newProgram(t, w.config())
@@ -233,7 +233,8 @@ func TestEndToEndMouse(t *testing.T) {
 	waitFor("acme/dns ─ compare 1 ↔ 2", listed)
 	// The matrix's box starts at column 33 (28 % of 120); its first row is
 	// under the box's top border and the headings.
-	tm.Send(click(33+3, 3))
+	tm.Send(click(33+3, 3)) // focuses the matrix, its cursor there already
+	tm.Send(click(33+3, 3)) // selects
 	waitFor("selected")
 	press("enter")
 	waitFor("to which mirror?")

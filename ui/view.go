@@ -30,8 +30,9 @@ type view interface {
 	// open the grid and the queue dialog, which are the root's.
 	key(p pane, k tea.KeyPressMsg) tea.Cmd
 	// click and scroll are the mouse in the list or the grid: a click at
-	// (x, y) inside the pane, the wheel moving the cursor by n.
-	click(p pane, x, y int) tea.Cmd
+	// (x, y) inside the pane (focused: it had the focus), the wheel moving
+	// the cursor by n.
+	click(p pane, x, y int, focused bool) tea.Cmd
 	scroll(p pane, n int) tea.Cmd
 	opens(k tea.KeyPressMsg) bool
 	queues(k tea.KeyPressMsg) bool

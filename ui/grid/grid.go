@@ -684,10 +684,10 @@ func (m Model) footer() []string {
 
 // Click acts on a click at (x, y) of the grid's area as View draws it: on
 // a cell, or a version, it puts the cursor there, and where the cursor is
-// there already it selects it (as space does; r on a version); on a
-// column's heading it moves to that column. It reports whether (x, y) is
-// one of those.
-func (m *Model) Click(x, y int) bool {
+// there already and selects is set (the grid had the focus) it selects it
+// (as space does; r on a version); on a column's heading it moves to that
+// column. It reports whether (x, y) is one of those.
+func (m *Model) Click(x, y int, selects bool) bool {
 	if x < 0 || y < 0 || x >= m.w || y >= m.h || len(m.data.Rows) == 0 {
 		return false
 	}
@@ -712,7 +712,7 @@ func (m *Model) Click(x, y int) bool {
 		return false // past the last column
 	}
 	m.moved = true
-	again := i == m.cur.Pos && (c < 0 || m.opts.Rows || c == m.col)
+	again := selects && i == m.cur.Pos && (c < 0 || m.opts.Rows || c == m.col)
 	m.cur.Pos = i
 	if c >= 0 {
 		m.col = c
