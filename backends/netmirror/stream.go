@@ -147,10 +147,17 @@ func (h *Handler) endStream(ctx context.Context, w http.ResponseWriter, a backen
 // as knownZH was streamed whole before). It holds back the last chunk read
 // until src ends and check, given the sums, passes; when reading, the size
 // (unless negative) or check fails, that error is returned and the held
-// bytes are never written. Errors writing to w are clientGone.
+// bytes are never written. Errors writing to w are clientGone. A src that
+// hashes what it reads (backends.HashingReader: a registry's download,
+// which authenticates it) gives its zh: at its end instead of this hashing
+// the bytes again.
 func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool, knownZH hashing.Hash, check func(hashing.Sums) error) (hashing.Sums, error) {
+	hr, hashes := src.(backends.HashingReader)
 	zh := hashing.NewZipHasher()
 	var sink io.Writer = zh
+	if hashes {
+		sink = io.Discard
+	}
 	var spool *os.File
 	if withH1 && h.h1Of(knownZH) == "" {
 		f, err := os.CreateTemp("", "tfmirror-serve-*.zip")
@@ -159,22 +166,25 @@ func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool
 		}
 		defer os.Remove(f.Name())
 		defer f.Close()
-		spool, sink = f, io.MultiWriter(zh, f)
+		spool, sink = f, io.MultiWriter(sink, f)
 	}
+	// Two buffers take turns: one is read into while the other holds the
+	// last chunk, so no byte is copied twice.
 	buf, held := make([]byte, chunk), make([]byte, 0, chunk)
+	var n int64
 	for {
-		n, err := src.Read(buf)
-		if n > 0 {
+		k, err := src.Read(buf[:chunk])
+		if k > 0 {
 			if len(held) > 0 {
 				if _, werr := w.Write(held); werr != nil {
 					return hashing.Sums{}, clientGone{werr}
 				}
 			}
-			held = append(held[:0], buf[:n]...)
-			if _, werr := sink.Write(buf[:n]); werr != nil {
+			held, buf = buf[:k], held[:cap(held)]
+			if _, werr := sink.Write(held); werr != nil {
 				return hashing.Sums{}, werr
 			}
-			if size >= 0 && zh.Size() > size {
+			if n += int64(k); size >= 0 && n > size {
 				return hashing.Sums{}, fmt.Errorf("more bytes than the %d the place states", size)
 			}
 		}
@@ -185,10 +195,16 @@ func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool
 			return hashing.Sums{}, err
 		}
 	}
-	if size >= 0 && zh.Size() != size {
-		return hashing.Sums{}, fmt.Errorf("%d bytes, not the %d the place states", zh.Size(), size)
+	if size >= 0 && n != size {
+		return hashing.Sums{}, fmt.Errorf("%d bytes, not the %d the place states", n, size)
 	}
 	sums := hashing.Sums{ZH: zh.Sum()}
+	if hashes {
+		var ok bool
+		if sums.ZH, ok = hr.ZipHash(); !ok {
+			return hashing.Sums{}, errors.New("the place's stream ended without stating the hash of what it sent")
+		}
+	}
 	if spool != nil {
 		if err := spool.Close(); err != nil {
 			return sums, err

@@ -289,7 +289,11 @@ func (m *Mirror) fetchOrJoin(ctx context.Context, pkg backends.Package) (io.Read
 func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 	defer m.wg.Done()
 	m.opts.Metrics.fetchStarted()
-	eng := sync.NewEngine(m.ctx, sync.Options{Jobs: 1, Attempts: max(m.opts.Attempts, 3), Hashing: m.opts.Hashing})
+	attempts := m.opts.Attempts
+	if attempts <= 0 {
+		attempts = 3
+	}
+	eng := sync.NewEngine(m.ctx, sync.Options{Jobs: 1, Attempts: attempts, Hashing: m.opts.Hashing})
 	eng.Enqueue(sync.Transfer{Src: teeSource{Reader: rel.r, f: f}, Dst: m.opts.Cache, Archive: a, Provenance: rel.signed})
 	eng.Close()
 	var done *sync.JobDone
@@ -309,6 +313,9 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 		}
 	}
 	landed := done != nil && failed == nil
+	if landed {
+		m.landedFile(m.ctx, a.Package, done.Sums.ZH)
+	}
 	m.record(a, rel, done, failed)
 	m.mu.Lock()
 	delete(m.flights, f.key)

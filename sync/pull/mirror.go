@@ -72,8 +72,11 @@ type Mirror struct {
 	flights map[backends.PackageKey]*flight
 	landed  map[backends.PackageKey]bool // by this process, since it started
 	cached  map[string]bool              // locations CACHE listed
-	listed  map[string]timed             // upstream listings, by key
-	group   singleflight.Group
+	// verified are the zh: of CACHE's files this process landed or read
+	// whole, by the file's identity (see verified.go).
+	verified map[fileID]hashing.Hash
+	listed   map[string]timed // upstream listings, by key
+	group    singleflight.Group
 }
 
 // timed is an upstream listing and when it was made.
@@ -89,7 +92,7 @@ func New(opts Options) *Mirror {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Mirror{opts: opts, ctx: ctx, cancel: cancel,
 		flights: map[backends.PackageKey]*flight{}, landed: map[backends.PackageKey]bool{},
-		cached: map[string]bool{}, listed: map[string]timed{}}
+		cached: map[string]bool{}, listed: map[string]timed{}, verified: map[fileID]hashing.Hash{}}
 }
 
 // Close stops the fetches still running (nothing of them lands) and waits
@@ -373,6 +376,10 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 		return f.reader(ctx), nil
 	}
 	if inCache {
+		if rc, ok, _ := m.openLocal(a); ok {
+			m.opts.Metrics.hit(true)
+			return rc, nil
+		}
 		rc, err := m.opts.Cache.Open(ctx, a)
 		if err == nil || !errors.Is(err, backends.ErrNotFound) {
 			m.opts.Metrics.hit(err == nil)
@@ -397,6 +404,10 @@ func (m *Mirror) openCached(ctx context.Context, pkg backends.Package) (io.ReadC
 	}
 	for _, c := range as {
 		if c.Layout == backends.Packed && c.Platform == pkg.Platform {
+			if rc, ok, _ := m.openLocal(c); ok {
+				m.opts.Metrics.hit(true)
+				return rc, true
+			}
 			if rc, err := m.opts.Cache.Open(ctx, c); err == nil {
 				m.opts.Metrics.hit(true)
 				return rc, true

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -262,6 +263,53 @@ func TestPullThroughColdThenWarmWithTheOriginDown(t *testing.T) {
 	}
 	if log := stop(); !strings.Contains(log, "listing what the cache holds") {
 		t.Errorf("serve's log does not say it served the cache alone while the origin was down:\n%s", log)
+	}
+
+	// Sealed: --offline asks the origin nothing, and explains its 404s.
+	asked := len(w.reg.Requests())
+	url, cert, stop = startServeWith(t, w.env, cache, "--upstream", "origin", "--offline")
+	caPEM, _ = os.ReadFile(cert)
+	out, err = runClient(t, clients[first], caPEM, networkMirror(url), pullConfig(t), "init", "-input=false", "-no-color")
+	if err != nil || !strings.Contains(out, "Installed 127.0.0.1/acme/alpha v1.0.0") {
+		t.Errorf("%s init from the sealed mirror: %v\n%s", first, err, out)
+	}
+	resp, err := pullClient(caPEM).Get(url + "127.0.0.1/acme/beta/index.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(body), "offline") {
+		t.Errorf("a provider the sealed mirror lacks: %d %q", resp.StatusCode, body)
+	}
+	stop()
+	if n := len(w.reg.Requests()); n != asked {
+		t.Errorf("the sealed mirror asked the origin %d times", n-asked)
+	}
+}
+
+// serve's pull-through flags refuse what they cannot do, exit 2, naming
+// the flag or the file and line.
+func TestPullThroughUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.hcl", "destinations = [\"./x\"]\nmin_age = \"soon\"\n")
+	aged := writeFile(t, dir, "aged.hcl", "min_age = \"7d\"\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", dir, "--spec", aged}, "--spec is a pull-through policy"},
+		{[]string{"serve", dir, "--audit", filepath.Join(dir, "a.jsonl")}, "give --upstream"},
+		{[]string{"serve", dir, "--log-format", "xml"}, `--log-format "xml"`},
+		{[]string{"serve", dir, "--upstream", "origin", "--spec", bad}, "bad.hcl:2"},
+		{[]string{"serve", dir, "--upstream", "origin", "--spec", bad}, "no destinations"},
+		{[]string{"serve", "s3://bucket/cache", "--upstream", "origin", "--spec", aged, "--s3-endpoint", "https://127.0.0.1:1"}, "needs a directory CACHE"},
+		{[]string{"serve", "https://mirror.example/", "--upstream", "origin"}, "cannot be written to"},
+	} {
+		r := run(t, cleanEnv(t), c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, want 2 saying %q\n%s", c.args, r.code, c.want, r.stderr)
+		}
 	}
 }
 
