@@ -205,17 +205,8 @@ func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool
 			return hashing.Sums{}, errors.New("the place's stream ended without stating the hash of what it sent")
 		}
 	}
-	if spool != nil {
-		if err := spool.Close(); err != nil {
-			return sums, err
-		}
-		h1, err := hashing.HashZip(spool.Name(), h.opts)
-		if err != nil {
-			return sums, err
-		}
-		sums.H1 = h1
-	} else if withH1 {
-		sums.H1 = h.h1Of(sums.ZH)
+	if err := h.addH1(&sums, spool, withH1); err != nil {
+		return sums, err
 	}
 	if check != nil {
 		if err := check(sums); err != nil {
@@ -231,6 +222,23 @@ func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool
 		return sums, clientGone{err}
 	}
 	return sums, nil
+}
+
+// addH1 sets sums.H1 where withH1: from the spool file where there is one,
+// else from a zip of the same zh: streamed whole before.
+func (h *Handler) addH1(sums *hashing.Sums, spool *os.File, withH1 bool) error {
+	if spool == nil {
+		if withH1 {
+			sums.H1 = h.h1Of(sums.ZH)
+		}
+		return nil
+	}
+	if err := spool.Close(); err != nil {
+		return err
+	}
+	h1, err := hashing.HashZip(spool.Name(), h.opts)
+	sums.H1 = h1
+	return err
 }
 
 // h1Of returns the h1: of the zip whose zh: is zh, when one was streamed
