@@ -72,10 +72,12 @@ func open(t *testing.T, path string) *bundle.Bundle {
 	return b
 }
 
-func TestReaderSuite(t *testing.T) {
-	backendtest.ReaderSuite(t, func(t *testing.T, seeds []backendtest.Seed) backends.Reader {
+// TestConformance runs the case of every capability a bundle has
+// (backendtest.Capabilities) against bundles written by Write.
+func TestConformance(t *testing.T) {
+	backendtest.Conformance(t, backendtest.Place{Seeded: func(t *testing.T, seeds []backendtest.Seed) backends.Reader {
 		return open(t, written(t, seeds))
-	})
+	}})
 }
 
 // The same mirror gives the same bytes, whatever the files' times, modes

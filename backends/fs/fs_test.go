@@ -25,14 +25,26 @@ func TestReaderSuite(t *testing.T) {
 	})
 }
 
-func TestWriterSuite(t *testing.T) {
-	backendtest.WriterSuite(t, func(t *testing.T) backends.Writer {
-		dir := filepath.Join(t.TempDir(), "new")
-		m, err := fs.Open(dir, dir, fs.Options{Create: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
+// TestConformance runs the case of every capability a filesystem mirror
+// has (backendtest.Capabilities) against mirrors in temp dirs, seeded
+// through its Writer.
+func TestConformance(t *testing.T) {
+	backendtest.Conformance(t, backendtest.Place{
+		Empty: func(t *testing.T) func(*testing.T) backends.Writer {
+			dir := filepath.Join(t.TempDir(), "new")
+			return func(t *testing.T) backends.Writer {
+				m, err := fs.Open(dir, dir, fs.Options{Create: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}
+		},
+		Lose: func(t *testing.T, _ backends.Reader, a backends.Archive) {
+			if err := os.Remove(a.Location); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }
 

@@ -14,12 +14,13 @@ import (
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 )
 
-// TestReaderSuite runs the shared Reader contract against a real registry.
+// TestConformance runs the case of every capability an origin registry
+// has (backendtest.Capabilities) against a real one (registrytest).
 // The suite's providers live on example.com, so the client resolves
 // example.com to the test registry (whose certificate is valid for that
 // name); everything else, the release files included, is dialled as is.
-func TestReaderSuite(t *testing.T) {
-	backendtest.ReaderSuite(t, func(t *testing.T, seeds []backendtest.Seed) backends.Reader {
+func TestConformance(t *testing.T) {
+	backendtest.Conformance(t, backendtest.Place{Seeded: func(t *testing.T, seeds []backendtest.Seed) backends.Reader {
 		byProvider := map[string]*registrytest.Provider{}
 		var order []string
 		for _, s := range seeds {
@@ -60,5 +61,5 @@ func TestReaderSuite(t *testing.T) {
 			t.Fatal(err)
 		}
 		return r
-	})
+	}})
 }

@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 	"testing"
 
+	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -55,11 +56,26 @@ func TestReaderSuite(t *testing.T) {
 	})
 }
 
-// TestWriterSuite runs the shared Writer contract against an empty bucket.
-func TestWriterSuite(t *testing.T) {
+// TestConformance runs the case of every capability an S3 store has
+// (backendtest.Capabilities) against buckets of a real S3 server
+// (versitygw), seeded through the Writer. Each instance opened is another
+// client of the one bucket, as another process would be.
+func TestConformance(t *testing.T) {
 	srv := s3test.Start(t)
-	backendtest.WriterSuite(t, func(t *testing.T) backends.Writer {
-		return openStore(t, srv, srv.Bucket(t), "")
+	backendtest.Conformance(t, backendtest.Place{
+		Empty: func(t *testing.T) func(*testing.T) backends.Writer {
+			bucket := srv.Bucket(t)
+			return func(t *testing.T) backends.Writer { return openStore(t, srv, bucket, "") }
+		},
+		Lose: func(t *testing.T, _ backends.Reader, a backends.Archive) {
+			bucket, key, ok := strings.Cut(strings.TrimPrefix(a.Location, "s3://"), "/")
+			if !ok {
+				t.Fatalf("not an object's location: %s", a.Location)
+			}
+			if _, err := srv.Client().DeleteObject(context.Background(), &s3api.DeleteObjectInput{Bucket: &bucket, Key: &key}); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }
 
