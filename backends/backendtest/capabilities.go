@@ -31,6 +31,11 @@ type Place struct {
 	// are, so that the audit case can check Audit reports it missing. Nil
 	// where a test cannot do that to the place.
 	Lose func(t *testing.T, r backends.Reader, a backends.Archive)
+	// Signed returns a real instance holding seeds and signer's provenance
+	// of each of their versions, for a read-only place that keeps
+	// provenance it is given (a bundle, a release directory). Nil where
+	// the place is writable or signs what it holds itself.
+	Signed func(t *testing.T, seeds []Seed, signer *Signer) backends.Reader
 	// Gaps names the steps of cases ("CASE/STEP") the place is known to
 	// fail, and why: those steps skip, saying so, and TestCapabilityTable
 	// shows them. A gap is a defect to fix, not a way to pass.
@@ -64,6 +69,7 @@ var Capabilities = []Capability{
 	{Name: "FileStager", Case: "FileStager", Has: is[backends.FileStager], run: fileStager},
 	{Name: "Remover", Case: "Remover", Has: is[backends.Remover], run: remover},
 	{Name: "ProvenanceWriter", Case: "ProvenanceWriter", Has: is[backends.ProvenanceWriter], run: provenanceWriter},
+	{Name: "ProvenanceReader", Case: "ProvenanceReader", Has: is[backends.ProvenanceReader], run: provenanceReader},
 	{Name: "ProvenanceLister", Case: "ProvenanceLister", Has: is[backends.ProvenanceLister], run: provenanceLister},
 	{Name: "StatedHashLister", Case: "StatedHashes", Has: is[backends.StatedHashLister], run: statedHashes},
 	{Name: "SignedHashLister", Case: "SignedHashes", Has: is[backends.SignedHashLister], run: signedHashes},
@@ -84,6 +90,7 @@ var Capabilities = []Capability{
 		}, false)
 	}},
 	{Name: "LocalPather", Case: "LocalPath", Has: is[backends.LocalPather], run: localPath},
+	{Name: "Warner", Case: "Warner", Has: is[backends.Warner], run: warner},
 }
 
 // Conformance runs, against real instances of pl, the case of every

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -169,4 +170,79 @@ func localPath(t *testing.T, pl Place) {
 			}
 		}
 	}
+}
+
+// provenanceReader: the provenance a place keeps (or fetches) for each
+// version it was given with provenance is about that version, its
+// signature checks, and its SHA256SUMS names every platform's zip with
+// the zip's SHA-256.
+func provenanceReader(t *testing.T, pl Place) {
+	ctx := context.Background()
+	seeds := Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64", "darwin_arm64"})
+	r := pl.signed(t, seeds, NewSigner(t, "reader"))
+	for _, sv := range Versions(seeds) {
+		p, v := sv[0].Package.Provider, sv[0].Package.Version
+		pr, err := r.(backends.ProvenanceReader).Provenance(ctx, p, v)
+		if err != nil {
+			t.Fatalf("%s %s: Provenance: %v", p, v, err)
+		}
+		if pr.Provider != p.String() || pr.Version != v.String() {
+			t.Errorf("%s %s: the provenance is about %s %s", p, v, pr.Provider, pr.Version)
+		}
+		if _, err := pr.Check(provenance.Options{}); err != nil {
+			t.Errorf("%s %s: the signature does not check: %v", p, v, err)
+		}
+		sums, err := provenance.ParseSums(pr.SHA256SUMS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sv {
+			if got, want := sums[s.Package.Filename()], sumsOf(t, s).ZH.Value(); got != want {
+				t.Errorf("%s: SHA256SUMS states %q, the zip is %s", s.Package, got, want)
+			}
+		}
+	}
+}
+
+// warner: a place as it was written, read through, has nothing to warn
+// of (its junk tolerance is each place's own test).
+func warner(t *testing.T, pl Place) {
+	ctx := context.Background()
+	seeds := capabilitySeeds(t)
+	r := pl.seeded(t, seeds)
+	for _, sv := range Versions(seeds) {
+		if _, err := r.Archives(ctx, sv[0].Package.Provider, sv[0].Package.Version); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := r.(backends.Warner).Warnings(); len(w) != 0 {
+		t.Fatalf("a place as written warns: %q", w)
+	}
+}
+
+// signed returns an instance of pl holding seeds and signer's provenance
+// of each of their versions: Signed's; or, for a writable place, one they
+// are landed in and the provenance written to; or Seeded's, for a place
+// that signs what it holds itself (an origin registry).
+func (pl Place) signed(t *testing.T, seeds []Seed, signer *Signer) backends.Reader {
+	t.Helper()
+	switch {
+	case pl.Signed != nil:
+		return pl.Signed(t, seeds, signer)
+	case pl.Empty != nil:
+		open := pl.Empty(t)
+		w := open(t)
+		land(t, w, seeds)
+		for _, sv := range Versions(seeds) {
+			pw, ok := w.(backends.ProvenanceWriter)
+			if !ok {
+				t.Fatalf("backendtest: %T keeps provenance but cannot be given it: its Place needs Signed", w)
+			}
+			if err := pw.WriteProvenance(context.Background(), sv[0].Package.Provider, sv[0].Package.Version, signer.Provenance(t, sv)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return open(t)
+	}
+	return pl.Seeded(t, seeds)
 }

@@ -77,6 +77,18 @@ func open(t *testing.T, path string) *bundle.Bundle {
 func TestConformance(t *testing.T) {
 	backendtest.Conformance(t, backendtest.Place{Seeded: func(t *testing.T, seeds []backendtest.Seed) backends.Reader {
 		return open(t, written(t, seeds))
+	}, Signed: func(t *testing.T, seeds []backendtest.Seed, signer *backendtest.Signer) backends.Reader {
+		m := staged(t, t.TempDir(), seeds)
+		for _, sv := range backendtest.Versions(seeds) {
+			if err := m.WriteProvenance(context.Background(), sv[0].Package.Provider, sv[0].Package.Version, signer.Provenance(t, sv)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := filepath.Join(t.TempDir(), "b.tar")
+		if _, err := bundle.Write(context.Background(), m, out, hashing.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return open(t, out)
 	}})
 }
 

@@ -30,5 +30,38 @@ func TestConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		return z
+	}, Signed: func(t *testing.T, seeds []backendtest.Seed, signer *backendtest.Signer) backends.Reader {
+		// A release directory as goreleaser makes it: the zips, their
+		// SHA256SUMS and its .sig, checked with the signing key.
+		if len(backendtest.Versions(seeds)) != 1 {
+			t.Fatal("a release directory holds one version")
+		}
+		dir := t.TempDir()
+		for _, s := range seeds {
+			write(t, filepath.Join(dir, s.Package.Filename()), s.Zip)
+		}
+		pr := signer.Provenance(t, seeds)
+		p := seeds[0].Package
+		sums := filepath.Join(dir, "terraform-provider-"+p.Provider.Type+"_"+p.Version.String()+"_SHA256SUMS")
+		write(t, sums, pr.SHA256SUMS)
+		write(t, sums+".sig", pr.Signature)
+		key := filepath.Join(t.TempDir(), "key.asc")
+		write(t, key, []byte(signer.Armor))
+		f, err := backends.ParseProviderFilter(p.Provider.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, err := push.OpenReleaseDir(context.Background(), dir, dir, push.ReleaseOptions{Naming: push.Naming{Providers: []backends.ProviderFilter{f}}, SigningKeys: []string{key}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z
 	}})
+}
+
+func write(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
