@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -66,6 +67,20 @@ func flushConverges(t *testing.T, pl Place) {
 		}
 		for k, a := range got {
 			statesOnly(t, a, sums[k])
+		}
+		documentsAgree(ctx, t, open(t), p, fmt.Sprintf("round %d, after both writers flushed", round))
+	}
+}
+
+// documentsAgree checks, on a place that can audit itself, that its index
+// documents list exactly the archives it holds: its Reader may list the
+// archives themselves (a directory's), which the clients of its documents
+// do not see.
+func documentsAgree(ctx context.Context, t *testing.T, r backends.Reader, p backends.Provider, when string) {
+	t.Helper()
+	if a, ok := r.(backends.Auditor); ok {
+		if probs := a.Audit(ctx, p); len(probs) != 0 {
+			t.Fatalf("%s: the documents disagree with the archives: %+v", when, probs)
 		}
 	}
 }
@@ -150,6 +165,16 @@ func remover(t *testing.T, pl Place) {
 				t.Fatalf("round %d: after the removal and the other writer's landing, %T lists\n  %s\nwant\n  %s", round, r, strings.Join(got, ", "), strings.Join(want, ", "))
 			}
 		}
+		documentsAgree(ctx, t, open(t), p, fmt.Sprintf("round %d, after the removal and the other writer's landing", round))
+		// Alone: nothing else rewrites the documents after it.
+		last := listed(ctx, t, w, p, versions)["1.1.0 darwin_arm64"]
+		if removal, err := w.(backends.Remover).Remove(ctx, p, []backends.Archive{last}); err != nil || len(removal.Removed) != 1 {
+			t.Fatalf("round %d: removing %s alone: %+v, %v", round, last.Package, removal, err)
+		}
+		if got := keys(listed(ctx, t, open(t), p, versions)); strings.Join(got, ", ") != strings.Join(want[1:], ", ") {
+			t.Fatalf("round %d: after removing %s alone the place lists %s", round, last.Package, strings.Join(got, ", "))
+		}
+		documentsAgree(ctx, t, open(t), p, fmt.Sprintf("round %d, after removing %s alone", round, last.Package))
 	}
 }
 
