@@ -26,7 +26,12 @@ func Run(ctx context.Context, cfg Config, opts ...tea.ProgramOption) error {
 	// again, and inside tmux each detection runs `tmux info`, tens of
 	// milliseconds before the first frame. A caller giving another output
 	// gives its profile too.
-	base := []tea.ProgramOption{tea.WithContext(ctx), tea.WithColorProfile(lipgloss.Writer.Profile)}
+	//
+	// Signals are the caller's: they cancel ctx, which ends the program
+	// (ErrProgramKilled) with what they interrupted said. Bubble Tea's own
+	// handler would end it with a plain quit on SIGTERM, exit 0 and
+	// nothing said, racing the caller's.
+	base := []tea.ProgramOption{tea.WithContext(ctx), tea.WithColorProfile(lipgloss.Writer.Profile), tea.WithoutSignalHandler()}
 	p := tea.NewProgram(m, append(base, opts...)...)
 	final, err := p.Run()
 	killed := errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -159,4 +160,45 @@ func TestCLIUIMouse(t *testing.T) {
 	s.waitFor("1 selected")
 	s.keys("q")
 	s.waitGone()
+}
+
+// TestCLIUISIGTERMInterruptsJobs sends SIGTERM to the UI while a job is
+// copying: the same message as Ctrl-C's on stderr, exit 143 (128 + 15).
+func TestCLIUISIGTERMInterruptsJobs(t *testing.T) {
+	keep := filepath.Join(t.TempDir(), "world")
+	out := t.TempDir()
+	code, stderr := filepath.Join(out, "code"), filepath.Join(out, "stderr")
+	line := fmt.Sprintf("%s demo --keep %s --rate 20000 2>%s; echo $? >%s", tfmirrorBin, keep, stderr, code)
+	s := newTmuxShell(t, 120, 36, []string{"NO_COLOR=1"}, line)
+	s.waitLoaded("acme/cloud", "2.1.0", "◇◇○")
+	s.keys("Enter", "Enter")
+	s.waitFor("to which mirror?")
+	s.keys("Enter")
+	s.waitFor("1 to copy")
+	s.keys("Enter")
+	s.waitFor("1 running")
+	shell, err := strconv.Atoi(strings.TrimSpace(s.tmux("list-panes", "-F", "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", shell, shell))
+	if err != nil {
+		t.Skipf("cannot find the shell's child: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.Fields(string(children))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	s.waitGone()
+	got, _ := os.ReadFile(code)
+	if c := strings.TrimSpace(string(got)); c != "143" {
+		t.Errorf("exit %s after SIGTERM; want 143", c)
+	}
+	msg, _ := os.ReadFile(stderr)
+	if !strings.Contains(string(msg), "interrupted: 1 job(s) cancelled") || !strings.Contains(string(msg), "cancelled: registry.terraform.io/acme/cloud 2.1.0") {
+		t.Errorf("stderr does not say what SIGTERM cancelled:\n%s", msg)
+	}
 }
