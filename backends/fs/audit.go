@@ -38,7 +38,7 @@ func (m *Mirror) Audit(ctx context.Context, p backends.Provider) []backends.Prob
 			err = json.Unmarshal(b, &idx)
 		}
 		if err != nil {
-			out = append(out, backends.Problem{Detail: fmt.Sprintf("mirror %s: %s: %v", m.name, m.rel(indexPath), err)})
+			out = append(out, backends.Problem{Detail: fmt.Sprintf("mirror %s: %s: %s", m.name, m.rel(indexPath), readProblem(err))})
 			continue
 		}
 		listed := map[string]bool{}

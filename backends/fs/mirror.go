@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -260,6 +261,16 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 // be hashed in place.
 func (m *Mirror) LocalPath(a backends.Archive) string { return a.Location }
 
+// readProblem is a read's error as a message after the file's name: for
+// what is not a regular file, what it is without the name again (the
+// caller warns that the file is ignored).
+func readProblem(err error) string {
+	if re := (*regular.Error)(nil); errors.As(err, &re) {
+		return re.Detail()
+	}
+	return err.Error()
+}
+
 // versionDoc is a <version>.json document and where it was read (rel:
 // as messages and evidence name it, one string for all its archives).
 type versionDoc struct {
@@ -271,7 +282,7 @@ type versionDoc struct {
 func (m *Mirror) readIndex(path string) map[string]bool {
 	b, err := regular.ReadFile(path, 0)
 	if err != nil {
-		m.warnf("%s: %v", m.rel(path), err)
+		m.warnf("%s: ignored: %s", m.rel(path), readProblem(err))
 		return nil
 	}
 	out, err := mirrordoc.ParseIndex(b)
@@ -301,7 +312,7 @@ func (m *Mirror) readVersionDocBytes(dir, v string, buf *[]byte) (*versionDoc, s
 	b, err := readFileInto(p, buf)
 	if err != nil {
 		if !os.IsNotExist(err) {
-			m.warnf("%s: %v", m.rel(p), err)
+			m.warnf("%s: ignored: %s", m.rel(p), readProblem(err))
 		}
 		return nil, p, nil, err
 	}
