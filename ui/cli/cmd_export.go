@@ -46,6 +46,7 @@ type exportFlags struct {
 	spec  specFlags
 	trust trustFlags
 	jobs  int
+	json  bool
 }
 
 func newExportCmd(env *Env) *cobra.Command {
@@ -70,6 +71,7 @@ func newExportCmd(env *Env) *cobra.Command {
 	f.spec.add(cmd)
 	f.trust.addPolicy(cmd)
 	jobsVar(cmd.Flags(), &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
+	cmd.Flags().BoolVar(&f.json, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...} with "bundle", "written" and what it holds`)
 	return cmd
 }
 
@@ -100,25 +102,47 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 	if err != nil {
 		return err
 	}
-	rep := reporter(cmd, false, false)
+	rep := reporter(cmd, f.json, false)
 	for _, p := range problems {
 		rep.Unavailable(p)
 	}
 	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), st.Mirror, false, rep, plans...)
-	rep.Finish(sum)
+	if !f.json {
+		rep.Finish(sum)
+	}
+	extra := map[string]any{"bundle": out, "written": false}
+	err = packExport(cmd, out, sum, len(problems), st, extra)
+	if f.json {
+		// The summary is the last line, and says what was written.
+		rep.FinishWith(sum, extra)
+	}
+	return err
+}
+
+// packExport writes the bundle when the run had every package wanted, and
+// says in extra (the --json summary's fields) what it holds.
+func packExport(cmd *cobra.Command, out string, sum sync.Summary, problems int, st *bundle.Staging, extra map[string]any) error {
+	ctx := cmd.Context()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if err := summaryErr(ctx, sum); err != nil || len(problems) > 0 {
+	if err := summaryErr(ctx, sum); err != nil || problems > 0 {
+		extra["error"] = "not every package wanted could be had"
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: not written: not every package wanted could be had\n", out)
 		return errProblem
 	}
 	if sum.Done+sum.Present == 0 {
+		extra["error"] = "nothing was selected"
 		return &exitError{code: exitProblem, err: fmt.Errorf("%s: not written: nothing was selected", out)}
 	}
 	man, err := st.Pack(ctx)
 	if err != nil {
+		extra["error"] = err.Error()
 		return err
+	}
+	extra["written"] = true
+	for k, v := range bundleCounts(man) {
+		extra[k] = v
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", out, bundleSummary(man))
 	return nil
@@ -193,8 +217,9 @@ func exportPlans(cmd *cobra.Command, env *Env, args []string, f *exportFlags, st
 	return plans, problems, nil
 }
 
-// bundleSummary says what a bundle holds.
-func bundleSummary(m *bundle.Manifest) string {
+// bundleCounts are what a bundle holds, by --json field: archives,
+// versions, providers, bytes and the versions with their signed SHA256SUMS.
+func bundleCounts(m *bundle.Manifest) map[string]any {
 	providers, versions, signed := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var size int64
 	for _, p := range m.Packages {
@@ -207,9 +232,16 @@ func bundleSummary(m *bundle.Manifest) string {
 	for _, f := range m.Files {
 		size += f.Size
 	}
-	s := fmt.Sprintf("%d archives of %d versions of %d providers (%s)", len(m.Packages), len(versions), len(providers), report.HumanBytes(size))
-	if len(signed) > 0 {
-		s += fmt.Sprintf(", %d versions with their signed SHA256SUMS", len(signed))
+	return map[string]any{"archives": len(m.Packages), "versions": len(versions), "providers": len(providers),
+		"bundle_bytes": size, "signed_versions": len(signed)}
+}
+
+// bundleSummary says what a bundle holds.
+func bundleSummary(m *bundle.Manifest) string {
+	c := bundleCounts(m)
+	s := fmt.Sprintf("%d archives of %d versions of %d providers (%s)", c["archives"], c["versions"], c["providers"], report.HumanBytes(c["bundle_bytes"].(int64)))
+	if n := c["signed_versions"].(int); n > 0 {
+		s += fmt.Sprintf(", %d versions with their signed SHA256SUMS", n)
 	}
 	return s
 }

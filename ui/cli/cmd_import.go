@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -47,6 +48,7 @@ type importFlags struct {
 	sel           selectionFlags
 	trust         trustFlags
 	force, dryRun bool
+	json          bool
 	jobs          int
 }
 
@@ -64,6 +66,7 @@ func newImportCmd(env *Env) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.dryRun, "dry-run", false, "verify the bundle and print the plan; change nothing")
 	fl.BoolVar(&f.force, "force", false, "replace archives DST holds with different hashes")
+	fl.BoolVar(&f.json, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...} with "bundle", "verified" and "refused" (with --dry-run: the plan as a JSON array)`)
 	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
 	f.trust.add(cmd)
 	return cmd
@@ -98,7 +101,7 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if err != nil {
 		return err
 	}
-	if err := refused(cmd, append(findings, admitted(ctx, src, findings, pol)...), bundleArg, dstArg); err != nil {
+	if err := refused(cmd, append(findings, admitted(ctx, src, findings, pol)...), bundleArg, dstArg, f.json); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: verified %s\n", bundleArg, verifiedSummary(findings))
@@ -111,15 +114,15 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 		return err
 	}
 	if f.dryRun {
-		return report.Findings(cmd.OutOrStdout(), plan.Findings(), false)
+		return report.Findings(cmd.OutOrStdout(), plan.Findings(), f.json)
 	}
 	aud, err := f.trust.openAudit("import")
 	if err != nil {
 		return err
 	}
-	rep := reporter(cmd, false, false)
+	rep := reporter(cmd, f.json, false)
 	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), dst, f.force, withAudit(rep, aud), plan)
-	rep.Finish(sum)
+	rep.FinishWith(sum, map[string]any{"bundle": bundleArg, "verified": len(findings), "refused": []report.FindingJSON{}})
 	return closeAudit(cmd, aud, summaryErr(ctx, sum))
 }
 
@@ -154,7 +157,7 @@ func admitted(ctx context.Context, src backends.Reader, findings []sync.Finding,
 }
 
 // refused reports the findings that are not ok, and that nothing landed.
-func refused(cmd *cobra.Command, findings []sync.Finding, bundleArg, dstArg string) error {
+func refused(cmd *cobra.Command, findings []sync.Finding, bundleArg, dstArg string, asJSON bool) error {
 	var bad []sync.Finding
 	for _, f := range findings {
 		if f.Status != sync.StatusOK {
@@ -164,7 +167,15 @@ func refused(cmd *cobra.Command, findings []sync.Finding, bundleArg, dstArg stri
 	if len(bad) == 0 {
 		return nil
 	}
-	if err := report.Findings(cmd.OutOrStdout(), bad, false); err != nil {
+	if asJSON {
+		// Nothing ran: the summary alone, saying why.
+		b, err := json.Marshal(map[string]any{"type": "summary", "bundle": bundleArg, "dst": dstArg, "ok": false,
+			"done": 0, "verified": len(findings) - len(bad), "refused": report.FindingsJSON(bad)})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+	} else if err := report.Findings(cmd.OutOrStdout(), bad, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: refused: %s; nothing was imported into %s\n", bundleArg, report.Summary(bad), dstArg)

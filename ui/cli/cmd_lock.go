@@ -72,6 +72,7 @@ func newLockCmd(env *Env) *cobra.Command {
 	var dryRun bool
 	var from []string
 	var hashes string
+	var out lockOut
 	cmd := &cobra.Command{
 		Use:     "lock MIRROR --platform P... [--lock FILE | --from DIR...] [selection]",
 		Short:   "Write lock file hashes for the given platforms from what a mirror holds",
@@ -82,10 +83,17 @@ func newLockCmd(env *Env) *cobra.Command {
 			if hashes != "" && hashes != "all" {
 				return usageErr("--hashes %q: the one value is \"all\" (download and hash every package)", hashes)
 			}
+			run := runLock
 			if len(from) > 0 {
-				return runLockFrom(cmd, env, args[0], from, &sel, header, dryRun, hashes == "all")
+				run = func(cmd *cobra.Command, env *Env, m string, sel *selectionFlags, header string, dryRun, download bool, out *lockOut) error {
+					return runLockFrom(cmd, env, m, from, sel, header, dryRun, download, out)
+				}
 			}
-			return runLock(cmd, env, args[0], &sel, header, dryRun, hashes == "all")
+			err := run(cmd, env, args[0], &sel, header, dryRun, hashes == "all", &out)
+			if out.files > 0 && (err == nil || errors.Is(err, errProblem)) {
+				out.summary(cmd)
+			}
+			return err
 		},
 	}
 	sel.add(cmd)
@@ -93,11 +101,12 @@ func newLockCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVar(&header, "header", "", `first comment line of the file: "terraform" or "tofu" (default: keep the file's; Terraform's for a new file)`)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added and write nothing")
 	cmd.Flags().StringVar(&hashes, "hashes", "", `"all": download and hash every package, even where MIRROR states its hashes`)
+	cmd.Flags().BoolVar(&out.json, "json", false, `print one {"type":"lock_file",...} object per line for each lock file (path, status, providers and the hashes added, problems), then {"type":"summary",...}`)
 	return cmd
 }
 
 // runLock merges the hashes of MIRROR's packages into the lock file.
-func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, header string, dryRun, download bool) error {
+func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, header string, dryRun, download bool, out *lockOut) error {
 	s, err := sel.baseSelection()
 	if err != nil {
 		return err
@@ -123,7 +132,7 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 			return err
 		}
 	}
-	return updateLock(cmd, r, path, f, existed, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun, f.Save)
+	return updateLock(cmd, r, path, f, existed, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun, f.Save, out)
 }
 
 // loadLock reads the lock file at path, or starts a new one (Terraform's
@@ -153,7 +162,7 @@ func loadLock(cmd *cobra.Command, path, header string) (f *lockfile.File, existe
 // updateLock locks what req asks for from r into f and writes it to path
 // (not with dryRun) with save; the problems, when there are any, are
 // listed, the file is left alone and errProblem returned.
-func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.File, existed bool, req sync.LockRequest, dryRun bool, save func(string) error) error {
+func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.File, existed bool, req sync.LockRequest, dryRun bool, save func(string) error, out *lockOut) error {
 	before := f.Bytes()
 	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, req)
 	printWarnings(cmd, r)
@@ -161,25 +170,32 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 		return noCatalogue(err)
 	}
 	if len(problems) > 0 {
-		if err := report.Findings(cmd.OutOrStdout(), problems, false); err != nil {
+		if err := out.notChanged(cmd, path, problems, nil); err != nil {
 			return err
 		}
 		tell(cmd, "%s: not changed: %s", path, report.Summary(problems))
 		return errProblem
 	}
-	added := report.LockUpdates(cmd.OutOrStdout(), updates)
+	added := 0
+	for _, u := range updates {
+		added += len(u.Added)
+	}
 	after := f.Bytes()
 	switch {
 	case dryRun:
+		out.updated(cmd, path, "dry_run", updates)
 		tell(cmd, "%s: %d hashes would be added (dry run, not written)", path, added)
 	case existed && bytes.Equal(before, after):
+		out.updated(cmd, path, "unchanged", updates)
 		tell(cmd, "%s: already has every hash (%d providers)", path, len(f.Providers()))
 	default:
 		if err := save(path); err != nil {
+			out.notChanged(cmd, path, nil, err)
 			tell(cmd, "%v", err)
 			tell(cmd, "%s: not changed: it could not be written", path)
 			return errProblem
 		}
+		out.updated(cmd, path, "written", updates)
 		tell(cmd, "%s: %d hashes added for %d providers", path, added, len(updates))
 	}
 	return nil
@@ -187,7 +203,7 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 
 // runLockFrom is lock --from: each configuration found under the
 // directories is locked into its own lock file, on its own.
-func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, sel *selectionFlags, header string, dryRun, download bool) error {
+func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, sel *selectionFlags, header string, dryRun, download bool, out *lockOut) error {
 	if len(sel.providers) > 0 || sel.version != "" || sel.lock != "" {
 		return usageErr("--provider, --version and --lock do not go with --from: each configuration says which providers and versions to lock, into its own lock file")
 	}
@@ -218,6 +234,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		if c.LockErr != nil {
 			// Each file is all or nothing: this one is named, the others
 			// are written.
+			out.notChanged(cmd, path, nil, c.LockErr)
 			tell(cmd, "%v", c.LockErr)
 			tell(cmd, "%s: not changed (see above)", path)
 			failed++
@@ -231,12 +248,14 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 			// Reached through a link to a directory elsewhere: read, as
 			// every --from walk reads it, but a walk over a checkout
 			// never writes outside it.
+			out.notChanged(cmd, path, nil, fmt.Errorf("not written: it is %s (through a symbolic link), outside --from", real))
 			tell(cmd, "%s: not written: it is %s (through a symbolic link), outside --from %s; lock it with --from or --lock there", path, real, strings.Join(from, ", "))
 			failed++
 			continue
 		}
 		f, existed, err := loadLock(cmd, path, header)
 		if err != nil {
+			out.notChanged(cmd, path, nil, err)
 			tell(cmd, "%v", err)
 			tell(cmd, "%s: not changed (see above)", path)
 			failed++
@@ -245,7 +264,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		req := configRequest(c, sync.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download})
 		// A lock file that is a symbolic link is replaced by a regular
 		// file, its target left alone, as terraform providers lock does.
-		err = updateLock(cmd, r, path, f, existed, req, dryRun, f.SaveAt)
+		err = updateLock(cmd, r, path, f, existed, req, dryRun, f.SaveAt, out)
 		switch {
 		case errors.Is(err, errProblem):
 			failed++

@@ -300,6 +300,15 @@ func writeRow(w *bufio.Writer, widths [4]int, c [5]string) {
 }
 
 // findingJSON is a finding's row in --json output.
+// FindingsJSON are the findings as --json states them.
+func FindingsJSON(fs []sync.Finding) []FindingJSON {
+	out := make([]FindingJSON, len(fs))
+	for i, f := range fs {
+		out[i] = findingJSON(f)
+	}
+	return out
+}
+
 func findingJSON(f sync.Finding) FindingJSON {
 	row := FindingJSON{Status: f.Status, Detail: advisedDetail(f), SrcHashes: f.SrcHashes, DstHashes: f.DstHashes, Signer: f.Signer}
 	if f.Package.Version != nil {

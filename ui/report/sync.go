@@ -132,11 +132,20 @@ func (r *SyncReporter) Show(ev sync.Event) {
 // Finish ends the run's output with its summary: the closing line (and one
 // line per failure) on stderr, or the {"type":"summary"} JSON line, which is
 // always the last line of --json output.
-func (r *SyncReporter) Finish(s sync.Summary) {
+func (r *SyncReporter) Finish(s sync.Summary) { r.FinishWith(s, nil) }
+
+// FinishWith is Finish for a command that did more than the run: with
+// --json, extra's fields (what export wrote, what import verified) join the
+// summary line, which stays the last line.
+func (r *SyncReporter) FinishWith(s sync.Summary, extra map[string]any) {
 	r.Idle()
 	switch r.o.Mode {
 	case JSONLines:
-		b, _ := json.Marshal(summaryJSON(s))
+		m := summaryJSON(s)
+		for k, v := range extra {
+			m[k] = v
+		}
+		b, _ := json.Marshal(m)
 		fmt.Fprintf(r.w, "%s\n", b)
 		return
 	case Live:
