@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // A zip this process landed in a directory CACHE, or read whole from it
@@ -35,7 +36,7 @@ func (m *Mirror) openLocal(a backends.Archive) (rc io.ReadCloser, ok bool, err e
 	if !isLocal {
 		return nil, false, nil
 	}
-	f, err := os.Open(lp.LocalPath(a))
+	f, err := regular.Open(lp.LocalPath(a)) // a pipe is refused, not waited on
 	if err != nil {
 		return nil, false, nil // let CACHE's own Open say why
 	}
