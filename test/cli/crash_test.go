@@ -8,13 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/test/killtest"
 )
 
 // TestCrashSafetyKill runs a sync and kills it with SIGKILL at 50 random
@@ -58,51 +58,35 @@ func TestCrashSafetyKill(t *testing.T) {
 	full := time.Since(start)
 	t.Logf("a full sync of %d archives takes %s", len(seeds), full)
 
-	// Count only kills that interrupted a running sync. Under varying load a
-	// kill can come after the end: then the window shrinks, so the kills keep
-	// landing while the sync runs; try until 50 have landed (bounded).
-	const kills = 50
-	killedMidway, attempts := 0, 0
-	for i := 0; killedMidway < kills && attempts < 4*kills; i++ {
-		attempts++
-		dst := filepath.Join(t.TempDir(), "dst")
-		cmd := exec.Command(tfmirrorBin, "sync", src, dst, "--jobs", "4")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		delay := time.Duration(rng.Int64N(int64(full)))
-		time.Sleep(delay)
-		cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
-		if err != nil {
-			killedMidway++
-		} else {
-			full = max(full*3/4, 5*time.Millisecond)
-		}
-		if _, statErr := os.Stat(dst); statErr == nil {
-			verifyAfterKill(t, i, delay, dst)
-		}
-		if r := run(t, nil, "sync", src, dst, "--jobs", "4"); r.code != 0 {
-			t.Fatalf("kill %d after %s: re-run: exit %d\n%s", i, delay, r.code, r.stderr)
-		}
-		r := run(t, nil, "diff", src, dst)
-		if r.code != 0 {
-			t.Fatalf("kill %d: after the re-run the destination still differs:\n%s%s", i, r.stdout, r.stderr)
-		}
-		if r := run(t, nil, "verify", dst); r.code != 0 {
-			t.Fatalf("kill %d: verify after the re-run: exit %d\n%s%s", i, r.code, r.stdout, r.stderr)
-		}
-		filepath.Walk(dst, func(p string, info os.FileInfo, err error) error {
-			if err == nil && strings.Contains(p, ".tfmirror-tmp-") {
-				t.Errorf("kill %d: staging file left after the re-run: %s", i, p)
+	// Only kills that interrupt a running sync count (killtest shrinks the
+	// window when a sync ended first); 50 must land.
+	killtest.Kills{
+		Start: func(t *testing.T, i int) *exec.Cmd {
+			return exec.Command(tfmirrorBin, "sync", src, filepath.Join(t.TempDir(), "dst"), "--jobs", "4")
+		},
+		Window: full, N: 50, Seed: 1,
+		Check: func(t *testing.T, k killtest.Kill) {
+			dst := k.Cmd.Args[3]
+			if _, statErr := os.Stat(dst); statErr == nil {
+				verifyAfterKill(t, k.I, k.Delay, dst)
 			}
-			return nil
-		})
-	}
-	t.Logf("%d kills landed while the sync was running, in %d attempts", killedMidway, attempts)
-	if killedMidway < kills {
-		t.Errorf("only %d of %d attempts interrupted the sync", killedMidway, attempts)
-	}
+			if r := run(t, nil, "sync", src, dst, "--jobs", "4"); r.code != 0 {
+				t.Fatalf("kill %d after %s: re-run: exit %d\n%s", k.I, k.Delay, r.code, r.stderr)
+			}
+			if r := run(t, nil, "diff", src, dst); r.code != 0 {
+				t.Fatalf("kill %d: after the re-run the destination still differs:\n%s%s", k.I, r.stdout, r.stderr)
+			}
+			if r := run(t, nil, "verify", dst); r.code != 0 {
+				t.Fatalf("kill %d: verify after the re-run: exit %d\n%s%s", k.I, r.code, r.stdout, r.stderr)
+			}
+			filepath.Walk(dst, func(p string, info os.FileInfo, err error) error {
+				if err == nil && strings.Contains(p, ".tfmirror-tmp-") {
+					t.Errorf("kill %d: staging file left after the re-run: %s", k.I, p)
+				}
+				return nil
+			})
+		},
+	}.Run(t)
 }
 
 // verifyAfterKill checks a destination a kill left: every archive in it

@@ -8,11 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/test/killtest"
 )
 
 // A damaged or altered bundle is a problem found, not a mistake in the
@@ -77,8 +77,7 @@ func TestDamagedBundleIsAProblemForEveryCommand(t *testing.T) {
 // or import of that bundle removes them, while a bundle that was complete
 // stays whole. A live export's staging is never taken for a dead one's.
 func TestKilledExportLeavesNothingBehind(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := uint64(time.Now().UnixNano()) // the zips' bytes and the kills' moments (killtest logs it)
 	rng := rand.New(rand.NewPCG(seed, 31))
 	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, []string{"1.0.0", "1.1.0"}, []string{"linux_amd64", "darwin_arm64", "windows_amd64"})
 	for i := range seeds {
@@ -110,45 +109,50 @@ func TestKilledExportLeavesNothingBehind(t *testing.T) {
 	}
 	leftBehind := 0
 	const rounds = 10
-	for round := range rounds {
-		cmd := exec.Command(tfmirrorBin, "export", src, b, "--jobs", "1")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		if round%2 == 0 {
+	killtest.Kills{
+		Start: func(t *testing.T, round int) *exec.Cmd {
+			return exec.Command(tfmirrorBin, "export", src, b, "--jobs", "1")
+		},
+		Ready: func(t *testing.T, k *killtest.Kill) {
+			if k.I%2 != 0 {
+				return
+			}
 			// Wait for the staging to be there, then a moment more.
 			deadline := time.Now().Add(time.Minute)
 			for {
 				entries, _ := os.ReadDir(dir)
 				if len(entries) > 1 || time.Now().After(deadline) {
-					break
+					return
 				}
-				time.Sleep(time.Millisecond)
+				select {
+				case <-k.Exited:
+					return
+				case <-time.After(time.Millisecond):
+				}
 			}
-		}
-		time.Sleep(time.Duration(rng.Int64N(int64(full))))
-		cmd.Process.Signal(syscall.SIGKILL)
-		<-exited
-		if entries, _ := os.ReadDir(dir); len(entries) > 1 {
-			leftBehind++
-		}
-		if got, _ := os.ReadFile(b); !bytes.Equal(got, want) {
-			t.Fatalf("round %d: the bundle is not the one exported (%d bytes, want %d)", round, len(got), len(want))
-		}
-		// The next export or import of the bundle sweeps; a second export
-		// running meanwhile keeps its own staging.
-		if round%2 == 0 {
-			if r := run(t, nil, "import", b, filepath.Join(t.TempDir(), "mirror")); r.code != 0 {
-				t.Fatalf("round %d: import: %d\n%s%s", round, r.code, r.stdout, r.stderr)
+		},
+		Window: full, N: rounds, Seed: seed,
+		Check: func(t *testing.T, k killtest.Kill) {
+			round := k.I
+			if entries, _ := os.ReadDir(dir); len(entries) > 1 {
+				leftBehind++
 			}
-		} else if r := run(t, nil, "export", src, b); r.code != 0 {
-			t.Fatalf("round %d: export: %d\n%s%s", round, r.code, r.stdout, r.stderr)
-		}
-		only(fmt.Sprintf("round %d, after a kill and the next run", round))
-	}
-	t.Logf("%d of %d kills left staging behind, each swept by the next run (a full export takes %s)", leftBehind, rounds, full.Round(time.Millisecond))
+			if got, _ := os.ReadFile(b); !bytes.Equal(got, want) {
+				t.Fatalf("round %d: the bundle is not the one exported (%d bytes, want %d)", round, len(got), len(want))
+			}
+			// The next export or import of the bundle sweeps; a second export
+			// running meanwhile keeps its own staging.
+			if round%2 == 0 {
+				if r := run(t, nil, "import", b, filepath.Join(t.TempDir(), "mirror")); r.code != 0 {
+					t.Fatalf("round %d: import: %d\n%s%s", round, r.code, r.stdout, r.stderr)
+				}
+			} else if r := run(t, nil, "export", src, b); r.code != 0 {
+				t.Fatalf("round %d: export: %d\n%s%s", round, r.code, r.stdout, r.stderr)
+			}
+			only(fmt.Sprintf("round %d, after a kill and the next run", round))
+		},
+	}.Run(t)
+	t.Logf("%d kills left staging behind, each swept by the next run (a full export takes %s)", leftBehind, full.Round(time.Millisecond))
 	if leftBehind == 0 {
 		t.Fatalf("no kill of %d left anything behind: the test did not kill an export at work", rounds)
 	}

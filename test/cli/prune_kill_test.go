@@ -3,16 +3,15 @@ package cli
 import (
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/test/killtest"
 )
 
 // TestPruneCrashSafetyKill kills a prune with SIGKILL at random moments.
@@ -53,57 +52,52 @@ func TestPruneCrashSafetyKill(t *testing.T) {
 	t.Logf("a full prune of %d archives takes %s", len(seeds), full)
 
 	const kills = 30
-	killed, midRemoval, attempts := 0, 0, 0
+	midRemoval := 0
 	initial := len(seeds)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := 0; (killed < kills || midRemoval == 0) && attempts < 6*kills; i++ {
-		attempts++
-		dst := copyTree(t, base)
-		args[1] = dst
-		cmd := exec.Command(tfmirrorBin, args...)
-		cmd.Env = cleanEnv(t)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		delay := time.Duration(rng.Int64N(int64(full)))
-		time.Sleep(delay)
-		cmd.Process.Signal(syscall.SIGKILL)
-		if err := cmd.Wait(); err != nil {
-			killed++
-		} else {
-			full = max(full*3/4, 5*time.Millisecond)
-		}
-		verifyAfterKill(t, i, delay, dst)
-		now := held(t, dst)
-		if n := len(now); n != initial && strings.Join(now, "\n") != wantHeld || zipsOnDisk(t, dst) != n {
-			midRemoval++
-		}
-		for p, v := range locks {
-			for _, plat := range []string{"linux_amd64", "darwin_arm64"} {
-				if !contains(now, p+" "+v+" "+plat) {
-					t.Fatalf("kill %d after %s: the locked %s %s %s is gone", i, delay, p, v, plat)
+	landed, attempts := killtest.Kills{
+		Start: func(t *testing.T, i int) *exec.Cmd {
+			dst := copyTree(t, base)
+			cmd := exec.Command(tfmirrorBin, append([]string{"prune", dst}, args[2:]...)...)
+			cmd.Env = cleanEnv(t)
+			return cmd
+		},
+		Window: full, N: kills, MaxAttempts: 6 * kills, Seed: 3,
+		More: func() bool { return midRemoval == 0 },
+		Check: func(t *testing.T, k killtest.Kill) {
+			i, delay, dst := k.I, k.Delay, k.Cmd.Args[2]
+			verifyAfterKill(t, i, delay, dst)
+			now := held(t, dst)
+			if n := len(now); n != initial && strings.Join(now, "\n") != wantHeld || zipsOnDisk(t, dst) != n {
+				midRemoval++
+			}
+			for p, v := range locks {
+				for _, plat := range []string{"linux_amd64", "darwin_arm64"} {
+					if !contains(now, p+" "+v+" "+plat) {
+						t.Fatalf("kill %d after %s: the locked %s %s %s is gone", i, delay, p, v, plat)
+					}
 				}
 			}
-		}
-		if r := run(t, nil, args...); r.code != 0 {
-			t.Fatalf("kill %d after %s: re-run: exit %d\n%s%s", i, delay, r.code, r.stdout, r.stderr)
-		}
-		if r := run(t, nil, "verify", dst); r.code != 0 {
-			t.Fatalf("kill %d after %s: verify after the re-run: exit %d\n%s%s", i, delay, r.code, r.stdout, r.stderr)
-		}
-		if got := strings.Join(held(t, dst), "\n"); got != wantHeld {
-			t.Fatalf("kill %d after %s: after the re-run the mirror holds\n%s\nwant\n%s", i, delay, got, wantHeld)
-		}
-		filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && strings.Contains(p, ".tfmirror-tmp-") {
-				t.Errorf("kill %d: staging file left after the re-run: %s", i, p)
+			args := append([]string{"prune", dst}, args[2:]...)
+			if r := run(t, nil, args...); r.code != 0 {
+				t.Fatalf("kill %d after %s: re-run: exit %d\n%s%s", i, delay, r.code, r.stdout, r.stderr)
 			}
-			return nil
-		})
-	}
-	t.Logf("%d kills interrupted the prune, %d of them while it was removing, in %d attempts", killed, midRemoval, attempts)
-	if killed < kills || midRemoval == 0 {
-		t.Errorf("only %d of %d attempts interrupted the prune, %d while it was removing", killed, attempts, midRemoval)
+			if r := run(t, nil, "verify", dst); r.code != 0 {
+				t.Fatalf("kill %d after %s: verify after the re-run: exit %d\n%s%s", i, delay, r.code, r.stdout, r.stderr)
+			}
+			if got := strings.Join(held(t, dst), "\n"); got != wantHeld {
+				t.Fatalf("kill %d after %s: after the re-run the mirror holds\n%s\nwant\n%s", i, delay, got, wantHeld)
+			}
+			filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && strings.Contains(p, ".tfmirror-tmp-") {
+					t.Errorf("kill %d: staging file left after the re-run: %s", i, p)
+				}
+				return nil
+			})
+		},
+	}.Run(t)
+	t.Logf("%d kills interrupted the prune, %d of them while it was removing, in %d attempts", landed, midRemoval, attempts)
+	if midRemoval == 0 {
+		t.Errorf("none of %d attempts interrupted the prune while it was removing", attempts)
 	}
 }
 

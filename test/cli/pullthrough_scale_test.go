@@ -14,12 +14,12 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/test/killtest"
 )
 
 // scalePlats are the platforms the scale-out tests fetch.
@@ -183,35 +183,45 @@ func TestPullThroughKilledMidFetchLeavesNothing(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
 	spool := t.TempDir()
 	cert := filepath.Join(t.TempDir(), "serve-ca.pem")
-	cmd := exec.Command(tfmirrorBin, "serve", cache, "--upstream", "origin", "--addr", "127.0.0.1:0", "--cert-out", cert, "--spool-dir", spool)
-	cmd.Env = append(os.Environ(), w.env...)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	url := ""
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() && url == "" {
-		if i := strings.Index(sc.Text(), " at https://"); i >= 0 && strings.HasPrefix(sc.Text(), "Serving ") {
-			url = sc.Text()[i+len(" at "):]
-		}
-	}
-	go io.Copy(io.Discard, stdout)
-	c := pullClient(readPEM(t, cert))
-	go func() {
-		if resp, err := c.Get(url + pullAddr + "/terraform-provider-alpha_1.0.0_" + host + ".zip"); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}()
-	select {
-	case <-half:
-	case <-time.After(time.Minute): // a bound for a loaded machine
-		t.Fatal("the fetch did not start")
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	// One kill, at a moment drawn within a window while the fetch is held
+	// half sent (the origin sends the rest only once release is closed).
+	var stdout io.ReadCloser
+	killtest.Kills{
+		Start: func(t *testing.T, _ int) *exec.Cmd {
+			cmd := exec.Command(tfmirrorBin, "serve", cache, "--upstream", "origin", "--addr", "127.0.0.1:0", "--cert-out", cert, "--spool-dir", spool)
+			cmd.Env = append(os.Environ(), w.env...)
+			stdout, _ = cmd.StdoutPipe()
+			return cmd
+		},
+		Ready: func(t *testing.T, k *killtest.Kill) {
+			url := ""
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() && url == "" {
+				if i := strings.Index(sc.Text(), " at https://"); i >= 0 && strings.HasPrefix(sc.Text(), "Serving ") {
+					url = sc.Text()[i+len(" at "):]
+				}
+			}
+			if url == "" {
+				t.Fatal("serve said not where it serves")
+			}
+			go io.Copy(io.Discard, stdout)
+			c := pullClient(readPEM(t, cert))
+			go func() {
+				if resp, err := c.Get(url + pullAddr + "/terraform-provider-alpha_1.0.0_" + host + ".zip"); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			select {
+			case <-half:
+			case <-k.Exited:
+				t.Fatal("serve ended before the fetch started")
+			case <-time.After(time.Minute): // a bound for a loaded machine
+				t.Fatal("the fetch did not start")
+			}
+		},
+		Window: 100 * time.Millisecond, N: 1, MaxAttempts: 1,
+	}.Run(t)
 	var left []string
 	filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".tfmirror-lock") {
@@ -228,7 +238,7 @@ func TestPullThroughKilledMidFetchLeavesNothing(t *testing.T) {
 
 	// A new process fetches the zip again and lands it whole.
 	close(release)
-	url, cert, _ = startServeWith(t, w.env, cache, "--upstream", "origin")
+	url, cert, _ := startServeWith(t, w.env, cache, "--upstream", "origin")
 	caPEM := readPEM(t, cert)
 	resp, err := pullClient(caPEM).Get(url + pullAddr + "/terraform-provider-alpha_1.0.0_" + host + ".zip")
 	if err != nil {
