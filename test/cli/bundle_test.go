@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/test/killtest"
 )
 
 // The air gap end to end: a mirror exported into a bundle (twice: the same
@@ -401,31 +401,27 @@ func TestBundleInterruptedImportResumes(t *testing.T) {
 		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	dst := filepath.Join(t.TempDir(), "mirror")
-	cmd := exec.Command(tfmirrorBin, "import", b, dst, "--jobs", "1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(time.Minute) // a bound for a loaded machine
-	killed := false
-	for !killed {
-		landed, _ := filepath.Glob(filepath.Join(dst, "example.com", "acme", "*", "*.zip"))
-		select {
-		case err := <-exited:
-			t.Fatalf("the import ended (%v) before it could be interrupted", err)
-		default:
-		}
-		if len(landed) > 0 {
-			cmd.Process.Signal(syscall.SIGKILL)
-			killed = true
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no archive landed within a minute")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	<-exited
+	// The kill comes once the first archive has landed.
+	killtest.Kills{
+		Start: func(t *testing.T, _ int) *exec.Cmd { return exec.Command(tfmirrorBin, "import", b, dst, "--jobs", "1") },
+		Ready: func(t *testing.T, k *killtest.Kill) {
+			deadline := time.Now().Add(time.Minute) // a bound for a loaded machine
+			for {
+				if landed, _ := filepath.Glob(filepath.Join(dst, "example.com", "acme", "*", "*.zip")); len(landed) > 0 {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no archive landed within a minute")
+				}
+				select {
+				case <-k.Exited:
+					t.Fatal("the import ended before it could be interrupted")
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+		},
+		N: 1, MaxAttempts: 1,
+	}.Run(t)
 	landed, _ := filepath.Glob(filepath.Join(dst, "example.com", "acme", "*", "*.zip"))
 	if len(landed) == 0 || len(landed) == len(seeds) {
 		t.Fatalf("%d of %d archives landed before the kill", len(landed), len(seeds))

@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
+	"github.com/tfmirror/tfmirror/test/killtest"
 )
 
 // s3World is a real S3 server (versitygw, over TLS), one bucket on it, and
@@ -320,45 +320,36 @@ func TestS3KillLeavesNoIndexAheadOfArchives(t *testing.T) {
 	full := time.Since(begin)
 	t.Logf("a full sync of %d archives into the bucket takes %s", len(seeds), full)
 
-	const kills = 20
-	rng := rand.New(rand.NewPCG(7, 8))
-	killedMidway, attempts := 0, 0
-	for i := 0; killedMidway < kills && attempts < 4*kills; i++ {
-		attempts++
-		prefix := fmt.Sprintf("kill%d", i)
-		p := startWith(t, w.srv.Env(), append([]string{"sync", src, w.place(prefix), "--jobs", "4"}, w.srv.Args()...)...)
-		delay := time.Duration(rng.Int64N(int64(full)))
-		time.Sleep(delay) // the kill's moment, spread over a sync's run
-		p.cmd.Process.Signal(syscall.SIGKILL)
-		if r := p.wait(t); r.code != 0 {
-			killedMidway++
-		} else {
-			full = max(full*3/4, 5*time.Millisecond)
-		}
-		unlisted := w.bucketConsistent(t, prefix+"/")
-		if unlisted > 0 {
-			r := w.run(t, "verify", w.place(prefix), "--json")
-			var findings []struct{ Status, Detail string }
-			if err := json.Unmarshal([]byte(r.stdout), &findings); err != nil || r.code != 1 {
-				t.Fatalf("kill %d after %s: verify: exit %d %v\n%s%s", i, delay, r.code, err, r.stdout, r.stderr)
-			}
-			for _, f := range findings {
-				if f.Status != "ok" && !strings.Contains(f.Detail, "not listed in") {
-					t.Fatalf("kill %d after %s: verify: %s: %s", i, delay, f.Status, f.Detail)
+	killtest.Kills{
+		Start: func(t *testing.T, i int) *exec.Cmd {
+			cmd := exec.Command(tfmirrorBin, append([]string{"sync", src, w.place(fmt.Sprintf("kill%d", i)), "--jobs", "4"}, w.srv.Args()...)...)
+			cmd.Env = append(cleanEnv(t), w.srv.Env()...)
+			return cmd
+		},
+		Window: full, N: 20, Seed: 7,
+		Check: func(t *testing.T, k killtest.Kill) {
+			i, delay, prefix := k.I, k.Delay, fmt.Sprintf("kill%d", k.I)
+			unlisted := w.bucketConsistent(t, prefix+"/")
+			if unlisted > 0 {
+				r := w.run(t, "verify", w.place(prefix), "--json")
+				var findings []struct{ Status, Detail string }
+				if err := json.Unmarshal([]byte(r.stdout), &findings); err != nil || r.code != 1 {
+					t.Fatalf("kill %d after %s: verify: exit %d %v\n%s%s", i, delay, r.code, err, r.stdout, r.stderr)
+				}
+				for _, f := range findings {
+					if f.Status != "ok" && !strings.Contains(f.Detail, "not listed in") {
+						t.Fatalf("kill %d after %s: verify: %s: %s", i, delay, f.Status, f.Detail)
+					}
 				}
 			}
-		}
-		w.must(t, "sync", src, w.place(prefix), "--jobs", "4")
-		w.must(t, "diff", src, w.place(prefix))
-		w.must(t, "verify", w.place(prefix))
-		if n := w.bucketConsistent(t, prefix+"/"); n != 0 {
-			t.Fatalf("kill %d: %d archives still unlisted after the re-run", i, n)
-		}
-	}
-	t.Logf("%d kills landed while the sync was running, in %d attempts", killedMidway, attempts)
-	if killedMidway < kills {
-		t.Errorf("only %d of %d attempts interrupted the sync", killedMidway, attempts)
-	}
+			w.must(t, "sync", src, w.place(prefix), "--jobs", "4")
+			w.must(t, "diff", src, w.place(prefix))
+			w.must(t, "verify", w.place(prefix))
+			if n := w.bucketConsistent(t, prefix+"/"); n != 0 {
+				t.Fatalf("kill %d: %d archives still unlisted after the re-run", i, n)
+			}
+		},
+	}.Run(t)
 }
 
 // Two tfmirror processes sync disjoint platforms of the same versions into
