@@ -20,6 +20,9 @@ import (
 // them in Update, without I/O, and again whenever they change (a job
 // lands, a mirror is taken in or out of the comparison).
 
+// listNote is what help says of the badges.
+const listNote = "○N missing (its ○), ✓ ok"
+
 // surveyBatch is how many providers one step of the survey lists, and
 // surveyWorkers how many listings it runs at once.
 const (

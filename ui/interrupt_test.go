@@ -25,8 +25,8 @@ func slowWorld(t *testing.T) (Config, chan struct{}) {
 	return Config{Mirrors: []Mirror{{Reader: net, Kind: "net"}, {Reader: w.secondary, Kind: "fs"}}}, release
 }
 
-// TestModelCtrlCSaysWhatItCancelled: Ctrl-C with jobs running cancels
-// them, and what Run returns (printed by the command, which exits 130)
+// TestModelCtrlCSaysWhatItCancelled: Ctrl-C with jobs running (and the
+// quit question asked) cancels them, and what Run returns (printed by the command, which exits 130)
 // names each job cancelled; Ctrl-C with nothing under way is a plain quit.
 func TestModelCtrlCSaysWhatItCancelled(t *testing.T) {
 	cfg, release := slowWorld(t)
@@ -39,6 +39,10 @@ func TestModelCtrlCSaysWhatItCancelled(t *testing.T) {
 	h.until("two jobs to run", func(m Model) bool {
 		return len(m.jobs.Tracker().Order) == 2 && m.jobs.Tracker().Counts()[sync.Running] > 0
 	})
+	h.press("q") // the quit question: Ctrl-C does not wait for its answer
+	if !h.m.confirmQuit {
+		t.Fatalf("q with jobs running should ask; status %q", h.m.status().text)
+	}
 	h.press("ctrl+c")
 	h.until("the quit", func(Model) bool { return h.quit })
 	if h.m.interrupted == nil {

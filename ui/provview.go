@@ -197,7 +197,11 @@ func numbered(num, i int) int {
 }
 
 func (v *providersView) words() viewWords {
-	return viewWords{places: " ─ mirrors: ", list: "Providers", item: "provider", grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
+	w := viewWords{places: " ─ mirrors: ", list: "Providers", item: "provider", listNote: listNote, grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
+	if v.lock != nil {
+		w.listNote = "" // the lock view's notes say what the lock's packages lack
+	}
+	return w
 }
 
 // catalogueMsg is one mirror's catalogue of providers, narrowed by

@@ -263,6 +263,9 @@ func (m Model) fullHelpLines() []string {
 	for _, l := range words.legend {
 		legend = append(legend, "  "+m.styles.Glyphs[l.Mark]+" "+l.Long)
 	}
+	if words.listNote != "" {
+		legend = append(legend, "", m.styles.Bold.Render(words.list)+", beside each:", "  "+words.listNote)
+	}
 	out := beside(pane, legend, m.w-2)
 	out = append(out, "", m.styles.Bold.Render(" Everywhere"))
 	out = append(out, indent(h.FullHelpView(m.globalKeys().FullHelp()))...)

@@ -67,6 +67,8 @@ type viewWords struct {
 	places    string // header: " ─ mirrors: "
 	list      string // help: "Providers"
 	item      string // help: "provider"
+	// listNote explains what the list says beside each item, in help.
+	listNote string
 	grid      string // help: "Matrix"
 	jobsEmpty string // the jobs pane with no jobs
 	// marks is what one mark stands for ("mirror"); legend explains
