@@ -64,11 +64,11 @@ type view interface {
 
 // viewWords are what the frame says of a view.
 type viewWords struct {
-	places    string // header: " ─ mirrors: "
-	list      string // help: "Providers"
-	item      string // help: "provider"
+	places string // header: " ─ mirrors: "
+	list   string // help: "Providers"
+	item   string // help: "provider"
 	// listNote explains what the list says beside each item, in help.
-	listNote string
+	listNote  string
 	grid      string // help: "Matrix"
 	jobsEmpty string // the jobs pane with no jobs
 	// marks is what one mark stands for ("mirror"); legend explains
