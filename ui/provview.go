@@ -727,7 +727,7 @@ func (v *providersView) emptyLines() []string {
 }
 
 func (v *providersView) busy() bool {
-	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 || v.surveying {
+	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 || v.surveying || v.lock != nil && v.lock.running {
 		return true
 	}
 	for _, mr := range v.mirrors {
