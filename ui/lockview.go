@@ -190,7 +190,9 @@ func (v *providersView) updateLockTied(msg lockTiedMsg) tea.Cmd {
 	if msg.gen == s.gen {
 		s.tied = msg.tied
 		for _, p := range s.order {
-			v.list.SetNote(p, v.lockNote(p))
+			ver, long, short, kind := v.lockStatus(p)
+			v.list.SetNote(p, ver)
+			v.list.SetBadge(p, long, short, kind)
 		}
 		v.rebuild()
 	}
@@ -255,11 +257,21 @@ func (v *providersView) lockGaps(only *backends.Provider) []lockGap {
 	return out
 }
 
-// lockNote is p's note in the list: its locked version, and how many
+// lockNote is what the list says of p: its locked version, and how many
 // packages the compared places lack, "ok", or that no place holds it.
 func (v *providersView) lockNote(p backends.Provider) string {
+	ver, long, _, _ := v.lockStatus(p)
+	if long == "" {
+		return ver
+	}
+	return ver + " " + long
+}
+
+// lockStatus is lockNote in parts: the version (the list's note) and the
+// badge, long and short (at 80 columns), with its kind.
+func (v *providersView) lockStatus(p backends.Provider) (ver, long, short string, kind int) {
 	vs := v.lock.versions[p]
-	ver := vs[0].String()
+	ver = vs[0].String()
 	if len(vs) > 1 {
 		ver += fmt.Sprintf(" +%d", len(vs)-1)
 	}
@@ -273,13 +285,13 @@ func (v *providersView) lockNote(p backends.Provider) string {
 	}
 	switch n := len(v.lockGaps(&p)); {
 	case v.lock.tied == nil:
-		return ver
+		return ver, "", "", 0
 	case !held:
-		return ver + " not in any"
+		return ver, "not in any", "∅", 2
 	case n > 0:
-		return fmt.Sprintf("%s %d missing", ver, n)
+		return ver, fmt.Sprintf("%d missing", n), fmt.Sprintf("○%d", n), 1
 	default:
-		return ver + " ok"
+		return ver, "ok", "✓", 0
 	}
 }
 
