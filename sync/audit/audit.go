@@ -84,7 +84,7 @@ var _ sync.Sink = (*Log)(nil)
 func Open(path, command, tool string) (*Log, error) {
 	f, err := regular.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("audit log: %w: %w", err, backends.ErrUsage)
+		return nil, backends.Usagef("audit log: %v", err)
 	}
 	return &Log{f: f, command: command, tool: tool, now: time.Now, jobs: map[sync.JobID]sync.JobInfo{}, landed: map[sync.JobID]bool{}}, nil
 }

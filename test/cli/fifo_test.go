@@ -105,7 +105,7 @@ func TestCLIPipesGivenAsFilesAreRefused(t *testing.T) {
 		for what, file := range oddFiles(t, dir, strings.TrimPrefix(tc.flag, "--")) {
 			t.Run(tc.flag+" "+what, func(t *testing.T) {
 				r := runNoHang(t, tc.args(file)...)
-				if r.code != 2 || !strings.Contains(r.stderr, file) || !strings.Contains(r.stderr, "not a regular file") {
+				if r.code != 2 || !strings.Contains(r.stderr, file) || !strings.Contains(r.stderr, "not a regular file") || strings.HasSuffix(strings.TrimSpace(r.stderr), ": usage") {
 					t.Errorf("exit %d, want 2 and a message naming %s as not a regular file:\n%s%s", r.code, file, r.stdout, r.stderr)
 				}
 			})
