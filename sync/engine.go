@@ -17,8 +17,13 @@ type Options struct {
 	// Jobs is the number of workers; zero means DefaultJobs().
 	Jobs int
 	// Attempts bounds tries per job for transient errors; zero means 4.
+	// A job is tried again only for what the layers below it cannot try
+	// again themselves (a body cut off mid-stream, a download stalled after
+	// its headers): a failure they already retried to the end of their
+	// policy (backends.Retried) ends the job, so tries do not multiply.
 	Attempts int
-	// Backoff is the first retry delay, doubled each retry; zero means 500ms.
+	// Backoff is the first retry delay, doubled each retry (±10%); zero
+	// means 500ms.
 	Backoff time.Duration
 	// ProgressInterval is how often running jobs' byte counts are sent;
 	// zero means 150ms.
@@ -55,7 +60,8 @@ type Task interface {
 	Info() JobInfo
 	// Attempt makes one try. It reports bytes moved and hashes checked
 	// through env, and returns what JobDone says (the engine sets its ID).
-	// Errors for which backends.IsTransient holds are retried.
+	// Errors for which backends.IsTransient holds are retried, unless a
+	// layer below already retried them (backends.Retried).
 	Attempt(ctx context.Context, env Env) (JobDone, error)
 }
 
@@ -616,31 +622,32 @@ func (e *Engine) progressNow(j *job) {
 	}
 }
 
+// retryPolicy is the policy of the engine's jobs (backends.RetryPolicy).
+func (o Options) retryPolicy() backends.RetryPolicy {
+	return backends.RetryPolicy{Attempts: o.Attempts, Base: o.Backoff, Max: 8 * o.Backoff, Jitter: 0.1}
+}
+
 // run tries a job until it succeeds, fails permanently, or runs out of
-// attempts.
+// attempts (Options.Attempts).
 func (e *Engine) run(ctx context.Context, j *job) error {
 	ctx = backends.WithWaiting(ctx, func() { e.waiting(j) })
-	for attempt := 1; ; attempt++ {
-		e.emit(JobStarted{ID: j.info.ID, Attempt: attempt})
-		err := e.attempt(backends.WithAttempt(ctx, attempt), j)
+	err := e.opts.retryPolicy().Run(ctx, func(ctx context.Context) error {
+		e.emit(JobStarted{ID: j.info.ID, Attempt: backends.Attempt(ctx)})
+		err := e.attempt(ctx, j)
 		if err == nil {
-			// Landed, even if canceled since: its batch must list it.
 			return nil
 		}
 		if ctx.Err() != nil {
 			return context.Canceled
 		}
-		if !backends.IsTransient(err) || attempt >= e.opts.Attempts {
-			return err
-		}
-		delay := e.opts.Backoff << (attempt - 1)
+		return err
+	}, func(attempt int, err error, delay time.Duration) {
 		e.emit(JobRetrying{ID: j.info.ID, Attempt: attempt, Err: err, Delay: delay})
-		select {
-		case <-ctx.Done():
-			return context.Canceled
-		case <-time.After(delay):
-		}
+	})
+	if err != nil && ctx.Err() != nil {
+		return context.Canceled
 	}
+	return err
 }
 
 // attempt makes one try of a job's task.

@@ -94,6 +94,39 @@ func requestKind(r *http.Request) string {
 func isArchive(r *http.Request) bool  { return requestKind(r) == "archive" }
 func isDocument(r *http.Request) bool { return requestKind(r) == "document" }
 
+// hitsByURL counts requests by URL path.
+type hitsByURL struct {
+	mu gosync.Mutex
+	n  map[string]int
+}
+
+// max is the most requests made of one path.
+func (h *hitsByURL) max() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m := 0
+	for _, n := range h.n {
+		m = max(m, n)
+	}
+	return m
+}
+
+// counted is only(match, f) counting the requests it applies to in h.
+func counted(h *hitsByURL, match func(*http.Request) bool, f fault) fault {
+	return func(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+		if !match(r) {
+			return false
+		}
+		h.mu.Lock()
+		if h.n == nil {
+			h.n = map[string]int{}
+		}
+		h.n[r.URL.Path]++
+		h.mu.Unlock()
+		return f(w, r, next)
+	}
+}
+
 // only applies f to the requests match accepts.
 func only(match func(*http.Request) bool, f fault) fault {
 	return func(w http.ResponseWriter, r *http.Request, next http.Handler) bool { return match(r) && f(w, r, next) }
@@ -479,8 +512,9 @@ func TestNetMirrorFaults(t *testing.T) {
 		{name: "archive 503 burst", fault: firstN(2, isArchive, status(503))},
 		{name: "metadata 503 burst", fault: firstN(2, isDocument, status(503))},
 		{name: "archive permanent 500", fault: only(isArchive, status(500)),
-			want:  []string{pkg, url, "HTTP 500 Internal Server Error"},
-			check: requests("archive", 2*faultOpts.Attempts)},
+			want: []string{pkg, url, "HTTP 500 Internal Server Error", "(3 attempts)"},
+			// The client's tries, not multiplied by the engine's.
+			check: requests("archive", 2*(1+httpclient.DefaultRetries))},
 		{name: "metadata permanent 500", fault: only(isDocument, status(500)),
 			want:  []string{"mirror " + url + "/", "index.json", "HTTP 500 Internal Server Error", "(3 attempts)"},
 			check: requests("document", 1+httpclient.DefaultRetries)},
@@ -606,6 +640,7 @@ func packageSize(size func(real int64) int64) func(doc map[string]any) {
 
 func TestRegistryFaults(t *testing.T) {
 	t.Parallel()
+	var metaHits hitsByURL
 	h, reg, open, seeds := registryUnderFaults(t, 300*time.Millisecond)
 	pkg := "acme/alpha 1.0.0"
 	cases := []faultCase{
@@ -613,10 +648,18 @@ func TestRegistryFaults(t *testing.T) {
 		{name: "API 503 burst", fault: firstN(2, isDocument, status(503))},
 		{name: "SHA256SUMS 502 burst", fault: firstN(2, func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "_SHA256SUMS") }, status(502))},
 		{name: "archive permanent 500", fault: only(isArchive, status(500)),
-			want:  []string{"registry " + reg.Host(), pkg, "HTTP 500 Internal Server Error"},
-			check: requests("archive", 2*faultOpts.Attempts)},
-		{name: "download metadata permanent 503", fault: only(isDownloadMeta, status(503)),
-			want: []string{"registry " + reg.Host(), pkg, "download metadata", "HTTP 503", "(3 attempts)"}},
+			want: []string{"registry " + reg.Host(), pkg, "HTTP 500 Internal Server Error", "(3 attempts)"},
+			// The client's tries, not multiplied by the engine's.
+			check: requests("archive", 2*(1+httpclient.DefaultRetries))},
+		{name: "download metadata permanent 503", fault: counted(&metaHits, isDownloadMeta, status(503)),
+			want: []string{"registry " + reg.Host(), pkg, "download metadata", "HTTP 503", "(3 attempts)"},
+			// Each platform's download metadata is tried by the client's
+			// policy, and not again around it.
+			check: func(t *testing.T, _ *faultSwitch) {
+				if n, want := metaHits.max(), 1+httpclient.DefaultRetries; n != want {
+					t.Errorf("download metadata requested %d times for one platform, want %d", n, want)
+				}
+			}},
 		{name: "connection reset mid-body", fault: only(isArchive, resetMidBody),
 			want: []string{pkg, "the connection broke after"}, check: requests("archive", 2*faultOpts.Attempts)},
 		{name: "Content-Length larger than the stated size", fault: only(isArchive, truncated(1000)),

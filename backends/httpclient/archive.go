@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // Download is an archive being downloaded.
@@ -27,9 +27,12 @@ type Download struct {
 func (d *Download) StreamSize() int64 { return d.Size }
 
 // Open starts downloading u. auth, when not nil, rides only where its rule
-// allows; accept is the Accept header ("" for none). The deadline applies
-// to the wait for the response and then to each wait for more bytes, so a
-// large archive on a slow link is fine and a stalled one is not.
+// allows; accept is the Accept header ("" for none). The request is tried
+// again (c.Retry) until its headers arrive with a 2xx status; a body cut
+// off later is the caller's to retry. The deadline (the stall watchdog,
+// Watchdog) applies to the wait for the response and then to each wait
+// for more bytes, so a large archive on a slow link is fine and a stalled
+// one is not.
 //
 // An archive is read exactly as sent: the request asks for identity
 // encoding, which also keeps Go's transport from asking for gzip and
@@ -38,50 +41,56 @@ func (d *Download) StreamSize() int64 { return d.Size }
 // never more than the Content-Length the server stated: the transport ends
 // the body there.
 func (c *Client) Open(ctx context.Context, u *url.URL, auth *Auth, accept string) (*Download, error) {
-	ctx, cancel := context.WithCancelCause(Streaming(ctx))
-	d := c.timeout()
-	timer := time.AfterFunc(d, func() { cancel(errTimeout) })
-	resp, err := c.do(ctx, u, auth, map[string]string{"Accept": accept, "Accept-Encoding": "identity"})
+	var d *Download
+	err := c.retry(Streaming(ctx), func(ctx context.Context) (err error) {
+		d, err = c.open(ctx, u, auth, accept)
+		return err
+	})
+	return d, err
+}
+
+func (c *Client) open(ctx context.Context, u *url.URL, auth *Auth, accept string) (*Download, error) {
+	resp, err := c.doWith(ctx, c.watchedClient(auth), u, auth, map[string]string{"Accept": accept, "Accept-Encoding": "identity"})
 	if err != nil {
-		timer.Stop()
-		cancel(nil)
-		if errors.Is(context.Cause(ctx), errTimeout) {
-			return nil, transient{fmt.Errorf("GET %s: no answer within %s", RedactURL(u), d)}
-		}
 		return nil, err
 	}
-	timer.Reset(d)
 	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	if enc == "identity" {
 		enc = ""
 	}
-	body := &stallReader{rc: resp.Body, ctx: ctx, cancel: cancel, timer: timer, d: d, url: resp.Request.URL, size: resp.ContentLength}
+	body := &archiveBody{rc: resp.Body, url: resp.Request.URL, size: resp.ContentLength}
 	return &Download{ReadCloser: body, Size: resp.ContentLength, URL: resp.Request.URL, Encoding: enc}, nil
 }
 
-// stallReader cancels the request when no bytes arrive for d.
-type stallReader struct {
-	rc     io.ReadCloser
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-	d      time.Duration
-	url    *url.URL
-	n      int64 // bytes read so far
-	size   int64 // Content-Length, or -1
+// watchedClient is httpClient with the stall watchdog under the debug log.
+func (c *Client) watchedClient(auth *Auth) *http.Client {
+	hc := c.httpClient(auth)
+	var rt http.RoundTripper
+	if c.HTTP != nil {
+		rt = c.HTTP.Transport
+	}
+	hc.Transport = Wrap(Watchdog(rt, c.timeout()), c.Debug)
+	return hc
 }
 
-func (s *stallReader) Read(p []byte) (int, error) {
+// archiveBody names the URL and says how far the body got when reading it
+// fails.
+type archiveBody struct {
+	rc   io.ReadCloser
+	url  *url.URL
+	n    int64 // bytes read so far
+	size int64 // Content-Length, or -1
+}
+
+func (s *archiveBody) Read(p []byte) (int, error) {
 	n, err := s.rc.Read(p)
 	s.n += int64(n)
-	if n > 0 {
-		s.timer.Reset(s.d)
-	}
 	if err != nil && err != io.EOF {
-		if errors.Is(context.Cause(s.ctx), errTimeout) {
-			return n, transient{fmt.Errorf("GET %s: no data for %s", RedactURL(s.url), s.d)}
-		}
-		if s.ctx.Err() == nil {
+		var stall *StallError
+		switch {
+		case errors.As(err, &stall):
+			err = transient{fmt.Errorf("GET %s: %w", RedactURL(s.url), err)}
+		case !errors.Is(err, context.Canceled):
 			// Say how far it got: "unexpected EOF" alone reads like a
 			// bug rather than a dropped connection.
 			of := ""
@@ -94,9 +103,4 @@ func (s *stallReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *stallReader) Close() error {
-	s.timer.Stop()
-	err := s.rc.Close()
-	s.cancel(nil)
-	return err
-}
+func (s *archiveBody) Close() error { return s.rc.Close() }

@@ -37,7 +37,7 @@ const (
 	// should not end a sync at its planning stage.
 	DefaultRetries = 2
 	// DefaultRetryBackoff is the wait before the first retry; it doubles
-	// for each one after.
+	// for each one after (backends.DefaultRetry).
 	DefaultRetryBackoff = 250 * time.Millisecond
 )
 
@@ -52,10 +52,10 @@ type Client struct {
 	MaxRedirects int
 	MaxDocument  int64
 	UserAgent    string
-	// Retries bounds the extra tries of a document request (Get, JSON,
-	// Document) after a transient failure: 0 means DefaultRetries,
-	// negative none. Archive downloads (Open) are not retried here: the
-	// sync engine retries the whole job.
+	// Retries bounds the extra tries of a request (Get, JSON, Document,
+	// and Open until the response's headers) after a transient failure: 0
+	// means DefaultRetries, negative none. A download cut off mid-body is
+	// not retried here: the sync engine retries the whole job.
 	Retries int
 	// RetryBackoff is the first wait between tries; 0 means
 	// DefaultRetryBackoff.
@@ -135,44 +135,25 @@ func (c *Client) MaxDocumentSize() int64 {
 	return DefaultMaxDocument
 }
 
-// retry runs one document request until it succeeds, fails permanently, or
-// has been tried c.tries() times, waiting longer before each try. Each try
-// gets ctx marked with its attempt, counted on from ctx's own (a sync
-// job's).
+// Retry is the policy of c's requests: Retries and RetryBackoff over
+// backends.DefaultRetry.
+func (c *Client) Retry() backends.RetryPolicy {
+	p := backends.DefaultRetry
+	p.Attempts = c.tries()
+	if c.RetryBackoff > 0 {
+		p.Base = c.RetryBackoff
+		p.Max = max(p.Max, c.RetryBackoff)
+	}
+	return p
+}
+
+// retry runs one request until it succeeds, fails permanently, or has
+// been tried as c.Retry allows (backends.RetryPolicy.Do). Its last failure
+// after several tries says how many ("(3 attempts)"), and is not tried
+// again by the sync engine around it.
 func (c *Client) retry(ctx context.Context, do func(ctx context.Context) error) error {
-	delay := c.RetryBackoff
-	if delay <= 0 {
-		delay = DefaultRetryBackoff
-	}
-	tries, first := c.tries(), backends.Attempt(ctx)
-	for n := 1; ; n++ {
-		err := do(backends.WithAttempt(ctx, first+n-1))
-		if err == nil || n >= tries || !backends.IsTransient(err) || ctx.Err() != nil {
-			if err != nil && n > 1 {
-				err = &triedError{err: err, tries: n}
-			}
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			if n > 1 {
-				err = &triedError{err: err, tries: n}
-			}
-			return err
-		case <-time.After(delay):
-		}
-		delay *= 2
-	}
+	return c.Retry().Do(ctx, do)
 }
-
-// triedError is the last failure of a request tried several times.
-type triedError struct {
-	err   error
-	tries int
-}
-
-func (e *triedError) Error() string { return fmt.Sprintf("%v (%d attempts)", e.err, e.tries) }
-func (e *triedError) Unwrap() error { return e.err }
 
 // httpClient returns a client for one request, with the redirect policy
 // (see checkRedirect), auth's token rule, and the transport wrapped (see
@@ -219,9 +200,7 @@ func (e *StatusError) Unwrap() error {
 }
 
 // Transient reports whether the request is worth retrying.
-func (e *StatusError) Transient() bool {
-	return e.Status >= 500 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout
-}
+func (e *StatusError) Transient() bool { return backends.TransientStatus(e.Status) }
 
 // ContentTypeError is a JSON document served with another media type.
 type ContentTypeError struct {
@@ -247,6 +226,11 @@ func (t transient) Transient() bool { return true }
 // do sends a GET with headers and returns the response, its status
 // checked. The caller closes the body.
 func (c *Client) do(ctx context.Context, u *url.URL, auth *Auth, headers map[string]string) (*http.Response, error) {
+	return c.doWith(ctx, c.httpClient(auth), u, auth, headers)
+}
+
+// doWith is do through hc.
+func (c *Client) doWith(ctx context.Context, hc *http.Client, u *url.URL, auth *Auth, headers map[string]string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", RedactURL(u), err)
@@ -264,7 +248,7 @@ func (c *Client) do(ctx context.Context, u *url.URL, auth *Auth, headers map[str
 	if auth.Allows(u) {
 		req.Header.Set("Authorization", "Bearer "+auth.Token)
 	}
-	resp, err := c.httpClient(auth).Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		var re *RedirectError
 		if errors.As(err, &re) {

@@ -195,14 +195,28 @@ type tries struct {
 
 // CountAttempts wraps a transport that retries on its own (oras's
 // retry.Transport, which sends the same request again) so that the debug
-// log below it numbers each try.
-func CountAttempts(rt http.RoundTripper) http.RoundTripper { return countAttempts{rt} }
+// log below it numbers each try. attempts is how many tries its policy
+// allows, and transient (nil: never) tells a failure worth another try:
+// when the last allowed try still failed so, the retry loop around the
+// request (a sync job's) is told it gave up (backends.GaveUp), and does not
+// multiply the tries.
+func CountAttempts(rt http.RoundTripper, attempts int, transient func(*http.Response, error) bool) http.RoundTripper {
+	return countAttempts{rt, attempts, transient}
+}
 
-type countAttempts struct{ base http.RoundTripper }
+type countAttempts struct {
+	base      http.RoundTripper
+	attempts  int
+	transient func(*http.Response, error) bool
+}
 
 func (c countAttempts) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := context.WithValue(req.Context(), triesKey{}, &tries{base: backends.Attempt(req.Context())})
-	return c.base.RoundTrip(req.WithContext(ctx))
+	t := &tries{base: backends.Attempt(req.Context())}
+	resp, err := c.base.RoundTrip(req.WithContext(context.WithValue(req.Context(), triesKey{}, t)))
+	if c.attempts > 1 && int(t.n.Load()) >= c.attempts && c.transient != nil && c.transient(resp, err) {
+		backends.GaveUp(req.Context())
+	}
+	return resp, err
 }
 
 // attemptOf numbers a request's try: the attempt of the work it is for

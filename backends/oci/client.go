@@ -1,9 +1,7 @@
 package oci
 
 import (
-	"context"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +14,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/retry"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -42,11 +41,12 @@ type Options struct {
 	Timeout time.Duration
 	// Retries bounds how many more times a request is tried after a
 	// transient failure (5xx, 429, a timeout, a reset connection): zero
-	// means DefaultRetries, negative none. The sync engine retries whole
-	// jobs on top of this.
+	// means DefaultRetries, negative none. The sync engine retries a job
+	// only for what these retries cannot (a blob cut off mid-stream).
 	Retries int
 	// RetryBackoff is the wait before the first retry, doubled for each
-	// one after up to 3s; zero means 250ms.
+	// one after up to 3s (±10%); zero means 250ms. Retry is the policy
+	// Retries and RetryBackoff make.
 	RetryBackoff time.Duration
 	// Debug, when set, gets one line per request attempt (httpclient.Wrap).
 	Debug io.Writer
@@ -141,10 +141,11 @@ func newClient(o Options) (*auth.Client, error) {
 		// httpclient.Wrap sits under oras's retries, so the debug log has a
 		// line per try, and a certificate not trusted reads as it does for
 		// every kind of place.
-		Client: &http.Client{Transport: httpclient.CountAttempts(&retry.Transport{
-			Base:   httpclient.Wrap(&timeoutTransport{base: base, d: timeout}, o.Debug),
-			Policy: retryPolicy(o),
-		})},
+		// The stall watchdog is the one every download has
+		// (httpclient.Watchdog); oras's retries follow o.Retry, and a
+		// request they tried to the end is not tried again by the sync
+		// engine (CountAttempts).
+		Client:     &http.Client{Transport: Transport(base, timeout, o.Retry(), o.Debug)},
 		Cache:      auth.NewCache(),
 		Credential: credentials.Credential(store),
 	}
@@ -156,87 +157,55 @@ func newClient(o Options) (*auth.Client, error) {
 	return client, nil
 }
 
-func retryPolicy(o Options) func() retry.Policy {
-	n, first := o.Retries, o.RetryBackoff
+// Retry is the policy of o's requests: Retries and RetryBackoff over
+// backends.DefaultRetry (6 tries by default, 250 ms apart at first, at
+// most 3 s).
+func (o Options) Retry() backends.RetryPolicy {
+	p := backends.DefaultRetry
 	switch {
-	case n < 0:
-		n = 0
-	case n == 0:
-		n = DefaultRetries
+	case o.Retries < 0:
+		p.Attempts = 1
+	case o.Retries == 0:
+		p.Attempts = 1 + DefaultRetries
+	default:
+		p.Attempts = 1 + o.Retries
 	}
-	if first <= 0 {
-		first = 250 * time.Millisecond
+	if o.RetryBackoff > 0 {
+		p.Base = o.RetryBackoff
+		p.Max = max(p.Max, o.RetryBackoff)
 	}
-	p := &retry.GenericPolicy{
-		Retryable: retry.DefaultPredicate,
-		Backoff:   retry.ExponentialBackoff(first, 2, 0.1),
-		MinWait:   first,
-		MaxWait:   max(3*time.Second, first),
-		MaxRetry:  n,
-	}
-	return func() retry.Policy { return p }
+	return p
 }
 
-// errStalled is the cause of a request cancelled by timeoutTransport.
-var errStalled = errors.New("stalled")
-
-// timeoutError is a request that timed out; it is a net.Error with
-// Timeout() true, so oras's retry policy and backends.IsTransient both
-// take it for one.
-type timeoutError struct{ msg string }
-
-func (e *timeoutError) Error() string   { return e.msg }
-func (e *timeoutError) Timeout() bool   { return true }
-func (e *timeoutError) Temporary() bool { return true }
-
-// timeoutTransport gives each request d to start answering, and then d
-// for each next bytes of its body: a large blob on a slow link is fine, a
-// stalled one is not.
-type timeoutTransport struct {
-	base http.RoundTripper
-	d    time.Duration
+// Transport is the transport of every OCI client (providers' and modules'):
+// base under the stall watchdog (httpclient.Watchdog, timeout) and the
+// debug log (httpclient.Wrap), under oras's retries following policy. A
+// request oras tried to the end is not tried again by the sync engine
+// (httpclient.CountAttempts).
+func Transport(base http.RoundTripper, timeout time.Duration, policy backends.RetryPolicy, debug io.Writer) http.RoundTripper {
+	return httpclient.CountAttempts(&retry.Transport{
+		Base:   httpclient.Wrap(httpclient.Watchdog(base, timeout), debug),
+		Policy: func() retry.Policy { return orasPolicy{policy} },
+	}, policy.Tries(), transientOutcome)
 }
 
-func (t *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithCancelCause(req.Context())
-	timer := time.AfterFunc(t.d, func() { cancel(errStalled) })
-	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+// orasPolicy adapts a backends.RetryPolicy to oras-go's retry.Policy: the
+// same attempts, waits and classification (backends.TransientStatus,
+// backends.IsTransient) as every other request.
+type orasPolicy struct{ p backends.RetryPolicy }
+
+func (o orasPolicy) Retry(attempt int, resp *http.Response, err error) (time.Duration, error) {
+	if !transientOutcome(resp, err) || attempt+1 >= o.p.Tries() {
+		return -1, nil
+	}
+	return o.p.Backoff(attempt + 1), nil
+}
+
+// transientOutcome reports whether a request's outcome is worth another
+// try.
+func transientOutcome(resp *http.Response, err error) bool {
 	if err != nil {
-		timer.Stop()
-		stalled := errors.Is(context.Cause(ctx), errStalled)
-		cancel(nil)
-		if stalled {
-			return nil, &timeoutError{fmt.Sprintf("no answer within %s", t.d)}
-		}
-		return nil, err
+		return backends.IsTransient(err)
 	}
-	timer.Reset(t.d)
-	resp.Body = &stallBody{rc: resp.Body, ctx: ctx, cancel: cancel, timer: timer, d: t.d}
-	return resp, nil
-}
-
-type stallBody struct {
-	rc     io.ReadCloser
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-	d      time.Duration
-}
-
-func (b *stallBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.timer.Reset(b.d)
-	}
-	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errStalled) {
-		err = &timeoutError{fmt.Sprintf("no data for %s", b.d)}
-	}
-	return n, err
-}
-
-func (b *stallBody) Close() error {
-	b.timer.Stop()
-	err := b.rc.Close()
-	b.cancel(nil)
-	return err
+	return resp.StatusCode == 0 || backends.TransientStatus(resp.StatusCode)
 }

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
@@ -25,7 +24,6 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
-	"oras.land/oras-go/v2/registry/remote/retry"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
@@ -111,8 +109,7 @@ func Open(name, template string, o Options) (*Store, error) {
 			RootCAs:            o.RootCAs,
 			InsecureSkipVerify: o.Insecure, // opt-in, for registries with self-signed certificates
 		}
-		base.ResponseHeaderTimeout = 2 * time.Minute
-		hc.Transport = httpclient.CountAttempts(retry.NewTransport(httpclient.Wrap(base, o.Debug)))
+		hc.Transport = oci.Transport(base, oci.DefaultTimeout, oci.Options{}.Retry(), o.Debug)
 	}
 	client := &auth.Client{Client: &hc, Cache: auth.NewCache(), Credential: credentials.Credential(store)}
 	client.SetUserAgent("tfmirror")
