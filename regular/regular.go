@@ -29,6 +29,15 @@ func (e *Error) Error() string { return e.Path + ": " + e.Detail() }
 // already.
 func (e *Error) Detail() string { return "is " + Kind(e.Mode) + ", not a regular file" }
 
+// Unnamed is e with a message that leaves out the path (Detail), for
+// messages that name the file already; errors.As still finds e.
+func (e *Error) Unnamed() error { return unnamed{e} }
+
+type unnamed struct{ e *Error }
+
+func (u unnamed) Error() string { return u.e.Detail() }
+func (u unnamed) Unwrap() error { return u.e }
+
 // Is makes errors.Is(err, ErrNotRegular) hold.
 func (e *Error) Is(target error) bool { return target == ErrNotRegular }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/regular"
 )
 
 // DefaultName is the lock file's name in a configuration directory.
@@ -486,6 +487,9 @@ func (f *File) SaveAt(path string) error {
 // reason is what an error of the file system says, without Go's "open
 // PATH:" before it: the messages that carry it name the file themselves.
 func reason(err error) error {
+	if re := (*regular.Error)(nil); errors.As(err, &re) {
+		return re.Unnamed()
+	}
 	var pe *iofs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
