@@ -20,8 +20,5 @@ func TestConformance(t *testing.T) {
 			reg := ocitest.New(t)
 			return func(t *testing.T) backends.Writer { return openTest(t, reg, testTemplate) }
 		},
-		Gaps: map[string]string{
-			"ProvenanceWriter/Replaces": "WriteProvenance attaches another referrer beside the one kept, and Provenance then refuses the index (several different provenance referrers), where the contract says it replaces",
-		},
 	})
 }

@@ -153,7 +153,8 @@ func unmarshalManifest(b []byte, man *ocispec.Manifest) error {
 // as its subject (oras-go's PackManifest, which also keeps the referrers
 // tag where the registry has no referrers API). The manifest is the same
 // bytes for the same provenance and index, and nothing is pushed when the
-// index already has it.
+// index already has it; a different provenance the index had is replaced
+// (its referrer deleted once the new one is there).
 func (m *Mirror) WriteProvenance(ctx context.Context, p backends.Provider, v backends.Version, pr *provenance.Provenance) error {
 	r, addr, err := m.repo(p)
 	if err != nil {
@@ -209,6 +210,21 @@ func (m *Mirror) attach(ctx context.Context, r *remote.Repository, addr Reposito
 	})
 	if err != nil {
 		return classify(err, "push provenance referrer of index "+index.Digest.String(), m.name, addr, label)
+	}
+	return m.dropReferrers(ctx, r, addr, have, label)
+}
+
+// dropReferrers deletes the provenance referrers pr replaced: an index with
+// several different ones has no provenance a reader can tell (Provenance
+// refuses it), so what was written last must be the only one.
+func (m *Mirror) dropReferrers(ctx context.Context, r *remote.Repository, addr Repository, replaced []referrer, label string) error {
+	for _, h := range replaced {
+		err := r.Manifests().Delete(ctx, h.manifest)
+		if err == nil || isNotFound(err) {
+			continue
+		}
+		return fmt.Errorf("oci mirror %s: repository %s: %s: the provenance written replaces referrer %s, which could not be deleted, so the version's provenance cannot be told: %w",
+			m.name, addr, label, h.manifest.Digest, classify(err, "delete provenance referrer "+h.manifest.Digest.String(), m.name, addr, label))
 	}
 	return nil
 }

@@ -84,3 +84,28 @@ func TestProvenanceReferrer(t *testing.T) {
 		t.Fatalf("warnings: %v", w)
 	}
 }
+
+// Provenance written over a different one replaces it (the earlier
+// referrer deleted), and reads back as written: before, the index kept
+// both referrers and Provenance refused it.
+func TestProvenanceReplaced(t *testing.T) {
+	ctx := testCtx(t)
+	reg := ocitest.New(t)
+	m := openTest(t, reg, testTemplate)
+	linux := mustPkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	seeds := []backendtest.Seed{{Package: linux, Zip: providerZip(t, linux, "")}}
+	mustPut(ctx, t, m, linux, seeds[0].Zip)
+	if err := m.Flush(ctx, linux.Provider); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"first", "second"} {
+		pr := backendtest.NewSigner(t, name).Provenance(t, seeds)
+		if err := m.WriteProvenance(ctx, linux.Provider, linux.Version, pr); err != nil {
+			t.Fatal(err)
+		}
+		got, err := openTest(t, reg, testTemplate).Provenance(ctx, linux.Provider, linux.Version)
+		if err != nil || !got.Equal(pr) {
+			t.Fatalf("after the %s was written: %+v, %v", name, got, err)
+		}
+	}
+}
