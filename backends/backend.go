@@ -244,6 +244,17 @@ func StatedInListing(as []Archive) map[Platform][]hashing.Hash {
 	return out
 }
 
+// NoteKeeper is implemented by writable places that can keep a small
+// document of tfmirror's own beside what they hold, safely among several
+// writers (a pull-through mirror's record of when it first saw each
+// version upstream). UpdateNote reads the note called name (nil when there
+// is none), gives it to update, and writes what update returns; when
+// another writer changed the note meanwhile, it reads it again and calls
+// update again.
+type NoteKeeper interface {
+	UpdateNote(ctx context.Context, name string, update func(old []byte) ([]byte, error)) error
+}
+
 // LocalPather is implemented by places whose archives are local files or
 // directories, which can be hashed in place instead of copied.
 type LocalPather interface {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -250,6 +251,8 @@ func (s *Store) Providers(ctx context.Context) ([]backends.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	// tfmirror's own notes (UpdateNote) are no host.
+	hosts = slices.DeleteFunc(hosts, func(h string) bool { return h == s.prefix+noteDir })
 	nss, err := s.subfolders(ctx, hosts)
 	if err != nil {
 		return nil, err

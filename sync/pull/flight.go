@@ -332,6 +332,14 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 	f.release()
 }
 
+// auditRefusal records, in the audit log, a zip a client asked for that the
+// policy refuses.
+func (m *Mirror) auditRefusal(pkg backends.Package, why string) {
+	if m.opts.Audit != nil {
+		m.opts.Audit.Record(audit.Entry{Event: audit.Refused, Source: m.opts.UpstreamName, Destination: m.opts.Cache.String(), Detail: why}, pkg)
+	}
+}
+
 // record counts, logs and audits how a fetch ended.
 func (m *Mirror) record(a backends.Archive, rel *release, done *sync.JobDone, failed error) {
 	m.opts.Metrics.fetchEnded(done, failed)

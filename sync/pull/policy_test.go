@@ -125,6 +125,9 @@ provider "%[1]s/acme/alpha" {
 	if code, body := w.body(t, "/healthz"); code != 200 || !strings.Contains(body, `"status":"ok"`) {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
+	if b, _ := os.ReadFile(w.audit); !strings.Contains(string(b), `"event":"refused"`) || !strings.Contains(string(b), `"platform":"darwin_arm64"`) {
+		t.Errorf("the audit log does not record the refused zip:\n%s", b)
+	}
 	reasons := 0
 	for _, line := range strings.Split(strings.TrimSpace(w.logs.String()), "\n") {
 		var a struct{ Path, Reason string }

@@ -25,6 +25,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/registry"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync/audit"
 	"github.com/tfmirror/tfmirror/sync/pull"
 )
 
@@ -50,6 +51,7 @@ type world struct {
 	srv   *httptest.Server
 	logs  *lockedBuffer
 	prov  backends.Provider
+	audit string // the audit log's file
 }
 
 type lockedBuffer struct {
@@ -87,12 +89,18 @@ func newWorld(t *testing.T, faults registrytest.Faults, pol func(host string) *p
 	}
 	logger := newLogger(w.logs)
 	metrics := pull.NewMetrics()
+	w.audit = filepath.Join(t.TempDir(), "audit.jsonl")
+	auditLog, err := audit.Open(w.audit, "serve", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { auditLog.Close() })
 	var policy *pull.Policy
 	if pol != nil {
 		policy = pol(w.reg.Host())
 	}
 	w.m = pull.New(pull.Options{Cache: cache, Upstream: src, UpstreamName: "test registry", Policy: policy,
-		Logger: logger, Metrics: metrics, SpoolDir: w.spool, TTL: time.Hour})
+		Logger: logger, Metrics: metrics, SpoolDir: w.spool, TTL: time.Hour, Audit: auditLog})
 	h := netmirror.NewHandler(w.m, logger, hashing.Options{})
 	h.Access = func(netmirror.Access) {}
 	w.srv = httptest.NewTLSServer(&pull.Server{Mirror: w.m, Next: h, Metrics: metrics, Access: pull.AccessLog(w.logs, true)})
@@ -330,6 +338,9 @@ func TestMismatchCutsTheStreamAndLandsNothing(t *testing.T) {
 	}
 	if !strings.Contains(w.logs.String(), "not landed") {
 		t.Errorf("the log does not say the zip was not landed:\n%s", w.logs)
+	}
+	if b, _ := os.ReadFile(w.audit); !strings.Contains(string(b), `"event":"refused"`) || !strings.Contains(string(b), "signed SHA256SUMS") {
+		t.Errorf("the audit log does not record the refusal and why:\n%s", b)
 	}
 }
 

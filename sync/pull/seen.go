@@ -107,3 +107,59 @@ func (s *SeenDir) write(p backends.Provider, seen map[string]time.Time) error {
 	}
 	return os.Rename(tmp.Name(), file)
 }
+
+// NoteSeen keeps first sightings in a place's notes (backends.NoteKeeper:
+// a bucket), one JSON document per provider, first-seen/HOST/NAMESPACE/
+// TYPE.json, updated conditionally so that several mirrors on one bucket
+// keep the earliest sighting any of them made.
+type NoteSeen struct {
+	Keeper backends.NoteKeeper
+
+	mu    gosync.Mutex
+	known map[backends.Provider]map[string]time.Time
+}
+
+var _ FirstSeen = (*NoteSeen)(nil)
+
+// Saw implements FirstSeen.
+func (s *NoteSeen) Saw(ctx context.Context, p backends.Provider, vs []backends.Version, now time.Time) (map[string]time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.known == nil {
+		s.known = map[backends.Provider]map[string]time.Time{}
+	}
+	if have := s.known[p]; have != nil && allSeen(have, vs) {
+		return have, nil
+	}
+	var seen map[string]time.Time
+	name := "first-seen/" + p.Hostname + "/" + p.Namespace + "/" + p.Type + ".json"
+	err := s.Keeper.UpdateNote(ctx, name, func(old []byte) ([]byte, error) {
+		seen = map[string]time.Time{}
+		if old != nil {
+			if err := json.Unmarshal(old, &seen); err != nil {
+				return nil, fmt.Errorf("note %s: %w (remove it to start the cooldown of every version again)", name, err)
+			}
+		}
+		for _, v := range vs {
+			if _, ok := seen[v.String()]; !ok {
+				seen[v.String()] = now.UTC()
+			}
+		}
+		b, err := json.MarshalIndent(seen, "", "  ")
+		return append(b, '\n'), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.known[p] = seen
+	return seen, nil
+}
+
+func allSeen(have map[string]time.Time, vs []backends.Version) bool {
+	for _, v := range vs {
+		if _, ok := have[v.String()]; !ok {
+			return false
+		}
+	}
+	return true
+}

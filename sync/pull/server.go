@@ -167,7 +167,11 @@ func (s *Server) explain(r *http.Request) string {
 	if err != nil || perr != nil {
 		return ""
 	}
-	return s.Mirror.Explain(r.Context(), p, v, &plat)
+	why := s.Mirror.Explain(r.Context(), p, v, &plat)
+	if why != "" {
+		s.Mirror.auditRefusal(backends.Package{Provider: p, Version: v, Platform: plat}, why)
+	}
+	return why
 }
 
 // recorder notes a response's status and size for the log line, and

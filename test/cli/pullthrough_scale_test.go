@@ -279,3 +279,39 @@ func (h *halfWriter) Write(b []byte) (int, error) {
 	m, err := h.ResponseWriter.Write(b[len(b)/2:])
 	return n + m, err
 }
+
+// With min_age and a bucket CACHE, the first sighting of each version is
+// a note in the bucket, written conditionally: two serve processes on the
+// bucket hold a new version back with the same reason and the same time,
+// and the bucket's listing does not take the note for a provider.
+func TestPullThroughCooldownRecordedInTheBucket(t *testing.T) {
+	w := newPullWorld(t, registrytest.Faults{})
+	s3 := newS3World(t)
+	ca := caFile(t, w.reg.CertPEM(), readPEM(t, s3.srv.Args()[3]))
+	env := append(append(cleanEnv(t), s3.srv.Env()...), "SSL_CERT_FILE="+w.ca, "SSL_CERT_DIR="+filepath.Dir(w.ca))
+	policy := writeFile(t, t.TempDir(), "policy.hcl", "min_age = \"24h\"\n\nprovider \""+pullAddr+"\" {\n  versions = \">= 1.0\"\n}\n")
+	var reasons []string
+	for range 2 {
+		url, cert, _ := startServeWith(t, env, s3.place("cache"), "--upstream", "origin", "--spec", policy, "--s3-endpoint", s3.srv.Args()[1], "--ca-cert", ca)
+		resp, err := pullClient(readPEM(t, cert)).Get(url + pullAddr + "/index.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.Contains(string(b), "first seen") {
+			t.Fatalf("index.json within the cooldown: %d %q", resp.StatusCode, b)
+		}
+		reasons = append(reasons, string(b))
+	}
+	if reasons[0] != reasons[1] {
+		t.Errorf("the two processes disagree on when the version was first seen:\n%s%s", reasons[0], reasons[1])
+	}
+	if keys := s3.listKeys(t, "cache/.tfmirror-notes/first-seen/"); len(keys) != 1 {
+		t.Errorf("notes in the bucket: %v, want the provider's first-seen document", keys)
+	}
+	r := run(t, env, "ls", s3.place("cache"), "--s3-endpoint", s3.srv.Args()[1], "--ca-cert", ca)
+	if strings.Contains(r.stderr, "notes") {
+		t.Errorf("the bucket's listing takes the note for something: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -303,7 +303,7 @@ func TestPullThroughUsageErrors(t *testing.T) {
 		{[]string{"serve", dir, "--log-format", "xml"}, `--log-format "xml"`},
 		{[]string{"serve", dir, "--upstream", "origin", "--spec", bad}, "bad.hcl:2"},
 		{[]string{"serve", dir, "--upstream", "origin", "--spec", bad}, "no destinations"},
-		{[]string{"serve", "s3://bucket/cache", "--upstream", "origin", "--spec", aged, "--s3-endpoint", "https://127.0.0.1:1"}, "needs a directory CACHE"},
+		{[]string{"serve", "oci://127.0.0.1:1/tf/${hostname}/${namespace}/${type}", "--upstream", "origin", "--spec", aged}, "needs a directory or a bucket CACHE"},
 		{[]string{"serve", "https://mirror.example/", "--upstream", "origin"}, "cannot be written to"},
 	} {
 		r := run(t, cleanEnv(t), c.args...)

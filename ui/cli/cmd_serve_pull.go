@@ -157,11 +157,14 @@ func (f *pullFlags) policy(cache backends.Writer) (*pull.Policy, error) {
 	}
 	pol := &pull.Policy{Spec: s}
 	if s.MinAge > 0 {
-		d, ok := cache.(interface{ Dir() string })
-		if !ok {
-			return nil, usageErr("serve: %s: min_age records when each version was first seen in CACHE, which needs a directory CACHE for now (%s is not one)", f.spec, cache)
+		switch c := cache.(type) {
+		case interface{ Dir() string }:
+			pol.Seen = &pull.SeenDir{Dir: c.Dir()}
+		case backends.NoteKeeper:
+			pol.Seen = &pull.NoteSeen{Keeper: c}
+		default:
+			return nil, usageErr("serve: %s: min_age records when each version was first seen in CACHE, which needs a directory or a bucket CACHE for now (%s is neither)", f.spec, cache)
 		}
-		pol.Seen = &pull.SeenDir{Dir: d.Dir()}
 	}
 	return pol, nil
 }
