@@ -485,3 +485,75 @@ func TestGapsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestClick finds the cell drawn under a click, as View draws the grid:
+// headings, the version column, columns scrolled sideways; a click where
+// the cursor is selects only where the grid had the focus.
+func TestClick(t *testing.T) {
+	m := newModel(100, 12, data(5, 2))
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	head := []rune(lines[0])
+	colX := func(p string) int {
+		i := strings.Index(string(head), p)
+		if i < 0 {
+			t.Fatalf("no heading %s in %q", p, lines[0])
+		}
+		return len([]rune(string(head)[:i]))
+	}
+	// The heading of linux_amd64: the cursor's column moves there.
+	if !m.Click(colX("linux_amd64"), 0, true) {
+		t.Fatal("a click on a heading is not a column")
+	}
+	if c, _ := m.Cursor(); c.Col != "linux_amd64" || c.Row != "0.5.0" {
+		t.Errorf("cursor %+v after a click on linux_amd64's heading", c)
+	}
+	// The third row under darwin_arm64: the cursor goes there, nothing is
+	// selected; again (focused), it is selected; unfocused, it is not.
+	m.Click(colX("darwin_arm64")+1, 3, true)
+	if c, _ := m.Cursor(); c.Col != "darwin_arm64" || c.Row != "0.3.0" || len(m.Selection()) != 0 {
+		t.Errorf("cursor %+v, selection %v after one click on 0.3.0 darwin_arm64", c, m.Selection())
+	}
+	m.Click(colX("darwin_arm64")+1, 3, false)
+	if len(m.Selection()) != 0 {
+		t.Errorf("a click on an unfocused grid selected %v", m.Selection())
+	}
+	m.Click(colX("darwin_arm64")+1, 3, true)
+	if got := m.Selection(); len(got) != 1 || got[0] != (Cell{"0.3.0", "darwin_arm64"}) {
+		t.Errorf("a second click selected %v", got)
+	}
+	// The version column, where the cursor is: the whole row.
+	m.Click(1, 3, true)
+	if n := len(m.Selection()); n != len(platforms) {
+		t.Errorf("a click on the cursor's version selected %d cells; want its row, %d", n, len(platforms))
+	}
+	// Past the last column, below the last row: nothing.
+	if m.Click(99, 3, true) || m.Click(5, 9, true) {
+		t.Errorf("a click on empty space was taken for a cell")
+	}
+
+	// Narrow, scrolled to the last column: the click finds it.
+	n := newModel(40, 12, data(5, 2))
+	n = press(n, "right", "right", "right", "right")
+	nl := strings.Split(ansi.Strip(n.View()), "\n")
+	r := []rune(nl[2])
+	x := len(r) - 1
+	for x > 0 && r[x] == ' ' {
+		x--
+	}
+	n.Click(x, 2, true) // the last mark drawn on the first row, under windows
+	if c, _ := n.Cursor(); c.Col != "windows_amd64" {
+		t.Errorf("a click on the last column drawn put the cursor on %+v:\n%s", c, strings.Join(nl, "\n"))
+	}
+}
+
+// TestSelectAllCells: a selects every cell of the versions shown, a again
+// none.
+func TestSelectAllCells(t *testing.T) {
+	m := press(newModel(100, 12, data(5, 2)), "a")
+	if n := len(m.Selection()); n != 5*len(platforms) {
+		t.Errorf("a selected %d cells; want %d", n, 5*len(platforms))
+	}
+	if m = press(m, "a"); len(m.Selection()) != 0 {
+		t.Errorf("a again left %d selected", len(m.Selection()))
+	}
+}
