@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
@@ -50,6 +52,15 @@ type Options struct {
 	// Concurrency bounds parallel requests for listings and documents; 0
 	// means DefaultConcurrency.
 	Concurrency int
+	// Timeout is the stall watchdog of every request (httpclient.Watchdog):
+	// the wait for an answer while nothing is sent, and then for each next
+	// bytes of an object. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// Retry is the policy the SDK's retryer follows (attempts and waits;
+	// the SDK classifies S3's errors). Its zero value means
+	// backends.DefaultRetry: 3 tries. A request the SDK tried to the end
+	// is not tried again by the sync engine.
+	Retry backends.RetryPolicy
 	// Debug, when set, gets a line for every request attempt the SDK makes
 	// (--debug; see httpclient.Wrap). Nothing of the signature is written:
 	// it travels in headers, which the log never shows.
@@ -148,9 +159,7 @@ func newClient(ctx context.Context, name string, opts Options) (*s3api.Client, e
 		config.WithHTTPClient(sdkHTTPClient(hc)),
 		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
 		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = ratelimit.None })
-		}),
+		config.WithRetryer(func() aws.Retryer { return sdkRetryer(opts.retry()) }),
 	}
 	if opts.Region != "" {
 		load = append(load, config.WithRegion(opts.Region))
@@ -176,8 +185,31 @@ func newClient(ctx context.Context, name string, opts Options) (*s3api.Client, e
 		// Wrapped last, once the configuration chain (a CA bundle) and the
 		// SDK (its timeouts) have set up their own client: every attempt
 		// goes through the one HTTP wrapper.
-		o.HTTPClient = wrappedClient{httpclient.Wrap(sdkTransport{o.HTTPClient}, opts.Debug)}
+		o.HTTPClient = wrappedClient{rt: httpclient.Wrap(httpclient.Watchdog(sdkTransport{o.HTTPClient}, opts.timeout()), opts.Debug)}
 	}), nil
+}
+
+// DefaultTimeout is Options.Timeout's default, as OCI's.
+const DefaultTimeout = 2 * time.Minute
+
+func (o Options) timeout() time.Duration { return cmp.Or(o.Timeout, DefaultTimeout) }
+
+func (o Options) retry() backends.RetryPolicy {
+	if o.Retry == (backends.RetryPolicy{}) {
+		return backends.DefaultRetry
+	}
+	return o.Retry
+}
+
+// sdkRetryer is the SDK's standard retryer following p: its attempts, its
+// waits, and no client-side retry quota.
+func sdkRetryer(p backends.RetryPolicy) aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.RateLimiter = ratelimit.None
+		o.MaxAttempts = p.Tries()
+		o.MaxBackoff = p.Max
+		o.Backoff = retry.BackoffDelayerFunc(func(attempt int, _ error) (time.Duration, error) { return p.Backoff(attempt), nil })
+	})
 }
 
 // sdkTransport is the SDK's HTTP client as a RoundTripper, for
@@ -189,27 +221,38 @@ func (t sdkTransport) RoundTrip(req *http.Request) (*http.Response, error) { ret
 // wrappedClient is a RoundTripper as the SDK's HTTP client. The SDK retries
 // inside an operation, sending each attempt through Do with its number in
 // the Amz-Sdk-Request header; the attempt recorded in the context (a sync
-// job's) is counted on by it, so the debug log numbers every try.
+// job's) is counted on by it, so the debug log numbers every try. When the
+// SDK's last try fails as the ones before it did, the retry loop around
+// the operation (a sync job's) is told so (backends.GaveUp): tries do not
+// multiply.
 type wrappedClient struct{ rt http.RoundTripper }
 
 func (c wrappedClient) Do(req *http.Request) (*http.Response, error) {
-	if n := sdkAttempt(req.Header.Get("Amz-Sdk-Request")); n > 1 {
-		ctx := req.Context()
+	ctx := req.Context()
+	n, most := sdkAttempt(req.Header.Get("Amz-Sdk-Request"))
+	if n > 1 {
 		req = req.WithContext(backends.WithAttempt(ctx, backends.Attempt(ctx)+n-1))
 	}
-	return c.rt.RoundTrip(req)
+	resp, err := c.rt.RoundTrip(req)
+	if most > 1 && n >= most && (err != nil && backends.IsTransient(err) || err == nil && backends.TransientStatus(resp.StatusCode)) {
+		backends.GaveUp(ctx)
+	}
+	return resp, err
 }
 
-// sdkAttempt reads attempt=N from an Amz-Sdk-Request header
-// ("attempt=2; max=3"), or 0.
-func sdkAttempt(header string) int {
+// sdkAttempt reads attempt=N and max=M from an Amz-Sdk-Request header
+// ("attempt=2; max=3"), or zeros.
+func sdkAttempt(header string) (n, most int) {
 	for _, part := range strings.Split(header, ";") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "attempt="); ok {
-			n, _ := strconv.Atoi(v)
-			return n
+		part = strings.TrimSpace(part)
+		if v, ok := strings.CutPrefix(part, "attempt="); ok {
+			n, _ = strconv.Atoi(v)
+		}
+		if v, ok := strings.CutPrefix(part, "max="); ok {
+			most, _ = strconv.Atoi(v)
 		}
 	}
-	return 0
+	return n, most
 }
 
 // sdkHTTPClient carries hc's transport settings (TLS trust, proxy, idle
