@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
@@ -24,9 +23,9 @@ var _ backends.Remover = (*Mirror)(nil)
 // Remove takes archives of p out of the registry, version by version: the
 // version's index is pushed again without their platforms, or, when none
 // is left, deleted (by digest, so the tag goes only if it still names the
-// index that was read). The tag is then read back, after a pause longer
-// than a push takes, as Flush does: a writer that merged onto the index
-// before this push re-adds the platforms, and they are removed again. Only
+// index that was read), under the repository's lock (LockTag), as Flush
+// pushes. The tag is then read back: a writer that does not take the lock
+// may have re-added the platforms, and they are removed again. Only
 // then are the platforms' manifests deleted, those no tag of the
 // repository references. A platform whose zip is not the one listed
 // (another writer pushed a different one) is left. Registries that refuse
@@ -50,10 +49,15 @@ func (m *Mirror) Remove(ctx context.Context, p backends.Provider, as []backends.
 		byVersion[v] = append(byVersion[v], a)
 	}
 	sort.Strings(versions)
+	lk, err := m.lock(ctx, r, addr, p.String())
+	if err != nil {
+		return out, err
+	}
+	defer lk.release()
 	var doomed []ocispec.Descriptor
 	var errs []error
 	for _, v := range versions {
-		vr := &versionRemoval{m: m, r: r, addr: addr, p: p, version: byVersion[v][0].Version, as: byVersion[v]}
+		vr := &versionRemoval{m: m, r: r, lk: lk, addr: addr, p: p, version: byVersion[v][0].Version, as: byVersion[v]}
 		ds, err := vr.run(ctx)
 		out.Removed = append(out.Removed, vr.removed...)
 		out.Left = append(out.Left, vr.left...)
@@ -73,6 +77,7 @@ func (m *Mirror) Remove(ctx context.Context, p backends.Provider, as []backends.
 type versionRemoval struct {
 	m       *Mirror
 	r       *remote.Repository
+	lk      *repoLock
 	addr    Repository
 	p       backends.Provider
 	version backends.Version
@@ -111,12 +116,8 @@ func (vr *versionRemoval) run(ctx context.Context) ([]ocispec.Descriptor, error)
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		start := time.Now()
 		if err := vr.unlist(ctx, desc, idx); err != nil {
 			return nil, vr.refused(err)
-		}
-		if err := sleepSettle(ctx, time.Since(start)); err != nil {
-			return nil, err
 		}
 		if desc, idx, err = vr.read(ctx); err != nil {
 			return nil, err
@@ -127,6 +128,9 @@ func (vr *versionRemoval) run(ctx context.Context) ([]ocispec.Descriptor, error)
 		}
 		if attempt == indexAttempts {
 			return vr.done(again), nil
+		}
+		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -237,19 +241,27 @@ func (vr *versionRemoval) listed(idx *ocispec.Index) map[backends.Platform]bool 
 func (vr *versionRemoval) unlist(ctx context.Context, desc ocispec.Descriptor, idx *ocispec.Index) error {
 	kept := withoutPlatforms(idx, vr.doomed)
 	if _, _, err := providerTargets(kept); err != nil {
-		err := vr.r.Delete(ctx, desc)
-		if err == nil || isNotFound(err) {
-			return nil
-		}
-		return classify(err, fmt.Sprintf("delete index %s (tag %q)", desc.Digest, vr.tag), vr.m.name, vr.addr, vr.label())
+		return vr.lk.push(ctx, vr.label(), func() error {
+			err := vr.r.Delete(ctx, desc)
+			if err == nil || isNotFound(err) {
+				return nil
+			}
+			return classify(err, fmt.Sprintf("delete index %s (tag %q)", desc.Digest, vr.tag), vr.m.name, vr.addr, vr.label())
+		})
 	}
 	b, err := json.Marshal(kept)
 	if err != nil {
 		return err
 	}
 	nd := content.NewDescriptorFromBytes(ocispec.MediaTypeImageIndex, b)
-	if err := retryRace(ctx, func() error { return vr.r.PushReference(ctx, nd, bytes.NewReader(b), vr.tag) }); err != nil {
-		return classify(err, fmt.Sprintf("push index %s as tag %q", nd.Digest, vr.tag), vr.m.name, vr.addr, vr.label())
+	err = vr.lk.push(ctx, vr.label(), func() error {
+		if err := retryRace(ctx, func() error { return vr.r.PushReference(ctx, nd, bytes.NewReader(b), vr.tag) }); err != nil {
+			return classify(err, fmt.Sprintf("push index %s as tag %q", nd.Digest, vr.tag), vr.m.name, vr.addr, vr.label())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// The kept platforms are still the signed release's.
 	if err := vr.m.carryProvenance(ctx, vr.r, vr.addr, desc.Digest, nd, vr.label()); err != nil {

@@ -39,6 +39,8 @@ type writeState struct {
 	versions map[versionKey]*pendingVersion
 	owners   map[Repository]backends.Provider
 	config   map[Repository]bool // the empty config blob is known to be there
+	// locks are the process's turns at each repository's lock.
+	locks map[Repository]*sync.Mutex
 	// configs pushes a repository's empty config once for all the jobs
 	// that need it at the same moment.
 	configs singleflight.Group
@@ -51,6 +53,7 @@ func newWriteState() writeState {
 		versions: map[versionKey]*pendingVersion{},
 		owners:   map[Repository]backends.Provider{},
 		config:   map[Repository]bool{},
+		locks:    map[Repository]*sync.Mutex{},
 	}
 }
 
@@ -265,7 +268,7 @@ func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	// The config blob goes up beside the zip, not after it: the manifest
 	// needs both. Where both fail, the zip's error is the one told.
 	cfg := make(chan error, 1)
-	go func() { cfg <- m.ensureConfig(ctx, r, s.addr, s.pkg) }()
+	go func() { cfg <- m.ensureConfig(ctx, r, s.addr, s.pkg.String()) }()
 	err = s.uploadLayer(ctx, r, layer)
 	if cerr := <-cfg; err == nil {
 		err = cerr
@@ -503,7 +506,7 @@ func (s *Staged) pushManifest(ctx context.Context, r *remote.Repository, layer o
 // jobs that need it at the same moment wait for one push. Every platform
 // manifest names it, and distribution 2.8 answers a manifest naming a blob
 // whose link another push is rewriting as if the blob were missing.
-func (m *Mirror) ensureConfig(ctx context.Context, r *remote.Repository, addr Repository, pkg backends.Package) error {
+func (m *Mirror) ensureConfig(ctx context.Context, r *remote.Repository, addr Repository, label string) error {
 	for {
 		m.w.mu.Lock()
 		known := m.w.config[addr]
@@ -515,12 +518,12 @@ func (m *Mirror) ensureConfig(ctx context.Context, r *remote.Repository, addr Re
 			cfg := ocispec.DescriptorEmptyJSON
 			ok, err := r.Blobs().Exists(ctx, cfg)
 			if err != nil {
-				return nil, classify(err, "check config blob", m.name, addr, pkg.String())
+				return nil, classify(err, "check config blob", m.name, addr, label)
 			}
 			if !ok {
 				err := pushBlob(ctx, r, cfg, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(cfg.Data)), nil }, nil)
 				if err != nil {
-					return nil, classify(err, "push config blob", m.name, addr, pkg.String())
+					return nil, classify(err, "push config blob", m.name, addr, label)
 				}
 			}
 			m.w.mu.Lock()
@@ -651,7 +654,10 @@ func (pv *pendingVersion) add(plat backends.Platform, desc ocispec.Descriptor, l
 
 // Flush pushes, for every version of p that Commits changed, the version's
 // image index, tagged with the version ("+" written as "_"): the platforms
-// the registry had, with the committed ones added or replaced.
+// the registry had, with the committed ones added or replaced. It holds the
+// repository's lock (LockTag) meanwhile, so that concurrent writers merge
+// onto each other's indexes rather than over them; a version whose push
+// found another writer holding the lock is flushed again under a new one.
 func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	m.w.mu.Lock()
 	var keys []versionKey
@@ -665,33 +671,68 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 		}
 	}
 	m.w.mu.Unlock()
+	if len(keys) == 0 {
+		return nil
+	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].version < keys[j].version })
-	r, _, err := m.repo(p)
+	r, addr, err := m.repo(p)
 	if err != nil {
 		return err
 	}
+	for turn := 1; ; turn++ {
+		errs := m.flushLocked(ctx, r, addr, p, keys)
+		var lost []versionKey
+		for i, err := range errs {
+			if errors.Is(err, errLockLost) && ctx.Err() == nil {
+				lost = append(lost, keys[i])
+			}
+		}
+		if len(lost) == 0 || turn == lockAttempts {
+			return errors.Join(errs...)
+		}
+		keys = lost
+	}
+}
+
+// flushLocked takes the repository's lock and flushes the versions keys
+// name under it, each version's error at its index.
+func (m *Mirror) flushLocked(ctx context.Context, r *remote.Repository, addr Repository, p backends.Provider, keys []versionKey) []error {
+	errs := make([]error, len(keys))
+	pvs := make([]*pendingVersion, len(keys))
+	m.w.mu.Lock()
+	for i, k := range keys {
+		pvs[i] = m.w.versions[k]
+	}
+	m.w.mu.Unlock()
+	lk, err := m.lock(ctx, r, addr, p.String())
+	if err != nil {
+		for i, pv := range pvs {
+			pv.mu.Lock()
+			errs[i] = pv.unlisted(err)
+			pv.mu.Unlock()
+		}
+		return errs
+	}
+	defer lk.release()
 	// Versions have tags of their own: their indexes are pushed and read
 	// back side by side.
-	errs := make([]error, len(keys))
 	var g errgroup.Group
 	g.SetLimit(fetchParallelism)
 	for i, k := range keys {
-		m.w.mu.Lock()
-		pv := m.w.versions[k]
-		m.w.mu.Unlock()
+		pv := pvs[i]
 		g.Go(func() error {
 			label := p.String() + " " + k.version
 			pv.mu.Lock()
 			before := pv.baseDigest
 			pv.mu.Unlock()
-			if errs[i] = pv.flush(ctx, m, r, label); errs[i] == nil {
+			if errs[i] = pv.flush(ctx, m, r, lk, label); errs[i] == nil {
 				errs[i] = m.provenanceAfterFlush(ctx, r, pv, before, label)
 			}
 			return nil
 		})
 	}
 	g.Wait()
-	return errors.Join(errs...)
+	return errs
 }
 
 // provenanceAfterFlush carries the provenance that referred to the index
@@ -707,15 +748,24 @@ func (m *Mirror) provenanceAfterFlush(ctx context.Context, r *remote.Repository,
 	return m.carryProvenance(ctx, r, pv.addr, before, now, label)
 }
 
-// indexAttempts bounds the pushes of one version's index while other
-// writers keep moving its tag.
+// indexAttempts bounds the pushes of one version's index while writers
+// that do not take the lock keep moving its tag.
 const indexAttempts = 8
 
-// flush pushes the version's index. Its error is a
-// *backends.UnlistedError naming the platforms committed since the last
-// flush: their manifests are in the registry, but nothing says the index
-// references them.
-func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Repository, label string) (err error) {
+// unlisted makes err a *backends.UnlistedError naming the platforms
+// committed since the last flush: their manifests are in the registry, but
+// nothing says the index references them. pv.mu is held.
+func (pv *pendingVersion) unlisted(err error) error {
+	var pkgs []backends.Package
+	for _, plat := range sortedPlatforms(pv.added) {
+		pkgs = append(pkgs, backends.Package{Provider: pv.provider, Version: pv.version, Platform: plat})
+	}
+	return &backends.UnlistedError{Packages: pkgs, Err: err}
+}
+
+// flush pushes the version's index, under lk. Its error is a
+// *backends.UnlistedError (see unlisted).
+func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Repository, lk *repoLock, label string) (err error) {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	if !pv.dirty {
@@ -724,32 +774,20 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 	mine := pv.added
 	defer func() {
 		if err != nil {
-			var pkgs []backends.Package
-			for _, plat := range sortedPlatforms(mine) {
-				pkgs = append(pkgs, backends.Package{Provider: pv.provider, Version: pv.version, Platform: plat})
-			}
-			err = &backends.UnlistedError{Packages: pkgs, Err: err}
+			err = pv.unlisted(err)
 		}
 	}()
-	// Another writer (a parallel CI job pushing its own platforms) may have
-	// moved the tag since it was read: merge onto what it names now, so
-	// its platforms are kept. A tag that cannot be read fails the flush:
-	// merging onto what was read before would drop that writer's platforms.
-	start := time.Now()
-	if _, err := pv.adopt(ctx, m, r, label); err != nil {
-		return err
-	}
-	// Registries offer no compare-and-swap on tags: a writer that read the
-	// tag before this push and pushes after it drops what this push added.
-	// So the tag is read back after each push, and again after a pause
-	// longer than a push takes (a push that read the tag before this one
-	// landed has landed by then), and the index merged and pushed again
-	// until it references every platform this process wrote. The first
-	// pause counts this writer's read of the tag too: a push whose read
-	// came as long before its landing lands within it.
+	// Under the lock no other tfmirror writer pushes the tag; the index is
+	// still read back, and merged onto and pushed again while a writer
+	// that does not take the lock (another tool, tfmirror before the lock)
+	// has replaced it without the platforms this process wrote.
 	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			start = time.Now()
+		// Merge onto what the tag names now, so that what others pushed
+		// before this writer took the lock is kept. A tag that cannot be
+		// read fails the flush: merging onto what was read before would
+		// drop their platforms.
+		if _, err := pv.adopt(ctx, m, r, label); err != nil {
+			return err
 		}
 		idx := mergeIndex(pv.base, mine, pv.provider)
 		b, err := json.Marshal(idx)
@@ -757,18 +795,18 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 			return fmt.Errorf("oci mirror %s: %s: %w", m.name, label, err)
 		}
 		desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageIndex, b)
-		if err := retryRace(ctx, func() error { return r.PushReference(ctx, desc, bytes.NewReader(b), pv.tag) }); err != nil {
-			return classify(err, fmt.Sprintf("push index %s as tag %q", desc.Digest, pv.tag), m.name, pv.addr, label)
+		err = lk.push(ctx, label, func() error {
+			if err := retryRace(ctx, func() error { return r.PushReference(ctx, desc, bytes.NewReader(b), pv.tag) }); err != nil {
+				return classify(err, fmt.Sprintf("push index %s as tag %q", desc.Digest, pv.tag), m.name, pv.addr, label)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		pv.base, pv.baseDigest = idx, desc.Digest
 		pv.owned[desc.Digest] = true
 		missing, err := pv.readBack(ctx, m, r, mine, label)
-		if err == nil && len(missing) == 0 {
-			if err := sleepSettle(ctx, time.Since(start)); err != nil {
-				return err
-			}
-			missing, err = pv.readBack(ctx, m, r, mine, label)
-		}
 		if err != nil {
 			return err
 		}
@@ -777,23 +815,13 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 			return nil
 		}
 		if attempt == indexAttempts {
-			return fmt.Errorf("oci mirror %s: repository %s: %s: tag %q: other writers replaced the index %d times, each time without %s: run again once they are done",
-				m.name, pv.addr, label, pv.tag, attempt, platformList(missing))
+			return fmt.Errorf("oci mirror %s: repository %s: %s: tag %q: writers that do not take the lock (tag %q: other tools, or tfmirror before it) replaced the index %d times, each time without %s: run again once they are done",
+				m.name, pv.addr, label, pv.tag, LockTag, attempt, platformList(missing))
 		}
 		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
 			return err
 		}
 	}
-}
-
-// sleepSettle waits, after a push and read back that took took, for a
-// concurrent writer's push to land: one that read the tag just before this
-// push landed needs about as long as this one took, twice that if it had
-// to fetch the index first. It waits two to four times took, at least
-// 50ms.
-func sleepSettle(ctx context.Context, took time.Duration) error {
-	took = max(took, 25*time.Millisecond)
-	return backends.Sleep(ctx, 2*took+rand.N(2*took))
 }
 
 // adopt reads the version's tag and, where another writer moved it since
