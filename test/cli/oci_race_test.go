@@ -19,11 +19,12 @@ import (
 
 // fourWriterRounds is how many rounds TestFourWritersIntoFreshOCIRepository
 // races four processes in CI. Before the repository lock, with the
-// registry's late pushes below, 12 of 30 rounds lost a package (so ten
-// rounds catch that race 99 times in 100); with it each round takes about
-// seven seconds, as writers take turns. TFMIRROR_OCI_RACE_ROUNDS=100 runs
-// the long mode (docs/oci-writers.md has the figures).
-const fourWriterRounds = 10
+// registry's late pushes below, 12 of 30 rounds lost a package (so eight
+// rounds catch that race 98 times in 100); with it each round takes 7 to
+// 17 seconds on a shared 2-core machine, as the writers take turns.
+// TFMIRROR_OCI_RACE_ROUNDS=100 runs the long mode (docs/oci-writers.md has
+// the figures).
+const fourWriterRounds = 8
 
 // tagPushDelay is the delay the registry adds to a tag's push in
 // TestFourWritersIntoFreshOCIRepository: up to 30 ms, and one time in three
