@@ -73,6 +73,12 @@ func (l *lockedBuffer) String() string {
 
 func newWorld(t *testing.T, faults registrytest.Faults, pol func(host string) *pull.Policy, zips map[string][]byte, more ...registrytest.Provider) *world {
 	t.Helper()
+	return newWorldTTL(t, time.Hour, faults, pol, zips, more...)
+}
+
+// newWorldTTL is newWorld whose upstream listings last ttl.
+func newWorldTTL(t *testing.T, ttl time.Duration, faults registrytest.Faults, pol func(host string) *pull.Policy, zips map[string][]byte, more ...registrytest.Provider) *world {
+	t.Helper()
 	w := &world{zips: zips, cache: t.TempDir(), spool: t.TempDir(), logs: &lockedBuffer{}}
 	w.reg = registrytest.NewWithOptions(t, registrytest.Options{Faults: faults}, append([]registrytest.Provider{{
 		Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{{Version: "1.0.0", Archives: zips}}}}, more...)...)
@@ -100,7 +106,7 @@ func newWorld(t *testing.T, faults registrytest.Faults, pol func(host string) *p
 		policy = pol(w.reg.Host())
 	}
 	w.m = pull.New(pull.Options{Cache: cache, Upstream: src, UpstreamName: "test registry", Policy: policy,
-		Logger: logger, Metrics: metrics, SpoolDir: w.spool, TTL: time.Hour, Audit: auditLog})
+		Logger: logger, Metrics: metrics, SpoolDir: w.spool, TTL: ttl, Audit: auditLog})
 	h := netmirror.NewHandler(w.m, logger, hashing.Options{})
 	h.Access = func(netmirror.Access) {}
 	w.srv = httptest.NewTLSServer(&pull.Server{Mirror: w.m, Next: h, Metrics: metrics, Access: pull.AccessLog(w.logs, true)})
@@ -395,5 +401,39 @@ func TestStopDrainsDownloadsInFlight(t *testing.T) {
 	w.waitIdle(t)
 	if got := w.cached(); len(got) != 1 {
 		t.Errorf("CACHE holds %v after the drain", got)
+	}
+}
+
+// When the upstream fails after its listing expired, the last listing is
+// served (stale, with a warning): the version document still lists the
+// platform CACHE does not hold; the one it holds downloads.
+func TestStaleListingWhileTheUpstreamFails(t *testing.T) {
+	zips := map[string][]byte{"linux_amd64": bigZip(t, "alpha", "1.0.0", "linux_amd64", 1000), "darwin_arm64": bigZip(t, "alpha", "1.0.0", "darwin_arm64", 1000)}
+	w := newWorldTTL(t, time.Millisecond, registrytest.Faults{}, nil, zips)
+	file := "terraform-provider-alpha_1.0.0_linux_amd64.zip"
+	resp, err := w.get(t, context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	w.waitIdle(t)
+	w.reg.Wrap(func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) })
+	})
+	// The handler reuses a listing for a moment (netmirror.ListingTTL):
+	// wait for the mirror to ask the upstream again, and fail.
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(w.logs.String(), "serving its listing of") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stale listing served after a minute:\n%s", w.logs)
+		}
+		if code, body := w.body(t, "1.0.0.json"); code != 200 || !strings.Contains(body, "darwin_arm64") || !strings.Contains(body, "linux_amd64") {
+			t.Fatalf("1.0.0.json with the upstream failing: %d %q", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, body := w.body(t, file); code != 200 || body != string(zips["linux_amd64"]) {
+		t.Errorf("the cached zip with the upstream failing: %d, %d bytes", code, len(body))
 	}
 }
