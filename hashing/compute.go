@@ -13,7 +13,7 @@ import (
 	"github.com/klauspost/compress/flate"
 	"golang.org/x/mod/sumdb/dirhash"
 
-	"github.com/tfmirror/tfmirror/regular"
+	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
 // ZipFile is a zip opened by OpenZip; Close closes the file.

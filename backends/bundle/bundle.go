@@ -18,7 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/regular"
+	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
 // The bundle's own files and format.

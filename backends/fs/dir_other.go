@@ -3,10 +3,11 @@
 package fs
 
 import (
-	"github.com/tfmirror/tfmirror/regular"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
 // listDir reads dir's entries, sorted by name, and gives the size of a

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tfmirror/tfmirror/regular"
+	"github.com/tfmirror/tfmirror/hashing/regular"
 	"golang.org/x/sys/unix"
 )
 

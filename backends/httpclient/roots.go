@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/regular"
+	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
 // LoadRoots returns the system pool plus the PEM certificates in caFile

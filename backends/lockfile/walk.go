@@ -19,7 +19,7 @@ import (
 // path it was reached by. An unreadable directory stops the walk with its
 // error.
 func Walk(root string, skip func(name string) bool, visit func(path string, d iofs.DirEntry) error) error {
-	w := walker{seen: map[dirID]bool{}, skip: skip, visit: visit}
+	w := walker{seen: map[string]bool{}, skip: skip, visit: visit}
 	fi, err := os.Stat(root)
 	if err != nil {
 		return err
@@ -30,22 +30,22 @@ func Walk(root string, skip func(name string) bool, visit func(path string, d io
 	return w.dir(root, fi)
 }
 
-type dirID struct{ dev, ino uint64 }
-
 type walker struct {
-	seen  map[dirID]bool
+	seen  map[string]bool // real paths of the directories entered
 	skip  func(string) bool
 	visit func(string, iofs.DirEntry) error
 }
 
 func (w *walker) dir(path string, fi iofs.FileInfo) error {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id := dirID{uint64(st.Dev), st.Ino}
-		if w.seen[id] {
-			return nil
-		}
-		w.seen[id] = true
+	// A directory is known by its real path, on every system.
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path
 	}
+	if w.seen[real] {
+		return nil
+	}
+	w.seen[real] = true
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return err

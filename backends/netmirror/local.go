@@ -12,7 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/regular"
+	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
 // A directory is served from its files. The documents are built from the

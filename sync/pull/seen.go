@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/regular"
+	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
 // SeenDir keeps first sightings in a directory CACHE, one JSON document

@@ -43,8 +43,8 @@ func imports(t *testing.T, pattern string) map[string][]string {
 	return m
 }
 
-// TestImportDirection: regular (opening only regular files) and hashing
-// are the leaves; backends know nothing of sync
+// TestImportDirection: hashing (with hashing/regular, opening only regular
+// files) is the leaf; backends know nothing of sync
 // or the front ends; sync knows no concrete kind of place and no front end.
 func TestImportDirection(t *testing.T) {
 	rules := []struct {
@@ -52,8 +52,7 @@ func TestImportDirection(t *testing.T) {
 		forbidden []string // import path prefixes, below the module
 		allowed   []string // exceptions to forbidden
 	}{
-		{"./regular/...", []string{""}, []string{"regular"}},
-		{"./hashing/...", []string{""}, []string{"hashing", "regular"}},
+		{"./hashing/...", []string{""}, []string{"hashing"}},
 		{"./backends/...", []string{"sync", "ui"}, nil},
 		{"./sync/...", []string{"ui", "backends/fs", "backends/netmirror", "backends/registry", "backends/oci", "backends/place",
 			"backends/modules/modfs", "backends/modules/modoci", "backends/modules/modplace", "backends/modules/fetch"}, nil},
@@ -124,5 +123,25 @@ func TestFunctionLength(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTopLevelIsFixed: the top level of the repository is fixed (the
+// brief's architecture); a new package goes under one of the layers.
+func TestTopLevelIsFixed(t *testing.T) {
+	allowed := map[string]bool{"main.go": true, "ui": true, "sync": true, "backends": true, "hashing": true,
+		"go.mod": true, "go.sum": true, "README.md": true, ".ci": true, "test": true, "bench": true, "docs": true,
+		".git": true, ".gitignore": true}
+	out, err := exec.Command("git", "-C", root(t), "ls-files").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		top, _, _ := strings.Cut(f, "/")
+		if !allowed[top] && !seen[top] {
+			seen[top] = true
+			t.Errorf("%s at the top level: the top level is main.go, ui/, sync/, backends/, hashing/, go.mod, go.sum, README.md, .ci/ (and test/, bench/, docs/); move it under a layer", top)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tfmirror/tfmirror/regular"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
 // Sentinel errors, wrapped with the package and the offending entry.

@@ -15,7 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/regular"
+	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
 // Record is the VERSION.json beside each zip.
