@@ -145,3 +145,25 @@ func TestTopLevelIsFixed(t *testing.T) {
 		}
 	}
 }
+
+// TestOneEngineBuilder: every command builds its engine through Env.engine
+// (ui/cli/env.go), so that what an engine is given (jobs, hashing options)
+// is decided once.
+func TestOneEngineBuilder(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root(t), "ui", "cli", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == "env.go" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "sync.NewEngine(") {
+			t.Errorf("%s builds an engine itself: use env.engine(ctx, jobs)", filepath.Base(f))
+		}
+	}
+}

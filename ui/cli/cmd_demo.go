@@ -9,7 +9,6 @@ import (
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/modplace"
 	"github.com/tfmirror/tfmirror/backends/place"
-	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui"
 	"github.com/tfmirror/tfmirror/ui/demo"
 )
@@ -103,7 +102,7 @@ func newDemoCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer closeModules()
-			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: sync.NewEngine(ctx, sync.Options{Jobs: jobs, Hashing: env.hashing()}), Modules: mods})
+			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: env.engine(ctx, jobs), Modules: mods})
 			if keep != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "the demo world is kept in %s\n", keep)
 			}

@@ -106,7 +106,7 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 	for _, p := range problems {
 		rep.Unavailable(p)
 	}
-	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), st.Mirror, false, rep, plans...)
+	sum := sync.Sync(ctx, env.engine(ctx, f.jobs), st.Mirror, false, rep, plans...)
 	if !f.json {
 		rep.Finish(sum)
 	}

@@ -182,7 +182,7 @@ func (ms *moduleSync) run(cmd *cobra.Command, env *Env, rep *report.SyncReporter
 	ctx := cmd.Context()
 	rep.Noun("modules")
 	tasks := sync.ModuleTasks(specs)
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
+	eng := env.engine(ctx, f.jobs)
 	sum := sync.RunTasks(ctx, eng, ms.reg.String(), ms.dst.String(), rep, tasks)
 	results := sync.ModuleResults(tasks)
 	for _, r := range results {

@@ -158,7 +158,7 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 	if err != nil {
 		return err
 	}
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()})
+	eng := env.engine(ctx, f.jobs)
 	rep := reporter(cmd, f.asJSON, true)
 	sum := sync.Sync(ctx, eng, dst, f.force, withAudit(rep, aud), plans...)
 	printWarnings(cmd, dst)

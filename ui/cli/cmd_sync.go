@@ -158,7 +158,7 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 		}
 		return closeAudit(cmd, aud, err)
 	}
-	sum := run.Finish(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}))
+	sum := run.Finish(ctx, env.engine(ctx, f.jobs))
 	rep.Finish(sum)
 	return closeAudit(cmd, aud, summaryErr(ctx, sum))
 }

@@ -265,7 +265,7 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	if !isTerminal(cmd) {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
 	}
-	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: sync.NewEngine(ctx, sync.Options{Jobs: u.jobs, Hashing: env.hashing()}), Modules: mods, Locks: locks})
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: env.engine(ctx, u.jobs), Modules: mods, Locks: locks})
 }
 
 // uiSelection is ui's selection and lock files; versioned is the
@@ -374,7 +374,7 @@ func runUISpec(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	if !isTerminal(cmd) {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror diff --spec or sync --spec")
 	}
-	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Spec: cfg, Engine: sync.NewEngine(ctx, sync.Options{Jobs: u.jobs, Hashing: env.hashing()})})
+	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Spec: cfg, Engine: env.engine(ctx, u.jobs)})
 }
 
 // isModulePlace reports whether arg opens as a module place.

@@ -49,6 +49,13 @@ type Env struct {
 	ociCreds  credentials.Store
 }
 
+// engine is the one engine of a command: jobs transfers at once, every
+// archive hashed under the global flags' options. Every command that moves
+// archives builds it here.
+func (env *Env) engine(ctx context.Context, jobs int) *sync.Engine {
+	return sync.NewEngine(ctx, sync.Options{Jobs: jobs, Hashing: env.hashing()})
+}
+
 func (env *Env) hashing() hashing.Options {
 	return hashing.Options{MaxUnpacked: env.maxUnpacked, AllHashes: env.allHashes}
 }

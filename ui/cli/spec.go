@@ -233,7 +233,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 			}
 		}
 		drep := reporter(cmd, f.asJSON, false)
-		sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: f.jobs, Hashing: env.hashing()}), dst, f.force, withAudit(drep, aud), plans...)
+		sum := sync.Sync(ctx, env.engine(ctx, f.jobs), dst, f.force, withAudit(drep, aud), plans...)
 		drep.FinishDestination(sum)
 		sums = append(sums, sum)
 		if ctx.Err() != nil {
