@@ -39,7 +39,7 @@ func newServeCmd(env *Env) *cobra.Command {
 			if err := checkServeFlags(addr, certFile, keyFile); err != nil {
 				return err
 			}
-			so := netmirror.ServeOptions{Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut, Hashing: env.hashing()}
+			so := netmirror.ServeOptions{Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut, Hashing: env.hashing(), Drain: pf.drain}
 			if pf.pullThrough() {
 				return servePullThrough(cmd, env, args[0], &pf, so)
 			}
@@ -118,7 +118,22 @@ Without --tls-cert/--tls-key a self-signed certificate is made for 127.0.0.1,
 in the temp directory; the path is printed). Clients trust it with
 SSL_CERT_FILE (set SSL_CERT_DIR to it as well), tfmirror with --ca-cert.
 
-One line per request goes to stderr. Ctrl-C or SIGTERM stops it gracefully.
+Pull-through (--upstream origin|PLACE): CACHE, any writable place, is served
+as above, and what it lacks is fetched from SOURCE the first time a client asks:
+once however many ask at once, streamed to them as it arrives, verified on the
+way (signed SHA256SUMS, --policy, --require-signature) and landed in CACHE with
+its provenance, as sync lands it; a zip that does not match is cut short and
+lands nothing. The listings merge what SOURCE offers with what CACHE holds, are
+reused for --listing-ttl and served stale while SOURCE fails. --spec FILE says
+what may be pulled through (provider blocks, allow/deny, versions, platforms,
+min_age: a version is offered once first seen that long ago); a refusal is a 404
+saying why. --offline serves CACHE alone. /healthz answers 200, /metrics the
+Prometheus text format; --audit FILE records landings and refusals. Several
+processes may share one bucket or OCI repository. See docs/pull-through.md.
+
+One line per request goes to stderr (--log-format json: one JSON object per
+line). Ctrl-C or SIGTERM stops it gracefully, letting requests in flight
+finish for --drain.
 Mirrors must be served at an https URL, and provider hostnames with a port do
 not work through network mirrors in either client.`
 
