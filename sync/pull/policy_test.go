@@ -1,9 +1,11 @@
 package pull_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/backends/trust"
+	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync/pull"
 	"github.com/tfmirror/tfmirror/sync/spec"
 )
@@ -137,5 +144,43 @@ provider "%[1]s/acme/alpha" {
 	}
 	if reasons != 4 {
 		t.Errorf("%d access log lines give a reason, want 4:\n%s", reasons, w.logs)
+	}
+}
+
+// With --require-signature, a version the upstream keeps no signature of
+// (a directory of zips) is refused: its version document and zips are
+// 404s saying why, and nothing is fetched into CACHE.
+func TestRequireSignatureRefusesUnsignedVersions(t *testing.T) {
+	upDir, cacheDir := t.TempDir(), t.TempDir()
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64"})
+	backendtest.WritePacked(t, upDir, seeds)
+	up, err := fs.Open(upDir, upDir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := fs.Open(cacheDir, cacheDir, fs.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := trust.Defaults(func(string) string { return "" })
+	tp.RequireSignature = true
+	m := pull.New(pull.Options{Cache: cache, UpstreamName: upDir, Trust: tp,
+		Upstream: func(context.Context, backends.Provider) (backends.Reader, error) { return up, nil }})
+	defer m.Close()
+	srv := httptest.NewTLSServer(&pull.Server{Mirror: m, Next: netmirror.NewHandler(m, nil, hashing.Options{})})
+	defer srv.Close()
+	for _, file := range []string{"1.0.0.json", "terraform-provider-alpha_1.0.0_linux_amd64.zip"} {
+		resp, err := srv.Client().Get(srv.URL + "/example.com/acme/alpha/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.Contains(string(b), "refused") || !strings.Contains(string(b), "signature") {
+			t.Errorf("%s of an unsigned version with --require-signature: %d %q", file, resp.StatusCode, b)
+		}
+	}
+	if left, _ := os.ReadDir(filepath.Join(cacheDir, "example.com")); len(left) != 0 {
+		t.Errorf("CACHE holds %v", left)
 	}
 }
