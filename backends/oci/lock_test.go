@@ -162,3 +162,19 @@ func TestHolderStopsWhenAnotherWriterTakesTheLock(t *testing.T) {
 	}
 	assertLockFree(ctx, t, reg, lockTestRepo)
 }
+
+// Removing nothing takes no lock: it asks the registry nothing (a lock
+// costs a claim and a second's wait).
+func TestRemovingNothingTakesNoLock(t *testing.T) {
+	t.Parallel()
+	reg := ocitest.New(t)
+	ctx := testCtx(t)
+	m := openTest(t, reg, testTemplate)
+	reg.ResetRequests()
+	if _, err := m.Remove(ctx, mustProvider(t, "example.com/acme/alpha"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if rs := reg.Requests(); len(rs) != 0 {
+		t.Errorf("removing nothing sent %d requests: %v", len(rs), rs)
+	}
+}

@@ -48,6 +48,9 @@ func (m *Mirror) Remove(ctx context.Context, p backends.Provider, as []backends.
 		}
 		byVersion[v] = append(byVersion[v], a)
 	}
+	if len(versions) == 0 {
+		return out, nil
+	}
 	sort.Strings(versions)
 	lk, err := m.lock(ctx, r, addr, p.String())
 	if err != nil {
