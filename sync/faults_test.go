@@ -520,6 +520,14 @@ func TestNetMirrorFaults(t *testing.T) {
 			check: requests("document", 1+httpclient.DefaultRetries)},
 		{name: "archive 404 is not retried", fault: only(isArchive, status(404)),
 			want: []string{"HTTP 404 Not Found"}, check: requests("archive", 2)},
+		// Tries do not multiply: the client tries each archive's request
+		// as its policy says (3 times), and the engine, allowed 5
+		// attempts a job, does not try again what the client tried to the
+		// end (it made 5 requests, and engine x client for documents).
+		{name: "archive 503 always, engine allowed 5 attempts", fault: only(isArchive, status(503)),
+			opts:  &sync.Options{Jobs: 2, Attempts: 5, Backoff: 10 * time.Millisecond},
+			want:  []string{pkg, "HTTP 503 Service Unavailable", "(3 attempts)"},
+			check: requests("archive", 2*(1+httpclient.DefaultRetries))},
 		{name: "connection reset mid-body once", fault: firstN(1, isArchive, resetMidBody)},
 		{name: "connection reset mid-body always", fault: only(isArchive, resetMidBody),
 			want: []string{pkg, "the connection broke after"}, check: requests("archive", 2*faultOpts.Attempts)},
