@@ -452,7 +452,7 @@ func hashAll(files []string) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if _, err := hashing.HashZip(f, hashing.Options{}); err != nil {
+			if _, err := hashing.ZipH1(f, hashing.Options{}); err != nil {
 				errs <- err
 			}
 		}()

@@ -71,12 +71,12 @@ func (o Options) maxUnpacked() int64 {
 	return o.MaxUnpacked
 }
 
-// HashZip computes the h1: hash of a zip file with exactly the semantics of
+// ZipH1 computes the h1: hash of a zip file with exactly the semantics of
 // dirhash.HashZip, which the clients use: every entry (directory entries
 // included) under its raw name. It streams each entry; memory use does not
 // grow with the zip. Deflate is read with klauspost/compress, which is faster
 // than the standard library and gives the same bytes.
-func HashZip(path string, opts Options) (Hash, error) {
+func ZipH1(path string, opts Options) (Hash, error) {
 	real, err := filepath.EvalSymlinks(path)
 	switch {
 	case err == nil:
@@ -116,7 +116,7 @@ func HashZip(path string, opts Options) (Hash, error) {
 	return Hash(h), nil
 }
 
-// CheckZip reads a zip's central directory, as HashZip would first: a
+// CheckZip reads a zip's central directory, as ZipH1 would first: a
 // file that is no zip fails without anything being inflated.
 func CheckZip(path string) error {
 	z, err := OpenZip(path)
@@ -126,7 +126,7 @@ func CheckZip(path string) error {
 	return z.Close()
 }
 
-// ZipError is a zip HashZip could not read through: Path is the file, Err
+// ZipError is a zip ZipH1 could not read through: Path is the file, Err
 // what went wrong in it. Callers that hashed a copy (a staging file) name
 // the original instead of Path.
 type ZipError struct {
@@ -137,9 +137,9 @@ type ZipError struct {
 func (e *ZipError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *ZipError) Unwrap() error { return e.Err }
 
-// HashDir computes the h1: hash of an unpacked package directory, exactly as
+// DirH1 computes the h1: hash of an unpacked package directory, exactly as
 // the clients do (symlinks resolved, then dirhash.HashDir with no prefix).
-func HashDir(dir string) (Hash, error) {
+func DirH1(dir string) (Hash, error) {
 	dir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return "", err
@@ -167,8 +167,8 @@ func opensUnresolved(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// HashZipFile computes the zh: hash of a file by streaming it.
-func HashZipFile(path string) (Hash, error) {
+// ZipZH computes the zh: hash of a file by streaming it.
+func ZipZH(path string) (Hash, error) {
 	f, err := regular.Open(path)
 	if err != nil {
 		return "", err
@@ -188,7 +188,7 @@ func HashPath(path string, opts Options) (Sums, error) {
 		return Sums{}, err
 	}
 	if fi.IsDir() {
-		h1, err := HashDir(path)
+		h1, err := DirH1(path)
 		return Sums{H1: h1}, err
 	}
 	return HashZipSums(path, true, opts)

@@ -8,6 +8,6 @@
 // klauspost's and the standard library's on executables. It is only an
 // accelerator: an entry it cannot decode, or whose sizes and CRC-32 the
 // central directory does not confirm, makes Stream hash the file with
-// HashZip (klauspost's inflater, the standard library's bytes and errors),
+// ZipH1 (klauspost's inflater, the standard library's bytes and errors),
 // so every value and every error is dirhash.HashZip's.
 package hashing

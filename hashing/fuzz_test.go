@@ -33,6 +33,6 @@ func FuzzHashZip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(t.TempDir(), "f.zip")
 		os.WriteFile(p, b, 0o644)
-		hashing.HashZip(p, hashing.Options{MaxUnpacked: 16 << 20})
+		hashing.ZipH1(p, hashing.Options{MaxUnpacked: 16 << 20})
 	})
 }

@@ -147,7 +147,7 @@ func SortUnique(hs []Hash) []Hash {
 
 // Sums are the hashes computed locally for one package.
 type Sums struct {
-	H1 Hash // dirhash Hash1 of the zip (HashZip) or directory (HashDir)
+	H1 Hash // dirhash Hash1 of the zip (ZipH1) or directory (DirH1)
 	ZH Hash // SHA-256 of the zip; empty for an unpacked directory
 }
 

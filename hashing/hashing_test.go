@@ -29,12 +29,12 @@ func TestSpecVectorDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "terraform-provider-null"), []byte(nullPlaceholder), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h, err := hashing.HashDir(dir)
+	h, err := hashing.DirH1(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h != "h1:qjsREM4DqEWECD43FcPqddZ9oxCG+IaMTxvWPciS05g=" {
-		t.Fatalf("HashDir = %s", h)
+		t.Fatalf("DirH1 = %s", h)
 	}
 	// A zip holding the same single entry has the same h1: whatever its
 	// compression (spec: provider-null_2.1.0_linux_amd64.zip).
@@ -62,7 +62,7 @@ func TestSpecVectorDirectory(t *testing.T) {
 func sha256Of(b []byte) []byte { s := sha256.Sum256(b); return s[:] }
 
 func TestEmptyPackageHash(t *testing.T) {
-	h, err := hashing.HashDir(t.TempDir())
+	h, err := hashing.DirH1(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestZipDirectoryEntriesCount(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
 	os.WriteFile(filepath.Join(dir, "sub", "f"), body, 0o644)
-	d, _ := hashing.HashDir(dir)
+	d, _ := hashing.DirH1(dir)
 	if d != a {
 		t.Fatalf("dir h1 %s != plain zip h1 %s", d, a)
 	}
@@ -95,7 +95,7 @@ func hashZipBytes(t *testing.T, b []byte) hashing.Hash {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "x.zip")
 	os.WriteFile(p, b, 0o644)
-	h, err := hashing.HashZip(p, hashing.Options{})
+	h, err := hashing.ZipH1(p, hashing.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,16 +144,16 @@ func TestBadZips(t *testing.T) {
 	for name, b := range cases {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, b, 0o644)
-		_, err := hashing.HashZip(p, hashing.Options{})
+		_, err := hashing.ZipH1(p, hashing.Options{})
 		if err == nil {
-			t.Errorf("%s: HashZip succeeded", name)
+			t.Errorf("%s: ZipH1 succeeded", name)
 			continue
 		}
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: error does not name the file: %v", name, err)
 		}
 		// zh: of any file is still its sha256.
-		zh, err := hashing.HashZipFile(p)
+		zh, err := hashing.ZipZH(p)
 		if err != nil || zh != hashing.ZipHashFromSHA256(sha256Of(b)) {
 			t.Errorf("%s: zh = %s, %v", name, zh, err)
 		}
@@ -168,11 +168,11 @@ func TestZipBombCapped(t *testing.T) {
 	bomb := backendtest.Zip(t, backendtest.Entry{Name: "terraform-provider-bomb", Body: make([]byte, 64<<20)})
 	p := filepath.Join(t.TempDir(), "bomb.zip")
 	os.WriteFile(p, bomb, 0o644)
-	_, err := hashing.HashZip(p, hashing.Options{MaxUnpacked: 1 << 20})
+	_, err := hashing.ZipH1(p, hashing.Options{MaxUnpacked: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "unpacks to more than the allowed size") {
 		t.Fatalf("err = %v, want a size cap error", err)
 	}
-	if _, err := hashing.HashZip(p, hashing.Options{MaxUnpacked: -1}); err != nil {
+	if _, err := hashing.ZipH1(p, hashing.Options{MaxUnpacked: -1}); err != nil {
 		t.Fatalf("uncapped: %v", err)
 	}
 }
@@ -184,9 +184,9 @@ func TestSymlinkedDirectory(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip(err)
 	}
-	h, err := hashing.HashDir(link)
+	h, err := hashing.DirH1(link)
 	if err != nil || h != "h1:qjsREM4DqEWECD43FcPqddZ9oxCG+IaMTxvWPciS05g=" {
-		t.Fatalf("HashDir through a symlink = %s, %v", h, err)
+		t.Fatalf("DirH1 through a symlink = %s, %v", h, err)
 	}
 }
 
@@ -305,7 +305,7 @@ func TestHashZipOfAnOpenFileWithoutAName(t *testing.T) {
 	if err := os.WriteFile(path, backendtest.ProviderZip(t, pkg, ""), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want, err := hashing.HashZip(path, hashing.Options{})
+	want, err := hashing.ZipH1(path, hashing.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,13 +315,13 @@ func TestHashZipOfAnOpenFileWithoutAName(t *testing.T) {
 	}
 	defer f.Close()
 	os.Remove(path)
-	got, err := hashing.HashZip(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), hashing.Options{})
+	got, err := hashing.ZipH1(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), hashing.Options{})
 	if err != nil || got != want {
-		t.Fatalf("HashZip of the deleted file = %s, %v; want %s", got, err, want)
+		t.Fatalf("ZipH1 of the deleted file = %s, %v; want %s", got, err, want)
 	}
 	dangling := filepath.Join(dir, "dangling.zip")
 	os.Symlink(path, dangling)
-	if _, err := hashing.HashZip(dangling, hashing.Options{}); err == nil {
-		t.Fatal("HashZip of a link to nothing succeeded")
+	if _, err := hashing.ZipH1(dangling, hashing.Options{}); err == nil {
+		t.Fatal("ZipH1 of a link to nothing succeeded")
 	}
 }

@@ -18,7 +18,7 @@ import (
 // carries the length or distance base and its extra bits, and copies matches
 // a word at a time into a flat buffer that is hashed a chunk at a time. Its
 // errors are never reported as they are: a stream it cannot decode is one
-// the stream did not follow, and HashZip (klauspost's inflater, whose
+// the stream did not follow, and ZipH1 (klauspost's inflater, whose
 // output and errors are the standard library's) decides what it is. What it
 // decodes without error is byte for byte what compress/flate decodes, and it
 // consumes exactly the bytes compress/flate consumes (FuzzInflate).
@@ -32,7 +32,7 @@ func inflate(br *bufio.Reader, w io.Writer, limit int64) (n int64, err error) {
 	}()
 	defer func() {
 		// A decoder fault on hostile input is a stream not followed,
-		// never a crash: HashZip reads the file instead.
+		// never a crash: ZipH1 reads the file instead.
 		if r := recover(); r != nil {
 			n, err = d.written, errInflate
 		}

@@ -164,7 +164,7 @@ func compareInflate(t testing.TB, name string, data []byte) {
 	for _, size := range []int{16, 64 << 10} {
 		got, err, read := ourInflate(data, size, whole, 64<<20)
 		if err != nil {
-			continue // refused: HashZip decides
+			continue // refused: ZipH1 decides
 		}
 		if werr != nil {
 			t.Fatalf("%s: decoded %d bytes of what compress/flate refuses (%v)", name, len(got), werr)

@@ -22,9 +22,9 @@ import (
 // What the local headers say is only a claim: H1 checks every entry against
 // the zip's central directory (which the clients' dirhash.HashZip reads),
 // and hashes the file itself wherever the stream cannot vouch for exactly
-// what HashZip would read (data descriptors it cannot place, other
+// what ZipH1 would read (data descriptors it cannot place, other
 // compression methods, duplicate names, a prefix before the zip...), so its
-// value and its errors are always HashZip's.
+// value and its errors are always ZipH1's.
 type Stream struct {
 	zh   hash.Hash // nil when the caller has zh: from elsewhere
 	n    int64
@@ -95,16 +95,16 @@ func (s *Stream) Close() {
 
 // H1 returns the h1: of the zip whose bytes were written, which path now
 // holds: from the entries followed on the stream where the central
-// directory agrees with every one, else by HashZip(path).
+// directory agrees with every one, else by ZipH1(path).
 func (s *Stream) H1(path string) (Hash, error) {
 	if h, ok := s.FollowedH1(path); ok {
 		return h, nil
 	}
-	return HashZip(path, s.opts)
+	return ZipH1(path, s.opts)
 }
 
 // FollowedH1 is H1 when the stream could vouch for every entry; ok is
-// false when only HashZip(path) can say (which reads the whole file).
+// false when only ZipH1(path) can say (which reads the whole file).
 func (s *Stream) FollowedH1(path string) (h Hash, ok bool) {
 	s.Close()
 	if s.follow == nil || s.follow.lost {
@@ -247,7 +247,7 @@ func (f *follower) entry(br *bufio.Reader, pos func() int64) error {
 	} else {
 		// inflate leaves br where the deflate stream ends, and stops
 		// beyond the budget, so a zip bomb costs no more here than
-		// HashZip's own cap.
+		// ZipH1's own cap.
 		n, err = inflate(br, w, f.budget)
 	}
 	if err != nil {
@@ -255,7 +255,7 @@ func (f *follower) entry(br *bufio.Reader, pos func() int64) error {
 	}
 	if f.budget >= 0 {
 		if f.budget -= n; f.budget < 0 {
-			return ErrTooLarge // HashZip says so, naming the entry
+			return ErrTooLarge // ZipH1 says so, naming the entry
 		}
 	}
 	e.csize, e.usize, e.crc = uint64(pos()-start), uint64(n), crc.Sum32()

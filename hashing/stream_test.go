@@ -133,7 +133,7 @@ func sha256Of(b []byte) []byte { s := sha256.Sum256(b); return s[:] }
 
 // What the local headers claim is checked against the central directory:
 // a local header whose data differs from what the central directory
-// describes (a different CRC, another entry's name) gives HashZip's
+// describes (a different CRC, another entry's name) gives ZipH1's
 // answer, never the stream's.
 func TestStreamDistrustsLocalHeaders(t *testing.T) {
 	good := buildZip(t, nil, zipEntry{name: "aaaa", body: []byte("first body"), method: zip.Store, raw: true}, zipEntry{name: "bbbb", body: []byte("other body"), method: zip.Store, raw: true})
@@ -150,7 +150,7 @@ func TestStreamDistrustsLocalHeaders(t *testing.T) {
 	_, wantErr := zipH1(t, badCRC)
 	_, _, followed, err := streamZip(t, badCRC, Options{})
 	if wantErr == nil || err == nil || followed {
-		t.Errorf("central CRC mismatch: stream err %v (followed %v), HashZip err %v", err, followed, wantErr)
+		t.Errorf("central CRC mismatch: stream err %v (followed %v), ZipH1 err %v", err, followed, wantErr)
 	}
 
 	swapped := bytes.Clone(good) // the data of the first entry changes after its header
@@ -158,7 +158,7 @@ func TestStreamDistrustsLocalHeaders(t *testing.T) {
 	want, wantErr := zipH1(t, swapped)
 	got, _, _, err := streamZip(t, swapped, Options{})
 	if got != want || (err == nil) != (wantErr == nil) {
-		t.Errorf("changed data: %s, %v; HashZip %s, %v", got, err, want, wantErr)
+		t.Errorf("changed data: %s, %v; ZipH1 %s, %v", got, err, want, wantErr)
 	}
 }
 
@@ -170,7 +170,7 @@ func mustH1(t *testing.T, b []byte) Hash {
 	return h
 }
 
-// The stream honours the unpacked-size cap as HashZip does: a zip bomb ends
+// The stream honours the unpacked-size cap as ZipH1 does: a zip bomb ends
 // with ErrTooLarge.
 func TestStreamCapped(t *testing.T) {
 	bomb := buildZip(t, nil, zipEntry{name: "bomb", body: make([]byte, 8<<20), method: zip.Deflate})
@@ -193,7 +193,7 @@ func FuzzStream(f *testing.F) {
 		want, wantErr := zipH1(t, b)
 		got, _, _, err := streamZip(t, b, Options{MaxUnpacked: -1})
 		if (err == nil) != (wantErr == nil) || got != want {
-			t.Fatalf("stream %s, %v; HashZip %s, %v", got, err, want, wantErr)
+			t.Fatalf("stream %s, %v; ZipH1 %s, %v", got, err, want, wantErr)
 		}
 	})
 }

@@ -156,7 +156,7 @@ func (e mismatchError) Error() string { return string(e) }
 func (e mismatchError) Unwrap() error { return ErrHashMismatch }
 
 // Verify checks sums against every piece of evidence. For a zip, h1: is
-// compared with HashZip's value and zh: with the file's SHA-256, as the
+// compared with ZipH1's value and zh: with the file's SHA-256, as the
 // clients compare them. For an unpacked directory (sums.ZH empty) zh: hashes
 // cannot be checked and are reported as such, never as a match.
 func Verify(sums Sums, evidence ...Evidence) Result {

@@ -378,7 +378,7 @@ func compare(ctx context.Context, src backends.Reader, a, d backends.Archive, ds
 		// A source that states nothing (a hand-made filesystem mirror) is
 		// compared by content: its zip's SHA-256 is cheap to take in place.
 		if lp, ok := src.(backends.LocalPather); ok {
-			zh, err := hashing.HashZipFile(lp.LocalPath(a))
+			zh, err := hashing.ZipZH(lp.LocalPath(a))
 			if err != nil {
 				return item, fmt.Errorf("source %s: %s: %w", src, a.Package, err)
 			}

@@ -326,7 +326,7 @@ func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backend
 	if sourceHashes {
 		var ok bool
 		if sums.ZH, ok = hr.ZipHash(); !ok {
-			if sums.ZH, err = hashing.HashZipFile(st.Path()); err != nil {
+			if sums.ZH, err = hashing.ZipZH(st.Path()); err != nil {
 				return hashing.Sums{}, n, t.opErr("hash", "destination", t.Dst.String(), err)
 			}
 		}
@@ -356,7 +356,7 @@ func (t Transfer) h1(ctx context.Context, env Env, s *hashing.Stream, path strin
 	if err != nil {
 		return "", err
 	}
-	h1, err := hashing.HashZip(path, env.Hashing)
+	h1, err := hashing.ZipH1(path, env.Hashing)
 	release()
 	if err != nil {
 		return "", t.opErr("hash", "source", t.Src.String(), unusableZip(t.Src, t.Archive, err))

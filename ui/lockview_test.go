@@ -76,7 +76,7 @@ func lockWorld(t *testing.T) (cfg Config, mirrorDir string) {
 	}
 	for _, s := range v110 {
 		if s.Package.Platform.String() != "windows_amd64" {
-			h1, err := hashing.HashZip(filepath.Join(originDir, "example.com", "acme", "alpha", s.Package.Filename()), hashing.Options{})
+			h1, err := hashing.ZipH1(filepath.Join(originDir, "example.com", "acme", "alpha", s.Package.Filename()), hashing.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

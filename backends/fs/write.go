@@ -312,7 +312,7 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 	if !errors.Is(err, iofs.ErrExist) {
 		return s.fail(err)
 	}
-	existing, err := hashing.HashZipFile(s.target)
+	existing, err := hashing.ZipZH(s.target)
 	switch {
 	case err == nil && existing == sums.ZH:
 		s.m.landed.Record(s.target, sums)
@@ -532,13 +532,13 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	}
 	if sums.H1 == "" {
 		// The transfer needed no h1:; comparing with a directory does.
-		h1, err := hashing.HashZip(s.path, s.m.opts.Hashing)
+		h1, err := hashing.ZipH1(s.path, s.m.opts.Hashing)
 		if err != nil {
 			return s.fail(err)
 		}
 		sums.H1 = h1
 	}
-	if h1, err := hashing.HashDir(target); err == nil && h1 == sums.H1 {
+	if h1, err := hashing.DirH1(target); err == nil && h1 == sums.H1 {
 		return s.Abort()
 	}
 	if !force {

@@ -57,7 +57,7 @@ func TestLargeArchiveLandsWhole(t *testing.T) {
 	if err != nil || len(as) != 1 {
 		t.Fatalf("listing: %v %v", as, err)
 	}
-	want, _ := hashing.HashZipFile(filepath.Join(dir, "example.com/acme/alpha", pkg.Filename()))
+	want, _ := hashing.ZipZH(filepath.Join(dir, "example.com/acme/alpha", pkg.Filename()))
 	if len(as[0].Evidence) == 0 || !hashing.Verify(sums, as[0].Evidence...).Verified() || sums.ZH != want {
 		t.Fatalf("listed %+v, want the landed bytes' %s", as[0].Evidence, want)
 	}

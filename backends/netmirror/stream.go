@@ -236,7 +236,7 @@ func (h *Handler) addH1(sums *hashing.Sums, spool *os.File, withH1 bool) error {
 	if err := spool.Close(); err != nil {
 		return err
 	}
-	h1, err := hashing.HashZip(spool.Name(), h.opts)
+	h1, err := hashing.ZipH1(spool.Name(), h.opts)
 	sums.H1 = h1
 	return err
 }

@@ -274,7 +274,7 @@ func (s *Staged) layer(sums hashing.Sums) (ocispec.Descriptor, error) {
 		size = fi.Size()
 	}
 	if sums.ZH == "" {
-		zh, err := hashing.HashZipFile(s.path)
+		zh, err := hashing.ZipZH(s.path)
 		if err != nil {
 			return ocispec.Descriptor{}, s.errorf("%v", err)
 		}
@@ -372,7 +372,7 @@ func (e *IntegrityError) Unwrap() error { return hashing.ErrHashMismatch }
 // before a blob the registry holds is taken for a zip staged from a file.
 func (s *Staged) checkFile(desc ocispec.Descriptor, refused bool) error {
 	stated, _ := zipHash(desc.Digest)
-	actual, err := hashing.HashZipFile(s.path)
+	actual, err := hashing.ZipZH(s.path)
 	if err != nil {
 		return s.errorf("%v", err)
 	}

@@ -43,7 +43,7 @@ func h1Of(t *testing.T, b []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "a.zip")
 	os.WriteFile(p, b, 0o644)
-	h, err := hashing.HashZip(p, hashing.Options{})
+	h, err := hashing.ZipH1(p, hashing.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func TestTerraformLockMatchesProvidersLock(t *testing.T) {
 	}
 	for _, typ := range []string{"alpha", "beta"} {
 		for _, plat := range lockPlatforms {
-			zh, err := hashing.HashZipFile(mirrorZip(mirror, typ, "1.2.0", plat))
+			zh, err := hashing.ZipZH(mirrorZip(mirror, typ, "1.2.0", plat))
 			if err != nil {
 				t.Fatal(err)
 			}

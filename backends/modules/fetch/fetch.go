@@ -138,7 +138,7 @@ func (b *Builder) pack(ctx context.Context, tree string) (*modules.Package, erro
 	if err := out.Close(); err != nil {
 		return nil, err
 	}
-	h1, err := hashing.HashZip(out.Name(), b.opts.Hashing)
+	h1, err := hashing.ZipH1(out.Name(), b.opts.Hashing)
 	if err != nil {
 		return nil, fmt.Errorf("hashing the packed zip: %w", err)
 	}

@@ -667,7 +667,7 @@ func zipH1(zb []byte) string {
 	if cerr := f.Close(); err != nil || cerr != nil {
 		return ""
 	}
-	h, err := hashing.HashZip(f.Name(), hashing.Options{})
+	h, err := hashing.ZipH1(f.Name(), hashing.Options{})
 	if err != nil {
 		return ""
 	}

@@ -26,10 +26,10 @@ func LockedFromFile(f *lockfile.File, source string) map[backends.Provider]Locke
 
 // LockSums are the hashes `providers lock` records for one package.
 type LockSums struct {
-	// Unpacked is the h1: of the package as unpacked (HashDir), which is
+	// Unpacked is the h1: of the package as unpacked (DirH1), which is
 	// what the clients record and re-check in their cache.
 	Unpacked hashing.Hash
-	// Zip holds the zip's h1: (HashZip, what the clients check a zip with)
+	// Zip holds the zip's h1: (ZipH1, what the clients check a zip with)
 	// and zh:; it is zero for an unpacked directory.
 	Zip hashing.Sums
 }
@@ -53,7 +53,7 @@ func PackageLockHashes(ctx context.Context, r backends.Reader, a backends.Archiv
 			return LockSums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
 		}
 		if fi.IsDir() {
-			h1, err := hashing.HashDir(p)
+			h1, err := hashing.DirH1(p)
 			if err != nil {
 				return LockSums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
 			}
@@ -121,14 +121,14 @@ func zipLockSums(zipPath string, opts hashing.Options) (LockSums, error) {
 	if err := hashing.Extract(zipPath, dir, opts); err != nil {
 		return LockSums{}, err
 	}
-	h1, err := hashing.HashDir(dir)
+	h1, err := hashing.DirH1(dir)
 	if err != nil {
 		return LockSums{}, err
 	}
 	return LockSums{Unpacked: h1, Zip: sums}, nil
 }
 
-// unpacksAsIs reports whether HashZip of the zip equals HashDir of its
+// unpacksAsIs reports whether ZipH1 of the zip equals DirH1 of its
 // extraction: no directory entries, no duplicate names, every name a clean
 // relative slash path.
 func unpacksAsIs(zipPath string) (bool, error) {

@@ -257,7 +257,7 @@ func TestUpdateLockMovesVersion(t *testing.T) {
 	}
 }
 
-// A zip with directory entries has a HashZip h1 that differs from its
+// A zip with directory entries has a ZipH1 h1 that differs from its
 // unpacked h1; the lock gets the unpacked one (what the clients record).
 func TestUpdateLockZipWithDirectoryEntries(t *testing.T) {
 	ctx := chkCtx(t)
@@ -278,7 +278,7 @@ func TestUpdateLockZipWithDirectoryEntries(t *testing.T) {
 	if err := hashing.Extract(zipPath(dir, "example.com/acme/alpha", "1.0.0", "linux_amd64"), unpacked, hashing.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	dirH1, err := hashing.HashDir(unpacked)
+	dirH1, err := hashing.DirH1(unpacked)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestUpdateLockZipWithDirectoryEntries(t *testing.T) {
 	}
 
 	// A lock with only that h1 fails a packed install (the clients check a
-	// zip with HashZip), and check says why.
+	// zip with ZipH1), and check says why.
 	onlyH1 := map[backends.Provider]sync.Locked{l.Addr: {Version: l.Version, Hashes: []hashing.Hash{dirH1}, Source: "lock.hcl"}}
 	fs, err := sync.CheckLock(ctx, m, onlyH1, sync.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64")})
 	if err != nil || len(fs) != 1 {
