@@ -23,6 +23,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=bench/out
 mkdir -p "$OUT"
+# Everything below is also kept in bench/out/report.txt, and written into
+# docs/performance-report.md at the end, which docs/performance.md reads.
+{
 echo "machine: $(nproc) cores, $(uname -sr), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 gotest() { # gotest PKG BENCH FILE
@@ -68,3 +71,14 @@ if command -v tmux >/dev/null; then
 else
   echo "  skipped: tmux is not installed (apt-get install -y tmux)"
 fi
+} 2>&1 | tee "$OUT/report.txt"
+{
+  echo "# Performance report"
+  echo
+  echo "The last full run of \`bash bench/report.sh\` ($(date -u +%Y-%m-%d), ROUNDS=${ROUNDS:-1} RUNS=${RUNS:-1}), as it printed it;"
+  echo "[performance.md](performance.md) says what each figure is compared with and why."
+  echo
+  echo '```text'
+  cat "$OUT/report.txt"
+  echo '```'
+} >docs/performance-report.md
