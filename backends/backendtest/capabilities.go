@@ -73,6 +73,7 @@ var Capabilities = []Capability{
 	{Name: "ProvenanceLister", Case: "ProvenanceLister", Has: is[backends.ProvenanceLister], run: provenanceLister},
 	{Name: "StatedHashLister", Case: "StatedHashes", Has: is[backends.StatedHashLister], run: statedHashes},
 	{Name: "SignedHashLister", Case: "SignedHashes", Has: is[backends.SignedHashLister], run: signedHashes},
+	{Name: "NoteKeeper", Case: "NoteKeeper", Has: is[backends.NoteKeeper], run: noteKeeper},
 	{Name: "Auditor", Case: "Audit", Has: is[backends.Auditor], run: audit},
 	{Name: "Lister", Case: "Lister", Has: is[backends.Lister], run: func(t *testing.T, pl Place) {
 		listerAgrees(t, pl, func(ctx context.Context, r backends.Reader, p backends.Provider, _ []backends.Version) ([]backends.Archive, error) {

@@ -257,3 +257,71 @@ func provenanceLister(t *testing.T, pl Place) {
 		}
 	}
 }
+
+// noteKeeper: a note that is not there reads as nil; two writers of one
+// place (two instances) each add lines to one note at once, and it ends
+// holding every line either added (neither update lost); an update that
+// fails leaves the note as it was.
+func noteKeeper(t *testing.T, pl Place) {
+	ctx := context.Background()
+	open := pl.Empty(t)
+	const name, each = "conformance/first-seen", 5
+	writers := [2]backends.NoteKeeper{open(t).(backends.NoteKeeper), open(t).(backends.NoteKeeper)}
+	var wg gosync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range each {
+				err := writers[i].UpdateNote(ctx, name, func(old []byte) ([]byte, error) {
+					return append(slices.Clone(old), fmt.Sprintf("writer %d line %d\n", i, n)...), nil
+				})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	read := func() []byte {
+		t.Helper()
+		got = nil
+		err := open(t).(backends.NoteKeeper).UpdateNote(ctx, name, func(old []byte) ([]byte, error) {
+			got = slices.Clone(old)
+			return old, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	lines := strings.Split(strings.TrimSuffix(string(read()), "\n"), "\n")
+	slices.Sort(lines)
+	var want []string
+	for i := range 2 {
+		for n := range each {
+			want = append(want, fmt.Sprintf("writer %d line %d", i, n))
+		}
+	}
+	if !slices.Equal(lines, want) {
+		t.Fatalf("after two writers added %d lines each, the note holds\n  %s\nwant\n  %s", each, strings.Join(lines, "\n  "), strings.Join(want, "\n  "))
+	}
+	before := read()
+	refused := errors.New("refused")
+	if err := writers[0].UpdateNote(ctx, name, func(old []byte) ([]byte, error) { return []byte("lost"), refused }); !errors.Is(err, refused) {
+		t.Fatalf("an update that fails: err = %v, want its error", err)
+	}
+	if after := read(); !bytes.Equal(after, before) {
+		t.Fatalf("an update that failed changed the note to %q", after)
+	}
+	none := []byte("unset")
+	if err := writers[1].UpdateNote(ctx, "conformance/none", func(old []byte) ([]byte, error) { none = old; return nil, refused }); !errors.Is(err, refused) || none != nil {
+		t.Fatalf("a note that is not there reads as %q (%v), want nil", none, err)
+	}
+}
