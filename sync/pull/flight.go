@@ -27,12 +27,29 @@ type flight struct {
 	spool *os.File
 	name  string // the spool's name, where it could not be unlinked at once
 
+	// ready is closed once the upstream's stream is open (or the fetch
+	// failed first): hashes then says whether that stream hashes what it
+	// sends (backends.HashingReader), so the readers need not.
+	ready     chan struct{}
+	readyOnce gosync.Once
+	hashes    bool
+
 	mu       gosync.Mutex
 	wake     chan struct{} // closed and replaced whenever the state changes
 	n        int64         // bytes in the spool
 	complete bool          // the upstream's stream ended, n bytes long
+	zh       hashing.Hash  // what the upstream's stream says it hashed, once complete
 	err      error         // the fetch failed
 	refs     int           // readers, and the fetch itself
+}
+
+// opened records whether the upstream's stream hashes what it sends, the
+// first time it is opened (or fails).
+func (f *flight) opened(hashes bool) {
+	f.readyOnce.Do(func() {
+		f.hashes = hashes
+		close(f.ready)
+	})
 }
 
 func newFlight(dir string, key backends.PackageKey) (*flight, error) {
@@ -40,7 +57,7 @@ func newFlight(dir string, key backends.PackageKey) (*flight, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spooling %s: %w", key.Provider, err)
 	}
-	fl := &flight{key: key, spool: f, wake: make(chan struct{}), refs: 1}
+	fl := &flight{key: key, spool: f, wake: make(chan struct{}), ready: make(chan struct{}), refs: 1}
 	if os.Remove(f.Name()) != nil {
 		fl.name = f.Name() // a system that cannot unlink an open file
 	}
@@ -84,20 +101,22 @@ func (f *flight) put(off int64, b []byte) error {
 	return nil
 }
 
-// ended records that the upstream's stream ended after n bytes.
-func (f *flight) ended(n int64) error {
+// ended records that the upstream's stream ended after n bytes, and the
+// zh: it says it hashed ("" where it does not hash).
+func (f *flight) ended(n int64, zh hashing.Hash) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if n != f.n {
 		return backends.Permanent(fmt.Errorf("the upstream sent %d bytes on a retry, %d before", n, f.n))
 	}
-	f.complete = true
+	f.complete, f.zh = true, zh
 	f.changed()
 	return nil
 }
 
 // fail ends the readers' streams with err (the first failure stands).
 func (f *flight) fail(err error) {
+	f.opened(false)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err == nil {
@@ -134,14 +153,35 @@ func (f *flight) reader(ctx context.Context) io.ReadCloser {
 	return &flightReader{f: f, ctx: ctx}
 }
 
+// flightReader is a client's stream of a flight's spool. It is a
+// backends.HashingReader: its zh: is the one the upstream's stream
+// computed of the very bytes the spool holds (an origin registry's, which
+// authenticates them), or, from an upstream that does not hash, its own of
+// the bytes it read; the server need not hash them again.
 type flightReader struct {
-	f    *flight
-	ctx  context.Context
-	off  int64
-	once gosync.Once
+	f       *flight
+	ctx     context.Context
+	off     int64
+	started bool
+	h       *hashing.ZipHasher // nil where the upstream hashes
+	eof     bool
+	once    gosync.Once
 }
 
+var _ backends.HashingReader = (*flightReader)(nil)
+
 func (r *flightReader) Read(p []byte) (int, error) {
+	if !r.started {
+		select {
+		case <-r.f.ready:
+		case <-r.ctx.Done():
+			return 0, r.ctx.Err()
+		}
+		r.started = true
+		if !r.f.hashes {
+			r.h = hashing.NewZipHasher()
+		}
+	}
 	for {
 		r.f.mu.Lock()
 		n, complete, err, wake := r.f.n, r.f.complete, r.f.err, r.f.wake
@@ -152,11 +192,15 @@ func (r *flightReader) Read(p []byte) (int, error) {
 		case r.off < n:
 			k, err := r.f.spool.ReadAt(p[:min(int64(len(p)), n-r.off)], r.off)
 			r.off += int64(k)
+			if r.h != nil {
+				r.h.Write(p[:k])
+			}
 			if err == io.EOF {
 				err = nil
 			}
 			return k, err
 		case complete:
+			r.eof = true
 			return 0, io.EOF
 		}
 		select {
@@ -165,6 +209,19 @@ func (r *flightReader) Read(p []byte) (int, error) {
 			return 0, r.ctx.Err()
 		}
 	}
+}
+
+// ZipHash implements backends.HashingReader, once the stream has ended.
+func (r *flightReader) ZipHash() (hashing.Hash, bool) {
+	if !r.eof {
+		return "", false
+	}
+	if r.h != nil {
+		return r.h.Sum(), true
+	}
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	return r.f.zh, r.f.zh != ""
 }
 
 func (r *flightReader) Close() error {
@@ -185,8 +242,10 @@ func (s teeSource) Open(ctx context.Context, a backends.Archive) (io.ReadCloser,
 		return nil, err
 	}
 	if _, ok := rc.(backends.HashingReader); ok {
+		s.f.opened(true)
 		return &hashingTee{tee{rc: rc, f: s.f}}, nil
 	}
+	s.f.opened(false)
 	return &tee{rc: rc, f: s.f}, nil
 }
 
@@ -210,7 +269,11 @@ func (t *tee) Read(p []byte) (int, error) {
 		t.off += int64(n)
 	}
 	if err == io.EOF {
-		if eerr := t.f.ended(t.off); eerr != nil {
+		var zh hashing.Hash
+		if hr, ok := t.rc.(backends.HashingReader); ok {
+			zh, _ = hr.ZipHash()
+		}
+		if eerr := t.f.ended(t.off, zh); eerr != nil {
 			return n, eerr
 		}
 	}

@@ -437,3 +437,66 @@ func TestStaleListingWhileTheUpstreamFails(t *testing.T) {
 		t.Errorf("the cached zip with the upstream failing: %d, %d bytes", code, len(body))
 	}
 }
+
+// From an upstream whose streams do not hash themselves (a directory
+// whose index documents state the zips' hashes), a zip is served whole
+// and lands; one changed behind its documents is cut short for the client
+// and lands nothing.
+func TestUpstreamThatStatesHashesOnly(t *testing.T) {
+	upDir, cacheDir := t.TempDir(), t.TempDir()
+	plat := "linux_amd64"
+	seeds := []backendtest.Seed{
+		{Package: backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", plat), Zip: bigZip(t, "alpha", "1.0.0", plat, 300<<10)},
+		{Package: backendtest.Pkg(t, "example.com/acme/alpha", "1.1.0", plat), Zip: bigZip(t, "alpha", "1.1.0", plat, 300<<10)},
+	}
+	backendtest.WritePacked(t, upDir, seeds)
+	up, err := fs.Open(upDir, upDir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Flush(context.Background(), seeds[0].Package.Provider); err != nil {
+		t.Fatal(err)
+	}
+	damaged := bytes.Clone(seeds[1].Zip)
+	damaged[len(damaged)/2] ^= 0xff
+	os.WriteFile(filepath.Join(upDir, "example.com", "acme", "alpha", seeds[1].Package.Filename()), damaged, 0o644)
+	cache, err := fs.Open(cacheDir, cacheDir, fs.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pull.New(pull.Options{Cache: cache, UpstreamName: upDir,
+		Upstream: func(context.Context, backends.Provider) (backends.Reader, error) { return up, nil }})
+	defer m.Close()
+	srv := httptest.NewTLSServer(netmirror.NewHandler(m, nil, hashing.Options{}))
+	defer srv.Close()
+	get := func(s backendtest.Seed) ([]byte, int, error) {
+		resp, err := srv.Client().Get(srv.URL + "/example.com/acme/alpha/" + s.Package.Filename())
+		if err != nil {
+			return nil, 0, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return b, resp.StatusCode, err
+	}
+	if b, code, err := get(seeds[0]); err != nil || code != 200 || !bytes.Equal(b, seeds[0].Zip) {
+		t.Errorf("the intact zip: %d, %d bytes (%v)", code, len(b), err)
+	}
+	if b, code, err := get(seeds[1]); err == nil && code == 200 {
+		t.Errorf("the zip changed behind its documents was served whole (%d bytes)", len(b))
+	}
+	for deadline := time.Now().Add(time.Minute); m.Flights() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a fetch still runs after a minute")
+		}
+	}
+	var landed []string
+	filepath.WalkDir(cacheDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".zip") {
+			landed = append(landed, filepath.Base(p))
+		}
+		return nil
+	})
+	if len(landed) != 1 || landed[0] != seeds[0].Package.Filename() {
+		t.Errorf("CACHE holds %v, want only %s", landed, seeds[0].Package.Filename())
+	}
+}
