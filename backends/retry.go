@@ -59,6 +59,11 @@ func (p RetryPolicy) Backoff(n int) time.Duration {
 	return d
 }
 
+// Wait waits Backoff(n), or until ctx is done (its error then): the pause
+// before retry n of a loop that decides for itself what is worth another
+// try (writers that met, a tag read back without what was pushed).
+func (p RetryPolicy) Wait(ctx context.Context, n int) error { return Sleep(ctx, p.Backoff(n)) }
+
 // Do runs try until it succeeds, fails in a way not worth retrying, or has
 // been tried Attempts times, waiting Backoff between tries; see Run.
 func (p RetryPolicy) Do(ctx context.Context, try func(ctx context.Context) error) error {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -45,31 +44,25 @@ func pushBlob(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor
 	})
 }
 
-// Retries of a push that met another push of the same content: a few,
-// soon, since the other push's link is written within moments.
-const (
-	raceAttempts = 6
-	raceBackoff  = 50 * time.Millisecond
-)
+// raceRetry is the policy of a push that met another push of the same
+// content, and of a read of what another push is rewriting: a few tries,
+// soon (50 ms, doubling), since the other push's link is written within
+// moments; each wait spread by ±50% so that writers that met once do not
+// meet again in lockstep.
+var raceRetry = backends.RetryPolicy{Attempts: 6, Base: 50 * time.Millisecond, Jitter: 0.5}
 
 // retryRace runs push until it succeeds, fails otherwise than by meeting a
-// concurrent push (isPushRace), or has been tried raceAttempts times.
+// concurrent push (isPushRace), or has been tried as raceRetry says.
 func retryRace(ctx context.Context, push func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := push()
-		if err == nil || !isPushRace(err) || attempt == raceAttempts {
+		if err == nil || !isPushRace(err) || attempt >= raceRetry.Tries() {
 			return err
 		}
-		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
+		if err := raceRetry.Wait(ctx, attempt); err != nil {
 			return err
 		}
 	}
-}
-
-// sleepJittered waits between d/2 and 3d/2, so that writers that met
-// once do not meet again in lockstep.
-func sleepJittered(ctx context.Context, d time.Duration) error {
-	return backends.Sleep(ctx, d/2+rand.N(d))
 }
 
 // ensureConfig pushes the empty config blob "{}" once per repository: the

@@ -255,9 +255,9 @@ func (m *Mirror) provenanceAfterFlush(ctx context.Context, r *remote.Repository,
 	return m.carryProvenance(ctx, r, pv.addr, before, now, label)
 }
 
-// indexAttempts bounds the pushes of one version's index while writers
-// that do not take the lock keep moving its tag.
-const indexAttempts = 8
+// indexRetry bounds the pushes of one version's index while writers that
+// do not take the lock keep moving its tag: 8, waiting as raceRetry does.
+var indexRetry = backends.RetryPolicy{Attempts: 8, Base: raceRetry.Base, Jitter: raceRetry.Jitter}
 
 // unlisted makes err a *backends.UnlistedError naming the platforms
 // committed since the last flush: their manifests are in the registry, but
@@ -321,11 +321,11 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 			pv.added, pv.dirty = map[backends.Platform]ocispec.Descriptor{}, false
 			return nil
 		}
-		if attempt == indexAttempts {
+		if attempt >= indexRetry.Tries() {
 			return fmt.Errorf("oci mirror %s: repository %s: %s: tag %q: writers that do not take the lock (tag %q: other tools, or tfmirror before it) replaced the index %d times, each time without %s: run again once they are done",
 				m.name, pv.addr, label, pv.tag, LockTag, attempt, platformList(missing))
 		}
-		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
+		if err := indexRetry.Wait(ctx, attempt); err != nil {
 			return err
 		}
 	}
@@ -360,10 +360,10 @@ func (pv *pendingVersion) adopt(ctx context.Context, m *Mirror, r *remote.Reposi
 			return idx, nil
 		case isContentError(err):
 			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: %w: another writer pushed to tag %q meanwhile something else than a provider index: %v", m.name, pv.addr, label, backends.ErrConflict, pv.tag, err)
-		case !isNotFound(err) || attempt == raceAttempts:
+		case !isNotFound(err) || attempt >= raceRetry.Tries():
 			return nil, classify(err, "fetch index "+desc.Digest.String(), m.name, pv.addr, label)
 		}
-		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
+		if err := raceRetry.Wait(ctx, attempt); err != nil {
 			return nil, err
 		}
 	}

@@ -80,6 +80,12 @@ var (
 	lockAttempts = 20 // claims pushed before a writer gives up
 )
 
+// pollLock waits lockPoll, ±50% (backends.RetryPolicy), before the lock is
+// read again.
+func pollLock(ctx context.Context) error {
+	return backends.RetryPolicy{Base: lockPoll, Max: lockPoll, Jitter: 0.5}.Wait(ctx, 1)
+}
+
 // errLockLost: the lock tag names another writer's claim; what the holder
 // was about to push was not pushed.
 var errLockLost = errors.New("another writer took the repository's lock")
@@ -171,7 +177,7 @@ func (m *Mirror) claimLock(ctx context.Context, r *remote.Repository, addr Repos
 		case attempt == lockAttempts:
 			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: other writers claimed the lock (tag %q) %d times as this process did: run again once they are done", m.name, addr, label, LockTag, attempt)
 		}
-		if err := sleepJittered(ctx, lockPoll); err != nil {
+		if err := pollLock(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -191,10 +197,10 @@ func (m *Mirror) lockTagState(ctx context.Context, r *remote.Repository, addr Re
 			return ocispec.Descriptor{}, nil
 		case ctx.Err() != nil:
 			return ocispec.Descriptor{}, ctx.Err()
-		case attempt == raceAttempts:
+		case attempt >= raceRetry.Tries():
 			return ocispec.Descriptor{}, classify(err, fmt.Sprintf("read the lock (tag %q)", LockTag), m.name, addr, label)
 		}
-		if err := sleepJittered(ctx, raceBackoff); err != nil {
+		if err := raceRetry.Wait(ctx, 1); err != nil {
 			return ocispec.Descriptor{}, err
 		}
 	}
@@ -223,7 +229,7 @@ func (m *Mirror) awaitFree(ctx context.Context, r *remote.Repository, addr Repos
 			m.warnf("repository %s: took over the lock (tag %q) that %s claimed %s ago and has not released: that writer was stopped", addr, LockTag, holder, lease.Round(time.Second))
 			return nil
 		}
-		if err := sleepJittered(ctx, lockPoll); err != nil {
+		if err := pollLock(ctx); err != nil {
 			return err
 		}
 	}

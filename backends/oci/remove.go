@@ -129,10 +129,10 @@ func (vr *versionRemoval) run(ctx context.Context) ([]ocispec.Descriptor, error)
 		if len(again) == 0 {
 			return vr.done(nil), nil
 		}
-		if attempt == indexAttempts {
+		if attempt >= indexRetry.Tries() {
 			return vr.done(again), nil
 		}
-		if err := sleepJittered(ctx, raceBackoff<<(attempt-1)); err != nil {
+		if err := indexRetry.Wait(ctx, attempt); err != nil {
 			return nil, err
 		}
 	}
@@ -283,7 +283,7 @@ func (vr *versionRemoval) done(still map[backends.Platform]bool) []ocispec.Descr
 		switch {
 		case !ok:
 		case still[a.Platform]:
-			vr.leave(a.Package, "other writers listed it again in tag %q %d times; run prune again once they are done", vr.tag, indexAttempts)
+			vr.leave(a.Package, "other writers listed it again in tag %q %d times; run prune again once they are done", vr.tag, indexRetry.Tries())
 		default:
 			vr.removed = append(vr.removed, a.Package)
 			ds = append(ds, d)

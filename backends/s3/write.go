@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path"
 	"sort"
@@ -36,9 +35,14 @@ const (
 	metaZH = "tfmirror-zh"
 )
 
-// maxAttempts bounds the rounds of a document rewrite that other writers'
-// rewrites keep overtaking.
-const maxAttempts = 10
+// raceRetry is the policy of a document rewrite that other writers'
+// rewrites keep overtaking: 10 rounds, 30 ms apart at first, doubling up to
+// 400 ms, each wait spread by ±60% so that writers that met do not meet
+// again.
+var raceRetry = backends.RetryPolicy{Attempts: 10, Base: 30 * time.Millisecond, Max: 400 * time.Millisecond, Jitter: 0.6}
+
+// maxAttempts is how many rounds raceRetry allows.
+var maxAttempts = raceRetry.Tries()
 
 // Stage opens a local temp file for pkg's zip; nothing reaches the bucket
 // before Commit.
@@ -288,11 +292,8 @@ func (s *Store) unlist(ctx context.Context, pkg backends.Package) error {
 	return backends.Transient(fmt.Errorf("%s: other writers kept rewriting it", s.location(key)))
 }
 
-// backoff waits a little, more after each attempt, with jitter so that
-// writers that collided do not collide again.
-func backoff(ctx context.Context, attempt int) error {
-	return backends.Sleep(ctx, time.Duration(10+rand.IntN(40))*time.Millisecond*time.Duration(1+attempt))
-}
+// backoff waits after round attempt (from 0) as raceRetry says.
+func backoff(ctx context.Context, attempt int) error { return raceRetry.Wait(ctx, attempt+1) }
 
 // Flush rebuilds p's version documents from the bucket's listing, then its
 // index.json, and reads them back. Each document is replaced only if it is
