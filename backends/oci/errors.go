@@ -112,9 +112,7 @@ func (e *Error) Unwrap() []error {
 
 // Transient reports failures worth retrying: the registry was busy or broke
 // (5xx, 429) rather than refused.
-func (e *Error) Transient() bool {
-	return e.Status >= 500 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout
-}
+func (e *Error) Transient() bool { return backends.TransientStatus(e.Status) }
 
 // PlainDetails makes the error responses of registries in err print what
 // the registries sent. A response's errors carry a free-form "detail" that

@@ -94,7 +94,7 @@ func classify(err error) error {
 	case e.code == "PermanentRedirect" || e.code == "AuthorizationHeaderMalformed":
 		e.sentinel = backends.ErrUsage
 		e.msg = strings.TrimSpace(e.msg + " (the bucket is in another region: set AWS_REGION to it)")
-	case e.status >= 500, e.status == http.StatusTooManyRequests, e.code == "SlowDown", e.code == "RequestTimeout",
+	case backends.TransientStatus(e.status), e.code == "SlowDown", e.code == "RequestTimeout",
 		e.status == http.StatusConflict && e.code == "ConditionalRequestConflict":
 		e.transient = true
 	}
