@@ -126,6 +126,8 @@ func TestOCIFaults(t *testing.T) {
 			want: []string{repo, pkg, "content does not match its digest"}, check: requests("archive", 2)},
 		{name: "slow loris blob", fault: only(isArchive, trickle),
 			want: []string{repo, pkg, "no data for 300ms"}, within: 8 * time.Second},
+		{name: "blob stalled after its headers", fault: only(isArchive, stallAfterHeaders),
+			want: []string{repo, pkg, "no data for 300ms"}, within: 8 * time.Second, check: requests("archive", 2*faultOpts.Attempts)},
 		{name: "no headers for a blob", fault: only(isArchive, silent),
 			want: []string{repo, pkg, "no answer within 300ms"}, within: 8 * time.Second},
 		{name: "no headers for the tag list", fault: only(isTagList, silent),

@@ -225,6 +225,22 @@ func truncated(extra int) fault {
 
 // trickle sends the headers and then one byte a second, for as long as the
 // client listens (a slow loris).
+// stallAfterHeaders sends the real headers and the body's first bytes,
+// then nothing until the client gives up.
+func stallAfterHeaders(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
+	rec := serveReal(next, r)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes()[:min(10, rec.Body.Len())])
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	<-r.Context().Done()
+	return true
+}
+
 func trickle(w http.ResponseWriter, r *http.Request, next http.Handler) bool {
 	rec := serveReal(next, r)
 	for k, v := range rec.Header() {
@@ -542,6 +558,10 @@ func TestNetMirrorFaults(t *testing.T) {
 			want: []string{pkg, "zh mismatch against mirror index"}},
 		{name: "slow loris archive", fault: only(isArchive, trickle),
 			want: []string{"no data for 300ms"}, within: 5 * time.Second},
+		// The one stall watchdog, on every download path (and the engine
+		// tries again what the client cannot: 3 attempts a job).
+		{name: "archive stalled after its headers", fault: only(isArchive, stallAfterHeaders),
+			want: []string{pkg, "no data for 300ms"}, within: 5 * time.Second, check: requests("archive", 2*faultOpts.Attempts)},
 		{name: "slow loris document", fault: only(isDocument, trickle),
 			want: []string{"index.json", "body not complete within 300ms"}, within: 5 * time.Second},
 		{name: "no headers for an archive", fault: only(isArchive, silent),
@@ -693,6 +713,8 @@ func TestRegistryFaults(t *testing.T) {
 			want: []string{pkg, "the source states 1125899906842624 bytes", "refusing to download it"}, check: requests("archive", 0)},
 		{name: "slow loris archive", fault: only(isArchive, trickle),
 			want: []string{pkg, "no data for 300ms"}, within: 5 * time.Second},
+		{name: "archive stalled after its headers", fault: only(isArchive, stallAfterHeaders),
+			want: []string{pkg, "no data for 300ms"}, within: 5 * time.Second, check: requests("archive", 2*faultOpts.Attempts)},
 		{name: "no headers for the versions list", fault: only(isDocument, silent),
 			want: []string{"registry " + reg.Host(), "no answer within 300ms"}, within: 5 * time.Second},
 		{name: "archive redirect loop", fault: only(isArchive, redirectLoop),
