@@ -46,7 +46,8 @@ func TestREADMETour(t *testing.T) {
 // tourLine is one command of the tour: continuation lines joined, the
 // comment apart.
 type tourLine struct {
-	n       int // README's line number where the command starts
+	file    string // the page, as named in messages (README.md, docs/spec.md)
+	n       int    // the page's line number where the command starts
 	text    string
 	comment string
 	words   []shellWord
@@ -102,6 +103,7 @@ func readTour(t *testing.T, readme string) []tourLine {
 			if err != nil {
 				t.Fatalf("%s:%d: %v: %s", readme, start, err, full)
 			}
+			l.file = "README.md"
 			lines = append(lines, l)
 		}
 	}
@@ -200,7 +202,7 @@ func hostIn(word string) string {
 		}
 	}
 	if scheme, rest, ok := strings.Cut(word, "://"); ok {
-		if scheme == "file" {
+		if scheme == "file" || scheme == "s3" { // an s3:// place names a bucket, not a host
 			return ""
 		}
 		host, _, _ := strings.Cut(rest, "/")
@@ -220,6 +222,11 @@ type tourWorld struct {
 	tmp   string
 	// skipped are the terminal lines not run for want of tmux.
 	skipped []string
+
+	origin *registrytest.Server // the origin registry (registry.terraform.io)
+	oci    string               // the OCI registry's host (reg.corp)
+	home   string               // $HOME
+	caFile string               // the CA bundle the commands trust (SSL_CERT_FILE)
 }
 
 // Tour world contents: providers on the origin registry, versions of the
@@ -227,12 +234,16 @@ type tourWorld struct {
 var (
 	tourAWS       = []string{"4.67.0", "5.0.0", "5.1.0"}
 	tourNull      = []string{"3.2.1", "3.2.2"}
-	tourPlatforms = []string{"linux_amd64", "darwin_arm64", "windows_amd64"}
+	tourPlatforms = []string{"linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64"}
 	tourVPC       = []string{"4.0.0", "5.0.0", "5.1.0"}
 	tourWidget    = []string{"linux_amd64", "darwin_arm64"}
 )
 
-func newTourWorld(t *testing.T) *tourWorld {
+func newTourWorld(t *testing.T) *tourWorld { return newTourWorldAt(t, "") }
+
+// newTourWorldAt is a tour world with the origin registry listening on
+// originAddr ("" for any free port).
+func newTourWorldAt(t *testing.T, originAddr string) *tourWorld {
 	t.Helper()
 	tmp := t.TempDir()
 	w := &tourWorld{dir: filepath.Join(tmp, "work"), tmp: tmp}
@@ -252,7 +263,7 @@ func newTourWorld(t *testing.T) *tourWorld {
 		}
 		providers = append(providers, rp)
 	}
-	origin := registrytest.New(t, providers...)
+	origin := registrytest.NewWithOptions(t, registrytest.Options{Addr: originAddr}, providers...)
 
 	mods := modulestest.New(t)
 	for _, v := range tourVPC {
@@ -291,6 +302,7 @@ func newTourWorld(t *testing.T) *tourWorld {
 		}
 	}
 	caFile := writeFile(t, tmp, "ca.pem", string(bundle))
+	w.origin, w.oci, w.home, w.caFile = origin, reg.Host(), home, caFile
 
 	// The user's CLI configuration names a filesystem mirror (for
 	// `tfmirror` without places).
@@ -357,7 +369,7 @@ func shellLine(cmdline string) string {
 // kind is how a line runs: in a terminal, as a server, or as a command.
 func (l tourLine) kind() string {
 	switch {
-	case len(l.words) == 1, l.words[1].value == "ui", strings.ContainsAny(l.words[1].value, "/."):
+	case len(l.words) == 1, l.words[1].value == "ui", l.words[1].value == "demo", strings.ContainsAny(l.words[1].value, "/."):
 		return "ui"
 	case l.words[1].value == "serve":
 		return "serve"
@@ -369,7 +381,7 @@ func (w *tourWorld) run(t *testing.T, l tourLine) {
 	t.Helper()
 	cmdline, err := w.substitute(l)
 	if err != nil {
-		t.Errorf("README.md:%d: %s\n%v", l.n, l.text, err)
+		t.Errorf("%s:%d: %s\n%v", l.file, l.n, l.text, err)
 		return
 	}
 	switch l.kind() {
@@ -380,7 +392,7 @@ func (w *tourWorld) run(t *testing.T, l tourLine) {
 	default:
 		r := w.sh(t, cmdline)
 		if r.code != l.want {
-			t.Errorf("README.md:%d: %s\nran: %s\nexit %d, want %d\nstdout:\n%s\nstderr:\n%s", l.n, l.text, cmdline, r.code, l.want, r.stdout, r.stderr)
+			t.Errorf("%s:%d: %s\nran: %s\nexit %d, want %d\nstdout:\n%s\nstderr:\n%s", l.file, l.n, l.text, cmdline, r.code, l.want, r.stdout, r.stderr)
 		}
 	}
 }
@@ -401,7 +413,10 @@ func (w *tourWorld) sh(t *testing.T, cmdline string) result {
 // line, then stops it with SIGTERM: it must exit 0.
 func (w *tourWorld) runServe(t *testing.T, l tourLine, cmdline string) {
 	t.Helper()
-	cmdline += " --addr 127.0.0.1:0 --cert-out " + filepath.Join(w.tmp, "serve-ca.pem") // not README's port 8443: tests run side by side
+	cmdline += " --addr 127.0.0.1:0" // not README's port 8443: tests run side by side
+	if !strings.Contains(cmdline, "--tls-cert") {
+		cmdline += " --cert-out " + filepath.Join(w.tmp, "serve-ca.pem")
+	}
 	cmd := exec.Command("sh", "-c", shellLine(cmdline))
 	cmd.Dir = w.dir
 	cmd.Env = append(os.Environ(), w.env...)
@@ -444,19 +459,19 @@ func (w *tourWorld) runServe(t *testing.T, l tourLine, cmdline string) {
 	code := cmd.ProcessState.ExitCode()
 	switch {
 	case !ok:
-		t.Errorf("README.md:%d: %s\nran: %s\nno \"Serving\" line; exit %d (%v)\nstdout:\n%s\nstderr:\n%s", l.n, l.text, cmdline, code, err, out.String(), errb.String())
+		t.Errorf("%s:%d: %s\nran: %s\nno \"Serving\" line; exit %d (%v)\nstdout:\n%s\nstderr:\n%s", l.file, l.n, l.text, cmdline, code, err, out.String(), errb.String())
 	case err != nil:
-		t.Errorf("README.md:%d: %s\nran: %s\nafter SIGTERM: exit %d (%v), want 0\nstdout:\n%s\nstderr:\n%s", l.n, l.text, cmdline, code, err, out.String(), errb.String())
+		t.Errorf("%s:%d: %s\nran: %s\nafter SIGTERM: exit %d (%v), want 0\nstdout:\n%s\nstderr:\n%s", l.file, l.n, l.text, cmdline, code, err, out.String(), errb.String())
 	}
 }
 
 // runUI runs a terminal-UI line in tmux: the first screen must come, q
-// must end it with exit 0.
+// must end it with exit 0 (or Ctrl-C with the 130 the line states).
 func (w *tourWorld) runUI(t *testing.T, l tourLine, cmdline string) {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Logf("README.md:%d: %s\nskipped: tmux is not installed, and this line needs a terminal (apt-get install tmux)", l.n, l.text)
-		w.skipped = append(w.skipped, fmt.Sprintf("README.md:%d", l.n))
+		t.Logf("%s:%d: %s\nskipped: tmux is not installed, and this line needs a terminal (apt-get install tmux)", l.file, l.n, l.text)
+		w.skipped = append(w.skipped, fmt.Sprintf("%s:%d", l.file, l.n))
 		return
 	}
 	dir := t.TempDir()
@@ -476,7 +491,7 @@ func (w *tourWorld) runUI(t *testing.T, l tourLine, cmdline string) {
 
 	fail := func(what string) {
 		stderr, _ := os.ReadFile(stderrFile)
-		t.Errorf("README.md:%d: %s\nran in a terminal: %s\n%s\nscreen:\n%s\nstderr:\n%s", l.n, l.text, cmdline, what, strings.TrimRight(s.screen(false), "\n"), stderr)
+		t.Errorf("%s:%d: %s\nran in a terminal: %s\n%s\nscreen:\n%s\nstderr:\n%s", l.file, l.n, l.text, cmdline, what, strings.TrimRight(s.screen(false), "\n"), stderr)
 	}
 	deadline := time.Now().Add(time.Minute) // a bound for a loaded machine
 	for {
@@ -494,7 +509,12 @@ func (w *tourWorld) runUI(t *testing.T, l tourLine, cmdline string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	s.keys("q")
+	// q quits; a stated 130 is Ctrl-C's (an interrupt).
+	if l.want == 130 {
+		s.keys("C-c")
+	} else {
+		s.keys("q")
+	}
 	for {
 		dead, status := s.paneStatus()
 		if dead && status != l.want {
