@@ -122,6 +122,12 @@ func (t *TieIndex) AddPlace(ctx context.Context, r backends.Reader, opts provena
 	return as, t.AddSums(signed.Provenance.SHA256SUMS)
 }
 
+// PlatformOf is the platform h is tied to, where it is tied to one.
+func (t *TieIndex) PlatformOf(h hashing.Hash) (backends.Platform, bool) {
+	tie, ok := t.by[h]
+	return tie.Platform, ok && tie.Platform != (backends.Platform{})
+}
+
 // UntiedHash is a locked hash no package is known for.
 type UntiedHash struct {
 	Hash hashing.Hash

@@ -53,7 +53,10 @@ type lockTied struct {
 	ties sync.LockTies
 	// held is, for each place, its archives of the version by platform.
 	held []map[string]backends.Archive
-	errs []error
+	// differs is, for each place, the platforms whose archive is not the
+	// package the lock names (differsFromLock): init fails its checksum.
+	differs []map[string]bool
+	errs    []error
 }
 
 // lockState is the lock view's part of the Providers view.
@@ -171,6 +174,13 @@ func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Loc
 			}
 			t.ties = idx.Tie(locked[i])
 		}
+		t.differs = make([]map[string]bool, len(readers))
+		for j := range readers {
+			t.differs[j] = map[string]bool{}
+			for plat, a := range t.held[j] {
+				t.differs[j][plat] = differsFromLock(a, locked[i].Hashes, idx)
+			}
+		}
 		out[i] = t
 	})
 	msg := lockTiedMsg{to: to(viewProviders), gen: gen, tied: map[lockKey]*lockTied{}}
@@ -233,6 +243,32 @@ type lockGap struct {
 	key   lockKey
 	plat  string
 	place int
+	// differs: the place holds an archive of the package, but one whose
+	// stated hashes the lock does not name (init fails its checksum).
+	differs bool
+}
+
+// differsFromLock reports whether a is not the package the lock names for
+// its platform: a states a hash of a scheme the lock holds for that
+// platform (tied through idx), and the lock names none of a's hashes. An
+// archive that states nothing, or only schemes the lock has none of for
+// its platform (a mirror stating h1: where the lock holds the registry's
+// zh:), is not judged.
+func differsFromLock(a backends.Archive, locked []hashing.Hash, idx *sync.TieIndex) bool {
+	schemes := map[hashing.Scheme]bool{}
+	for _, h := range locked {
+		if p, ok := idx.PlatformOf(h); ok && p == a.Platform {
+			schemes[h.Scheme()] = true
+		}
+	}
+	compared := false
+	for _, h := range a.Hashes() {
+		if slices.Contains(locked, h) {
+			return false
+		}
+		compared = compared || schemes[h.Scheme()]
+	}
+	return compared
 }
 
 // lockGaps are the gaps of p, or of every locked provider when p is nil.
@@ -248,8 +284,11 @@ func (v *providersView) lockGaps(only *backends.Provider) []lockGap {
 		}
 		for _, plat := range v.lockPlatforms(k.p) {
 			for _, i := range v.compared() {
-				if _, ok := t.held[i][plat]; !ok && t.errs[i] == nil && v.mirrors[i].scope.Installs(k.p) {
-					out = append(out, lockGap{key: k, plat: plat, place: i})
+				if t.errs[i] != nil || !v.mirrors[i].scope.Installs(k.p) {
+					continue
+				}
+				if _, ok := t.held[i][plat]; !ok || t.differs[i][plat] {
+					out = append(out, lockGap{key: k, plat: plat, place: i, differs: ok})
 				}
 			}
 		}
@@ -283,11 +322,22 @@ func (v *providersView) lockStatus(p backends.Provider) (ver, long, short string
 			}
 		}
 	}
-	switch n := len(v.lockGaps(&p)); {
+	gaps := v.lockGaps(&p)
+	differ := 0
+	for _, g := range gaps {
+		if g.differs {
+			differ++
+		}
+	}
+	switch n := len(gaps) - differ; {
 	case v.lock.tied == nil:
 		return ver, "", "", 0
 	case !held:
 		return ver, "not in any", "∅", 2
+	case differ > 0 && n > 0:
+		return ver, fmt.Sprintf("%d missing, %d differ", n, differ), fmt.Sprintf("○%d≠%d", n, differ), 1
+	case differ > 0:
+		return ver, fmt.Sprintf("%d differ", differ), fmt.Sprintf("≠%d", differ), 1
 	case n > 0:
 		return ver, fmt.Sprintf("%d missing", n), fmt.Sprintf("○%d", n), 1
 	default:
@@ -386,6 +436,13 @@ func (v *providersView) lockDetails(row string) []string {
 	for _, u := range t.ties.Unplaced {
 		out = append(out, "h1: of no held package: "+u.Hash.Short())
 	}
+	for i := range t.held {
+		for _, plat := range v.lockPlatforms(k.p) {
+			if t.differs[i][plat] {
+				out = append(out, fmt.Sprintf("[%d] %s: not the locked package (none of its hashes is locked): init fails its checksum; L, then f, replaces it", v.places[i].num, plat))
+			}
+		}
+	}
 	if n := len(t.ties.Untied); n > 0 {
 		out = append(out, fmt.Sprintf("untied locked hashes: %d (%s)", n, untiedWhat(t.ties.Untied)))
 		for _, u := range t.ties.Untied {
@@ -438,7 +495,7 @@ func (v *providersView) lockRequest() (queue.Request, bool) {
 func (v *providersView) lockSource(g lockGap, i int) bool {
 	t := v.lock.tied[g.key]
 	a, ok := t.held[i][g.plat]
-	return ok && a.Layout == backends.Packed
+	return ok && a.Layout == backends.Packed && !t.differs[i][g.plat]
 }
 
 // lockPlan copies from place src each gap it holds into the compared

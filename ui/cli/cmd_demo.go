@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends/modules"
@@ -34,6 +35,12 @@ Queue what [3] lacks from [1] (select cells, enter), watch the hashes checked
 as each archive lands, and try v (verify) on the archive that differs. Press m
 for the Modules view: select versions [5] lacks (space), enter, and they are
 fetched from [4], packed and stored.
+
+The world also holds what the two other jobs need: infra/, a configuration
+with a .terraform.lock.hcl locking versions the secondary mirror lacks
+packages of, and release/, a provider release signed as goreleaser leaves it
+(its key is release/acme.asc). Build it with --keep DIR --no-ui, and the
+commands to try each job on it are printed.
 
 Everything is removed on exit unless --keep DIR is given.`
 
@@ -76,6 +83,7 @@ func newDemoCmd(env *Env) *cobra.Command {
 			}
 			if noUI {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\n%s\n", world.Primary, world.Secondary)
+				fmt.Fprint(cmd.ErrOrStderr(), demoJobs(world))
 				return nil
 			}
 			srv, err := world.Serve(ctx, demo.ServeOptions{BytesPerSecond: rate})
@@ -104,7 +112,7 @@ func newDemoCmd(env *Env) *cobra.Command {
 			defer closeModules()
 			err = ui.Run(ctx, ui.Config{Mirrors: mirrors, Engine: env.engine(ctx, jobs), Modules: mods})
 			if keep != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "the demo world is kept in %s\n", keep)
+				fmt.Fprintf(cmd.ErrOrStderr(), "the demo world is kept in %s\n%s", keep, demoJobs(world))
 			}
 			return err
 		},
@@ -145,4 +153,17 @@ func demoModules(ctx context.Context, env *Env, world *demo.World, num int) (ui.
 	cfg.Places = []ui.ModulePlace{{Lister: reg, Kind: string(place.Registry), Number: num}, {Lister: dir, Kind: string(place.FS), Number: num + 1}}
 	cfg.Builder = builder
 	return cfg, func() { builder.Close(); os.RemoveAll(tmp); srv.Close() }, nil
+}
+
+// demoJobs says how to try each of tfmirror's jobs on a kept demo world.
+func demoJobs(w *demo.World) string {
+	lock := filepath.Join(w.Infra, ".terraform.lock.hcl")
+	key := filepath.Join(w.Release, "acme.asc")
+	return fmt.Sprintf(`Try each job on it:
+  curate:             tfmirror ui %[1]s %[2]s
+  lock file gaps:     tfmirror ui %[2]s %[1]s --lock %[3]s      (L queues the gaps)
+                      tfmirror check %[2]s --lock %[3]s
+  push a release:     tfmirror ui %[4]s %[2]s -p %[5]s --signing-key %[6]s
+                      tfmirror push %[4]s 'oci://REGISTRY/${namespace}/${type}' -p %[5]s --signing-key %[6]s
+`, w.Primary, w.Secondary, lock, w.Release, demo.ReleaseProvider, key)
 }

@@ -30,6 +30,12 @@ type World struct {
 	// Modules is a directory of module packages, filled by ServeModules
 	// (DIR/HOST/NAMESPACE/NAME/SYSTEM/VERSION.zip).
 	Modules string
+	// Infra is a configuration with its .terraform.lock.hcl, locking
+	// versions the secondary mirror lacks packages of.
+	Infra string
+	// Release is a signed provider release as goreleaser leaves it
+	// (ReleaseProvider; its key is Release/acme.asc).
+	Release string
 }
 
 // Release is one provider version and the platforms it is built for.
@@ -95,7 +101,8 @@ func inSecondary(r Release, platform string) (salt string, ok bool) {
 // Build writes the world into dir (which must exist and be empty or not
 // exist yet).
 func Build(ctx context.Context, dir string) (*World, error) {
-	w := &World{Dir: dir, Primary: filepath.Join(dir, "primary"), Secondary: filepath.Join(dir, "secondary"), Modules: filepath.Join(dir, "modules")}
+	w := &World{Dir: dir, Primary: filepath.Join(dir, "primary"), Secondary: filepath.Join(dir, "secondary"), Modules: filepath.Join(dir, "modules"),
+		Infra: filepath.Join(dir, "infra"), Release: filepath.Join(dir, "release")}
 	// Both mirrors list h1: and zh: of every archive (as --hashes all
 	// writes them), so every kind of check shows in the world.
 	all := fs.Options{Create: true, Hashing: hashing.Options{AllHashes: true}}
@@ -137,6 +144,12 @@ func Build(ctx context.Context, dir string) (*World, error) {
 				return nil, err
 			}
 		}
+	}
+	if err := writeInfra(w, w.Infra); err != nil {
+		return nil, err
+	}
+	if err := writeRelease(w.Release); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
