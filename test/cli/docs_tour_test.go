@@ -154,7 +154,7 @@ func parseDocBlock(t *testing.T, b *docBlock, body []string) {
 		for j, line := range body {
 			if strings.HasPrefix(line, "tfmirror ") || strings.HasPrefix(line, "$ ") {
 				if b.lang == "" {
-					t.Errorf("%s:%d: a command in a block with no language: tag it ```sh (run as written), ```console (its \"$ \" lines run) or ```text", b.file, b.n+1+j)
+					t.Errorf("%s:%d: a command in a block with no language: tag it ```sh (run as written), ```console (its \"$ \" lines run) or ```text (not run)", b.file, b.n+1+j)
 				}
 				break
 			}
@@ -222,7 +222,7 @@ func parseDocBlock(t *testing.T, b *docBlock, body []string) {
 		}
 		l, err := parseDocLine(start, full)
 		if err != nil {
-			t.Errorf("%s:%d: %v: %s", b.file, start, err, full)
+			t.Errorf("%s:%d: %v: %s\n(a block that cannot run against the test's local world: put <!-- not run: REASON --> on the line before it)", b.file, start, err, full)
 			continue
 		}
 		l.file = b.file

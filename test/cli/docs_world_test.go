@@ -52,6 +52,7 @@ func newDocsWorld(t *testing.T, port443 bool) *docsWorld {
 	for _, h := range []string{"reg.internal", "registry.corp", "registry.example.com"} {
 		w.hosts[h] = w.oci
 	}
+	w.hosts["localhost:8443"] = origin // the registry docs/places.md runs on its own machine
 	// The configurations the pages name: ../infra and infra (aws), and
 	// ../platform (null).
 	req := func(name, typ, version string) string {
@@ -78,6 +79,9 @@ func newDocsWorld(t *testing.T, port443 bool) *docsWorld {
 		append([]string{"sync", "registry://" + origin, "./mirror", "-p", "hashicorp/aws", "-v", "~> 5.0"}, four...),
 		append([]string{"sync", "registry://" + origin, "./mirror", "-p", "hashicorp/null", "-v", "3.2.2"}, four...),
 		{"sync", "./mirror", "./usb"},
+		// acme/alpha in the OCI registry, for the provider localhost/acme/alpha
+		// (docs/places.md): a template without ${hostname} keeps no host.
+		{"sync", "registry://" + origin, "oci://" + w.oci + "/tf/${namespace}/${type}", "-p", "acme/alpha", "-v", ">= 0", "--platform", "linux_amd64"},
 		append([]string{"lock", "./mirror", "--from", "../infra", "--from", "../platform", "--from", "infra"}, four...),
 	} {
 		if r := w.tfmirror(t, args...); r.code != 0 {

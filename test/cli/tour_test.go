@@ -234,6 +234,7 @@ type tourWorld struct {
 var (
 	tourAWS       = []string{"4.67.0", "5.0.0", "5.1.0"}
 	tourNull      = []string{"3.2.1", "3.2.2"}
+	tourAlpha     = []string{"1.2.0"} // docs/places.md's
 	tourPlatforms = []string{"linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64"}
 	tourVPC       = []string{"4.0.0", "5.0.0", "5.1.0"}
 	tourWidget    = []string{"linux_amd64", "darwin_arm64"}
@@ -250,10 +251,10 @@ func newTourWorldAt(t *testing.T, originAddr string) *tourWorld {
 
 	var providers []registrytest.Provider
 	for _, p := range []struct {
-		typ      string
+		ns, typ  string
 		versions []string
-	}{{"aws", tourAWS}, {"null", tourNull}} {
-		rp := registrytest.Provider{Namespace: "hashicorp", Type: p.typ}
+	}{{"hashicorp", "aws", tourAWS}, {"hashicorp", "null", tourNull}, {"acme", "alpha", tourAlpha}} {
+		rp := registrytest.Provider{Namespace: p.ns, Type: p.typ}
 		for _, v := range p.versions {
 			archives := map[string][]byte{}
 			for _, plat := range tourPlatforms {
