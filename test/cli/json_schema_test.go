@@ -1,11 +1,20 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -119,5 +128,73 @@ func TestJSONOutputMatchesTheSchema(t *testing.T) {
 	}
 	if strings.TrimSpace(r.stdout) != "" {
 		validateLines(t, "import --json of an altered bundle", "event", "run_summary", r.stdout)
+	}
+}
+
+// serve --json: a serving line, a line per request, a summary when it stops.
+func TestServeJSONMatchesTheSchema(t *testing.T) {
+	src, _ := fsMirror(t)
+	cert := filepath.Join(t.TempDir(), "ca.pem")
+	cmd := exec.Command(tfmirrorBin, "serve", src, "--addr", "127.0.0.1:0", "--cert-out", cert, "--json")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var first string
+	select {
+	case first = <-lines:
+	case <-time.After(time.Minute): // a bound for a loaded machine
+		t.Fatalf("serve --json printed nothing; stderr:\n%s", stderr.String())
+	}
+	validate(t, "serve --json's first line", "serve_line", first)
+	var serving struct{ URL string }
+	if err := json.Unmarshal([]byte(first), &serving); err != nil || serving.URL == "" {
+		t.Fatalf("serving line %q: %v", first, err)
+	}
+	pem, err := os.ReadFile(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	for _, p := range []string{"example.com/acme/alpha/index.json", "example.com/acme/nope/index.json"} {
+		resp, err := client.Get(serving.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	var rest []string
+	for l := range lines {
+		rest = append(rest, l)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after SIGTERM: %v\n%s", err, stderr.String())
+	}
+	if len(rest) != 3 {
+		t.Fatalf("serve --json after its first line: %d lines, want 2 requests and the summary:\n%s", len(rest), strings.Join(rest, "\n"))
+	}
+	for _, l := range rest {
+		validate(t, "serve --json", "serve_line", l)
+	}
+	if !strings.Contains(rest[2], `"type":"summary"`) || !strings.Contains(rest[2], `"requests":2`) || !strings.Contains(rest[2], `"not_found":1`) {
+		t.Errorf("serve --json summary: %s", rest[2])
 	}
 }

@@ -50,13 +50,12 @@ func newServeCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
 			so.Logger = log.New(cmd.ErrOrStderr(), "", log.LstdFlags)
+			so.Ready = pf.ready(cmd, "Serving "+args[0]+" as a network mirror", args[0], "")
 			so.Handler = pf.plainHandler(cmd, r, so)
-			so.Ready = func(s netmirror.Serving) { printServing(out, "Serving "+args[0]+" as a network mirror", s) }
 			err = netmirror.Serve(cmd.Context(), r, so)
 			printWarnings(cmd, r)
-			return err
+			return pf.done(err)
 		},
 	}
 	f := cmd.Flags()

@@ -26,6 +26,9 @@ type pullFlags struct {
 	drain     time.Duration
 	spoolDir  string
 	trust     trustFlags
+	// json: serve --json (JSON lines on stdout, ending in a summary).
+	json bool
+	js   *serveJSON
 }
 
 func (f *pullFlags) add(cmd *cobra.Command) {
@@ -35,6 +38,7 @@ func (f *pullFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.offline, "offline", false, "pull-through: serve only what CACHE holds, asking no upstream")
 	fl.DurationVar(&f.ttl, "listing-ttl", pull.DefaultTTL, "pull-through: how long an upstream listing is reused (served stale while the upstream fails)")
 	fl.StringVar(&f.logFormat, "log-format", "text", "access log lines on stderr: text or json")
+	fl.BoolVar(&f.json, "json", false, `JSON lines on stdout: {"type":"serving",...} when it listens, {"type":"request",...} per request (the access log), {"type":"summary",...} when it stops`)
 	fl.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long requests in flight may take to finish")
 	fl.StringVar(&f.spoolDir, "spool-dir", "", "pull-through: where fetches spool (unlinked files; default: the temp directory)")
 	f.trust.add(cmd)
@@ -61,12 +65,45 @@ func (f *pullFlags) checkLogFormat() error {
 	return nil
 }
 
+// accessLog is where each request's line goes: stdout's JSON lines with
+// --json, else stderr in the --log-format.
+func (f *pullFlags) accessLog(cmd *cobra.Command) func(pull.Access) {
+	if f.js != nil {
+		return f.js.access
+	}
+	return pull.AccessLog(cmd.ErrOrStderr(), f.logFormat == "json")
+}
+
+// ready is what serve says once it listens: the serving line with --json,
+// else where it listens and the block to paste.
+func (f *pullFlags) ready(cmd *cobra.Command, what, place, upstream string) func(netmirror.Serving) {
+	out := cmd.OutOrStdout()
+	if f.json {
+		f.js = newServeJSON(out)
+	}
+	return func(s netmirror.Serving) {
+		if f.js != nil {
+			f.js.serving(place, upstream, s)
+			return
+		}
+		printServing(out, what, s)
+	}
+}
+
+// done ends serve: the summary line with --json.
+func (f *pullFlags) done(err error) error {
+	if f.js != nil {
+		f.js.summary(err)
+	}
+	return err
+}
+
 // plainHandler is plain serve's handler, its access log as --log-format
 // says.
 func (f *pullFlags) plainHandler(cmd *cobra.Command, r backends.Reader, so netmirror.ServeOptions) http.Handler {
 	h := netmirror.NewHandler(r, so.Logger, so.Hashing)
-	if f.logFormat == "json" {
-		log := pull.AccessLog(cmd.ErrOrStderr(), true)
+	if f.logFormat == "json" || f.js != nil {
+		log := f.accessLog(cmd)
 		h.Access = func(a netmirror.Access) {
 			log(pull.Access{Time: time.Now().Add(-a.Elapsed), Method: a.Method, Path: a.Path, Status: a.Status, Bytes: a.Bytes, Elapsed: a.Elapsed, Cut: a.Cut})
 		}
@@ -112,16 +149,13 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 		Hashing: env.hashing(), TTL: f.ttl, Logger: logger, Audit: auditLog, Metrics: metrics, SpoolDir: f.spoolDir})
 	h := netmirror.NewHandler(m, logger, env.hashing())
 	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
-	so.Handler = &pull.Server{Mirror: m, Next: h, Metrics: metrics, Access: pull.AccessLog(stderr, f.logFormat == "json")}
+	so.Ready = f.ready(cmd, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, cacheArg, upstream)
+	so.Handler = &pull.Server{Mirror: m, Next: h, Metrics: metrics, Access: f.accessLog(cmd)}
 	so.Logger, so.Drain = logger, f.drain
-	out := cmd.OutOrStdout()
-	so.Ready = func(s netmirror.Serving) {
-		printServing(out, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, s)
-	}
 	err = netmirror.Serve(ctx, nil, so)
 	m.Close()
 	printWarnings(cmd, cache)
-	return closeAudit(cmd, auditLog, err)
+	return f.done(closeAudit(cmd, auditLog, err))
 }
 
 // source is where the mirror fetches from: each provider's origin registry
