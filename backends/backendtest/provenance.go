@@ -32,6 +32,12 @@ func NewSigner(t testing.TB, name string) *Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &Signer{Entity: e, Armor: armored(t, e)}
+}
+
+// armored is e's public key, ASCII-armored as a publisher gives it.
+func armored(t testing.TB, e *openpgp.Entity) string {
+	t.Helper()
 	var buf bytes.Buffer
 	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
 	if err == nil {
@@ -43,7 +49,7 @@ func NewSigner(t testing.TB, name string) *Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Signer{Entity: e, Armor: buf.String()}
+	return buf.String()
 }
 
 // KeyID is the key's ID, as provenance records it.

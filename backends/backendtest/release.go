@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 )
 
@@ -31,18 +30,7 @@ func NewSeededSigner(t testing.TB, name string, seed int64) *Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
-	if err == nil {
-		err = e.Serialize(w)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Signer{Entity: e, Armor: buf.String(), seed: seed}
+	return &Signer{Entity: e, Armor: armored(t, e), seed: seed}
 }
 
 func seededConfig(seed int64) *packet.Config {

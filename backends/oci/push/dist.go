@@ -84,7 +84,7 @@ func (a *Args) add(ctx context.Context, arg string, inDist bool) error {
 	case !fi.Mode().IsRegular():
 		// A named pipe would hold push in its open, a device feed it
 		// without end.
-		return backends.Usagef("%s: not a regular file (%s): push takes release zips, a SHA256SUMS and its .sig as files", arg, fileKind(fi.Mode()))
+		return backends.Usagef("%s: not a regular file (%s): push takes release zips, a SHA256SUMS and its .sig as files", arg, regular.Kind(fi.Mode()))
 	}
 	return a.addFile(arg)
 }
@@ -190,19 +190,6 @@ func (a *Args) addFile(path string) error {
 		return backends.Usagef("%s: not a release zip, a SHA256SUMS or its .sig, nor one of goreleaser's other outputs (artifacts.json, metadata.json, config.yaml, CHANGELOG.md, terraform-provider-NAME_VERSION_manifest.json, build directories) or a public key (*.asc, *.id): leave it out of the SRC arguments", path)
 	}
 	return nil
-}
-
-// fileKind names what a file that is neither regular nor a directory is.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return m.Type().String()
 }
 
 // isZip reports whether the file starts as a zip does.
