@@ -88,13 +88,6 @@ type docLine struct {
 
 var notRunComment = regexp.MustCompile(`^<!--\s*not run:\s*(.+?)\s*-->$`)
 
-// readmeNotRun are README blocks not run, by their first line, until
-// README marks them itself (another session rewrites it).
-var readmeNotRun = map[string]string{
-	"go run . demo":     "the demo is `tfmirror demo`, which docs/ui.md runs; `bash .ci/run` is the whole test suite",
-	"go install github": "installing needs the Go module proxy and GitHub; the tests build the binary from this clone as the second block says",
-}
-
 // readDocBlocks reads the fenced blocks of page; README's tour block is
 // left to TestREADMETour (marked not run here, with that reason).
 func readDocBlocks(t *testing.T, page, name string) []docBlock {
@@ -141,13 +134,6 @@ func readDocBlocks(t *testing.T, page, name string) []docBlock {
 // parseDocBlock reads b's commands from its body.
 func parseDocBlock(t *testing.T, b *docBlock, body []string) {
 	t.Helper()
-	if b.file == "README.md" && b.notRun == "" && len(body) > 0 {
-		for first, why := range readmeNotRun {
-			if strings.HasPrefix(body[0], first) {
-				b.notRun = why + " (the reason is the test's until README carries a <!-- not run: --> comment)"
-			}
-		}
-	}
 	if b.notRun != "" {
 		return
 	}

@@ -27,10 +27,11 @@ direct block that excludes exactly those. A bare direct {} beside a partial
 mirror would let the clients fetch the mirror's providers from the origin
 (hashicorp/terraform#39104).
 
-A place that cannot list its providers (a network mirror) takes them from -p.
+A place that cannot list its providers (a network mirror, an OCI template
+without ${hostname} or whose registry refuses its catalogue) takes them from -p.
 Exits 1 when PLACE holds no provider.`,
 		Example: `  tfmirror config suggest ./mirror >> ~/.terraformrc
-  tfmirror config suggest 'oci://reg.corp/tf/${namespace}/${type}'
+  tfmirror config suggest 'oci://reg.corp/tf/${hostname}/${namespace}/${type}'   # a template the registry's catalogue can list
   tfmirror config suggest https://mirror.corp/ -p registry.terraform.io/hashicorp/aws`,
 		Args: exactArgs(1, "PLACE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
