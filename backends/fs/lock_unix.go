@@ -29,3 +29,9 @@ func waitLock(f *os.File) error {
 // closeBeforeRename is false: an open file can be renamed here, so staging
 // files stay open, and locked against sweepers, until they are in place.
 const closeBeforeRename = false
+
+// processGone reports whether no process has the id pid (a staging name's
+// creator, killed before it could lock it).
+func processGone(pid int) bool {
+	return pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}

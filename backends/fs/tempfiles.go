@@ -28,7 +28,7 @@ const newMarker = ".tfmirror-new-"
 // tempMarker + random, already locked when it takes that name. It returns
 // the open file and its path (f.Name() is the creation name).
 func createLocked(dir, prefix string) (*os.File, string, error) {
-	f, err := createTemp(dir, prefix+newMarker)
+	f, err := createTemp(dir, prefix+newMarker+ownPID())
 	if err != nil {
 		return nil, "", err
 	}
@@ -67,7 +67,7 @@ func freshName(dir, prefix string, take func(name string) error) (string, error)
 // mkdirLocked is createLocked for a directory; close the returned handle
 // to release the lock.
 func mkdirLocked(dir, prefix string) (*os.File, string, error) {
-	tmp, err := os.MkdirTemp(dir, prefix+newMarker+"*")
+	tmp, err := os.MkdirTemp(dir, prefix+newMarker+ownPID()+"*")
 	if err != nil {
 		return nil, "", err
 	}
@@ -123,10 +123,13 @@ func sweepStaleNamed(dir, prefix string) {
 			continue
 		}
 		p := filepath.Join(dir, it.Name())
-		if strings.Contains(it.Name(), newMarker) {
+		if _, after, ok := strings.Cut(it.Name(), newMarker); ok {
 			// Left by a run killed between creating and locking a staging
-			// name, which takes microseconds: stale once it is old.
-			if info, err := it.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+			// name, which takes microseconds: stale once its creator (the
+			// PID the name bears) is gone, or once it is old.
+			pid, _, _ := strings.Cut(after, "-")
+			n, perr := strconv.Atoi(pid)
+			if info, err := it.Info(); perr == nil && processGone(n) || err == nil && time.Since(info.ModTime()) > time.Minute {
 				os.RemoveAll(p)
 			}
 			continue
@@ -157,3 +160,7 @@ func sweepStaleNamed(dir, prefix string) {
 		f.Close()
 	}
 }
+
+// ownPID is the part of a new staging name that names its creator, so a
+// sweeper can tell one whose creator died before locking it.
+func ownPID() string { return strconv.Itoa(os.Getpid()) + "-" }
