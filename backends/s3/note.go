@@ -25,17 +25,28 @@ func (s *Store) UpdateNote(ctx context.Context, name string, update func(old []b
 		return fmt.Errorf("mirror %s: note %q: not a relative name", s.name, name)
 	}
 	key := s.prefix + noteDir + name
-	for attempt := range 8 {
-		d, err := s.getDoc(ctx, key)
-		if err != nil {
-			return err
-		}
+	return s.updateDoc(ctx, key, 8, func(d doc) ([]byte, bool, error) {
 		var old []byte
 		if d.exists {
 			old = d.body
 		}
 		b, err := update(old)
-		if err != nil || d.exists && bytes.Equal(b, d.body) {
+		return b, err == nil && !(d.exists && bytes.Equal(b, d.body)), err
+	})
+}
+
+// updateDoc reads the document at key, asks update for its new body (and
+// whether to write it), and writes it conditionally on what was read: a
+// write refused because another writer changed it meanwhile reads it again,
+// up to attempts times, with raceRetry's waits.
+func (s *Store) updateDoc(ctx context.Context, key string, attempts int, update func(d doc) ([]byte, bool, error)) error {
+	for attempt := range attempts {
+		d, err := s.getDoc(ctx, key)
+		if err != nil {
+			return err
+		}
+		b, write, err := update(d)
+		if err != nil || !write {
 			return err
 		}
 		if err := s.putDoc(ctx, d, b); !isPrecondition(err) {

@@ -265,31 +265,21 @@ func (s *Store) unlistStale(ctx context.Context, pkg backends.Package, key strin
 // unlist removes pkg's platform from its version document, if listed.
 func (s *Store) unlist(ctx context.Context, pkg backends.Package) error {
 	key := s.providerPrefix(pkg.Provider) + mirrordoc.VersionName(pkg.Version)
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		d, err := s.getDoc(ctx, key)
-		if err != nil || !d.exists {
-			return err
+	return s.updateDoc(ctx, key, maxAttempts, func(d doc) ([]byte, bool, error) {
+		if !d.exists {
+			return nil, false, nil
 		}
 		vd, err := mirrordoc.ParseVersion(d.body)
 		if err != nil {
-			return nil
+			return nil, false, nil
 		}
 		if _, ok := vd.Archives[pkg.Platform.String()]; !ok {
-			return nil
+			return nil, false, nil
 		}
 		delete(vd.Archives, pkg.Platform.String())
 		b, err := mirrordoc.Encode(vd)
-		if err != nil {
-			return err
-		}
-		if err := s.putDoc(ctx, d, b); !isPrecondition(err) {
-			return err
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
-	return backends.Transient(fmt.Errorf("%s: other writers kept rewriting it", s.location(key)))
+		return b, err == nil, err
+	})
 }
 
 // backoff waits after round attempt (from 0) as raceRetry says.
