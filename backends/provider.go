@@ -79,23 +79,30 @@ func NewProvider(hostname, namespace, typ string) (Provider, error) {
 // OpenTofu's ParseProviderPart does: letters, digits and dashes, case-folded,
 // no dots, no "--", no leading or trailing dash.
 func ParseProviderPart(given string) (string, error) {
-	if given == "" {
-		return "", errors.New("must have at least one character")
-	}
-	if strings.ContainsRune(given, '.') {
-		return "", errors.New("dots are not allowed")
-	}
-	if !utf8.ValidString(given) || strings.ContainsRune(given, utf8.RuneError) {
-		return "", errors.New("must be valid UTF-8")
-	}
-	if strings.Contains(given, "--") {
-		return "", errors.New("cannot use multiple consecutive dashes")
+	if err := checkPart(given); err != nil {
+		return "", err
 	}
 	result, err := idna.Lookup.ToUnicode(given)
 	if err != nil {
 		return "", errors.New("must contain only letters, digits, and dashes, and may not use leading or trailing dashes")
 	}
 	return result, nil
+}
+
+// checkPart is what every part of a provider address must be before the
+// IDNA mapping: not empty, no dots, valid UTF-8, no "--".
+func checkPart(given string) error {
+	switch {
+	case given == "":
+		return errors.New("must have at least one character")
+	case strings.ContainsRune(given, '.'):
+		return errors.New("dots are not allowed")
+	case !utf8.ValidString(given) || strings.ContainsRune(given, utf8.RuneError):
+		return errors.New("must be valid UTF-8")
+	case strings.Contains(given, "--"):
+		return errors.New("cannot use multiple consecutive dashes")
+	}
+	return nil
 }
 
 // namespaceProfile is IDNA lookup without the STD3 rules, which are what
@@ -114,14 +121,8 @@ func ParseProviderNamespace(given string) (string, error) {
 	if !strings.ContainsRune(given, '_') {
 		return ParseProviderPart(given)
 	}
-	if strings.ContainsRune(given, '.') {
-		return "", errors.New("dots are not allowed")
-	}
-	if !utf8.ValidString(given) || strings.ContainsRune(given, utf8.RuneError) {
-		return "", errors.New("must be valid UTF-8")
-	}
-	if strings.Contains(given, "--") {
-		return "", errors.New("cannot use multiple consecutive dashes")
+	if err := checkPart(given); err != nil {
+		return "", err
 	}
 	result, err := namespaceProfile.ToUnicode(given)
 	// Without STD3 the mapping also lets ASCII punctuation through, given
