@@ -1,24 +1,15 @@
 package lockfile
 
 import (
-	"fmt"
 	iofs "io/fs"
-	"os"
 )
 
 // Find returns the lock files (DefaultName) under dir, in walk order. The
 // clients' working directories (.terraform) are skipped: what they hold
 // is not a configuration's lock. Links to directories are followed (Walk).
 func Find(dir string) ([]string, error) {
-	info, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("%s: not a directory", dir)
-	}
 	var out []string
-	err = Walk(dir, func(name string) bool { return name == ".terraform" }, func(path string, d iofs.DirEntry) error {
+	err := Walk(dir, func(name string) bool { return name == ".terraform" }, func(path string, d iofs.DirEntry) error {
 		if d.Name() == DefaultName {
 			out = append(out, path)
 		}

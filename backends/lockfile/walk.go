@@ -2,6 +2,7 @@ package lockfile
 
 import (
 	"errors"
+	"fmt"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -20,14 +21,27 @@ import (
 // error.
 func Walk(root string, skip func(name string) bool, visit func(path string, d iofs.DirEntry) error) error {
 	w := walker{seen: map[string]bool{}, skip: skip, visit: visit}
-	fi, err := os.Stat(root)
+	fi, err := CheckDir(root)
 	if err != nil {
 		return err
 	}
-	if !fi.IsDir() {
-		return &os.PathError{Op: "walk", Path: root, Err: syscall.ENOTDIR}
-	}
 	return w.dir(root, fi)
+}
+
+// CheckDir says, in one way for every walk of a tree given on the command
+// line (--from, --keep-locked, a spec's from), why dir cannot be walked:
+// "DIR: no such directory", "DIR: not a directory", or the reason.
+func CheckDir(dir string) (iofs.FileInfo, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such directory", dir)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", dir, reason(err))
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%s: not a directory", dir)
+	}
+	return fi, nil
 }
 
 type walker struct {

@@ -77,8 +77,8 @@ func Derive(dirs []string, defaultHost string) ([]Configuration, []string, error
 	d := &deriver{host: defaultHost, mods: map[string]*module{}}
 	var found, locks []string
 	for _, dir := range dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return nil, nil, backends.Usagef("from %s: not a directory", dir)
+		if _, err := lockfile.CheckDir(dir); err != nil {
+			return nil, nil, backends.Usagef("from %v", err)
 		}
 		f, l, err := walk(dir)
 		if err != nil {

@@ -133,6 +133,10 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"sync", dir}, "SRC and DST"},
 		{[]string{"hash"}, "hash takes PATH..."},
 		{[]string{"modules", "frobnicate"}, `unknown command "frobnicate"`},
+		// One message for a tree that is not there, whichever command walks it.
+		{[]string{"check", dir, "--from", filepath.Join(dir, "none")}, "none: no such directory"},
+		{[]string{"sync", dir, filepath.Join(dir, "x"), "--from", filepath.Join(dir, "none")}, "none: no such directory"},
+		{[]string{"lock", dir, "--platform", "linux_amd64", "--from", filepath.Join(dir, "none")}, "none: no such directory"},
 	} {
 		r := run(t, noConfig, c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {

@@ -130,7 +130,7 @@ func TestPruneUsageErrors(t *testing.T) {
 	}{
 		{[]string{"prune", dir}, "prune needs --keep N"},
 		{[]string{"prune", dir, "--keep", "-1"}, "--keep -1"},
-		{[]string{"prune", dir, "--keep", "1", "--keep-locked", filepath.Join(configs, "none")}, "no such file or directory"},
+		{[]string{"prune", dir, "--keep", "1", "--keep-locked", filepath.Join(configs, "none")}, "no such directory"},
 		{[]string{"prune", dir, "--keep", "1", "--keep-locked", t.TempDir()}, "no .terraform.lock.hcl under it"},
 		{[]string{"prune", dir, "--keep", "1", "--keep-locked", configs}, filepath.Join(bad, ".terraform.lock.hcl") + ":2"},
 		{[]string{"prune", "https://127.0.0.1:1/mirror/", "--keep", "1", "-p", "example.com/acme/alpha"}, "cannot be changed"},
