@@ -1,22 +1,16 @@
 package oci
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/opencontainers/go-digest"
-	"github.com/opencontainers/image-spec/specs-go"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -25,36 +19,78 @@ import (
 // Registries have no compare-and-swap on tags: a writer that read a
 // version's index before another's push and pushes after it drops what the
 // other added. Writers of one repository therefore take turns, by a lock
-// over one more tag of the repository, LockTag, which needs nothing but
-// tags that are read and written (Fischer's timed mutual exclusion):
+// over three more tags of the repository, read and written as registers
+// (Lamport's fast mutual exclusion, 1987, with a timed slow path in the
+// manner of Fischer's):
 //
-//   - a writer waits until the tag is free (absent, or naming the free
-//     manifest), or names the same claim for longer than the lease the
-//     claim states (its writer was killed);
-//   - it pushes a claim of its own (a manifest no other write makes), waits
-//     lockWait after the registry answered, and reads the tag: holding its
-//     claim, it holds the lock;
-//   - before every push of an index (and delete) it reads the tag again, and
-//     stops when the tag names another claim.
+//	y  LockTag      the claim that holds, or last held, the lock
+//	x  GateTag      the claim that last went through the gate
+//	r  ReleasedTag  the claim that last released the lock
 //
-// Whatever the order of claims, two holders never lose each other's
-// updates, provided each push lands within lockWait of the read before it:
-// of two claims, the one that landed later is read by its writer lockWait
-// after it landed, so every push the other writer had started by then
-// (its reads saw its own claim, so before the later claim landed) has
-// landed, and is in what the later holder reads; the earlier writer's next
-// check sees the later claim and stops. A push that takes longer is checked
-// afterwards: if the tag still names the claim, no writer claimed
-// meanwhile; otherwise the writer fails, saying that another writer's
-// platforms may have been dropped. The lease only decides when a claim is
+// A claim is a manifest no other write makes (a nonce), pushed for each
+// attempt. The lock is free when y is absent, or names the claim r names
+// (or the free manifest that writers before this scheme left).
+//
+//  1. A writer pushes its claim to x, then reads r and y (in that order:
+//     a claim r named once stays released, so y naming it is free at the
+//     read of y). Not free: it waits until it is, or until y names one
+//     claim for longer than the lease the claim states (its writer was
+//     killed: it takes over, step 4), and starts again.
+//  2. It pushes its claim to y and reads x. When x still names its claim
+//     and the push to y was answered within lockWait of sending the read
+//     of y in step 1, it holds the lock: no waiting (the fast path).
+//  3. Otherwise (the slow path) it waits lockWait after the push to y was
+//     answered and reads y: naming its claim, it holds the lock; else it
+//     starts again.
+//  4. A writer taking over pushes its claim to y and goes on at step 3.
+//
+// Holding, it reads y before every push of an index (and delete) and stops
+// when y names another claim; a push answered later than lockWait after
+// that read is checked again. Done, it pushes its claim to r, if y still
+// names it: it never writes y again, so a release cannot undo a claim.
+//
+// Why no update is lost. Registries answer a push after it landed and a
+// read with what had landed when it was served. Only a holder pushes to r,
+// after its last push was answered. Let P and Q both hold, P's claim
+// landing on y before Q's. P pushes nothing after Q's claim landed (its
+// reads of y see another claim; y never names P's claim again), and what
+// it pushed before landed within lockWait of the read of y before it (a
+// push answered later is checked again, and fails when Q claimed
+// meanwhile): before lockWait after Q's claim was answered. So Q reads
+// all of P's work if it held by the slow path, which reads lockWait after
+// its claim was answered. Q did not hold by the fast path:
+//
+//   - If Q's read of y came after P's claim landed, y named a released
+//     claim: P's own (P was done), or that of a holder whose claim landed
+//     after P's, which by this argument (for that pair) held by the slow
+//     path, read after P's work landed, and released after.
+//   - If it came before, Q pushed to x before P's claim landed. Had P held
+//     by the fast path, P pushed to x after Q (Q's push to x, before P's
+//     claim landed, would otherwise have come between P's push to x and
+//     P's read of it), so Q read P's claim, or a later one, in x. Had P held
+//     by the slow path, it read y lockWait after its claim was answered;
+//     Q's claim, answered within lockWait of Q's read of y, which came
+//     before P's claim landed, had landed by then, so P did not hold.
+//
+// A claim taken over is on the slow path.
+//
+// One writer alone costs five requests (x, r, y, y, x) and one to release;
+// writers that meet wait lockWait. The lease only decides when a claim is
 // taken over; safety does not depend on it, so a writer that outlives its
 // lease is stopped at its next check, not overrun.
 
-// LockTag is the tag of a repository's writer lock. Versions never parse
-// from it, so OpenTofu and tfmirror's listings ignore it.
+// LockTag is the tag of a repository's writer lock (y above). Versions
+// never parse from it, so OpenTofu and tfmirror's listings ignore it.
 const LockTag = "tfmirror-lock"
 
-// ArtifactTypeLock is the artifactType of the manifests LockTag names.
+// GateTag names the claim that last went through the lock's gate (x).
+const GateTag = "tfmirror-lock-gate"
+
+// ReleasedTag names the claim that last released the lock (r).
+const ReleasedTag = "tfmirror-lock-released"
+
+// ArtifactTypeLock is the artifactType of the manifests the lock's tags
+// name.
 const ArtifactTypeLock = "application/vnd.tfmirror.lock.v1"
 
 // Annotations of a lock manifest: who holds it (empty on the free
@@ -67,11 +103,11 @@ const (
 )
 
 // Lock timing. lockWait bounds how long after the check before it an
-// index push lands; a claim is read that long after it was pushed. The
-// lease is how long a claim, unchanged, keeps others waiting: longer than
-// a writer holds the lock, short enough that a killed writer does not stall
-// the next one for long. A claim stating a longer lease than maxLease is
-// taken over after maxLease.
+// index push lands; a claim on the slow path is read that long after it
+// was pushed. The lease is how long a claim, unchanged, keeps others
+// waiting: longer than a writer holds the lock, short enough that a killed
+// writer does not stall the next one for long. A claim stating a longer
+// lease than maxLease is taken over after maxLease.
 var (
 	lockWait     = time.Second
 	lockLease    = 15 * time.Second
@@ -96,30 +132,9 @@ type repoLock struct {
 	r     *remote.Repository
 	addr  Repository
 	claim digest.Digest
+	rel   *claim      // pushed to ReleasedTag on release
 	local *sync.Mutex // the process's own turn at the repository
 }
-
-// lockManifest is a lock manifest: the free one when holder is "".
-func lockManifest(holder, nonce string, lease time.Duration) (ocispec.Descriptor, []byte) {
-	a := map[string]string{annotationLockHolder: holder}
-	if holder != "" {
-		a[annotationLockNonce] = nonce
-		a[annotationLockLease] = strconv.FormatInt(lease.Milliseconds(), 10)
-	}
-	man := ocispec.Manifest{
-		Versioned:    specs.Versioned{SchemaVersion: 2},
-		MediaType:    ocispec.MediaTypeImageManifest,
-		ArtifactType: ArtifactTypeLock,
-		Config:       ocispec.DescriptorEmptyJSON,
-		Layers:       []ocispec.Descriptor{ocispec.DescriptorEmptyJSON},
-		Annotations:  a,
-	}
-	b, _ := json.Marshal(man)
-	return content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, b), b
-}
-
-// freeLock is the manifest LockTag names when no writer holds the lock.
-var freeLock, freeLockBytes = lockManifest("", "", 0)
 
 // localLock returns the process's mutex for a repository: one process's
 // flushes and removals of a repository take turns before they claim.
@@ -154,154 +169,72 @@ func (m *Mirror) claimLock(ctx context.Context, r *remote.Repository, addr Repos
 	}
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("%s pid %d", host, os.Getpid())
-	for attempt := 1; ; attempt++ {
-		if err := m.awaitFree(ctx, r, addr, label); err != nil {
-			return nil, err
-		}
+	for claims := 0; ; {
 		nonce := make([]byte, 16)
 		rand.Read(nonce)
-		desc, b := lockManifest(holder, hex.EncodeToString(nonce), lockLease)
-		if err := retryRace(ctx, func() error { return r.PushReference(ctx, desc, bytes.NewReader(b), LockTag) }); err != nil {
-			return nil, classify(err, fmt.Sprintf("push the lock's claim as tag %q", LockTag), m.name, addr, label)
+		c := newClaim(m, r, addr, label, holder, hex.EncodeToString(nonce))
+		l, claimed, err := c.try(ctx)
+		if claimed {
+			claims++
 		}
-		if err := backends.Sleep(ctx, lockWait); err != nil {
-			return nil, err
-		}
-		l := &repoLock{m: m, r: r, addr: addr, claim: desc.Digest}
-		_, err := l.check(ctx, label)
 		switch {
-		case err == nil:
+		case l != nil:
 			return l, nil
 		case !errors.Is(err, errLockLost):
 			return nil, err
-		case attempt == lockAttempts:
-			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: other writers claimed the lock (tag %q) %d times as this process did: run again once they are done", m.name, addr, label, LockTag, attempt)
+		case claims >= lockAttempts:
+			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: other writers claimed the lock (tag %q) %d times as this process did: run again once they are done", m.name, addr, label, LockTag, claims)
 		}
-		if err := pollLock(ctx); err != nil {
-			return nil, err
-		}
+		// Another writer holds the lock, or won: the next attempt waits
+		// until it is free.
 	}
 }
 
-// lockTagState reads LockTag: what it names, no digest when the tag is
-// absent. A
-// link that distribution 2.8 is rewriting reads as absent, or fails to
-// parse; failures are asked again a few times.
-func (m *Mirror) lockTagState(ctx context.Context, r *remote.Repository, addr Repository, label string) (ocispec.Descriptor, error) {
-	for attempt := 1; ; attempt++ {
-		desc, err := r.Resolve(ctx, LockTag)
-		switch {
-		case err == nil:
-			return desc, nil
-		case isNotFound(err):
-			return ocispec.Descriptor{}, nil
-		case ctx.Err() != nil:
-			return ocispec.Descriptor{}, ctx.Err()
-		case attempt >= raceRetry.Tries():
-			return ocispec.Descriptor{}, classify(err, fmt.Sprintf("read the lock (tag %q)", LockTag), m.name, addr, label)
-		}
-		if err := raceRetry.Wait(ctx, 1); err != nil {
-			return ocispec.Descriptor{}, err
-		}
+// try makes one attempt at the lock with c's claim (steps 1 to 4 above):
+// the lock when it holds it; claimed when it pushed the claim to y;
+// errLockLost when another writer holds the lock or won the attempt.
+func (c *claim) try(ctx context.Context) (*repoLock, bool, error) {
+	if err := c.write(ctx, GateTag); err != nil {
+		return nil, false, err
 	}
-}
-
-// awaitFree waits until the lock is free, or names one claim for longer
-// than its lease.
-func (m *Mirror) awaitFree(ctx context.Context, r *remote.Repository, addr Repository, label string) error {
-	var seen digest.Digest
-	var since time.Time
-	var lease time.Duration
-	var holder string
-	for {
-		desc, err := m.lockTagState(ctx, r, addr, label)
-		if err != nil {
-			return err
-		}
-		if desc.Digest == "" || desc.Digest == freeLock.Digest {
-			return nil
-		}
-		if desc.Digest != seen {
-			seen, since = desc.Digest, time.Now()
-			holder, lease = m.readClaim(ctx, r, desc)
-		}
-		if time.Since(since) >= lease {
-			m.warnf("repository %s: took over the lock (tag %q) that %s claimed %s ago and has not released: that writer was stopped", addr, LockTag, holder, lease.Round(time.Second))
-			return nil
-		}
-		if err := pollLock(ctx); err != nil {
-			return err
-		}
-	}
-}
-
-// readClaim reads who holds a claim and its lease. A manifest that cannot
-// be read, or is no tfmirror claim, keeps the default lease.
-func (m *Mirror) readClaim(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor) (holder string, lease time.Duration) {
-	holder, lease = "another writer", lockLease
-	b, err := fetchManifest(ctx, r, desc)
-	if err != nil {
-		return holder, lease
-	}
-	var man ocispec.Manifest
-	if json.Unmarshal(b, &man) != nil || man.ArtifactType != ArtifactTypeLock {
-		return holder, lease
-	}
-	if h := man.Annotations[annotationLockHolder]; h != "" {
-		holder = h
-	}
-	if ms, err := strconv.ParseInt(man.Annotations[annotationLockLease], 10, 64); err == nil && ms >= 0 {
-		lease = min(time.Duration(ms)*time.Millisecond, maxLease)
-	}
-	return holder, lease
-}
-
-// check reads the lock tag and returns when the read was sent; errLockLost
-// when it no longer names this writer's claim.
-func (l *repoLock) check(ctx context.Context, label string) (time.Time, error) {
 	sent := time.Now()
-	desc, err := l.m.lockTagState(ctx, l.r, l.addr, label)
+	free, y, err := c.m.lockFree(ctx, c.r, c.addr, c.label)
 	if err != nil {
-		return sent, err
+		return nil, false, err
 	}
-	if desc.Digest != l.claim {
-		return sent, fmt.Errorf("oci mirror %s: repository %s: %s: %w (tag %q)", l.m.name, l.addr, label, errLockLost, LockTag)
-	}
-	return sent, nil
-}
-
-// push runs a push of an index (or its delete) under the lock: after a
-// check, and checked again when it took longer than lockWait from the
-// check, when a writer that claimed meanwhile could have read before it
-// landed.
-func (l *repoLock) push(ctx context.Context, label string, push func() error) error {
-	sent, err := l.check(ctx, label)
-	if err != nil {
-		return err
-	}
-	if err := push(); err != nil {
-		return err
-	}
-	if time.Since(sent) <= lockWait {
-		return nil
-	}
-	if _, err := l.check(ctx, label); err != nil {
-		if errors.Is(err, errLockLost) {
-			return fmt.Errorf("oci mirror %s: repository %s: %s: a push took %s, longer than the lock allows (%s), and another writer took the lock meanwhile (tag %q): what it pushed may have been replaced; run sync again, then verify", l.m.name, l.addr, label, time.Since(sent).Round(time.Millisecond), lockWait, LockTag)
+	takeOver := false
+	if !free {
+		if takeOver, err = c.m.awaitFree(ctx, c.r, c.addr, c.label, y); err != nil || !takeOver {
+			return nil, false, orLost(err)
 		}
-		return err
 	}
-	return nil
+	if err := c.write(ctx, LockTag); err != nil {
+		return nil, true, err
+	}
+	answered := time.Now()
+	if !takeOver && answered.Sub(sent) <= lockWait {
+		x, err := c.m.tagState(ctx, c.r, c.addr, c.label, GateTag)
+		if err != nil {
+			return nil, true, err
+		}
+		if x.Digest == c.desc.Digest {
+			return c.held(), true, nil // the fast path
+		}
+	}
+	if err := backends.Sleep(ctx, time.Until(answered.Add(lockWait))); err != nil {
+		return nil, true, err
+	}
+	l := c.held()
+	if _, err := l.check(ctx, c.label); err != nil {
+		return nil, true, err
+	}
+	return l, true, nil
 }
 
-// release frees the lock, unless another writer's claim replaced this
-// one's. It uses its own deadline, so that a cancelled run still frees it.
-func (l *repoLock) release() {
-	defer l.local.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := l.check(ctx, "release"); err != nil {
-		return
+// orLost returns err, or errLockLost when err is nil.
+func orLost(err error) error {
+	if err != nil {
+		return err
 	}
-	_ = retryRace(ctx, func() error { return l.r.PushReference(ctx, freeLock, bytes.NewReader(freeLockBytes), LockTag) })
+	return errLockLost
 }

@@ -81,7 +81,8 @@ func TestLockTakesOverAKilledWritersClaim(t *testing.T) {
 	assertLockFree(ctx, t, reg, lockTestRepo)
 }
 
-// assertLockFree checks that the lock tag names the free lock manifest.
+// assertLockFree checks that the lock is free: the lock tag names the
+// claim the released tag names.
 func assertLockFree(ctx context.Context, t *testing.T, reg *ocitest.Registry, repo string) {
 	t.Helper()
 	r, err := remote.NewRepository(reg.Host() + "/" + repo)
@@ -89,17 +90,16 @@ func assertLockFree(ctx context.Context, t *testing.T, reg *ocitest.Registry, re
 		t.Fatal(err)
 	}
 	r.Client = &http.Client{Transport: &http.Transport{TLSClientConfig: reg.TLSConfig()}}
-	_, rc, err := r.FetchReference(ctx, oci.LockTag)
+	held, err := r.Resolve(ctx, oci.LockTag)
 	if err != nil {
 		t.Fatalf("the lock tag after the flush: %v", err)
 	}
-	defer rc.Close()
-	var man ocispec.Manifest
-	if err := json.NewDecoder(rc).Decode(&man); err != nil {
-		t.Fatal(err)
+	released, err := r.Resolve(ctx, oci.ReleasedTag)
+	if err != nil {
+		t.Fatalf("the released tag after the flush: %v", err)
 	}
-	if man.ArtifactType != oci.ArtifactTypeLock || man.Annotations["dev.tfmirror.lock.holder"] != "" {
-		t.Errorf("the lock is not free after the flush: %+v", man)
+	if held.Digest != released.Digest {
+		t.Errorf("the lock is not free after the flush: tag %q names %s, tag %q %s", oci.LockTag, held.Digest, oci.ReleasedTag, released.Digest)
 	}
 }
 
@@ -163,8 +163,7 @@ func TestHolderStopsWhenAnotherWriterTakesTheLock(t *testing.T) {
 	assertLockFree(ctx, t, reg, lockTestRepo)
 }
 
-// Removing nothing takes no lock: it asks the registry nothing (a lock
-// costs a claim and a second's wait).
+// Removing nothing takes no lock: it asks the registry nothing.
 func TestRemovingNothingTakesNoLock(t *testing.T) {
 	t.Parallel()
 	reg := ocitest.New(t)
@@ -177,4 +176,79 @@ func TestRemovingNothingTakesNoLock(t *testing.T) {
 	if rs := reg.Requests(); len(rs) != 0 {
 		t.Errorf("removing nothing sent %d requests: %v", len(rs), rs)
 	}
+}
+
+// One writer alone holds the lock without waiting (the fast path): with
+// the slow path's wait set to an hour, two flushes into a fresh repository
+// finish, each pushing its claim to the gate and the lock tag, and
+// releasing it.
+func TestOneWriterTakesTheLockWithoutWaiting(t *testing.T) {
+	defer oci.SetLockWait(time.Hour)()
+	reg := ocitest.New(t)
+	ctx := testCtx(t)
+	m := openTest(t, reg, testTemplate)
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		pkg := mustPkg(t, "example.com/acme/alpha", v, "linux_amd64")
+		mustPut(ctx, t, m, pkg, providerZip(t, pkg, ""))
+		reg.ResetRequests()
+		if err := m.Flush(ctx, pkg.Provider); err != nil {
+			t.Fatal(err)
+		}
+		pushes := map[string]int{}
+		for _, rq := range reg.Requests() {
+			if _, tag, ok := strings.Cut(rq.Path, "/manifests/"); ok && rq.Method == http.MethodPut {
+				pushes[tag]++
+			}
+		}
+		for _, tag := range []string{oci.GateTag, oci.LockTag, oci.ReleasedTag} {
+			if pushes[tag] != 1 {
+				t.Errorf("flush of %s: %d pushes to tag %q, want 1 (pushes: %v)", v, pushes[tag], tag, pushes)
+			}
+		}
+	}
+	last := mustPkg(t, "example.com/acme/alpha", "1.1.0", "linux_amd64")
+	as, err := openTest(t, reg, testTemplate).Archives(ctx, last.Provider, last.Version)
+	if err != nil || len(as) != 1 {
+		t.Fatalf("archives after the flushes: %v %v", as, err)
+	}
+	assertLockFree(ctx, t, reg, lockTestRepo)
+}
+
+// Four writers (four processes' worth: a Mirror each) flush one version,
+// one platform each, at once, into a registry that answers some pushes of
+// a tag late, for a few rounds: every platform is listed after each round.
+// Writers that meet take the slow path or are stopped and flush again.
+func TestFourWritersTakeTurns(t *testing.T) {
+	t.Parallel()
+	reg := ocitest.NewWithOptions(t, ocitest.Options{TornWrites: true})
+	ctx := testCtx(t)
+	var n atomic.Int64
+	reg.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && !strings.Contains(r.URL.Path, "/manifests/sha256:") && n.Add(1)%3 == 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return false
+	})
+	plats := []string{"darwin_arm64", "linux_amd64", "linux_arm64", "windows_amd64"}
+	for round := range 2 {
+		v := fmt.Sprintf("1.%d.0", round)
+		var wg sync.WaitGroup
+		for _, plat := range plats {
+			pkg := mustPkg(t, "example.com/acme/alpha", v, plat)
+			m := openTest(t, reg, testTemplate)
+			mustPut(ctx, t, m, pkg, providerZip(t, pkg, ""))
+			wg.Go(func() {
+				if err := m.Flush(ctx, pkg.Provider); err != nil {
+					t.Errorf("round %d, %s: %v", round, plat, err)
+				}
+			})
+		}
+		wg.Wait()
+		pkg := mustPkg(t, "example.com/acme/alpha", v, plats[0])
+		as, err := openTest(t, reg, testTemplate).Archives(ctx, pkg.Provider, pkg.Version)
+		if err != nil || len(as) != len(plats) {
+			t.Errorf("round %d: %d platforms listed, want %d: %v %v", round, len(as), len(plats), as, err)
+		}
+	}
+	assertLockFree(ctx, t, reg, lockTestRepo)
 }
