@@ -1,11 +1,14 @@
 package lockfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -18,14 +21,22 @@ import (
 // directories below root (by name, links too) are not entered. visit gets
 // every entry that is not a directory, links to files included, under the
 // path it was reached by. An unreadable directory stops the walk with its
-// error.
-func Walk(root string, skip func(name string) bool, visit func(path string, d iofs.DirEntry) error) error {
-	w := walker{seen: map[string]bool{}, skip: skip, visit: visit}
-	fi, err := CheckDir(root)
-	if err != nil {
+// error, and so does ctx ending (an interrupt), with ctx's error.
+//
+// A directory is known by the identity of the file it is (device and
+// inode), and entered through its parent's open handle: the work is
+// linear in the number of directories, however deep the tree.
+func Walk(ctx context.Context, root string, skip func(name string) bool, visit func(path string, d iofs.DirEntry) error) error {
+	w := walker{ctx: ctx, root: root, seen: map[any]bool{}, skip: skip, visit: visit}
+	if _, err := CheckDir(root); err != nil {
 		return err
 	}
-	return w.dir(root, fi)
+	f, err := os.Open(root)
+	if err != nil {
+		return fmt.Errorf("%s: %w", root, reason(err))
+	}
+	defer f.Close()
+	return w.dir(f, root, 0)
 }
 
 // CheckDir says, in one way for every walk of a tree given on the command
@@ -45,55 +56,84 @@ func CheckDir(dir string) (iofs.FileInfo, error) {
 }
 
 type walker struct {
-	seen  map[string]bool // real paths of the directories entered
+	ctx   context.Context
+	root  string
+	seen  map[any]bool // the identities of the directories entered
 	skip  func(string) bool
 	visit func(string, iofs.DirEntry) error
 }
 
-func (w *walker) dir(path string, fi iofs.FileInfo) error {
-	// A directory is known by its real path, on every system.
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		real = path
-	}
-	if w.seen[real] {
-		return nil
-	}
-	w.seen[real] = true
-	entries, err := os.ReadDir(path)
-	if err != nil {
+// dir walks the open directory f, reached as path. Its subdirectories are
+// opened through it (openDir), not by path: however deep the tree, each
+// step costs the same, and no path grows too long for the system until a
+// visit names one.
+func (w *walker) dir(f *os.File, path string, depth int) error {
+	if err := w.ctx.Err(); err != nil {
 		return err
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		return w.unreadable(path, depth, err)
+	}
+	id := dirID(path, fi)
+	if w.seen[id] {
+		return nil
+	}
+	w.seen[id] = true
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return w.unreadable(path, depth, err)
+	}
+	slices.SortFunc(entries, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		p := filepath.Join(path, e.Name())
-		isDir := e.IsDir()
-		var info iofs.FileInfo
-		if e.Type()&iofs.ModeSymlink != 0 {
-			target, err := os.Stat(p)
-			switch {
-			case err == nil && target.IsDir():
-				isDir, info = true, target
-			case err != nil && !errors.Is(err, iofs.ErrNotExist) && !errors.Is(err, syscall.ELOOP):
-				return err
-			}
-		}
-		if !isDir {
+		link := e.Type()&iofs.ModeSymlink != 0
+		if !e.IsDir() && !link {
 			if err := w.visit(p, e); err != nil {
 				return err
 			}
 			continue
 		}
-		if w.skip != nil && w.skip(e.Name()) {
+		if !link && w.skip != nil && w.skip(e.Name()) {
 			continue
 		}
-		if info == nil {
-			if info, err = os.Stat(p); err != nil {
+		sub, err := openDir(f, e.Name(), p)
+		switch {
+		case err != nil && link && notADir(err):
+			// A link to a file, or one that leads nowhere (dangling, a
+			// loop of links): visited as a file.
+			if err := w.visit(p, e); err != nil {
 				return err
 			}
+			continue
+		case err != nil:
+			return w.unreadable(p, depth+1, err)
 		}
-		if err := w.dir(p, info); err != nil {
+		if link && w.skip != nil && w.skip(e.Name()) {
+			sub.Close()
+			continue
+		}
+		err = w.dir(sub, p, depth+1)
+		sub.Close()
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// notADir reports whether opening a link as a directory failed because it
+// leads to no directory.
+func notADir(err error) bool {
+	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// unreadable is the error for a directory the walk cannot read. One whose
+// path is longer than the system takes is named by its depth, not by a
+// path of thousands of characters.
+func (w *walker) unreadable(path string, depth int, err error) error {
+	if errors.Is(err, syscall.ENAMETOOLONG) || len(path) > 4096 {
+		return fmt.Errorf("%s: a directory %d levels below it (a path of %d bytes): %w", w.root, depth, len(path), reason(err))
+	}
+	return err
 }

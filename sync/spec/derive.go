@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -73,14 +74,17 @@ const builtinLocal = "terraform"
 // (.terraform/modules/modules.json); one not installed adds nothing and is
 // named in the notes. Errors are usage errors naming FILE:LINE; a lock file
 // that cannot be read or parsed is its configuration's LockErr.
-func Derive(dirs []string, defaultHost string) ([]Configuration, []string, error) {
+func Derive(ctx context.Context, dirs []string, defaultHost string) ([]Configuration, []string, error) {
 	d := &deriver{host: defaultHost, mods: map[string]*module{}}
 	var found, locks []string
 	for _, dir := range dirs {
 		if _, err := lockfile.CheckDir(dir); err != nil {
 			return nil, nil, backends.Usagef("from %v", err)
 		}
-		f, l, err := walk(dir)
+		f, l, err := walk(ctx, dir)
+		if err != nil && ctx.Err() != nil {
+			return nil, nil, err // an interrupt, not a mistake in the spec
+		}
 		if err != nil {
 			return nil, nil, backends.Usagef("from %s: %v", dir, err)
 		}
@@ -128,10 +132,10 @@ func Derive(dirs []string, defaultHost string) ([]Configuration, []string, error
 // walk lists the directories under root holding configuration files, and
 // the lock files, skipping hidden directories such as .terraform and .git
 // and following links to directories (lockfile.Walk).
-func walk(root string) (modules, locks []string, err error) {
+func walk(ctx context.Context, root string) (modules, locks []string, err error) {
 	seen := map[string]bool{}
 	hidden := func(name string) bool { return strings.HasPrefix(name, ".") }
-	err = lockfile.Walk(root, hidden, func(p string, e fs.DirEntry) error {
+	err = lockfile.Walk(ctx, root, hidden, func(p string, e fs.DirEntry) error {
 		dir := filepath.Dir(p)
 		switch {
 		case e.Name() == lockfile.DefaultName:

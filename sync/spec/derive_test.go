@@ -1,6 +1,7 @@
 package spec_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -103,7 +104,7 @@ terraform {
 		// A lock file alone: every provider it locks.
 		"lockonly/.terraform.lock.hcl": lockAlpha,
 	})
-	configs, notes, err := spec.Derive([]string{root}, "registry.terraform.io")
+	configs, notes, err := spec.Derive(context.Background(), []string{root}, "registry.terraform.io")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestDeriveErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			tree(t, root, files)
-			_, _, err := spec.Derive([]string{root}, "registry.terraform.io")
+			_, _, err := spec.Derive(context.Background(), []string{root}, "registry.terraform.io")
 			if err == nil || !errors.Is(err, backends.ErrUsage) {
 				t.Fatalf("error %v, want a usage error", err)
 			}

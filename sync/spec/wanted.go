@@ -41,7 +41,7 @@ type Ask struct {
 // of the configurations under From, merged per provider and filtered by
 // Allow and Deny. Notes say what was left out and why (a denied provider, a
 // module not installed). It reads configuration files, no place.
-func (s *Spec) Wants() (wants []Want, notes []string, err error) {
+func (s *Spec) Wants(ctx context.Context) (wants []Want, notes []string, err error) {
 	byAddr := map[backends.Provider]*Want{}
 	var order []backends.Provider
 	get := func(p backends.Provider) *Want {
@@ -60,7 +60,7 @@ func (s *Spec) Wants() (wants []Want, notes []string, err error) {
 		}
 	}
 	if len(s.From) > 0 {
-		configs, derived, err := Derive(s.From, s.DefaultRegistry)
+		configs, derived, err := Derive(ctx, s.From, s.DefaultRegistry)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -269,7 +269,7 @@ const Jobs = 8
 // Problem; only an Opener's error (a place that cannot be opened, a usage
 // error) ends it.
 func (s *Spec) Wanted(ctx context.Context, open Opener) (*Wanted, error) {
-	wants, notes, err := s.Wants()
+	wants, notes, err := s.Wants(ctx)
 	if err != nil {
 		return nil, err
 	}

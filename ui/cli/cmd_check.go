@@ -140,9 +140,9 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 	}
 	var locks []lock
 	for _, dir := range from {
-		paths, err := lockfile.Find(dir)
+		paths, err := lockfile.Find(cmd.Context(), dir)
 		if err != nil {
-			return usageErr("--from %v", err)
+			return usageErr("--from %w", err)
 		}
 		for _, p := range paths {
 			f, err := lockfile.Load(p)

@@ -336,7 +336,7 @@ func deriveFrom(cmd *cobra.Command, from []string) ([]spec.Configuration, error)
 		}
 		dirs = append(dirs, abs)
 	}
-	configs, notes, err := spec.Derive(dirs, spec.DefaultRegistry)
+	configs, notes, err := spec.Derive(cmd.Context(), dirs, spec.DefaultRegistry)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -90,7 +91,7 @@ func newPruneCmd(env *Env) *cobra.Command {
 // confirmation, one call into sync.Prune, the result.
 func runPrune(cmd *cobra.Command, env *Env, dstArg string, f *pruneFlags) error {
 	ctx := cmd.Context()
-	ret, err := f.retention()
+	ret, err := f.retention(ctx)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func runPrune(cmd *cobra.Command, env *Env, dstArg string, f *pruneFlags) error 
 }
 
 // retention is the rules the flags describe, with the lock files read.
-func (f *pruneFlags) retention() (sync.Retention, error) {
+func (f *pruneFlags) retention(ctx context.Context) (sync.Retention, error) {
 	var ret sync.Retention
 	if f.keep < 0 {
 		return ret, usageErr("--keep %d: want a number of versions, 1 or more", f.keep)
@@ -155,7 +156,7 @@ func (f *pruneFlags) retention() (sync.Retention, error) {
 		}
 		ret.Providers = append(ret.Providers, pf)
 	}
-	locked, err := lockedUnder(f.lockDirs)
+	locked, err := lockedUnder(ctx, f.lockDirs)
 	if err != nil {
 		return ret, err
 	}
@@ -165,12 +166,12 @@ func (f *pruneFlags) retention() (sync.Retention, error) {
 
 // lockedUnder reads every lock file under dirs. A lock file that cannot be
 // read is a usage error: prune must not remove what it might lock.
-func lockedUnder(dirs []string) (sync.LockedVersions, error) {
+func lockedUnder(ctx context.Context, dirs []string) (sync.LockedVersions, error) {
 	locked := sync.LockedVersions{}
 	for _, dir := range dirs {
-		files, err := lockfile.Find(dir)
+		files, err := lockfile.Find(ctx, dir)
 		if err != nil {
-			return nil, usageErr("--keep-locked: %v", err)
+			return nil, usageErr("--keep-locked: %w", err)
 		}
 		if len(files) == 0 {
 			return nil, usageErr("--keep-locked %s: no %s under it", dir, lockfile.DefaultName)

@@ -196,7 +196,7 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	if u.spec != "" {
 		return runUISpec(cmd, env, u, args)
 	}
-	s, versioned, locks, err := uiSelection(u)
+	s, versioned, locks, err := uiSelection(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -270,11 +270,11 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 
 // uiSelection is ui's selection and lock files; versioned is the
 // selection as needsVersion sees it: lock files name the versions.
-func uiSelection(u *uiFlags) (s, versioned sync.Selection, locks *ui.Locks, err error) {
+func uiSelection(ctx context.Context, u *uiFlags) (s, versioned sync.Selection, locks *ui.Locks, err error) {
 	if s, err = u.sel.selection(); err != nil {
 		return s, s, nil, err
 	}
-	if locks, err = uiLocks(u.locks, u.from); err != nil {
+	if locks, err = uiLocks(ctx, u.locks, u.from); err != nil {
 		return s, s, nil, err
 	}
 	versioned = s
@@ -287,14 +287,14 @@ func uiSelection(u *uiFlags) (s, versioned sync.Selection, locks *ui.Locks, err 
 // uiLocks reads the lock files of ui --lock and --from (every
 // .terraform.lock.hcl under each DIR, as check --from finds them); nil
 // when neither is given.
-func uiLocks(files, from []string) (*ui.Locks, error) {
+func uiLocks(ctx context.Context, files, from []string) (*ui.Locks, error) {
 	if len(files)+len(from) == 0 {
 		return nil, nil
 	}
 	for _, dir := range from {
-		paths, err := lockfile.Find(dir)
+		paths, err := lockfile.Find(ctx, dir)
 		if err != nil {
-			return nil, usageErr("--from %v", err)
+			return nil, usageErr("--from %w", err)
 		}
 		if len(paths) == 0 {
 			return nil, usageErr("--from %s: no %s under it", dir, lockfile.DefaultName)
