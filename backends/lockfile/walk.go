@@ -31,7 +31,7 @@ func Walk(ctx context.Context, root string, skip func(name string) bool, visit f
 	if _, err := CheckDir(root); err != nil {
 		return err
 	}
-	f, err := os.Open(root)
+	f, err := openRoot(root)
 	if err != nil {
 		return fmt.Errorf("%s: %w", root, reason(err))
 	}

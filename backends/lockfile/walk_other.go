@@ -14,7 +14,12 @@ func dirID(path string, _ iofs.FileInfo) any { return realPath(path) }
 
 // openDir opens the directory at path (name in parent), following a link.
 func openDir(_ *os.File, _, path string) (*os.File, error) {
-	f, err := os.Open(path)
+	return openRoot(path)
+}
+
+// openRoot opens the directory at path.
+func openRoot(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

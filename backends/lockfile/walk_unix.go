@@ -45,3 +45,9 @@ func openDir(parent *os.File, name, path string) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
+
+// openRoot opens the directory at path, and only a directory: a named
+// pipe put there since it was checked fails rather than waits.
+func openRoot(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+}
