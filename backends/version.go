@@ -78,6 +78,21 @@ func CompareVersions(a, b Version) int {
 	return strings.Compare(a.String(), b.String())
 }
 
+// VersionList names vs newest first, for messages: at most n of them, then
+// how many more there are.
+func VersionList(vs []Version, n int) string {
+	sorted := append([]Version(nil), vs...)
+	SortVersionsNewestFirst(sorted)
+	var out []string
+	for _, v := range sorted[:min(len(sorted), n)] {
+		out = append(out, v.String())
+	}
+	if len(sorted) > n {
+		out = append(out, fmt.Sprintf("and %d more", len(sorted)-n))
+	}
+	return strings.Join(out, ", ")
+}
+
 // SortVersionsNewestFirst sorts vs in place, newest first, in the order
 // CompareVersions gives.
 func SortVersionsNewestFirst(vs []Version) {

@@ -130,7 +130,7 @@ func TestHostRule(t *testing.T) {
 				{"example.com/acme/alpha", "[example.com/acme/alpha]"},
 				{"registry.terraform.io/acme/alpha", "[registry.terraform.io/acme/alpha]"},
 			} {
-				ps, err := sync.Selection{Providers: filters(t, c.filter)}.ProvidersIn(ctx, r)
+				ps, err := sync.Selection{Providers: backendtest.ProviderFilters(t, c.filter)}.ProvidersIn(ctx, r)
 				switch {
 				case c.want == "usage":
 					if !errors.Is(err, backends.ErrUsage) || !strings.Contains(err.Error(), "HOSTNAME/acme/alpha") || !strings.Contains(err.Error(), r.String()) {
@@ -148,7 +148,7 @@ func TestHostRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sel := sync.Selection{Providers: filters(t, "acme/alpha"), Locked: map[backends.Provider]sync.Locked{locked: {Version: seeds[0].Package.Version}}}
+			sel := sync.Selection{Providers: backendtest.ProviderFilters(t, "acme/alpha"), Locked: map[backends.Provider]sync.Locked{locked: {Version: seeds[0].Package.Version}}}
 			ps, err := sel.ProvidersIn(ctx, r)
 			want := "[registry.terraform.io/acme/alpha]"
 			if pl.name == "registry" {
@@ -200,7 +200,7 @@ func TestHostsUnknownBeforeListing(t *testing.T) {
 		{"oci with a catalogue", []backends.Reader{cat}, "acme/alpha", false},
 		{"registry", []backends.Reader{reg}, "acme/alpha", false},
 	} {
-		err := sync.Selection{Providers: filters(t, c.filter)}.HostsUnknown(c.places)
+		err := sync.Selection{Providers: backendtest.ProviderFilters(t, c.filter)}.HostsUnknown(c.places)
 		if got := errors.Is(err, backends.ErrUsage); got != c.usage {
 			t.Errorf("%s: -p %s: %v; want usage error %v", c.name, c.filter, err, c.usage)
 		}

@@ -398,7 +398,7 @@ func compare(ctx context.Context, src backends.Reader, a, d backends.Archive, ds
 		case !res.OK():
 			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s differs from the source: %v", dst, res.Err())
 		case res.Verified():
-			item.Status, item.Detail = StatusPresent, "present; "+describeMatches(res)
+			item.Status, item.Detail = StatusPresent, "present; "+DescribeMatches(res)
 		default:
 			item.Status, item.Detail = StatusConflict, fmt.Sprintf("destination %s holds %s, but the source states no hash to compare it with", dst, sums.ZH)
 		}

@@ -74,7 +74,7 @@ func (s Selection) ProvidersIn(ctx context.Context, r backends.Reader) ([]backen
 // provider r lists (or the lock's, where it cannot list). Every command and
 // the UI resolve providers through it.
 func (s Selection) HostRule(r backends.Reader, listed []backends.Provider, listErr error) (ps []backends.Provider, unknown []backends.ProviderFilter, err error) {
-	s = s.onHost(r)
+	s = s.OnHost(r)
 	if errors.Is(listErr, backends.ErrNoCatalogue) {
 		return s.namedProviders(r)
 	}
@@ -89,9 +89,9 @@ func (s Selection) HostRule(r backends.Reader, listed []backends.Provider, listE
 	return ps, nil, nil
 }
 
-// onHost is s with each NAMESPACE/TYPE filter bound to r's host, where r
+// OnHost is s with each NAMESPACE/TYPE filter bound to r's host, where r
 // has one.
-func (s Selection) onHost(r backends.Reader) Selection {
+func (s Selection) OnHost(r backends.Reader) Selection {
 	d, ok := r.(DefaultHoster)
 	if !ok || d.DefaultHost() == "" {
 		return s
@@ -484,7 +484,7 @@ func (s Selection) unmatched(ctx context.Context, r backends.Reader, p backends.
 	case len(all) == 0:
 		return fmt.Sprintf("%s holds no version of %s", r, p)
 	}
-	avail := versionList(all)
+	avail := backends.VersionList(all, 5)
 	if pins, ok := s.Pinned[p]; ok {
 		var want []string
 		for _, l := range pins {

@@ -123,7 +123,7 @@ func TestRunStreamedIsSyncOfWholePlan(t *testing.T) {
 	os.Remove(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Version.String()+".json"))
 	w.src.Flush(ctx, s.Package.Provider)
 	os.Remove(filepath.Join(w.dstDir, "example.com/acme/alpha", w.seeds[3].Package.Filename()))
-	sel := sync.Selection{Platforms: plats(t, "linux_amd64", "darwin_arm64", "linux_arm64")}
+	sel := sync.Selection{Platforms: backendtest.Platforms(t, "linux_amd64", "darwin_arm64", "linux_arm64")}
 
 	run := func(streamed bool) (*lineRecorder, sync.Summary) {
 		dir := t.TempDir()
@@ -209,7 +209,7 @@ func TestRunShowsPresentAsPlanned(t *testing.T) {
 func TestPlanEachChecksTheWhole(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	sel := sync.Selection{Providers: filters(t, "example.com/acme/gamma")}
+	sel := sync.Selection{Providers: backendtest.ProviderFilters(t, "example.com/acme/gamma")}
 	_, want := sync.MakePlan(ctx, w.src, w.dst, sel, sync.PlanOptions{})
 	got := sync.PlanEach(ctx, w.src, w.dst, sel, sync.PlanOptions{}, func(*sync.Plan) error { return nil })
 	if want == nil || got == nil || got.Error() != want.Error() {
@@ -221,7 +221,7 @@ func TestPlanEachChecksTheWhole(t *testing.T) {
 func TestResolveEachIsResolve(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	sel := sync.Selection{Platforms: plats(t, "linux_amd64", "darwin_arm64")}
+	sel := sync.Selection{Platforms: backendtest.Platforms(t, "linux_amd64", "darwin_arm64")}
 	whole, err := sel.Resolve(ctx, w.src)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestResolveEachIsResolve(t *testing.T) {
 	if calls != 2 || !slices.Equal(got, want) {
 		t.Errorf("%d calls handed on %q, Resolve lists %q", calls, got, want)
 	}
-	if sel.Names() || !(sync.Selection{Providers: filters(t, "example.com/acme/alpha")}).Names() {
+	if sel.Names() || !(sync.Selection{Providers: backendtest.ProviderFilters(t, "example.com/acme/alpha")}).Names() {
 		t.Error("Names: wrong")
 	}
 }

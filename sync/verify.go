@@ -147,7 +147,7 @@ func verifyArchive(ctx context.Context, r backends.Reader, a backends.Archive, o
 	case !res.Verified():
 		f.Status, f.Detail = StatusOK, "hashes computed; the place states none to check them against"
 	default:
-		f.Status, f.Detail = StatusOK, describeMatches(res)
+		f.Status, f.Detail = StatusOK, DescribeMatches(res)
 	}
 	return f
 }
@@ -197,7 +197,9 @@ func statesH1(evidence []hashing.Evidence) bool {
 	return false
 }
 
-func describeMatches(res hashing.Result) string {
+// DescribeMatches says, for messages, which of res's checks matched and
+// against what.
+func DescribeMatches(res hashing.Result) string {
 	s := ""
 	for _, c := range res.Checks {
 		if c.Status != hashing.Match {

@@ -14,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/grid"
 	"github.com/tfmirror/tfmirror/ui/queue"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -22,7 +23,7 @@ import (
 // The lock view: the Providers view opened with lock files (ui --lock,
 // --from). The list is every locked provider, also those no place holds;
 // each matrix has the locked versions as rows and, as columns, the
-// platforms the lock covers: those its hashes are tied to (sync.TieIndex,
+// platforms the lock covers: those its hashes are tied to (lockcheck.TieIndex,
 // the rule `check` applies) and any --platform. A gap ○ is a package init
 // would miss on that platform. L queues every gap from a chosen source.
 
@@ -50,7 +51,7 @@ type lockKey struct {
 // lockTied is what the places hold of one locked provider version, and
 // the lock's hashes tied to platforms with it.
 type lockTied struct {
-	ties sync.LockTies
+	ties lockcheck.LockTies
 	// held is, for each place, its archives of the version by platform.
 	held []map[string]backends.Archive
 	// differs is, for each place, the platforms whose archive is not the
@@ -147,7 +148,7 @@ func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Loc
 	out := make([]*lockTied, len(keys))
 	sync.Parallel(ctx, 4, len(keys), func(i int) {
 		k := keys[i]
-		idx := sync.NewTieIndex(k.p, locked[i].Version)
+		idx := lockcheck.NewTieIndex(k.p, locked[i].Version)
 		t := &lockTied{held: make([]map[string]backends.Archive, len(readers)), errs: make([]error, len(readers))}
 		listed := make([][]backends.Archive, len(readers))
 		for j, r := range readers {
@@ -254,7 +255,7 @@ type lockGap struct {
 // archive that states nothing, or only schemes the lock has none of for
 // its platform (a mirror stating h1: where the lock holds the registry's
 // zh:), is not judged.
-func differsFromLock(a backends.Archive, locked []hashing.Hash, idx *sync.TieIndex) bool {
+func differsFromLock(a backends.Archive, locked []hashing.Hash, idx *lockcheck.TieIndex) bool {
 	schemes := map[hashing.Scheme]bool{}
 	for _, h := range locked {
 		if p, ok := idx.PlatformOf(h); ok && p == a.Platform {
@@ -374,7 +375,7 @@ func (v *providersView) rebuildLock() {
 func (v *providersView) lockLines() []string {
 	s := v.sh.styles
 	var lines []string
-	var untied, unplaced []sync.UntiedHash
+	var untied, unplaced []lockcheck.UntiedHash
 	tying := false
 	for _, ver := range v.lock.versions[v.current] {
 		t := v.lock.tied[lockKey{v.current, ver.String()}]
@@ -400,7 +401,7 @@ func (v *providersView) lockLines() []string {
 }
 
 // untiedWhat says briefly what untied hashes are.
-func untiedWhat(us []sync.UntiedHash) string {
+func untiedWhat(us []lockcheck.UntiedHash) string {
 	files := 0
 	for _, u := range us {
 		if u.File != "" {

@@ -18,6 +18,7 @@ import (
 	placeopen "github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 // realTerraform runs the real terraform in an isolated environment that
@@ -83,7 +84,7 @@ func TestEndToEndLockGaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locked := sync.LockedFromFile(lf, lockPath)
+	locked := lockcheck.LockedFromFile(lf, lockPath)
 
 	// The mirror holds the registry's linux_amd64 zip.
 	pkgDir := filepath.Join(mirrorDir, reg.Host(), "acme", "alpha")
@@ -102,7 +103,7 @@ func TestEndToEndLockGaps(t *testing.T) {
 		locks.Entries = append(locks.Entries, LockEntry{Provider: p, Locked: l})
 	}
 	// check, told of the registry, names what the UI will show as gaps.
-	before, err := sync.CheckLock(t.Context(), mirror, locked, sync.CheckOptions{Kind: placeopen.FS, TieWith: []backends.Reader{src}})
+	before, err := lockcheck.CheckLock(t.Context(), mirror, locked, lockcheck.CheckOptions{Kind: placeopen.FS, TieWith: []backends.Reader{src}})
 	if err != nil || !failsOn(before, "darwin_arm64") || !failsOn(before, "windows_amd64") {
 		t.Fatalf("check before: %v %+v", err, before)
 	}
@@ -124,7 +125,7 @@ func TestEndToEndLockGaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := sync.CheckLock(t.Context(), again, locked, sync.CheckOptions{Kind: placeopen.FS})
+	after, err := lockcheck.CheckLock(t.Context(), again, locked, lockcheck.CheckOptions{Kind: placeopen.FS})
 	if err != nil {
 		t.Fatal(err)
 	}

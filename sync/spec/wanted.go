@@ -355,16 +355,7 @@ func versionList(vs []backends.Version) string {
 	if len(vs) == 0 {
 		return "none"
 	}
-	sorted := append([]backends.Version(nil), vs...)
-	backends.SortVersionsNewestFirst(sorted)
-	var out []string
-	for _, v := range sorted[:min(len(sorted), 10)] {
-		out = append(out, v.String())
-	}
-	if len(sorted) > 10 {
-		out = append(out, fmt.Sprintf("and %d more", len(sorted)-10))
-	}
-	return strings.Join(out, ", ")
+	return backends.VersionList(vs, 10)
 }
 
 func appendNew(list []string, items ...string) []string {

@@ -9,6 +9,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -109,7 +110,7 @@ func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlag
 	if err != nil {
 		return err
 	}
-	findings, err := sync.CheckLock(cmd.Context(), r, s.Locked, sync.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing()})
+	findings, err := lockcheck.CheckLock(cmd.Context(), r, s.Locked, lockcheck.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing()})
 	printWarnings(cmd, r)
 	if err != nil {
 		return err
@@ -149,7 +150,7 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			locks = append(locks, lock{p, sync.LockedFromFile(f, p)})
+			locks = append(locks, lock{p, lockcheck.LockedFromFile(f, p)})
 		}
 	}
 	if len(locks) == 0 {
@@ -159,11 +160,11 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 	if err != nil {
 		return err
 	}
-	opts := sync.CheckOptions{Kind: kind.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing(), Sums: sync.NewSumsCache()}
+	opts := lockcheck.CheckOptions{Kind: kind.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing(), Sums: sync.NewSumsCache()}
 	var rows []report.LockFinding
 	var all []sync.Finding
 	for _, l := range locks {
-		findings, err := sync.CheckLock(cmd.Context(), r, l.locked, opts)
+		findings, err := lockcheck.CheckLock(cmd.Context(), r, l.locked, opts)
 		if err != nil {
 			return err
 		}

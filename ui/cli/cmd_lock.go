@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
@@ -132,7 +132,7 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 			return err
 		}
 	}
-	return updateLock(cmd, r, path, f, existed, sync.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun, f.Save, out)
+	return updateLock(cmd, r, path, f, existed, lockcheck.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun, f.Save, out)
 }
 
 // loadLock reads the lock file at path, or starts a new one (Terraform's
@@ -162,9 +162,9 @@ func loadLock(cmd *cobra.Command, path, header string) (f *lockfile.File, existe
 // updateLock locks what req asks for from r into f and writes it to path
 // (not with dryRun) with save; the problems, when there are any, are
 // listed, the file is left alone and errProblem returned.
-func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.File, existed bool, req sync.LockRequest, dryRun bool, save func(string) error, out *lockOut) error {
+func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.File, existed bool, req lockcheck.LockRequest, dryRun bool, save func(string) error, out *lockOut) error {
 	before := f.Bytes()
-	updates, problems, err := sync.UpdateLock(cmd.Context(), r, f, req)
+	updates, problems, err := lockcheck.UpdateLock(cmd.Context(), r, f, req)
 	printWarnings(cmd, r)
 	if err != nil {
 		return noCatalogue(err)
@@ -261,7 +261,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 			failed++
 			continue
 		}
-		req := configRequest(c, sync.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download})
+		req := configRequest(c, lockcheck.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download})
 		// A lock file that is a symbolic link is replaced by a regular
 		// file, its target left alone, as terraform providers lock does.
 		err = updateLock(cmd, r, path, f, existed, req, dryRun, f.SaveAt, out)
@@ -285,11 +285,11 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 // configRequest is req for the configuration c: the providers it
 // requires, with their constraints. A lock file alone is updated as lock
 // --lock does: its providers at their versions, its constraints kept.
-func configRequest(c spec.Configuration, req sync.LockRequest) sync.LockRequest {
+func configRequest(c spec.Configuration, req lockcheck.LockRequest) lockcheck.LockRequest {
 	if !c.LockOnly {
-		req.Required = []sync.RequiredLock{}
+		req.Required = []lockcheck.RequiredLock{}
 		for _, q := range c.Requirements {
-			req.Required = append(req.Required, sync.RequiredLock{Provider: q.Provider, Constraints: q.Constraints, From: q.From})
+			req.Required = append(req.Required, lockcheck.RequiredLock{Provider: q.Provider, Constraints: q.Constraints, From: q.From})
 		}
 	}
 	return req

@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/modules/modplace"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui"
 )
 
@@ -308,7 +309,7 @@ func uiLocks(ctx context.Context, files, from []string) (*ui.Locks, error) {
 			return nil, err
 		}
 		l.Files = append(l.Files, path)
-		for p, locked := range sync.LockedFromFile(f, path) {
+		for p, locked := range lockcheck.LockedFromFile(f, path) {
 			l.Entries = append(l.Entries, ui.LockEntry{Provider: p, Locked: locked})
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -45,7 +46,7 @@ type lockHashJSON struct {
 }
 
 // updated reports what was added to the lock file at path, and how it ended.
-func (o *lockOut) updated(cmd *cobra.Command, path, status string, updates []sync.LockUpdate) {
+func (o *lockOut) updated(cmd *cobra.Command, path, status string, updates []lockcheck.LockUpdate) {
 	n := 0
 	if !o.json {
 		n = report.LockUpdates(cmd.OutOrStdout(), updates)

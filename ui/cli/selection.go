@@ -6,6 +6,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 // selectionFlags are the selection shared by ls, verify, diff, sync, lock,
@@ -46,7 +47,7 @@ func (s *selectionFlags) selection() (sync.Selection, error) {
 	if err != nil {
 		return sel, err
 	}
-	sel.Locked = sync.LockedFromFile(f, s.lock)
+	sel.Locked = lockcheck.LockedFromFile(f, s.lock)
 	return sel, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 // pushLine is push's plain line for an event: one per archive pushed, with
@@ -38,7 +39,7 @@ func pushLine(ev sync.Event, j *sync.TrackedJob) string {
 
 // LockUpdates lists what `tfmirror lock` changed and returns how many hashes
 // it added.
-func LockUpdates(w io.Writer, updates []sync.LockUpdate) int {
+func LockUpdates(w io.Writer, updates []lockcheck.LockUpdate) int {
 	n := 0
 	for _, u := range updates {
 		what := ""

@@ -1,4 +1,4 @@
-package sync_test
+package lockcheck_test
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 var (
@@ -54,31 +55,9 @@ func chkOpen(t *testing.T, dir string) *fs.Mirror {
 	return m
 }
 
-func plats(t *testing.T, ss ...string) []backends.Platform {
-	t.Helper()
-	var out []backends.Platform
-	for _, s := range ss {
-		p, err := backends.ParsePlatform(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
-}
+var plats = backendtest.Platforms
 
-func filters(t *testing.T, ss ...string) []backends.ProviderFilter {
-	t.Helper()
-	var out []backends.ProviderFilter
-	for _, s := range ss {
-		f, err := backends.ParseProviderFilter(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, f)
-	}
-	return out
-}
+var filters = backendtest.ProviderFilters
 
 func zipPath(dir, provider, version, platform string) string {
 	p, _ := backends.ParseProvider(provider)
@@ -119,12 +98,12 @@ func TestUpdateLockNewProviders(t *testing.T) {
 	ctx := chkCtx(t)
 	dir, m := chkMirror(t)
 	f := lockfile.New(lockfile.HeaderTerraform)
-	req := sync.LockRequest{
+	req := lockcheck.LockRequest{
 		// One address with its host, one without: both must resolve.
 		Selection: sync.Selection{Providers: filters(t, "example.com/acme/alpha", "acme/beta")},
 		Platforms: plats(t, "linux_amd64", "darwin_arm64"),
 	}
-	updates, problems, err := sync.UpdateLock(ctx, m, f, req)
+	updates, problems, err := lockcheck.UpdateLock(ctx, m, f, req)
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("err %v, problems %+v", err, problems)
 	}
@@ -169,7 +148,7 @@ provider "example.com/acme/alpha" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	updates, problems, err := sync.UpdateLock(ctx, m, f, sync.LockRequest{Platforms: plats(t, chkPlatforms...)})
+	updates, problems, err := lockcheck.UpdateLock(ctx, m, f, lockcheck.LockRequest{Platforms: plats(t, chkPlatforms...)})
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("err %v, problems %+v", err, problems)
 	}
@@ -190,7 +169,7 @@ provider "example.com/acme/alpha" {
 		t.Error("header changed")
 	}
 	// Running again adds nothing.
-	again, problems, err := sync.UpdateLock(ctx, m, f, sync.LockRequest{Platforms: plats(t, chkPlatforms...)})
+	again, problems, err := lockcheck.UpdateLock(ctx, m, f, lockcheck.LockRequest{Platforms: plats(t, chkPlatforms...)})
 	if err != nil || len(problems) > 0 || len(again) != 1 || len(again[0].Added) != 0 {
 		t.Errorf("second run: %+v %+v %v", again, problems, err)
 	}
@@ -206,7 +185,7 @@ func TestUpdateLockAllOrNothing(t *testing.T) {
 	m := chkOpen(t, dir)
 	f := lockfile.New(lockfile.HeaderTerraform)
 	before := string(f.Bytes())
-	_, problems, err := sync.UpdateLock(ctx, m, f, sync.LockRequest{
+	_, problems, err := lockcheck.UpdateLock(ctx, m, f, lockcheck.LockRequest{
 		Selection: sync.Selection{Providers: filters(t, "acme/alpha", "acme/beta", "example.com/acme/gamma")},
 		Platforms: plats(t, "linux_amd64", "windows_amd64"),
 	})
@@ -244,7 +223,7 @@ func TestUpdateLockMovesVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := backends.ParseVersionConstraint(">= 1.1")
-	updates, problems, err := sync.UpdateLock(ctx, m, f, sync.LockRequest{Selection: sync.Selection{Versions: c}, Platforms: plats(t, "linux_amd64")})
+	updates, problems, err := lockcheck.UpdateLock(ctx, m, f, lockcheck.LockRequest{Selection: sync.Selection{Versions: c}, Platforms: plats(t, "linux_amd64")})
 	if err != nil || len(problems) > 0 || len(updates) != 1 {
 		t.Fatalf("%+v %+v %v", updates, problems, err)
 	}
@@ -270,7 +249,7 @@ func TestUpdateLockZipWithDirectoryEntries(t *testing.T) {
 	backendtest.WritePacked(t, dir, []backendtest.Seed{{Package: pkg, Zip: z}})
 	m := chkOpen(t, dir)
 	f := lockfile.New(lockfile.HeaderTerraform)
-	_, problems, err := sync.UpdateLock(ctx, m, f, sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "acme/alpha")}, Platforms: plats(t, "linux_amd64")})
+	_, problems, err := lockcheck.UpdateLock(ctx, m, f, lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, "acme/alpha")}, Platforms: plats(t, "linux_amd64")})
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("%+v %v", problems, err)
 	}
@@ -294,7 +273,7 @@ func TestUpdateLockZipWithDirectoryEntries(t *testing.T) {
 	// A lock with only that h1 fails a packed install (the clients check a
 	// zip with ZipH1), and check says why.
 	onlyH1 := map[backends.Provider]sync.Locked{l.Addr: {Version: l.Version, Hashes: []hashing.Hash{dirH1}, Source: "lock.hcl"}}
-	fs, err := sync.CheckLock(ctx, m, onlyH1, sync.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64")})
+	fs, err := lockcheck.CheckLock(ctx, m, onlyH1, lockcheck.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64")})
 	if err != nil || len(fs) != 1 {
 		t.Fatalf("%+v %v", fs, err)
 	}
@@ -320,7 +299,7 @@ func TestUpdateLockRefusesWhatThePlaceContradicts(t *testing.T) {
 	}
 	m := chkOpen(t, dir)
 	f := lockfile.New(lockfile.HeaderTerraform)
-	_, problems, err := sync.UpdateLock(ctx, m, f, sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "acme/alpha")}, Platforms: plats(t, "linux_amd64")})
+	_, problems, err := lockcheck.UpdateLock(ctx, m, f, lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, "acme/alpha")}, Platforms: plats(t, "linux_amd64")})
 	if err != nil || len(problems) != 1 || problems[0].Status != sync.StatusMismatch {
 		t.Fatalf("%+v %v", problems, err)
 	}
@@ -332,7 +311,7 @@ func TestUpdateLockRefusesWhatThePlaceContradicts(t *testing.T) {
 func lockAll(t *testing.T, ctx context.Context, r backends.Reader, platforms ...string) *lockfile.File {
 	t.Helper()
 	f := lockfile.New(lockfile.HeaderTerraform)
-	_, problems, err := sync.UpdateLock(ctx, r, f, sync.LockRequest{
+	_, problems, err := lockcheck.UpdateLock(ctx, r, f, lockcheck.LockRequest{
 		Selection: sync.Selection{Providers: filters(t, chkProviders...)},
 		Platforms: plats(t, platforms...),
 	})
@@ -354,9 +333,9 @@ func TestCheckLockFilesystemMirror(t *testing.T) {
 	ctx := chkCtx(t)
 	dir, m := chkMirror(t)
 	f := lockAll(t, ctx, m, chkPlatforms...)
-	locked := sync.LockedFromFile(f, "team.lock.hcl")
+	locked := lockcheck.LockedFromFile(f, "team.lock.hcl")
 
-	findings, err := sync.CheckLock(ctx, m, locked, sync.CheckOptions{Kind: place.FS})
+	findings, err := lockcheck.CheckLock(ctx, m, locked, lockcheck.CheckOptions{Kind: place.FS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +358,7 @@ func TestCheckLockFilesystemMirror(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = chkOpen(t, dir)
-	findings, err = sync.CheckLock(ctx, m, locked, sync.CheckOptions{Kind: place.FS})
+	findings, err = lockcheck.CheckLock(ctx, m, locked, lockcheck.CheckOptions{Kind: place.FS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +379,7 @@ func TestCheckLockFilesystemMirror(t *testing.T) {
 	}
 
 	// Explicit platforms: one the mirror never had.
-	findings, err = sync.CheckLock(ctx, m, locked, sync.CheckOptions{Kind: place.FS, Platforms: plats(t, "freebsd_amd64")})
+	findings, err = lockcheck.CheckLock(ctx, m, locked, lockcheck.CheckOptions{Kind: place.FS, Platforms: plats(t, "freebsd_amd64")})
 	if err != nil || len(findings) != 2 {
 		t.Fatalf("%+v %v", findings, err)
 	}
@@ -423,7 +402,7 @@ func TestCheckLockVersionAndHashRules(t *testing.T) {
 		alpha: {Version: v120, Hashes: []hashing.Hash{zhOnly}, Source: "l.hcl"},
 		beta:  {Version: v900, Source: "l.hcl"},
 	}
-	findings, err := sync.CheckLock(ctx, m, locked, sync.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64", "linux_arm64")})
+	findings, err := lockcheck.CheckLock(ctx, m, locked, lockcheck.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64", "linux_arm64")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +419,7 @@ func TestCheckLockVersionAndHashRules(t *testing.T) {
 
 	// No hashes at all: init works, unchecked.
 	locked[beta] = sync.Locked{Version: v120, Source: "l.hcl"}
-	findings, err = sync.CheckLock(ctx, m, map[backends.Provider]sync.Locked{beta: locked[beta]}, sync.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64")})
+	findings, err = lockcheck.CheckLock(ctx, m, map[backends.Provider]sync.Locked{beta: locked[beta]}, lockcheck.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64")})
 	if err != nil || len(findings) != 1 || findings[0].Status != sync.StatusOK || !strings.Contains(findings[0].Detail, "without checking") {
 		t.Errorf("no hashes: %+v %v", findings, err)
 	}
@@ -476,7 +455,7 @@ func TestCheckLockUnpackedMirror(t *testing.T) {
 	alpha, _ := backends.ParseProvider("example.com/acme/alpha")
 	v, _ := backends.ParseVersion("1.2.0")
 	onlyZH := map[backends.Provider]sync.Locked{alpha: {Version: v, Hashes: []hashing.Hash{zh, "zh:2222222222222222222222222222222222222222222222222222222222222222"}, Source: "l.hcl"}}
-	findings, err := sync.CheckLock(ctx, dst, onlyZH, sync.CheckOptions{Kind: place.FS})
+	findings, err := lockcheck.CheckLock(ctx, dst, onlyZH, lockcheck.CheckOptions{Kind: place.FS})
 	if err != nil || len(findings) != 1 {
 		t.Fatalf("%+v %v", findings, err)
 	}
@@ -487,7 +466,7 @@ func TestCheckLockUnpackedMirror(t *testing.T) {
 	// tfmirror lock on the unpacked mirror records the directory's h1, and
 	// then check finds it; a wrong h1 is a mismatch.
 	f := lockfile.New(lockfile.HeaderTerraform)
-	if _, problems, err := sync.UpdateLock(ctx, dst, f, sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "acme/alpha")}, Platforms: plats(t, "linux_amd64")}); err != nil || len(problems) > 0 {
+	if _, problems, err := lockcheck.UpdateLock(ctx, dst, f, lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, "acme/alpha")}, Platforms: plats(t, "linux_amd64")}); err != nil || len(problems) > 0 {
 		t.Fatalf("%+v %v", problems, err)
 	}
 	l := lockedOf(t, f, "example.com/acme/alpha")
@@ -497,12 +476,12 @@ func TestCheckLockUnpackedMirror(t *testing.T) {
 	if srcH1 := independentSums(t, zipPath(srcDir, "example.com/acme/alpha", "1.2.0", "linux_amd64")).H1; l.Hashes[0] != srcH1 {
 		t.Errorf("unpacked h1 %s differs from the zip's %s", l.Hashes[0], srcH1)
 	}
-	findings, err = sync.CheckLock(ctx, dst, sync.LockedFromFile(f, "l.hcl"), sync.CheckOptions{Kind: place.FS})
+	findings, err = lockcheck.CheckLock(ctx, dst, lockcheck.LockedFromFile(f, "l.hcl"), lockcheck.CheckOptions{Kind: place.FS})
 	if err != nil || len(findings) != 1 || findings[0].Status != sync.StatusOK {
 		t.Errorf("%+v %v", findings, err)
 	}
 	wrong := map[backends.Provider]sync.Locked{alpha: {Version: v, Hashes: []hashing.Hash{"h1:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}, Source: "l.hcl"}}
-	findings, err = sync.CheckLock(ctx, dst, wrong, sync.CheckOptions{Kind: place.FS})
+	findings, err = lockcheck.CheckLock(ctx, dst, wrong, lockcheck.CheckOptions{Kind: place.FS})
 	if err != nil || len(findings) != 1 || findings[0].Status != sync.StatusMismatch {
 		t.Errorf("%+v %v", findings, err)
 	}
@@ -550,7 +529,7 @@ func TestCheckLockOCIMirror(t *testing.T) {
 	amd := independentSums(t, zipPath(srcDir, "example.com/acme/alpha", "1.2.0", "linux_amd64"))
 	arm := independentSums(t, zipPath(srcDir, "example.com/acme/alpha", "1.2.0", "darwin_arm64"))
 	h1Only := map[backends.Provider]sync.Locked{alpha: {Version: v, Hashes: []hashing.Hash{amd.H1, arm.H1}, Source: "l.hcl"}}
-	findings, err := sync.CheckLock(ctx, dst, h1Only, sync.CheckOptions{Kind: place.OCI})
+	findings, err := lockcheck.CheckLock(ctx, dst, h1Only, lockcheck.CheckOptions{Kind: place.OCI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +542,7 @@ func TestCheckLockOCIMirror(t *testing.T) {
 		}
 	}
 	// The same lock is fine for a filesystem mirror holding the same zips.
-	fsFindings, err := sync.CheckLock(ctx, src, h1Only, sync.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64", "darwin_arm64")})
+	fsFindings, err := lockcheck.CheckLock(ctx, src, h1Only, lockcheck.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64", "darwin_arm64")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,14 +558,14 @@ func TestCheckLockOCIMirror(t *testing.T) {
 	if err := f.Set(lockfile.Provider{Addr: alpha, Version: v, Hashes: []hashing.Hash{amd.H1, arm.H1}}); err != nil {
 		t.Fatal(err)
 	}
-	updates, problems, err := sync.UpdateLock(ctx, dst, f, sync.LockRequest{Platforms: plats(t, "linux_amd64", "darwin_arm64")})
+	updates, problems, err := lockcheck.UpdateLock(ctx, dst, f, lockcheck.LockRequest{Platforms: plats(t, "linux_amd64", "darwin_arm64")})
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("%+v %v", problems, err)
 	}
 	if len(updates) != 1 || len(updates[0].Added) != 2 {
 		t.Errorf("added: %+v (want the two zh:)", updates)
 	}
-	findings, err = sync.CheckLock(ctx, dst, sync.LockedFromFile(f, "l.hcl"), sync.CheckOptions{Kind: place.OCI})
+	findings, err = lockcheck.CheckLock(ctx, dst, lockcheck.LockedFromFile(f, "l.hcl"), lockcheck.CheckOptions{Kind: place.OCI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +577,7 @@ func TestCheckLockOCIMirror(t *testing.T) {
 
 	// A zh: for another zip: the registry holds something else.
 	other := map[backends.Provider]sync.Locked{alpha: {Version: v, Hashes: []hashing.Hash{"zh:3333333333333333333333333333333333333333333333333333333333333333"}, Source: "l.hcl"}}
-	findings, err = sync.CheckLock(ctx, dst, other, sync.CheckOptions{Kind: place.OCI, Platforms: plats(t, "linux_amd64")})
+	findings, err = lockcheck.CheckLock(ctx, dst, other, lockcheck.CheckOptions{Kind: place.OCI, Platforms: plats(t, "linux_amd64")})
 	if err != nil || len(findings) != 1 || findings[0].Status != sync.StatusMismatch || !strings.Contains(findings[0].Detail, "none of the 1 locked zh:") {
 		t.Errorf("%+v %v", findings, err)
 	}
@@ -638,13 +617,13 @@ func TestUnspecifiedNeverSelectedOrLocked(t *testing.T) {
 	}
 
 	f := lockfile.New(lockfile.HeaderTerraform)
-	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "registry.opentofu.org/testnamespace/unspecified")}, Platforms: plats(t, "linux_amd64")}
-	_, problems, err := sync.UpdateLock(ctx, m, f, req)
+	req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, "registry.opentofu.org/testnamespace/unspecified")}, Platforms: plats(t, "linux_amd64")}
+	_, problems, err := lockcheck.UpdateLock(ctx, m, f, req)
 	if err != nil || len(problems) != 1 || !strings.Contains(problems[0].Detail, "0.0.0 is OpenTofu's unspecified version") || len(f.Providers()) != 0 {
 		t.Fatalf("locking a provider that has only 0.0.0: %v %+v\n%s", err, problems, f.Bytes())
 	}
 	req.Selection.Providers = filters(t, "example.com/acme/alpha")
-	if _, problems, err := sync.UpdateLock(ctx, m, f, req); err != nil || len(problems) != 0 {
+	if _, problems, err := lockcheck.UpdateLock(ctx, m, f, req); err != nil || len(problems) != 0 {
 		t.Fatalf("%v %+v", err, problems)
 	}
 	if l := lockedOf(t, f, "example.com/acme/alpha"); l.Version.String() != "1.0.0" {
@@ -657,7 +636,7 @@ func TestUnspecifiedNeverSelectedOrLocked(t *testing.T) {
 		t.Fatalf("reading a lock of 0.0.0: %v %q", err, locked.Warnings)
 	}
 	req.Selection.Providers = nil
-	_, problems, err = sync.UpdateLock(ctx, m, locked, req)
+	_, problems, err = lockcheck.UpdateLock(ctx, m, locked, req)
 	if err != nil || len(problems) != 1 || !strings.Contains(problems[0].Detail, "not adding hashes") {
 		t.Fatalf("hashing a lock of 0.0.0: %v %+v", err, problems)
 	}
@@ -665,7 +644,7 @@ func TestUnspecifiedNeverSelectedOrLocked(t *testing.T) {
 		t.Errorf("hashes added to 0.0.0: %v", l.Hashes)
 	}
 	req.Selection.Versions, _ = backends.ParseVersionConstraint("latest")
-	if _, problems, err := sync.UpdateLock(ctx, m, locked, req); err != nil || len(problems) != 0 {
+	if _, problems, err := lockcheck.UpdateLock(ctx, m, locked, req); err != nil || len(problems) != 0 {
 		t.Fatalf("moving the lock: %v %+v", err, problems)
 	}
 	if l := lockedOf(t, locked, "example.com/acme/alpha"); l.Version.String() != "1.0.0" || len(l.Hashes) != 2 {
@@ -704,8 +683,8 @@ func TestUpdateLockFromRegistryRecordsEverySignedHash(t *testing.T) {
 
 	f := lockfile.New(lockfile.HeaderTerraform)
 	vc, _ := backends.ParseVersionConstraint("1.2.0")
-	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: vc}, Platforms: plats(t, "linux_amd64")}
-	updates, problems, err := sync.UpdateLock(ctx, r, f, req)
+	req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: vc}, Platforms: plats(t, "linux_amd64")}
+	updates, problems, err := lockcheck.UpdateLock(ctx, r, f, req)
 	if err != nil || len(problems) != 0 || len(updates) != 1 {
 		t.Fatalf("%v %+v %+v", err, problems, updates)
 	}
@@ -739,7 +718,7 @@ func TestUpdateLockFromRegistryRecordsEverySignedHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, problems, err := sync.UpdateLock(ctx, r, merged, sync.LockRequest{Platforms: plats(t, "darwin_arm64")}); err != nil || len(problems) != 0 {
+	if _, problems, err := lockcheck.UpdateLock(ctx, r, merged, lockcheck.LockRequest{Platforms: plats(t, "darwin_arm64")}); err != nil || len(problems) != 0 {
 		t.Fatalf("%v %+v", err, problems)
 	}
 	l = lockedOf(t, merged, addr)
@@ -766,11 +745,11 @@ func TestCheckLockReportsHashesNothingMatches(t *testing.T) {
 	ctx := chkCtx(t)
 	full := t.TempDir()
 	backendtest.WritePacked(t, full, backendtest.Seeds(t, chkProviders, []string{"1.2.0"}, []string{"linux_amd64", "darwin_arm64"}))
-	locked := sync.LockedFromFile(lockAll(t, ctx, chkOpen(t, full), "linux_amd64", "darwin_arm64"), "team.lock.hcl")
+	locked := lockcheck.LockedFromFile(lockAll(t, ctx, chkOpen(t, full), "linux_amd64", "darwin_arm64"), "team.lock.hcl")
 
 	half := t.TempDir()
 	backendtest.WritePacked(t, half, backendtest.Seeds(t, chkProviders, []string{"1.2.0"}, []string{"linux_amd64"}))
-	findings, err := sync.CheckLock(ctx, chkOpen(t, half), locked, sync.CheckOptions{Kind: place.FS})
+	findings, err := lockcheck.CheckLock(ctx, chkOpen(t, half), locked, lockcheck.CheckOptions{Kind: place.FS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -787,7 +766,7 @@ func TestCheckLockReportsHashesNothingMatches(t *testing.T) {
 		t.Fatalf("%d providers reported with unmatched hashes, want %d: %+v", missing, len(chkProviders), findings)
 	}
 	// --platform says which platforms matter: the others' hashes do not.
-	findings, err = sync.CheckLock(ctx, chkOpen(t, half), locked, sync.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64")})
+	findings, err = lockcheck.CheckLock(ctx, chkOpen(t, half), locked, lockcheck.CheckOptions{Kind: place.FS, Platforms: plats(t, "linux_amd64")})
 	if err != nil {
 		t.Fatal(err)
 	}

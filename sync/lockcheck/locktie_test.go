@@ -1,4 +1,4 @@
-package sync_test
+package lockcheck_test
 
 import (
 	"crypto/sha256"
@@ -8,6 +8,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 // The rule that ties a lock's hashes to platforms: a signed SHA256SUMS
@@ -22,7 +23,7 @@ func TestTieIndexTiesOnlyPackages(t *testing.T) {
 	sum := func(s string) string { return fmt.Sprintf("%x", sha256.Sum256([]byte(s))) }
 	doc := fmt.Sprintf("%s  terraform-provider-google_6.12.0_linux_amd64.zip\n%s  terraform-provider-google_6.12.0_darwin_arm64.zip\n%s  terraform-provider-google_6.12.0_manifest.json\n%s  terraform-provider-google-beta_6.12.0_windows_amd64.zip\n",
 		sum("linux"), sum("darwin"), sum("manifest"), sum("beta"))
-	idx := sync.NewTieIndex(p, v)
+	idx := lockcheck.NewTieIndex(p, v)
 	if err := idx.AddSums([]byte(doc)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sync_test
+package lockcheck_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 // rendezvous is a place whose archive streams wait, when opened, until a
@@ -72,8 +73,8 @@ func TestVerifyAndLockHashConcurrently(t *testing.T) {
 	}
 
 	z = newRendezvous(m)
-	updates, problems, err := sync.UpdateLock(ctx, z, lockfile.New(lockfile.HeaderTerraform),
-		sync.LockRequest{Selection: mustSelection(t, chkProviders, ""), Platforms: plats(t, chkPlatforms...)})
+	updates, problems, err := lockcheck.UpdateLock(ctx, z, lockfile.New(lockfile.HeaderTerraform),
+		lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, chkProviders...)}, Platforms: plats(t, chkPlatforms...)})
 	if err != nil || len(problems) > 0 || len(updates) == 0 {
 		t.Fatalf("lock: %v %+v %+v", err, problems, updates)
 	}

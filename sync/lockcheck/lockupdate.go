@@ -1,4 +1,4 @@
-package sync
+package lockcheck
 
 import (
 	"context"
@@ -12,14 +12,15 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
 )
 
 // LockedFromFile turns a lock file into the selection's Locked map; source
 // names the file in messages.
-func LockedFromFile(f *lockfile.File, source string) map[backends.Provider]Locked {
-	out := map[backends.Provider]Locked{}
+func LockedFromFile(f *lockfile.File, source string) map[backends.Provider]sync.Locked {
+	out := map[backends.Provider]sync.Locked{}
 	for _, l := range f.Providers() {
-		out[l.Addr] = Locked{Version: l.Version, Hashes: l.Hashes, Source: source}
+		out[l.Addr] = sync.Locked{Version: l.Version, Hashes: l.Hashes, Source: source}
 	}
 	return out
 }
@@ -155,7 +156,7 @@ type LockRequest struct {
 	// or new); its Versions choose the version of providers not yet locked
 	// (newest match; "latest" when empty) and move a locked provider whose
 	// version does not match.
-	Selection Selection
+	Selection sync.Selection
 	// Platforms to hash; required, as for `providers lock`.
 	Platforms []backends.Platform
 	Hashing   hashing.Options
@@ -208,12 +209,12 @@ type LockUpdate struct {
 // Like `providers lock` it is all or nothing: when any package is missing or
 // does not match what the place states, the problems are returned and f is
 // left unchanged.
-func UpdateLock(ctx context.Context, r backends.Reader, f *lockfile.File, req LockRequest) ([]LockUpdate, []Finding, error) {
+func UpdateLock(ctx context.Context, r backends.Reader, f *lockfile.File, req LockRequest) ([]LockUpdate, []sync.Finding, error) {
 	if len(req.Platforms) == 0 {
 		return nil, nil, errors.New("lock: name the platforms to lock with --platform (e.g. linux_amd64, darwin_arm64, windows_amd64)")
 	}
 	var targets []lockTarget
-	var problems []Finding
+	var problems []sync.Finding
 	var err error
 	if req.Required != nil {
 		targets, problems, err = requiredTargets(ctx, r, f, req.Required)
@@ -279,8 +280,8 @@ type lockTarget struct {
 }
 
 // lockTargets picks the provider versions to hash.
-func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel Selection) ([]lockTarget, []Finding, error) {
-	sel = sel.onHost(r) // NAMESPACE/TYPE on a registry is on its host
+func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel sync.Selection) ([]lockTarget, []sync.Finding, error) {
+	sel = sel.OnHost(r) // NAMESPACE/TYPE on a registry is on its host
 	wanted := func(p backends.Provider) bool {
 		if len(sel.Providers) == 0 {
 			return true
@@ -293,7 +294,7 @@ func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel S
 		return false
 	}
 	var out []lockTarget
-	var problems []Finding
+	var problems []sync.Finding
 	done := map[backends.Provider]bool{}
 	for _, l := range f.Providers() {
 		if !wanted(l.Addr) {
@@ -302,7 +303,7 @@ func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel S
 		done[l.Addr] = true
 		keep := sel.Versions.IsZero() || (!sel.Versions.Latest && sel.Versions.Constraints.Check(l.Version))
 		if keep && backends.Unspecified(l.Version) {
-			problems = append(problems, Finding{Package: backends.Package{Provider: l.Addr, Version: l.Version}, Status: StatusError,
+			problems = append(problems, sync.Finding{Package: backends.Package{Provider: l.Addr, Version: l.Version}, Status: sync.StatusError,
 				Detail: fmt.Sprintf("%s: %v: not adding hashes to it; move the lock to a released version with -p %s -v CONSTRAINT", l.Addr, lockfile.ErrUnspecified, l.Addr)})
 			continue
 		}
@@ -339,10 +340,10 @@ func lockTargets(ctx context.Context, r backends.Reader, f *lockfile.File, sel S
 // reports each of sel's filters that matches no provider at all. It is a
 // step of its own because only named providers are ever added to a lock:
 // without -p an update touches only what is locked already.
-func newLockTargets(ctx context.Context, r backends.Reader, sel Selection, done map[backends.Provider]bool) ([]lockTarget, []Finding, error) {
+func newLockTargets(ctx context.Context, r backends.Reader, sel sync.Selection, done map[backends.Provider]bool) ([]lockTarget, []sync.Finding, error) {
 	var out []lockTarget
-	var problems []Finding
-	listed, err := Selection{Providers: sel.Providers}.ProvidersIn(ctx, r)
+	var problems []sync.Finding
+	listed, err := sync.Selection{Providers: sel.Providers}.ProvidersIn(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -359,7 +360,7 @@ func newLockTargets(ctx context.Context, r backends.Reader, sel Selection, done 
 			}
 		}
 		if !matched {
-			problems = append(problems, Finding{Status: StatusMissing, Detail: fmt.Sprintf("%s holds no provider matching %s", r, flt)})
+			problems = append(problems, sync.Finding{Status: sync.StatusMissing, Detail: fmt.Sprintf("%s holds no provider matching %s", r, flt)})
 		}
 	}
 	for _, p := range listed {
@@ -382,7 +383,7 @@ func newLockTargets(ctx context.Context, r backends.Reader, sel Selection, done 
 
 // newestIn picks the newest version of p in r that c selects ("latest" when
 // c is empty).
-func newestIn(ctx context.Context, r backends.Reader, p backends.Provider, c backends.VersionConstraint) (backends.Version, *Finding, error) {
+func newestIn(ctx context.Context, r backends.Reader, p backends.Provider, c backends.VersionConstraint) (backends.Version, *sync.Finding, error) {
 	vs, err := r.Versions(ctx, p)
 	if err != nil && !errors.Is(err, backends.ErrNotFound) {
 		return nil, nil, err
@@ -402,7 +403,7 @@ func newestIn(ctx context.Context, r backends.Reader, p backends.Provider, c bac
 				break
 			}
 		}
-		return nil, &Finding{Status: StatusMissing, Detail: fmt.Sprintf("%s holds %s", r, what)}, nil
+		return nil, &sync.Finding{Status: sync.StatusMissing, Detail: fmt.Sprintf("%s holds %s", r, what)}, nil
 	}
 	return match[0], nil, nil
 }
@@ -411,7 +412,7 @@ func newestIn(ctx context.Context, r backends.Reader, p backends.Provider, c bac
 // of one provider version: those the place states without a download
 // (backends.StatedHashLister) where it states any, else those of the
 // package, downloaded and hashed.
-func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lockTarget, req LockRequest) (LockUpdate, []Finding, error) {
+func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lockTarget, req LockRequest) (LockUpdate, []sync.Finding, error) {
 	u := LockUpdate{Provider: t.provider, Version: t.version, OldVersion: t.old, New: t.isNew, constraints: t.constraints}
 	stated, err := statedLockHashes(ctx, r, t, req)
 	if err != nil {
@@ -423,7 +424,7 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 			existing[h] = true
 		}
 	}
-	var problems []Finding
+	var problems []sync.Finding
 	hashed, listing, err := hashUnstated(ctx, r, t, req, stated)
 	if err != nil {
 		return u, nil, err
@@ -457,7 +458,7 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 // platformHashes are one platform's lock hashes, or why there are none.
 type platformHashes struct {
 	hashes []hashing.Hash
-	prob   *Finding
+	prob   *sync.Finding
 }
 
 // hashUnstated hashes the packages of the requested platforms the place
@@ -479,7 +480,7 @@ func hashUnstated(ctx context.Context, r backends.Reader, t lockTarget, req Lock
 	if listing == nil {
 		return out, nil, nil
 	}
-	Parallel(ctx, HashWorkers(r), len(req.Platforms), func(i int) {
+	sync.Parallel(ctx, sync.HashWorkers(r), len(req.Platforms), func(i int) {
 		if _, ok := stated[req.Platforms[i]]; !ok {
 			out[i].hashes, out[i].prob = listing.lockHashes(ctx, req.Platforms[i], req)
 		}
@@ -538,7 +539,7 @@ func listVersion(ctx context.Context, r backends.Reader, t lockTarget) (*version
 
 // lockHashes hashes plat's package: the unpacked h1: and the zip's zh:,
 // checked against what the place states about it.
-func (l *versionListing) lockHashes(ctx context.Context, plat backends.Platform, req LockRequest) ([]hashing.Hash, *Finding) {
+func (l *versionListing) lockHashes(ctx context.Context, plat backends.Platform, req LockRequest) ([]hashing.Hash, *sync.Finding) {
 	r, t := l.r, l.t
 	pkg := backends.Package{Provider: t.provider, Version: t.version, Platform: plat}
 	a, ok := l.byPlat[plat]
@@ -547,13 +548,13 @@ func (l *versionListing) lockHashes(ctx context.Context, plat backends.Platform,
 		if len(l.have) > 0 {
 			held = "only " + strings.Join(l.have, ", ")
 		}
-		return nil, &Finding{Package: pkg, Status: StatusMissing,
+		return nil, &sync.Finding{Package: pkg, Status: sync.StatusMissing,
 			Detail: fmt.Sprintf("%s holds %s %s for %s; copy the package in first (`tfmirror sync SOURCE %s -p %s -v %s --platform %s`) or leave the platform out",
 				r, t.provider, t.version, held, r, t.provider, t.version, plat)}
 	}
 	ls, err := PackageLockHashes(ctx, r, a, req.Hashing)
 	if err != nil {
-		return nil, &Finding{Package: pkg, Status: StatusError, Detail: err.Error()}
+		return nil, &sync.Finding{Package: pkg, Status: sync.StatusError, Detail: err.Error()}
 	}
 	sums := ls.Zip
 	if sums.H1 == "" {
@@ -563,7 +564,7 @@ func (l *versionListing) lockHashes(ctx context.Context, plat backends.Platform,
 	// ignores the existing lock's hashes, which may be another
 	// platform's.
 	if res := hashing.Verify(sums, a.Evidence...); !res.OK() {
-		return nil, &Finding{Package: pkg, Status: StatusMismatch, Result: &res,
+		return nil, &sync.Finding{Package: pkg, Status: sync.StatusMismatch, Result: &res,
 			Detail: fmt.Sprintf("%s: %s: not locking a package that does not match what the place states: %v", r, pkg, res.Err())}
 	}
 	return ls.Hashes(), nil

@@ -1,4 +1,4 @@
-package sync
+package lockcheck
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
 )
 
 // A lock file names hashes, not platforms. `terraform providers lock`
@@ -115,7 +116,7 @@ func (t *TieIndex) AddPlace(ctx context.Context, r backends.Reader, opts provena
 	if len(as) == 0 {
 		return nil, nil // an origin registry would only say so more slowly
 	}
-	signed, err := ReadProvenance(ctx, r, t.p, t.v, opts)
+	signed, err := sync.ReadProvenance(ctx, r, t.p, t.v, opts)
 	if err != nil || signed == nil {
 		return as, err
 	}
@@ -163,7 +164,7 @@ type LockTies struct {
 }
 
 // Tie ties l's h1: and zh: hashes with what the index holds.
-func (t *TieIndex) Tie(l Locked) LockTies {
+func (t *TieIndex) Tie(l sync.Locked) LockTies {
 	out := LockTies{Provider: t.p, Version: t.v}
 	seen := map[backends.Platform]bool{}
 	for _, h := range l.Hashes {
@@ -191,7 +192,7 @@ func (t *TieIndex) Tie(l Locked) LockTies {
 // locked version: their archives and the signed SHA256SUMS they keep or
 // sign with. A place that cannot be read ties nothing; its error is
 // returned beside what the others tied.
-func TieLock(ctx context.Context, p backends.Provider, l Locked, places []backends.Reader, opts provenance.Options) (LockTies, []error) {
+func TieLock(ctx context.Context, p backends.Provider, l sync.Locked, places []backends.Reader, opts provenance.Options) (LockTies, []error) {
 	t := NewTieIndex(p, l.Version)
 	var errs []error
 	for _, r := range places {

@@ -1,4 +1,4 @@
-package sync_test
+package lockcheck_test
 
 import (
 	"io"
@@ -26,6 +26,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 // statedRegistry serves example.com/acme/alpha at 1.0.0 and 1.2.0 for every
@@ -66,9 +67,9 @@ func TestUpdateLockFromRegistryPackagesDownloadsNoArchive(t *testing.T) {
 	addr := reg.Address("acme", "alpha")
 	for _, v := range []string{"1.0.0", "1.2.0"} {
 		f := lockfile.New(lockfile.HeaderOpenTofu)
-		req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= "+v)}, Platforms: plats(t, chkPlatforms...)}
+		req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= "+v)}, Platforms: plats(t, chkPlatforms...)}
 		reg.Reset()
-		if _, problems, err := sync.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
+		if _, problems, err := lockcheck.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
 			t.Fatalf("%s: %v %+v", v, err, problems)
 		}
 		if n := reg.Count(registrytest.KindArchive); n != 0 {
@@ -93,8 +94,8 @@ func TestUpdateLockFromRegistryPackagesDownloadsNoArchive(t *testing.T) {
 	r, _ = place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
 	reg.Reset()
 	f := lockfile.New(lockfile.HeaderOpenTofu)
-	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
-	if _, problems, err := sync.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
+	req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
+	if _, problems, err := lockcheck.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
 		t.Fatalf("without packages: %v %+v", err, problems)
 	}
 	if n := reg.Count(registrytest.KindArchive); n != len(chkPlatforms) {
@@ -116,8 +117,8 @@ func TestUpdateLockRefusesUnsignedPackages(t *testing.T) {
 	}
 	addr := reg.Address("acme", "alpha")
 	f := lockfile.New(lockfile.HeaderOpenTofu)
-	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
-	_, _, err = sync.UpdateLock(ctx, r, f, req)
+	req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, addr), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
+	_, _, err = lockcheck.UpdateLock(ctx, r, f, req)
 	if err == nil || !strings.Contains(err.Error(), "does not list for a") {
 		t.Fatalf("err = %v, want the unsigned packages entry named", err)
 	}
@@ -151,14 +152,14 @@ func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sinkFunc(func(sync.Event) {}), plan); !sum.OK() {
+	if sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sync.Sinks{}, plan); !sum.OK() {
 		t.Fatalf("sync: %+v", sum)
 	}
 
 	reg.ResetRequests()
 	f := lockfile.New(lockfile.HeaderOpenTofu)
-	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "example.com/acme/alpha")}, Platforms: plats(t, chkPlatforms...)}
-	if _, problems, err := sync.UpdateLock(ctx, dst, f, req); err != nil || len(problems) != 0 {
+	req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, "example.com/acme/alpha")}, Platforms: plats(t, chkPlatforms...)}
+	if _, problems, err := lockcheck.UpdateLock(ctx, dst, f, req); err != nil || len(problems) != 0 {
 		t.Fatalf("%v %+v", err, problems)
 	}
 	if n := reg.Count(http.MethodGet, "/blobs/"); n != 0 {
@@ -176,7 +177,7 @@ func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
 	reg.ResetRequests()
 	all := lockfile.New(lockfile.HeaderOpenTofu)
 	req.Download = true
-	if _, problems, err := sync.UpdateLock(ctx, dst, all, req); err != nil || len(problems) != 0 {
+	if _, problems, err := lockcheck.UpdateLock(ctx, dst, all, req); err != nil || len(problems) != 0 {
 		t.Fatalf("download: %v %+v", err, problems)
 	}
 	if n := reg.Count(http.MethodGet, "/blobs/"); n != len(chkPlatforms) {
@@ -217,8 +218,8 @@ func TestUpdateLockFromNetMirrorDownloadsNoArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := lockfile.New(lockfile.HeaderOpenTofu)
-	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, chkProviders...), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
-	if _, problems, err := sync.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
+	req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, chkProviders...), Versions: mustConstraint(t, "= 1.2.0")}, Platforms: plats(t, chkPlatforms...)}
+	if _, problems, err := lockcheck.UpdateLock(ctx, r, f, req); err != nil || len(problems) != 0 {
 		t.Fatalf("%v %+v", err, problems)
 	}
 	if n := zips.Load(); n != 0 {
@@ -271,13 +272,13 @@ func TestUpdateLockFromS3GetsNoArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sinkFunc(func(sync.Event) {}), plan); !sum.OK() {
+	if sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sync.Sinks{}, plan); !sum.OK() {
 		t.Fatalf("sync: %+v", sum)
 	}
 	ct.zips.Store(0)
 	f := lockfile.New(lockfile.HeaderOpenTofu)
-	req := sync.LockRequest{Selection: sync.Selection{Providers: filters(t, "example.com/acme/alpha")}, Platforms: plats(t, chkPlatforms...)}
-	if _, problems, err := sync.UpdateLock(ctx, dst, f, req); err != nil || len(problems) != 0 {
+	req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, "example.com/acme/alpha")}, Platforms: plats(t, chkPlatforms...)}
+	if _, problems, err := lockcheck.UpdateLock(ctx, dst, f, req); err != nil || len(problems) != 0 {
 		t.Fatalf("%v %+v", err, problems)
 	}
 	if n := ct.zips.Load(); n != 0 {

@@ -1,4 +1,4 @@
-package sync
+package lockcheck
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
+	"github.com/tfmirror/tfmirror/sync"
 )
 
 // RequiredLock is one provider a configuration requires, for UpdateLock
@@ -36,15 +37,15 @@ type RequiredLock struct {
 }
 
 // requiredTargets picks the version of each required provider.
-func requiredTargets(ctx context.Context, r backends.Reader, f *lockfile.File, reqs []RequiredLock) ([]lockTarget, []Finding, error) {
+func requiredTargets(ctx context.Context, r backends.Reader, f *lockfile.File, reqs []RequiredLock) ([]lockTarget, []sync.Finding, error) {
 	var out []lockTarget
-	var problems []Finding
+	var problems []sync.Finding
 	for _, q := range reqs {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		problem := func(v backends.Version, detail string, args ...any) {
-			problems = append(problems, Finding{Package: backends.Package{Provider: q.Provider, Version: v}, Status: StatusError, Detail: fmt.Sprintf(detail, args...)})
+			problems = append(problems, sync.Finding{Package: backends.Package{Provider: q.Provider, Version: v}, Status: sync.StatusError, Detail: fmt.Sprintf(detail, args...)})
 		}
 		canon, err := lockfile.CanonicalConstraints(q.Constraints.String())
 		if err != nil {
@@ -73,9 +74,9 @@ func requiredTargets(ctx context.Context, r backends.Reader, f *lockfile.File, r
 		if len(pick) == 0 {
 			held := "none"
 			if len(vs) > 0 {
-				held = versionList(vs)
+				held = backends.VersionList(vs, 5)
 			}
-			problems = append(problems, Finding{Package: backends.Package{Provider: q.Provider}, Status: StatusMissing,
+			problems = append(problems, sync.Finding{Package: backends.Package{Provider: q.Provider}, Status: sync.StatusMissing,
 				Detail: fmt.Sprintf("%s holds no version of %s that the configuration's constraints %s allow (it holds: %s); copy one in first (`tfmirror sync SOURCE %s -p %s -v CONSTRAINT`)", r, q.Provider, q.where(), held, r, q.Provider)})
 			continue
 		}

@@ -1,4 +1,4 @@
-package sync
+package lockcheck
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
 )
 
 // CheckOptions tune CheckLock.
@@ -27,7 +28,7 @@ type CheckOptions struct {
 	Hashing   hashing.Options
 	// Sums, when set, keeps the archives' sums across calls: checking
 	// several lock files against one place hashes each archive once.
-	Sums *SumsCache
+	Sums *sync.SumsCache
 	// TieWith are more places whose archives and signed SHA256SUMS tie
 	// locked hashes to platforms (see TieIndex), beside the place checked
 	// and the provenance it keeps.
@@ -42,13 +43,13 @@ type CheckOptions struct {
 // anything), StatusMissing or StatusMismatch when init would fail, and
 // StatusError when r could not be read. Every detail says what init would do
 // and how to fix it.
-func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provider]Locked, o CheckOptions) ([]Finding, error) {
+func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provider]sync.Locked, o CheckOptions) ([]sync.Finding, error) {
 	providers := make([]backends.Provider, 0, len(locked))
 	for p := range locked {
 		providers = append(providers, p)
 	}
 	backends.SortProviders(providers)
-	o.Providers = Selection{Providers: o.Providers}.onHost(r).Providers // NAMESPACE/TYPE on a registry is on its host
+	o.Providers = sync.Selection{Providers: o.Providers}.OnHost(r).Providers // NAMESPACE/TYPE on a registry is on its host
 
 	c := checker{r: r, o: o, archives: map[backends.Provider][]backends.Archive{}, errs: map[backends.Provider]error{}, have: map[backends.Provider][]backends.Version{}, seen: map[hashing.Hash]bool{}}
 	for _, p := range providers {
@@ -62,7 +63,7 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 		represented = c.representedPlatforms()
 	}
 
-	var out []Finding
+	var out []sync.Finding
 	for _, p := range providers {
 		if !matchesAny(o.Providers, p) {
 			continue
@@ -92,7 +93,7 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 			a, ok := byPlat[plat]
 			switch {
 			case c.errs[p] != nil:
-				out = append(out, Finding{Package: pkg, Status: StatusError, Detail: fmt.Sprintf("cannot tell whether init would work: %v", c.errs[p])})
+				out = append(out, sync.Finding{Package: pkg, Status: sync.StatusError, Detail: fmt.Sprintf("cannot tell whether init would work: %v", c.errs[p])})
 			case !ok:
 				out = append(out, c.absent(pkg, l))
 			default:
@@ -109,9 +110,9 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 }
 
 // allOK reports whether every finding about p so far is ok.
-func allOK(fs []Finding, p backends.Provider) bool {
+func allOK(fs []sync.Finding, p backends.Provider) bool {
 	for _, f := range fs {
-		if f.Package.Provider == p && f.Status != StatusOK {
+		if f.Package.Provider == p && f.Status != sync.StatusOK {
 			return false
 		}
 	}
@@ -125,7 +126,7 @@ func allOK(fs []Finding, p backends.Provider) bool {
 // release's manifest) are a note, never a problem. Checked only when no
 // --platform narrows the check and p's packages all passed (a failing one
 // already explains its own hashes).
-func (c *checker) unmatched(p backends.Provider, l Locked, ties LockTies) (Finding, bool) {
+func (c *checker) unmatched(p backends.Provider, l sync.Locked, ties LockTies) (sync.Finding, bool) {
 	var missing []hashing.Hash
 	for _, u := range ties.Unplaced {
 		if !c.seen[u.Hash] {
@@ -145,9 +146,9 @@ func (c *checker) unmatched(p backends.Provider, l Locked, ties LockTies) (Findi
 	pkg := backends.Package{Provider: p, Version: l.Version}
 	if len(missing) == 0 {
 		if len(untied) == 0 {
-			return Finding{}, false
+			return sync.Finding{}, false
 		}
-		return Finding{Package: pkg, Status: StatusOK,
+		return sync.Finding{Package: pkg, Status: sync.StatusOK,
 			Detail: fmt.Sprintf("note: %d of the %d hashes %s locks for %s %s are tied to no package, so no platform needs them: %s",
 				len(untied), len(l.Hashes), lockName(l), p, l.Version, UntiedNote(untied))}, true
 	}
@@ -158,7 +159,7 @@ func (c *checker) unmatched(p backends.Provider, l Locked, ties LockTies) (Findi
 	if len(missing) > 3 {
 		shown = append(shown, fmt.Sprintf("and %d more", len(missing)-3))
 	}
-	return Finding{Package: pkg, Status: StatusMissing,
+	return sync.Finding{Package: pkg, Status: sync.StatusMissing,
 		Detail: fmt.Sprintf("init on some platform would fail: %d of the %d hashes %s locks for %s %s are h1: hashes of packages that match no archive in %s (%s) and that no signed SHA256SUMS or other place ties to a platform: each is a package, usually another platform, that the mirror lacks; copy the platforms your team runs init on with `tfmirror sync SOURCE %s -p %s -v %s --platform OS_ARCH`, or check only those with --platform",
 			len(missing), len(l.Hashes), lockName(l), p, l.Version, c.r, strings.Join(shown, ", "), c.r, p, l.Version)}, true
 }
@@ -167,13 +168,13 @@ func (c *checker) unmatched(p backends.Provider, l Locked, ties LockTies) (Findi
 // holds at the locked version (their stated hashes), the signed SHA256SUMS
 // it keeps as provenance, and the places of TieWith. Hashes of archives the
 // check computes are matched through seen instead.
-func (c *checker) tie(ctx context.Context, p backends.Provider, l Locked) LockTies {
+func (c *checker) tie(ctx context.Context, p backends.Provider, l sync.Locked) LockTies {
 	t := NewTieIndex(p, l.Version)
 	for _, a := range c.archives[p] {
 		t.AddArchive(a)
 	}
 	if len(c.archives[p]) > 0 {
-		if signed, err := ReadProvenance(ctx, c.r, p, l.Version, provenance.Options{}); err == nil && signed != nil {
+		if signed, err := sync.ReadProvenance(ctx, c.r, p, l.Version, provenance.Options{}); err == nil && signed != nil {
 			_ = t.AddSums(signed.Provenance.SHA256SUMS) // unreadable: ties nothing
 		}
 	}
@@ -204,7 +205,7 @@ type checker struct {
 	seen     map[hashing.Hash]bool // the h1: and zh: of every archive checked
 }
 
-func (c *checker) list(ctx context.Context, p backends.Provider, l Locked) {
+func (c *checker) list(ctx context.Context, p backends.Provider, l sync.Locked) {
 	vs, err := c.r.Versions(ctx, p)
 	if errors.Is(err, backends.ErrNotFound) {
 		return
@@ -242,8 +243,8 @@ func (c *checker) representedPlatforms() []backends.Platform {
 }
 
 // absent describes a locked package the place does not hold.
-func (c *checker) absent(pkg backends.Package, l Locked) Finding {
-	f := Finding{Package: pkg, Status: StatusMissing}
+func (c *checker) absent(pkg backends.Package, l sync.Locked) sync.Finding {
+	f := sync.Finding{Package: pkg, Status: sync.StatusMissing}
 	plat, noPlatforms := pkg.Platform.String(), pkg.Platform == (backends.Platform{})
 	if noPlatforms {
 		plat = "PLATFORM"
@@ -260,7 +261,7 @@ func (c *checker) absent(pkg backends.Package, l Locked) Finding {
 		f.Detail = fmt.Sprintf("init on %s would fail: %s holds %s %s only for %s; %s", plat, c.r, pkg.Provider, pkg.Version, strings.Join(plats, ", "), fix)
 	case len(c.have[pkg.Provider]) > 0:
 		f.Detail = fmt.Sprintf("init would fail: %s does not hold the locked version %s of %s (it has %s); %s, or move the lock to a version the mirror holds",
-			c.r, pkg.Version, pkg.Provider, versionList(c.have[pkg.Provider]), fix)
+			c.r, pkg.Version, pkg.Provider, backends.VersionList(c.have[pkg.Provider], 5), fix)
 	default:
 		f.Detail = fmt.Sprintf("init would fail: %s holds no version of %s; %s", c.r, pkg.Provider, fix)
 	}
@@ -270,26 +271,12 @@ func (c *checker) absent(pkg backends.Package, l Locked) Finding {
 	return f
 }
 
-func versionList(vs []backends.Version) string {
-	sorted := append([]backends.Version(nil), vs...)
-	backends.SortVersionsNewestFirst(sorted)
-	var s []string
-	for i, v := range sorted {
-		if i == 5 {
-			s = append(s, fmt.Sprintf("and %d more", len(sorted)-5))
-			break
-		}
-		s = append(s, v.String())
-	}
-	return strings.Join(s, ", ")
-}
-
 // checkArchive applies the clients' rules for a package the place holds.
-func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked) Finding {
-	f := Finding{Package: a.Package}
+func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l sync.Locked) sync.Finding {
+	f := sync.Finding{Package: a.Package}
 	sums, err := c.o.Sums.Hash(ctx, c.r, a, c.o.Hashing)
 	if err != nil {
-		f.Status, f.Detail = StatusError, fmt.Sprintf("cannot hash the package: %v", err)
+		f.Status, f.Detail = sync.StatusError, fmt.Sprintf("cannot hash the package: %v", err)
 		return f
 	}
 	c.seen[sums.H1], c.seen[sums.ZH] = true, true
@@ -306,7 +293,7 @@ func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked
 	// filesystem mirror's index documents are not read by the clients.
 	if c.o.Kind != backends.KindFS {
 		if pr := hashing.Verify(sums, evidence...); !pr.OK() {
-			f.Status = StatusMismatch
+			f.Status = sync.StatusMismatch
 			f.Detail = fmt.Sprintf("init would fail: the archive does not match what %s states (%v); replace it with the origin's archive: `tfmirror sync SOURCE %s -p %s -v %s --platform %s --force`",
 				c.r, pr.Err(), c.r, a.Provider, a.Version, a.Platform)
 			return f
@@ -324,7 +311,7 @@ func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked
 		}
 	}
 	if len(h1s)+len(zhs) == 0 {
-		f.Status = StatusOK
+		f.Status = sync.StatusOK
 		f.Detail = fmt.Sprintf("warning: the lock holds no h1: or zh: hash for %s %s, so init would install this package without checking it and record its hashes; add them now with %s", a.Provider, a.Version, lockFix)
 		return f
 	}
@@ -336,10 +323,10 @@ func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked
 		return c.checkOCI(f, sums, h1s, zhs, lockFix)
 	}
 	if contains(h1s, sums.H1) || contains(zhs, sums.ZH) {
-		f.Status, f.Detail = StatusOK, describeMatches(hashing.Verify(sums, lockEv))
+		f.Status, f.Detail = sync.StatusOK, sync.DescribeMatches(hashing.Verify(sums, lockEv))
 		return f
 	}
-	f.Status = StatusMismatch
+	f.Status = sync.StatusMismatch
 	f.Detail = fmt.Sprintf("init would fail with a checksum error: the zip's h1 (%s) and zh (%s) match none of the %d locked hashes; the mirror holds a different package than was locked: if it is the right one, record it with %s, otherwise replace it with the origin's: `tfmirror sync SOURCE %s -p %s -v %s --platform %s --force`",
 		sums.H1.Short(), sums.ZH.Short(), len(l.Hashes), lockFix, c.r, a.Provider, a.Version, a.Platform)
 	if c.unpackedMatches(ctx, a, sums, h1s) {
@@ -348,33 +335,33 @@ func (c *checker) checkArchive(ctx context.Context, a backends.Archive, l Locked
 	return f
 }
 
-func (c *checker) checkUnpacked(f Finding, sums hashing.Sums, h1s []hashing.Hash, lockFix string) Finding {
+func (c *checker) checkUnpacked(f sync.Finding, sums hashing.Sums, h1s []hashing.Hash, lockFix string) sync.Finding {
 	switch {
 	case len(h1s) == 0:
-		f.Status = StatusOK
+		f.Status = sync.StatusOK
 		f.Detail = fmt.Sprintf("warning: init would install this unpacked package WITHOUT checking it: the lock holds only zh: hashes, which cannot vouch for an unpacked directory (the clients then ignore them); add its h1: with %s", lockFix)
 	case contains(h1s, sums.H1):
-		f.Status, f.Detail = StatusOK, "h1 of the unpacked package matches the lock"
+		f.Status, f.Detail = sync.StatusOK, "h1 of the unpacked package matches the lock"
 	default:
-		f.Status = StatusMismatch
+		f.Status = sync.StatusMismatch
 		f.Detail = fmt.Sprintf("init would fail with a checksum error: the unpacked package's h1 (%s) is none of the %d locked h1: hashes; if the mirror's package is the right one, record it with %s, otherwise replace the directory with the origin's package",
 			sums.H1.Short(), len(h1s), lockFix)
 	}
 	return f
 }
 
-func (c *checker) checkOCI(f Finding, sums hashing.Sums, h1s, zhs []hashing.Hash, lockFix string) Finding {
+func (c *checker) checkOCI(f sync.Finding, sums hashing.Sums, h1s, zhs []hashing.Hash, lockFix string) sync.Finding {
 	switch {
 	case contains(zhs, sums.ZH):
-		f.Status, f.Detail = StatusOK, "zh of the OCI layer (its digest) is in the lock"
+		f.Status, f.Detail = sync.StatusOK, "zh of the OCI layer (its digest) is in the lock"
 	case len(zhs) == 0:
-		f.Status = StatusMismatch
+		f.Status = sync.StatusMismatch
 		f.Detail = "init (OpenTofu, oci_mirror) would fail before downloading: it needs the layer's zh:<sha256 digest> literally in the lock, and the lock holds only h1: hashes for this version; add the zh: hashes with " + lockFix
 		if contains(h1s, sums.H1) {
 			f.Detail += " (the package's h1 matches the lock, so the layer is the locked package)"
 		}
 	default:
-		f.Status = StatusMismatch
+		f.Status = sync.StatusMismatch
 		f.Detail = fmt.Sprintf("init (OpenTofu, oci_mirror) would fail before downloading: the layer's digest (%s) is none of the %d locked zh: hashes, so the registry holds a different zip than was locked; if it is the right one, record it with %s, otherwise push the origin's zip",
 			sums.ZH.Short(), len(zhs), lockFix)
 	}
@@ -419,7 +406,7 @@ func contains(hs []hashing.Hash, h hashing.Hash) bool {
 	return false
 }
 
-func lockName(l Locked) string {
+func lockName(l sync.Locked) string {
 	if l.Source == "" {
 		return "FILE"
 	}
