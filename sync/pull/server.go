@@ -219,5 +219,9 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// SetReason records why a handler refused the request (a 404 it
+// explains itself, as the registry protocols' handler does).
+func (r *recorder) SetReason(why string) { r.reason = why }
+
 // Unwrap lets http.ResponseController reach the connection.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

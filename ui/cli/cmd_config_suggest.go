@@ -16,8 +16,9 @@ import (
 
 func newConfigSuggestCmd(env *Env) *cobra.Command {
 	var providers []string
+	var hf hostFlags
 	cmd := &cobra.Command{
-		Use:   "suggest PLACE [-p HOST/NAMESPACE/TYPE...]",
+		Use:   "suggest PLACE [-p HOST/NAMESPACE/TYPE...] | suggest PLACE --serve-url URL [--host HOST...]",
 		Short: "Print the provider_installation block for a mirror as it is",
 		Long: `Print the provider_installation block that makes Terraform and OpenTofu install
 what PLACE holds from it, and everything else directly: the mirror's block
@@ -29,16 +30,36 @@ mirror would let the clients fetch the mirror's providers from the origin
 
 A place that cannot list its providers (a network mirror, an OCI template
 without ${hostname} or whose registry refuses its catalogue) takes them from -p.
+With --serve-url URL (where tfmirror serve answers for PLACE), it prints
+instead a host block for each hostname PLACE mirrors (its providers', and those
+named with --host): the block moves that hostname's registry protocols
+(providers.v1 and modules.v1) onto the mirror, with no provider_installation
+and no module source rewritten; the clients then check each provider's origin
+signature themselves and lock every platform's signed hash. The note after the
+blocks says which credentials the clients send where.
+
 Exits 1 when PLACE holds no provider.`,
 		Example: `  tfmirror config suggest ./mirror >> ~/.terraformrc
   tfmirror config suggest 'oci://reg.corp/tf/${hostname}/${namespace}/${type}'   # a template the registry's catalogue can list
-  tfmirror config suggest https://mirror.corp/ -p registry.terraform.io/hashicorp/aws`,
+  tfmirror config suggest https://mirror.corp/ -p registry.terraform.io/hashicorp/aws
+  tfmirror config suggest ./mirror --serve-url https://mirror.corp:8443/ --host registry.opentofu.org`,
 		Args: exactArgs(1, "PLACE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if hf.serveURL != "" {
+				if len(providers) > 0 {
+					return usageErr("config suggest: -p names providers for provider_installation; with --serve-url, name hostnames with --host")
+				}
+				return suggestHosts(cmd.Context(), cmd.OutOrStdout(), env, args[0], hf)
+			}
+			if len(hf.hosts) > 0 {
+				return usageErr("config suggest: --host adds a hostname to the host blocks --serve-url prints: give --serve-url too")
+			}
 			return suggestConfig(cmd.Context(), cmd.OutOrStdout(), env, args[0], providers)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&providers, "provider", "p", nil, "a provider the place holds, HOST/NAMESPACE/TYPE (for places that cannot list theirs)")
+	cmd.Flags().StringVar(&hf.serveURL, "serve-url", "", "print host blocks for the mirror tfmirror serve answers at `URL` (its registry protocols), instead of provider_installation")
+	cmd.Flags().StringArrayVar(&hf.hosts, "host", nil, "with --serve-url: a hostname the mirror serves besides its providers' (modules, pull-through)")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/regserve"
 )
 
 func newServeCmd(env *Env) *cobra.Command {
@@ -52,7 +53,7 @@ func newServeCmd(env *Env) *cobra.Command {
 			}
 			so.Logger = log.New(cmd.ErrOrStderr(), "", log.LstdFlags)
 			so.Ready = pf.ready(cmd, "Serving "+args[0]+" as a network mirror", args[0], "")
-			so.Handler = pf.plainHandler(cmd, r, so)
+			so.Handler = regserve.New(pf.plainHandler(cmd, r, so), regserve.Options{Providers: r, Logger: so.Logger})
 			err = netmirror.Serve(cmd.Context(), r, so)
 			printWarnings(cmd, r)
 			return pf.done(err)
@@ -129,6 +130,14 @@ min_age: a version is offered once first seen that long ago); a refusal is a 404
 saying why. --offline serves CACHE alone. /healthz answers 200, /metrics the
 Prometheus text format; --audit FILE records landings and refusals. Several
 processes may share one bucket or OCI repository. See docs/pull-through.md.
+
+Registry protocols: for each hostname it mirrors, serve also answers
+providers.v1 below /v1/providers/HOST/ (a version whose provenance PLACE keeps:
+the origin's signed SHA256SUMS, signature and key as kept, so clients check the
+signature and lock every platform's signed hash; others are left out, and
+logged) and modules.v1 below /v1/modules/HOST/. A CLI configuration's host block
+points a hostname at them: tfmirror config suggest PLACE --serve-url URL prints
+it.
 
 One line per request goes to stderr (--log-format json: one JSON object per
 line). Ctrl-C or SIGTERM stops it gracefully, letting requests in flight

@@ -11,6 +11,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/regserve"
 	"github.com/tfmirror/tfmirror/sync/pull"
 	"github.com/tfmirror/tfmirror/sync/spec"
 )
@@ -150,7 +151,8 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	h := netmirror.NewHandler(m, logger, env.hashing())
 	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
 	so.Ready = f.ready(cmd, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, cacheArg, upstream)
-	so.Handler = &pull.Server{Mirror: m, Next: h, Metrics: metrics, Access: f.accessLog(cmd)}
+	next := regserve.New(h, regserve.Options{Providers: m, Logger: logger})
+	so.Handler = &pull.Server{Mirror: m, Next: next, Metrics: metrics, Access: f.accessLog(cmd)}
 	so.Logger, so.Drain = logger, f.drain
 	err = netmirror.Serve(ctx, nil, so)
 	m.Close()
