@@ -67,6 +67,24 @@ type Provider struct {
 	Version     backends.Version
 	Constraints string
 	Hashes      []hashing.Hash // sorted, without duplicates
+	// Malformed are the h1: and zh: hashes of Hashes that are not of
+	// their scheme's form (bad base64, 63 hex digits): the clients keep
+	// them, and no package ever matches one. Set by Parse.
+	Malformed []Malformed
+}
+
+// Malformed is a locked h1: or zh: hash that is not of its scheme's form,
+// with where the file states it.
+type Malformed struct {
+	Provider backends.Provider
+	Hash     hashing.Hash
+	// Pos is FILE:LINE:COLUMN.
+	Pos string
+	Err error // a *hashing.MalformedError
+}
+
+func (m Malformed) String() string {
+	return fmt.Sprintf("%s: %s: malformed %v; the clients pass over it (a package that matches another locked hash is accepted), so it is no gap: fix or remove it", m.Pos, m.Provider, m.Err)
 }
 
 // File is a lock file's content.
@@ -292,7 +310,7 @@ func (p *parser) decodeProvider(block *hcl.Block, addr backends.Provider) *Provi
 		}
 	}
 	if attr := content.Attributes["hashes"]; attr != nil {
-		lock.Hashes = p.decodeHashes(attr.Expr, addr)
+		lock.Hashes = p.decodeHashes(attr.Expr, addr, &lock.Malformed)
 	}
 	if len(p.errs) > before || lock.Version == nil {
 		return nil
@@ -318,7 +336,7 @@ func (p *parser) stringValue(expr hcl.Expression, name string, addr backends.Pro
 	return v.AsString(), true
 }
 
-func (p *parser) decodeHashes(expr hcl.Expression, addr backends.Provider) []hashing.Hash {
+func (p *parser) decodeHashes(expr hcl.Expression, addr backends.Provider, malformed *[]Malformed) []hashing.Hash {
 	items, diags := hcl.ExprList(expr)
 	if diags.HasErrors() {
 		p.addHCL(diags)
@@ -344,7 +362,9 @@ func (p *parser) decodeHashes(expr hcl.Expression, addr backends.Provider) []has
 		if h.Known() {
 			if _, err := hashing.ParseHash(s); err != nil {
 				r := item.Range()
-				p.f.Warnings = append(p.f.Warnings, fmt.Sprintf("%s:%d:%d: %s: %v; it can never match a package", p.filename, r.Start.Line, r.Start.Column, addr, err))
+				m := Malformed{Provider: addr, Hash: h, Pos: fmt.Sprintf("%s:%d:%d", p.filename, r.Start.Line, r.Start.Column), Err: err}
+				*malformed = append(*malformed, m)
+				p.f.Warnings = append(p.f.Warnings, m.String())
 			}
 		}
 		out = append(out, h)

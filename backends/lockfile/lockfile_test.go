@@ -331,7 +331,7 @@ module "bar" {
 	if len(f.Warnings) != 2 {
 		t.Fatalf("warnings: %q", f.Warnings)
 	}
-	if !strings.Contains(f.Warnings[0], "w.hcl:7:5") || !strings.Contains(f.Warnings[0], "never match") {
+	if !strings.Contains(f.Warnings[0], "w.hcl:7:5") || !strings.Contains(f.Warnings[0], "malformed") {
 		t.Errorf("hash warning: %q", f.Warnings[0])
 	}
 	if !strings.Contains(f.Warnings[1], "w.hcl:13:1") || !strings.Contains(f.Warnings[1], "module") {
@@ -340,6 +340,11 @@ module "bar" {
 	l, ok := f.Provider(mustProvider(t, "example.com/a/b"))
 	if !ok || len(l.Hashes) != 3 {
 		t.Fatalf("lock: %+v", l)
+	}
+	// The malformed hash is named with where it is, as malformed.
+	if len(l.Malformed) != 1 || l.Malformed[0].Hash != "h1:tooshort" || l.Malformed[0].Pos != "w.hcl:7:5" ||
+		!strings.Contains(l.Malformed[0].String(), `w.hcl:7:5: example.com/a/b: malformed hash "h1:tooshort"`) {
+		t.Errorf("malformed: %+v", l.Malformed)
 	}
 	// Unknown schemes are kept, as the clients keep them.
 	if !bytes.Contains(f.Bytes(), []byte(`"other:kept",`)) {
