@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/zipname"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
@@ -132,8 +133,8 @@ func isHidden(name string) bool {
 func (m *Mirror) scanProvider(p backends.Provider, dirs []string, sized bool) *providerScan {
 	s := &providerScan{dirs: dirs, versions: map[string]backends.Version{}, entries: map[string]map[string]*entry{}, indexed: map[string]map[string]bool{}, platKeys: map[backends.Platform]string{}}
 	add := s.add
-	prefix := "terraform-provider-" + p.Type + "_"
-	parsed := newParsed()
+	prefix := zipname.Prefix(p)
+	parsed := zipname.NewParser()
 	for _, dir := range dirs {
 		items, sizeOf, done, err := listDir(dir)
 		if err != nil {
@@ -176,7 +177,7 @@ func (m *Mirror) scanProvider(p backends.Provider, dirs []string, sized bool) *p
 			if strings.HasSuffix(lower, ".json") {
 				continue // version documents are read when listed
 			}
-			pkg, err := parsePackedName(p, name, parsed)
+			pkg, err := parsed.Parse(p, name)
 			if err != nil {
 				if strings.HasPrefix(lower, prefix) || strings.HasSuffix(lower, ".zip") {
 					m.warnf("%s: ignored: %v", m.rel(full), err)
@@ -244,100 +245,4 @@ func (m *Mirror) scanVersionDir(p backends.Provider, dir, name string, add func(
 		}
 		add(&entry{pkg: backends.Package{Provider: p, Version: v, Platform: plat}, layout: backends.Unpacked, path: full, size: -1})
 	}
-}
-
-// ParsePackedName parses a packed archive file name the way the clients do:
-// lowercased, prefix terraform-provider-TYPE_, suffix .zip, then
-// VERSION_OS_ARCH (extra _parts ignored).
-func ParsePackedName(p backends.Provider, filename string) (backends.Package, error) {
-	return parsePackedName(p, filename, nil)
-}
-
-// parsed holds what a scan has parsed of its file names, by their text: a
-// provider's platforms share one parsed version and its versions a few
-// platforms, so a scan of 100,000 archives parses each once.
-type parsed struct {
-	versions  map[string]backends.Version
-	platforms map[string]backends.Platform
-	prefix    string // the file names' prefix, for typ
-	typ       string
-}
-
-// prefixOf returns the prefix of p's packed file names.
-func (s *parsed) prefixOf(p backends.Provider) string {
-	if s == nil {
-		return "terraform-provider-" + p.Type + "_"
-	}
-	if s.prefix == "" || s.typ != p.Type {
-		s.prefix, s.typ = "terraform-provider-"+p.Type+"_", p.Type
-	}
-	return s.prefix
-}
-
-func newParsed() *parsed {
-	return &parsed{versions: map[string]backends.Version{}, platforms: map[string]backends.Platform{}}
-}
-
-// parsePackedName is ParsePackedName reusing what seen holds, when not
-// nil.
-func parsePackedName(p backends.Provider, filename string, seen *parsed) (backends.Package, error) {
-	norm := strings.ToLower(filename)
-	prefix := seen.prefixOf(p)
-	if !strings.HasPrefix(norm, prefix) {
-		return backends.Package{}, fmt.Errorf("file name lacks the prefix %q", prefix)
-	}
-	if !strings.HasSuffix(norm, ".zip") {
-		return backends.Package{}, fmt.Errorf("file name lacks the suffix %q", ".zip")
-	}
-	// VERSION_OS_ARCH[_...]: the parts strings.Split would give, without
-	// its slice; plat is OS_ARCH.
-	rest := norm[len(prefix) : len(norm)-len(".zip")]
-	verText, platText, ok := strings.Cut(rest, "_")
-	if ok {
-		var os, more, arch string
-		if os, more, ok = strings.Cut(platText, "_"); ok {
-			arch, _, _ = strings.Cut(more, "_")
-			platText = platText[:len(os)+1+len(arch)]
-		}
-	}
-	if !ok {
-		return backends.Package{}, fmt.Errorf("file name does not include version, OS and architecture")
-	}
-	v, ok := seen.version(verText)
-	if !ok {
-		var err error
-		if v, err = backends.ParseVersion(verText); err != nil {
-			return backends.Package{}, err
-		}
-		if seen != nil {
-			seen.versions[strings.Clone(verText)] = v
-		}
-	}
-	plat, ok := seen.platform(platText)
-	if !ok {
-		var err error
-		if plat, err = backends.ParsePlatform(strings.Clone(platText)); err != nil {
-			return backends.Package{}, err
-		}
-		if seen != nil {
-			seen.platforms[plat.String()] = plat
-		}
-	}
-	return backends.Package{Provider: p, Version: v, Platform: plat}, nil
-}
-
-func (s *parsed) version(text string) (backends.Version, bool) {
-	if s == nil {
-		return nil, false
-	}
-	v, ok := s.versions[text]
-	return v, ok
-}
-
-func (s *parsed) platform(text string) (backends.Platform, bool) {
-	if s == nil {
-		return backends.Platform{}, false
-	}
-	plat, ok := s.platforms[text]
-	return plat, ok
 }

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/zipname"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -329,7 +329,7 @@ func (h *Handler) hashes(ctx context.Context, a backends.Archive) ([]hashing.Has
 }
 
 func (h *Handler) serveArchive(ctx context.Context, w http.ResponseWriter, r *http.Request, p backends.Provider, file string) {
-	pkg, err := fs.ParsePackedName(p, file)
+	pkg, err := zipname.Parse(p, file)
 	if err != nil {
 		notFound(w)
 		return
@@ -358,7 +358,7 @@ func (h *Handler) serveArchive(ctx context.Context, w http.ResponseWriter, r *ht
 // bucket's object), the standard release name otherwise (an OCI layer).
 func archiveName(a backends.Archive) string {
 	name := path.Base(filepath.ToSlash(a.Location))
-	if pkg, err := fs.ParsePackedName(a.Provider, name); err == nil && pkg.Key() == a.Package.Key() {
+	if pkg, err := zipname.Parse(a.Provider, name); err == nil && pkg.Key() == a.Package.Key() {
 		return name
 	}
 	return a.Filename()

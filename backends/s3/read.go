@@ -16,9 +16,9 @@ import (
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
+	"github.com/tfmirror/tfmirror/backends/zipname"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -104,7 +104,7 @@ func (s *Store) addListed(l *providerListing, p backends.Provider, key string, s
 	case strings.HasSuffix(lower, ".json"):
 		return
 	}
-	pkg, err := fs.ParsePackedName(p, name)
+	pkg, err := zipname.Parse(p, name)
 	if err != nil {
 		s.warnf("%s: ignored: %v", s.location(key), err)
 		return

@@ -21,8 +21,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
+	"github.com/tfmirror/tfmirror/backends/zipname"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -537,7 +537,7 @@ func (s *Store) missesLanded(ctx context.Context, p backends.Provider, l *provid
 
 // packageOf parses the package an archive key of p names.
 func packageOf(p backends.Provider, key string) (backends.Package, error) {
-	return fs.ParsePackedName(p, path.Base(key))
+	return zipname.Parse(p, path.Base(key))
 }
 
 // isNotFound reports whether err means the object or prefix is not there.

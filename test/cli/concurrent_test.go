@@ -18,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/zipname"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -111,7 +112,7 @@ func indexAgreesWithDisk(t *testing.T, round int, dst string, p backends.Provide
 		if strings.HasPrefix(it.Name(), ".") || !strings.HasSuffix(it.Name(), ".zip") {
 			continue
 		}
-		pkg, err := fs.ParsePackedName(p, it.Name())
+		pkg, err := zipname.Parse(p, it.Name())
 		if err != nil {
 			t.Fatalf("round %d: %s: %v", round, it.Name(), err)
 		}

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/provenance"
+	"github.com/tfmirror/tfmirror/backends/zipname"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -105,7 +105,7 @@ func identify(path string, filters []backends.ProviderFilter, version backends.V
 	}
 	// A standard name decides; --version and --platform then select among
 	// the zips, as they select among a mirror's archives.
-	pkg, nameErr := fs.ParsePackedName(p, base)
+	pkg, nameErr := zipname.Parse(p, base)
 	switch {
 	case nameErr == nil:
 	case version != nil && platform != nil:
