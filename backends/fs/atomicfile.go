@@ -2,11 +2,10 @@ package fs
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -20,7 +19,7 @@ func writeJSON(path string, v any) error {
 	if err != nil || !changed {
 		return err
 	}
-	return WriteFileAtomic(path, b, 0o644)
+	return writeFileAtomic(path, b, 0o644)
 }
 
 // encodeOver encodes v as writeJSON writes it, and reports whether that
@@ -34,30 +33,15 @@ func encodeOver(v any, was []byte, readErr error) ([]byte, bool, error) {
 	return b, readErr != nil || !bytes.Equal(was, b), nil
 }
 
-// WriteFileAtomic writes data to a hidden temp file beside path and renames
-// it into place, so readers see the old content or the new, never a part.
-func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+// writeFileAtomic writes data to a hidden staging file beside path,
+// locked against sweepers (createLocked), and renames it into place, so
+// readers see the old content or the new, never a part.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	f, tmp, err := createLocked(filepath.Dir(path), "."+filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = placeLocked(f, tmp, path)
-	}
-	f.Close()
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	syncDir(filepath.Dir(path))
-	return nil
+	return atomicfile.Commit(f, tmp, path, data, mode)
 }
 
 // placeLocked renames the staging file tmp, open as f (so locked against
@@ -144,7 +128,7 @@ func (b *docBatch) commit() error {
 		}
 		b.placed++
 	}
-	syncDir(b.dir)
+	atomicfile.SyncDir(b.dir)
 	return nil
 }
 
@@ -157,49 +141,4 @@ func (b *docBatch) abort() {
 		}
 	}
 	b.files, b.tmps, b.paths, b.placed = nil, nil, nil, 0
-}
-
-// ReplaceFile writes data to path atomically, as WriteFileAtomic does, for a
-// file a user keeps: through a symbolic link to the file it names (written
-// in that file's directory, so the link stays a link), keeping the mode of
-// the file it replaces; mode is for a new file.
-func ReplaceFile(path string, data []byte, mode os.FileMode) error {
-	target, err := linkTarget(path)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Stat(target); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s: not a regular file", target)
-		}
-		mode = fi.Mode().Perm()
-	}
-	return WriteFileAtomic(target, data, mode)
-}
-
-// linkTarget returns the file path names after following symbolic links,
-// also when the last link dangles (the file it names is then created).
-func linkTarget(path string) (string, error) {
-	for hops := 0; hops < 40; hops++ {
-		if real, err := filepath.EvalSymlinks(path); err == nil {
-			return real, nil
-		}
-		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			return path, nil // a new file; a missing directory fails later
-		}
-		dest, err := os.Readlink(path)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(dest) {
-			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
-			if err != nil {
-				return "", err
-			}
-			dest = filepath.Join(dir, dest)
-		}
-		path = dest
-	}
-	return "", &os.PathError{Op: "open", Path: path, Err: syscall.ELOOP}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -95,14 +96,7 @@ func (m *Mirror) syncLanded(dir string) {
 	delete(m.unsynced, dir)
 	m.mu.Unlock()
 	if pending {
-		syncDir(dir)
-	}
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+		atomicfile.SyncDir(dir)
 	}
 }
 

@@ -91,7 +91,7 @@ func (m *Mirror) WriteProvenance(ctx context.Context, p backends.Provider, v bac
 	if old, err := regular.ReadFile(path, 0); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	if err := WriteFileAtomic(path, b, 0o644); err != nil {
+	if err := writeFileAtomic(path, b, 0o644); err != nil {
 		return fmt.Errorf("mirror %s: %s: %w", m.name, m.rel(path), err)
 	}
 	return nil

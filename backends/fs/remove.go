@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -242,7 +243,7 @@ func (m *Mirror) deleteEntry(e *entry) error {
 		if err := os.Remove(e.path); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 			return err
 		}
-		syncDir(filepath.Dir(e.path))
+		atomicfile.SyncDir(filepath.Dir(e.path))
 		m.stepDone(filepath.Base(e.path))
 		return nil
 	}
@@ -251,7 +252,7 @@ func (m *Mirror) deleteEntry(e *entry) error {
 	if err := os.Rename(e.path, gone); err != nil {
 		return err
 	}
-	syncDir(verDir)
+	atomicfile.SyncDir(verDir)
 	m.stepDone(filepath.Base(verDir) + "/" + filepath.Base(e.path))
 	if err := os.RemoveAll(gone); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -259,7 +260,7 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	}
 	err = renameNoReplace(tmp, target)
 	if err == nil {
-		syncDir(verDir)
+		atomicfile.SyncDir(verDir)
 		return s.Abort()
 	}
 	if !errors.Is(err, iofs.ErrExist) {
@@ -287,6 +288,6 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	if err := os.Rename(tmp, target); err != nil {
 		return s.fail(err)
 	}
-	syncDir(verDir)
+	atomicfile.SyncDir(verDir)
 	return s.Abort()
 }

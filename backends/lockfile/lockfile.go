@@ -15,7 +15,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/regular"
@@ -482,7 +482,7 @@ func hashTokens(hs []hashing.Hash) hclwrite.Tokens {
 // its mode, and a symbolic link stays one: the file it names is replaced. A
 // new file gets mode 0644, as the clients give it.
 func (f *File) Save(path string) error {
-	if err := fs.ReplaceFile(path, f.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Replace(path, f.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("%s: cannot write this lock file: %w", path, reason(err))
 	}
 	return nil
@@ -498,7 +498,7 @@ func (f *File) SaveAt(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 	}
-	if err := fs.WriteFileAtomic(path, f.Bytes(), mode); err != nil {
+	if err := atomicfile.Write(path, f.Bytes(), mode); err != nil {
 		return fmt.Errorf("%s: cannot write this lock file: %w", path, reason(err))
 	}
 	return nil

@@ -23,19 +23,20 @@ var openers = map[string]map[string]bool{
 // or what cannot be a pipe: directories (to list or fsync them), its own
 // staging files, /proc, and the test helpers.
 var openersAllowed = map[string]string{
-	"backends/fs/write.go":           "staging files and directories it made",
-	"backends/fs/tempfiles.go":       "staging directories it made, to lock them",
-	"backends/fs/documents.go":       "provider directories, to fsync them",
-	"backends/fs/dir_unix.go":        "listDir opens a directory",
-	"backends/fs/unnamed_linux.go":   "/proc/self/status",
-	"backends/bundle/write.go":       "fsync of the bundle's directory",
-	"hashing/regular":                "the one opener of files by name",
-	"backends/oci/stage.go":          "its own staging file",
-	"backends/modules/fetch":         "archives it downloaded into its own temp directory",
-	"backends/backendtest":           "test helper",
-	"backends/oci/ocitest":           "test helper",
-	"backends/s3/s3test":             "test helper",
-	"backends/registry/registrytest": "test helper",
+	"backends/fs/write.go":              "staging files and directories it made",
+	"backends/fs/tempfiles.go":          "staging directories it made, to lock them",
+	"backends/fs/documents.go":          "provider directories, to fsync them",
+	"backends/atomicfile/atomicfile.go": "SyncDir opens a directory, to fsync it",
+	"backends/fs/dir_unix.go":           "listDir opens a directory",
+	"backends/fs/unnamed_linux.go":      "/proc/self/status",
+	"backends/bundle/write.go":          "fsync of the bundle's directory",
+	"hashing/regular":                   "the one opener of files by name",
+	"backends/oci/stage.go":             "its own staging file",
+	"backends/modules/fetch":            "archives it downloaded into its own temp directory",
+	"backends/backendtest":              "test helper",
+	"backends/oci/ocitest":              "test helper",
+	"backends/s3/s3test":                "test helper",
+	"backends/registry/registrytest":    "test helper",
 }
 
 // TestReadersOpenOnlyRegularFiles: a file is opened by name to be read only
