@@ -15,7 +15,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/hclinput"
-	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/ocitemplate"
 )
 
 // Parse reads one configuration file's bytes into a Config of its own, with
@@ -354,7 +354,7 @@ func (p *fileParser) method(b *hcl.Block) (Method, bool) {
 // hostname, namespace and type that names every part the include patterns
 // do not pin to a single value.
 func checkTemplate(raw string, include []Pattern) error {
-	t, err := oci.ParseTemplate(raw)
+	t, err := ocitemplate.Parse(raw)
 	if err != nil {
 		return err
 	}

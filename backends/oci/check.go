@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/ocitemplate"
 )
 
 var _ backends.ProviderChecker = (*Mirror)(nil)
@@ -65,7 +66,7 @@ type TemplateError struct {
 	Template string
 	// Unpinned are the symbols the template leaves out although the
 	// providers have several values of them.
-	Unpinned []Unpinned
+	Unpinned []ocitemplate.Unpinned
 	// Shared are the repositories the template gives to more than one
 	// provider.
 	Shared []SharedRepository

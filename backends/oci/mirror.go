@@ -20,6 +20,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
+	"github.com/tfmirror/tfmirror/backends/ocitemplate"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -27,12 +28,16 @@ import (
 // version.
 const fetchParallelism = 8
 
+// Repository is where a provider lives: a registry and a repository in
+// it, as the repository template resolves it.
+type Repository = ocitemplate.Repository
+
 // Mirror is a provider mirror in OCI registries, addressed by a template.
 type Mirror struct {
 	backends.WarningLog
 
 	name   string
-	tmpl   *Template
+	tmpl   *ocitemplate.Template
 	opts   Options
 	client *auth.Client
 
@@ -57,7 +62,7 @@ var (
 // name is how the user wrote the place. Nothing is contacted until a method
 // needs the registry.
 func Open(name, template string, o Options) (*Mirror, error) {
-	t, err := ParseTemplate(template)
+	t, err := ocitemplate.Parse(template)
 	if err != nil {
 		return nil, fmt.Errorf("oci mirror %s: %w", name, err)
 	}
@@ -77,7 +82,7 @@ func Open(name, template string, o Options) (*Mirror, error) {
 func (m *Mirror) String() string { return m.name }
 
 // Template returns the repository template.
-func (m *Mirror) Template() *Template { return m.tmpl }
+func (m *Mirror) Template() *ocitemplate.Template { return m.tmpl }
 
 // Audit returns the problems found while reading p: tags and manifests
 // OpenTofu would refuse. It reports what earlier calls read; it does not
@@ -152,8 +157,7 @@ func (m *Mirror) repo(p backends.Provider) (*remote.Repository, Repository, erro
 // ${namespace} and ${type} as plain references and names one registry.
 // Whether the registry offers its catalogue is known only by asking.
 func (m *Mirror) CanList() bool {
-	_, ok := m.tmpl.FixedRegistry()
-	return ok && m.tmpl.reverse != nil && m.tmpl.Uses("hostname") && m.tmpl.Uses("namespace") && m.tmpl.Uses("type")
+	return m.tmpl.Listable()
 }
 
 // Providers lists the providers in the registry's catalogue, when the

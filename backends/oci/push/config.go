@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/ocitemplate"
 )
 
 // ConfigBlock returns the provider_installation block that makes OpenTofu
@@ -13,7 +13,7 @@ import (
 // it working: OpenTofu requires the template to use every symbol the include
 // patterns do not pin to one value, and it reaches registries over HTTPS
 // only.
-func ConfigBlock(t *oci.Template, providers []backends.Provider, plainHTTP bool) (string, []string) {
+func ConfigBlock(t *ocitemplate.Template, providers []backends.Provider, plainHTTP bool) (string, []string) {
 	var includes []string
 	for _, p := range providers {
 		includes = append(includes, p.String())

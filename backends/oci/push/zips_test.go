@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/ocitemplate"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -163,7 +163,7 @@ func TestConfigBlock(t *testing.T) {
 		}
 		return p
 	}
-	tmpl, err := oci.ParseTemplate("registry.example.com/providers/${namespace}/${type}")
+	tmpl, err := ocitemplate.Parse("registry.example.com/providers/${namespace}/${type}")
 	if err != nil {
 		t.Fatal(err)
 	}

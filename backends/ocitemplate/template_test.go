@@ -1,4 +1,4 @@
-package oci
+package ocitemplate
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func TestTemplateResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tmpl, func(t *testing.T) {
-			tm, err := ParseTemplate(tt.tmpl)
+			tm, err := Parse(tt.tmpl)
 			if tt.want == "" {
 				if err == nil {
 					if _, err = tm.Resolve(mustProvider(t, tt.provider)); err == nil {
@@ -67,7 +67,7 @@ func TestTemplateBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tmpl, func(t *testing.T) {
-			_, err := ParseTemplate(tt.tmpl)
+			_, err := Parse(tt.tmpl)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -79,7 +79,7 @@ func TestTemplateBadInput(t *testing.T) {
 }
 
 func TestTemplateUnicodeHostnameIsAClearError(t *testing.T) {
-	tm, err := ParseTemplate("reg.example/${hostname}/${namespace}/${type}")
+	tm, err := Parse("reg.example/${hostname}/${namespace}/${type}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestTemplateReverse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tmpl+" "+tt.repo, func(t *testing.T) {
-			tm, err := ParseTemplate(tt.tmpl)
+			tm, err := Parse(tt.tmpl)
 			if err != nil {
 				t.Fatal(err)
 			}

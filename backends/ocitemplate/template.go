@@ -1,4 +1,4 @@
-package oci
+package ocitemplate
 
 import (
 	"errors"
@@ -41,10 +41,10 @@ func (r Repository) String() string { return r.Registry + "/" + r.Name }
 
 var templateSymbols = []string{"hostname", "namespace", "type"}
 
-// ParseTemplate parses and checks a repository template, evaluating it once
+// Parse parses and checks a repository template, evaluating it once
 // with a placeholder provider as OpenTofu does when it loads the CLI
 // configuration.
-func ParseTemplate(raw string) (*Template, error) {
+func Parse(raw string) (*Template, error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, errors.New("empty repository template: want REGISTRY/REPOSITORY, e.g. registry.example.com/providers/${namespace}/${type}")
 	}
@@ -191,6 +191,14 @@ func (t *Template) Reverse(r Repository) (backends.Provider, bool) {
 		return backends.Provider{}, false
 	}
 	return p, true
+}
+
+// Listable reports whether a registry's repository names can be read
+// back into providers, hosts included: the template uses ${hostname},
+// ${namespace} and ${type} as plain references and names one registry.
+func (t *Template) Listable() bool {
+	_, ok := t.FixedRegistry()
+	return ok && t.reverse != nil && t.uses["hostname"] && t.uses["namespace"] && t.uses["type"]
 }
 
 // FixedRegistry returns the registry every provider maps to, when the
