@@ -51,7 +51,10 @@ type Spec struct {
 
 func (s Spec) String() string { return s.Raw }
 
-// Parse classifies a place argument.
+// Parse classifies a place argument by its syntax alone: it touches no
+// disk. A path is a filesystem place, or a bundle when it ends in .tar;
+// what is there (a release directory, a directory named *.tar) the
+// opening finds out (Discover).
 func Parse(arg string) (Spec, error) {
 	if arg == "" {
 		return Spec{}, errors.New("empty place: give a directory, https://HOST/PATH/, registry://HOST, oci://REGISTRY/TEMPLATE or s3://BUCKET/PREFIX")
@@ -64,19 +67,13 @@ func Parse(arg string) (Spec, error) {
 		if err := missingColon(arg); err != nil {
 			return Spec{}, err
 		}
-		if isBundle(arg) {
+		if strings.HasSuffix(strings.ToLower(arg), ".tar") {
 			return Spec{Kind: Bundle, Raw: arg, Target: arg}, nil
-		}
-		if IsRelease(arg) {
-			return Spec{Kind: Release, Raw: arg, Target: arg}, nil
 		}
 		return Spec{Kind: FS, Raw: arg, Target: arg}, nil
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
-		if IsRelease(rest) {
-			return Spec{Kind: Release, Raw: arg, Target: rest}, nil
-		}
 		return Spec{Kind: FS, Raw: arg, Target: rest}, nil
 	case "https":
 		return Spec{Kind: NetMirror, Raw: arg, Target: arg}, nil
@@ -95,19 +92,31 @@ func Parse(arg string) (Spec, error) {
 	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry://, oci:// or s3://)", arg, scheme)
 }
 
+// Discover is Parse, then what is on disk: a directory holding a release
+// (see push.IsReleaseDir) is of kind Release, and a directory named *.tar
+// a filesystem place. Opening a place discovers it so; a caller that needs
+// a place's kind without opening it calls Discover.
+func Discover(ctx context.Context, arg string) (Spec, error) {
+	s, err := Parse(arg)
+	if err != nil {
+		return s, err
+	}
+	switch s.Kind {
+	case FS:
+		if push.IsReleaseDir(ctx, s.Target) {
+			s.Kind = Release
+		}
+	case Bundle:
+		if fi, err := os.Stat(s.Target); err == nil && fi.IsDir() {
+			s.Kind = FS
+		}
+	}
+	return s, nil
+}
+
 // IsRelease reports whether a path names a release directory (see
 // push.IsReleaseDir), which opens as a read-only place of kind Release.
 func IsRelease(path string) bool { return push.IsReleaseDir(context.Background(), path) }
-
-// isBundle reports whether a path names a bundle: a .tar file (a directory
-// that happens to be named so is a filesystem mirror).
-func isBundle(arg string) bool {
-	if !strings.HasSuffix(strings.ToLower(arg), ".tar") {
-		return false
-	}
-	fi, err := os.Stat(arg)
-	return err != nil || !fi.IsDir()
-}
 
 // mistypedScheme catches a scheme written with one slash or none
 // (registry:/host, https:host), which would otherwise be taken for a
@@ -253,7 +262,7 @@ func Openers() map[Kind]Opener {
 
 // Open opens the place an argument names.
 func Open(ctx context.Context, arg string, o Options) (backends.Reader, error) {
-	s, err := Parse(arg)
+	s, err := Discover(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +276,7 @@ func Open(ctx context.Context, arg string, o Options) (backends.Reader, error) {
 // OpenWriter opens a place that must be writable.
 func OpenWriter(ctx context.Context, arg string, o Options) (backends.Writer, error) {
 	o.Create = true
-	if s, err := Parse(arg); err == nil && s.Kind == Bundle {
+	if s, err := Discover(ctx, arg); err == nil && s.Kind == Bundle {
 		return nil, fmt.Errorf("place %s: a bundle is read-only: write one with `tfmirror export SRC %s`, land one with `tfmirror import %s DST`", arg, arg, arg)
 	} else if err == nil && s.Kind == Release {
 		return nil, fmt.Errorf("place %s: a release directory is read-only: copy its packages into a mirror (tfmirror sync %s DST -p HOST/NAMESPACE/TYPE) or push them (tfmirror push %s oci://REGISTRY/TEMPLATE -p HOST/NAMESPACE/TYPE)", arg, arg, arg)

@@ -91,7 +91,7 @@ func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlag
 	if err != nil {
 		return err
 	}
-	spec, err := place.Parse(mirrorArg)
+	spec, err := place.Discover(cmd.Context(), mirrorArg)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -131,7 +131,7 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 	if err != nil {
 		return err
 	}
-	kind, err := place.Parse(mirrorArg)
+	kind, err := place.Discover(cmd.Context(), mirrorArg)
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -65,7 +65,7 @@ Exits 1 when PLACE holds no provider.`,
 
 // suggestConfig prints the block for arg.
 func suggestConfig(ctx context.Context, out io.Writer, env *Env, arg string, named []string) error {
-	s, err := place.Parse(arg)
+	s, err := place.Discover(ctx, arg)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

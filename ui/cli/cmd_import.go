@@ -80,7 +80,7 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if err != nil {
 		return err
 	}
-	sp, err := place.Parse(bundleArg)
+	sp, err := place.Discover(ctx, bundleArg)
 	if err != nil || sp.Kind != place.Bundle {
 		return usageErr("import: %s is not a bundle: give the .tar file tfmirror export wrote", bundleArg)
 	}

@@ -217,7 +217,7 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	withModules := len(u.modules) > 0
 	mirrors := make([]ui.Mirror, 0, len(args))
 	for i, a := range args {
-		spec, err := place.Parse(a)
+		spec, err := place.Discover(ctx, a)
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -340,7 +340,7 @@ func runUISpec(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 	add := func(arg string, r backends.Reader) {
 		byArg[arg] = r
 		kind := ""
-		if ps, err := place.Parse(arg); err == nil {
+		if ps, err := place.Discover(ctx, arg); err == nil {
 			kind = string(ps.Kind)
 		}
 		mirrors = append(mirrors, ui.Mirror{Reader: r, Kind: kind, Number: len(mirrors) + 1})
@@ -401,7 +401,7 @@ func uiModules(ctx context.Context, env *Env, raw, args []string) (ui.ModulesCon
 		if err != nil {
 			continue
 		}
-		spec, _ := place.Parse(a)
+		spec, _ := place.Discover(ctx, a)
 		if spec.Kind == place.Registry {
 			registries++
 			host = defaultModuleHost(a)
