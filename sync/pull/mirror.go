@@ -58,6 +58,10 @@ type Options struct {
 	SpoolDir string
 	// Attempts bounds the tries of one fetch; zero means 3.
 	Attempts int
+	// PrefetchJobs bounds the prefetches of a policy's platforms running
+	// at once (see prefetch.go); zero means DefaultPrefetchJobs, negative
+	// prefetches nothing.
+	PrefetchJobs int
 }
 
 // Mirror is a pull-through mirror, read as a place (see the package
@@ -77,6 +81,11 @@ type Mirror struct {
 	verified map[fileID]hashing.Hash
 	listed   map[string]timed // upstream listings, by key
 	group    singleflight.Group
+	// prefetched are the versions whose prefetch started (prefetch.go),
+	// and prefetchSlots bounds the prefetches running.
+	prefetched    map[string]bool
+	prefetchSlots chan struct{}
+	queued        int // prefetches waiting for a slot
 }
 
 // timed is an upstream listing and when it was made.
@@ -102,11 +111,12 @@ func (m *Mirror) Close() {
 	m.wg.Wait()
 }
 
-// Flights is how many fetches are running.
+// Flights is how many fetches are running or queued (prefetches waiting
+// for their turn).
 func (m *Mirror) Flights() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.flights)
+	return len(m.flights) + m.queued
 }
 
 // Offline reports whether the mirror serves CACHE alone.
@@ -222,21 +232,47 @@ func (m *Mirror) release(ctx context.Context, p backends.Provider, v backends.Ve
 }
 
 // signedOnly keeps, of a signed version's evidence, what the signature
-// covers: the clients are served, and the archive checked against, the
-// signed SHA256SUMS' zh:, not hashes a registry states beside it unsigned
-// (its packages field's h1:, which would cost every stream an h1: of its
-// own to check, and which a sync does not list either).
+// covers, the signed SHA256SUMS' zh:, and what the registry that signs it
+// states beside it of the same zip: OpenTofu 1.12's packages field, whose
+// zh: is the signed one and whose h1: is the registry's statement of the
+// package's. That h1: is listed, so that a lock written from the mirror
+// holds every platform's h1: without a download, and recomputed wherever
+// the archive is at hand: on its way to the clients, and when it lands.
+// Hashes another kind of place states unsigned beside a signature are not
+// listed (a sync does not list them either).
 func signedOnly(evs []hashing.Evidence) []hashing.Evidence {
-	var out []hashing.Evidence
+	signed := map[hashing.Hash]bool{}
 	for _, e := range evs {
 		if e.Source.Kind == hashing.SourceRegistrySigned {
+			for _, h := range e.Hashes {
+				signed[h] = true
+			}
+		}
+	}
+	if len(signed) == 0 {
+		return evs
+	}
+	var out []hashing.Evidence
+	for _, e := range evs {
+		if e.Source.Kind == hashing.SourceRegistrySigned || e.Source.Kind == hashing.SourceRegistry && sameZip(e.Hashes, signed) {
 			out = append(out, e)
 		}
 	}
-	if len(out) == 0 {
-		return evs
-	}
 	return out
+}
+
+// sameZip reports whether hs state a zh: and each of them is in signed.
+func sameZip(hs []hashing.Hash, signed map[hashing.Hash]bool) bool {
+	n := 0
+	for _, h := range hs {
+		if h.Scheme() == hashing.SchemeZip {
+			if !signed[h] {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // upstream returns load's answer for key, reusing one younger than the TTL;
@@ -305,6 +341,7 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 		}
 		out[i].Evidence = agreeing(out[i].Evidence, a.Evidence)
 	}
+	m.prefetchVersion(p, v)
 	slices.SortFunc(out, func(a, b backends.Archive) int { return strings.Compare(a.Platform.String(), b.Platform.String()) })
 	return out, nil
 }

@@ -125,13 +125,7 @@ func (pol *Policy) version(p backends.Provider, v backends.Version, up []backend
 
 // platform says why p's packages for plat may not be pulled through, or "".
 func (pol *Policy) platform(p backends.Provider, plat backends.Platform) string {
-	if pol == nil {
-		return ""
-	}
-	plats := pol.Spec.Platforms
-	if b := pol.block(p); b != nil && len(b.Platforms) > 0 {
-		plats = b.Platforms
-	}
+	plats := pol.platforms(p)
 	if len(plats) == 0 || slices.Contains(plats, plat) {
 		return ""
 	}
