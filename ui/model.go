@@ -28,6 +28,9 @@ type Mirror struct {
 	// from 1. Give the same number to a Mirror and a ModulePlace opened
 	// from one argument.
 	Number int
+	// Aside: not compared when the UI opens (its number key compares it);
+	// otherwise the first four places are.
+	Aside bool
 	// Scope is which providers the CLI configuration installs from the
 	// mirror, when the UI opened it from there; nil: every one. The cells
 	// of a provider it leaves out show as not applicable, not missing.

@@ -109,10 +109,18 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 		verified: map[verifyKey]*verification{}, verifying: map[verifyKey]bool{}, slots: make(chan struct{}, 4),
 		newest: map[backends.Provider]backends.Version{}}
 	var ps []place
+	compared := 0
 	for i, mr := range cfg.Mirrors {
 		w, _ := mr.Reader.(backends.Writer)
 		v.mirrors = append(v.mirrors, &mirror{reader: mr.Reader, writer: w, scope: mr.Scope})
-		ps = append(ps, place{num: numbered(mr.Number, i), name: placeName(mr.Reader.String()), kind: mr.Kind, compared: i < 4, writable: w != nil})
+		cmp := compared < 4 && !mr.Aside
+		if cmp {
+			compared++
+		}
+		ps = append(ps, place{num: numbered(mr.Number, i), name: placeName(mr.Reader.String()), kind: mr.Kind, compared: cmp, writable: w != nil})
+	}
+	if compared == 0 && len(ps) > 0 {
+		ps[0].compared = true // every one aside: the first still is
 	}
 	if cfg.Spec != nil {
 		// A spec's destinations are compared: what they lack is its gaps;

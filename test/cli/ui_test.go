@@ -183,7 +183,7 @@ func (s *tmuxSession) waitGone() {
 func TestCLIDemoInATerminal(t *testing.T) {
 	tmp := t.TempDir()
 	s := newTmux(t, 120, 36, []string{"TMPDIR=" + tmp, "NO_COLOR=1"}, "demo", "--rate", "0")
-	s.waitLoaded("acme/cloud", "(net)", "compare 1 ↔ 2 ↔ 3", "◇◇○") // the network mirror [1] listed: it is the proposed source
+	s.waitLoaded("acme/cloud", "compare 1 ↔ 3 ↔ 4 ↔ 5", "◇◇○○") // the network mirror [1] listed: it is the proposed source
 	// NO_COLOR: no colour escapes, yet focus and marks still show.
 	if colored := regexp.MustCompile(`\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;)`); colored.MatchString(s.screen(true)) {
 		t.Errorf("NO_COLOR=1, yet the screen has colour escapes")

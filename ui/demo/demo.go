@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
@@ -36,6 +37,10 @@ type World struct {
 	// Release is a signed provider release as goreleaser leaves it
 	// (ReleaseProvider; its key is Release/acme.asc).
 	Release string
+
+	certOnce sync.Once
+	certVal  *worldCert
+	certErr  error
 }
 
 // Release is one provider version and the platforms it is built for.
@@ -98,11 +103,24 @@ func inSecondary(r Release, platform string) (salt string, ok bool) {
 	return "", false
 }
 
+// Open is a world Build wrote into dir before (tfmirror demo --keep).
+func Open(dir string) (*World, error) {
+	w := paths(dir)
+	if fi, err := os.Stat(w.Primary); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a demo world (tfmirror demo --keep %[1]s builds one)", dir)
+	}
+	return w, nil
+}
+
+func paths(dir string) *World {
+	return &World{Dir: dir, Primary: filepath.Join(dir, "primary"), Secondary: filepath.Join(dir, "secondary"), Modules: filepath.Join(dir, "modules"),
+		Infra: filepath.Join(dir, "infra"), Release: filepath.Join(dir, "release")}
+}
+
 // Build writes the world into dir (which must exist and be empty or not
 // exist yet).
 func Build(ctx context.Context, dir string) (*World, error) {
-	w := &World{Dir: dir, Primary: filepath.Join(dir, "primary"), Secondary: filepath.Join(dir, "secondary"), Modules: filepath.Join(dir, "modules"),
-		Infra: filepath.Join(dir, "infra"), Release: filepath.Join(dir, "release")}
+	w := paths(dir)
 	// Both mirrors list h1: and zh: of every archive (as --hashes all
 	// writes them), so every kind of check shows in the world.
 	all := fs.Options{Create: true, Hashing: hashing.Options{AllHashes: true}}

@@ -97,7 +97,11 @@ func (w *World) ServeModules(ctx context.Context) (*ModuleRegistry, error) {
 		rw.Header().Set("Content-Type", "application/zip")
 		rw.Write(b)
 	})
-	ts, err := serveTLS(ctx, mux)
+	cert, err := w.cert()
+	if err != nil {
+		return nil, err
+	}
+	ts, err := serveTLS(ctx, mux, cert)
 	if err != nil {
 		return nil, fmt.Errorf("demo: serving the module registry: %w", err)
 	}

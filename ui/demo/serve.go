@@ -51,39 +51,58 @@ func (w *World) Serve(ctx context.Context, opts ServeOptions) (*Served, error) {
 	if opts.BytesPerSecond > 0 {
 		h = throttle(h, opts.BytesPerSecond)
 	}
-	ts, err := serveTLS(ctx, h)
+	cert, err := w.cert()
+	if err != nil {
+		return nil, err
+	}
+	ts, err := serveTLS(ctx, h, cert)
 	if err != nil {
 		return nil, fmt.Errorf("demo: serving the network mirror: %w", err)
 	}
-	certFile := filepath.Join(w.Dir, "server.pem")
-	if err := os.WriteFile(certFile, ts.certPEM, 0o644); err != nil {
-		ts.close()
-		return nil, err
-	}
-	return &Served{URL: "https://" + ts.addr + "/", CertFile: certFile, Client: ts.client, done: ts.done, cancel: ts.cancel}, nil
+	return &Served{URL: "https://" + ts.addr + "/", CertFile: w.CertFile(), Client: ts.client, done: ts.done, cancel: ts.cancel}, nil
+}
+
+// CertFile is the PEM certificate every server of the world presents
+// (self-signed for 127.0.0.1 and localhost), written when the first one
+// starts: for --ca-cert, and SSL_CERT_FILE when pointing the clients at
+// them.
+func (w *World) CertFile() string { return filepath.Join(w.Dir, "server.pem") }
+
+// worldCert is the certificate and key the world's servers share.
+type worldCert struct {
+	certPEM, keyPEM []byte
+}
+
+// cert makes the world's certificate on first use and writes CertFile.
+func (w *World) cert() (*worldCert, error) {
+	w.certOnce.Do(func() {
+		certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+		if err == nil {
+			err = os.WriteFile(w.CertFile(), certPEM, 0o644)
+		}
+		w.certVal, w.certErr = &worldCert{certPEM: certPEM, keyPEM: keyPEM}, err
+	})
+	return w.certVal, w.certErr
 }
 
 // tlsServer is an HTTPS server on 127.0.0.1 with a self-signed certificate
 // and a client that trusts it.
 type tlsServer struct {
-	addr    string
-	certPEM []byte
-	client  *http.Client
-	done    chan error
-	cancel  context.CancelFunc
+	addr   string
+	client *http.Client
+	done   chan error
+	cancel context.CancelFunc
+	// onClose, when set, runs once the server has stopped.
+	onClose func()
 }
 
-func serveTLS(ctx context.Context, h http.Handler) (*tlsServer, error) {
-	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+func serveTLS(ctx context.Context, h http.Handler, wc *worldCert) (*tlsServer, error) {
+	cert, err := tls.X509KeyPair(wc.certPEM, wc.keyPEM)
 	if err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
+	pool.AppendCertsFromPEM(wc.certPEM)
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -97,8 +116,7 @@ func serveTLS(ctx context.Context, h http.Handler) (*tlsServer, error) {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	ts := &tlsServer{
-		addr:    ln.Addr().String(),
-		certPEM: certPEM,
+		addr: ln.Addr().String(),
 		client: &http.Client{Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 		}},
@@ -115,7 +133,11 @@ func serveTLS(ctx context.Context, h http.Handler) (*tlsServer, error) {
 
 func (ts *tlsServer) close() error {
 	ts.cancel()
-	if err := <-ts.done; !errors.Is(err, http.ErrServerClosed) {
+	err := <-ts.done
+	if ts.onClose != nil {
+		ts.onClose()
+	}
+	if !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
