@@ -188,7 +188,7 @@ func demoUIConfig(ctx context.Context, env *Env, world *demo.World, srv *demoSer
 	}
 	cfg := ui.Config{Mirrors: mirrors, Engine: env.engine(ctx, d.jobs)}
 	if d.lock {
-		if cfg.Locks, err = uiLocks([]string{filepath.Join(world.Infra, ".terraform.lock.hcl")}, nil); err != nil {
+		if cfg.Locks, err = uiLocks(ctx, []string{filepath.Join(world.Infra, ".terraform.lock.hcl")}, nil); err != nil {
 			return ui.Config{}, nil, err
 		}
 	}
