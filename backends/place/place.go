@@ -169,6 +169,9 @@ type Options struct {
 	// (--s3-endpoint), addressed path-style; empty means AWS S3. Their
 	// credentials and region come from the AWS configuration chain.
 	S3Endpoint string
+	// S3CacheControl is the Cache-Control of the objects an s3:// place
+	// writes (tfmirror publish); none when zero.
+	S3CacheControl s3.CacheControl
 	// Signatures says how origin registries' signatures are checked (key
 	// expiry, as OPENTOFU_ENFORCE_GPG_EXPIRATION).
 	Signatures provenance.Options
@@ -255,7 +258,7 @@ func Openers() map[Kind]Opener {
 			if err != nil {
 				return nil, err
 			}
-			return s3.Open(ctx, s.Raw, s.Target, s3.Options{Endpoint: o.S3Endpoint, HTTPClient: hc, Hashing: o.Hashing, Debug: o.Debug})
+			return s3.Open(ctx, s.Raw, s.Target, s3.Options{Endpoint: o.S3Endpoint, HTTPClient: hc, Hashing: o.Hashing, Debug: o.Debug, CacheControl: o.S3CacheControl})
 		},
 	}
 }

@@ -65,6 +65,36 @@ type Options struct {
 	// (--debug; see httpclient.Wrap). Nothing of the signature is written:
 	// it travels in headers, which the log never shows.
 	Debug io.Writer
+	// CacheControl, when set, is the Cache-Control the objects written
+	// carry (tfmirror publish: what a CDN in front of the bucket keeps,
+	// and for how long).
+	CacheControl CacheControl
+}
+
+// CacheControl is the Cache-Control of archives and of index documents.
+type CacheControl struct {
+	Archive, Document string
+}
+
+// PublishCacheControl is what a published tree's objects carry: archives
+// never change once a version is out (a different zip under the same name
+// is a conflict sync refuses without --force), so caches keep them for a
+// year; documents change as versions and platforms land, so caches keep
+// them for docMaxAge.
+func PublishCacheControl(docMaxAge time.Duration) CacheControl {
+	doc := "no-cache"
+	if s := int64(docMaxAge / time.Second); s > 0 {
+		doc = fmt.Sprintf("public, max-age=%d", s)
+	}
+	return CacheControl{Archive: "public, max-age=31536000, immutable", Document: doc}
+}
+
+// cacheControl returns v for a PutObjectInput: nil when it is "".
+func cacheControl(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
 // Store is a bucket, or a prefix of one, holding the network-mirror layout.

@@ -184,8 +184,9 @@ func (st *staged) put(ctx context.Context, sums hashing.Sums, cond func(*s3api.P
 	}
 	in := &s3api.PutObjectInput{
 		Bucket: &st.s.bucket, Key: &st.key, Body: st.f, ContentLength: aws.Int64(info.Size()),
-		ContentType: aws.String("application/zip"),
-		Metadata:    map[string]string{metaZH: string(sums.ZH)},
+		ContentType:  aws.String("application/zip"),
+		CacheControl: cacheControl(st.s.opts.CacheControl.Archive),
+		Metadata:     map[string]string{metaZH: string(sums.ZH)},
 	}
 	if sums.H1 != "" { // computed only where some evidence needed it
 		in.Metadata[metaH1] = string(sums.H1)
@@ -234,7 +235,8 @@ func (s *Store) hashObject(ctx context.Context, key string) (hashing.Hash, strin
 func (s *Store) putDoc(ctx context.Context, old doc, body []byte) error {
 	in := &s3api.PutObjectInput{
 		Bucket: &s.bucket, Key: &old.key, Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
-		ContentType: aws.String("application/json"), // the clients refuse documents of any other type
+		ContentType:  aws.String("application/json"), // the clients refuse documents of any other type
+		CacheControl: cacheControl(s.opts.CacheControl.Document),
 	}
 	if old.exists {
 		in.IfMatch = aws.String(old.etag)

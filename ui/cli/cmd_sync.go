@@ -58,6 +58,7 @@ type syncFlags struct {
 	trust                                           trustFlags
 	asJSON, dryRun, force, verifyExisting, unpacked bool
 	jobs                                            int
+	dstOptions                                      func(*place.Options) // publish's, on DST's
 }
 
 func newSyncCmd(env *Env) *cobra.Command {
@@ -117,6 +118,9 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	}
 	o := env.placeOptions()
 	o.Unpacked = f.unpacked
+	if f.dstOptions != nil {
+		f.dstOptions(&o)
+	}
 	dst, err := place.OpenWriter(ctx, dstArg, o)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}

@@ -146,7 +146,7 @@ AWS configuration, --s3-endpoint for S3-compatible stores).`,
 	root.AddCommand(newDiffCmd(env), newSyncCmd(env))
 	root.AddCommand(newOutdatedCmd(env), newPruneCmd(env))
 	root.AddCommand(newModulesCmd(env))
-	root.AddCommand(newPushCmd(env))
+	root.AddCommand(newPushCmd(env), newPublishCmd(env))
 	root.AddCommand(newExportCmd(env), newImportCmd(env))
 	root.AddCommand(newUICmd(env), newDemoCmd(env))
 	// With no subcommand, tfmirror opens the UI (tfmirror [MIRROR...]).

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/netmirror"
+)
+
+// nginxConf is the configuration docs/publish.md gives for serving a
+// published directory, with the test's paths: the Content-Type and
+// Cache-Control a CDN in front needs, hidden files (tfmirror's lock
+// files) not served.
+const nginxConf = `user root;
+worker_processes 2;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  sendfile on;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  types { application/zip zip; application/json json; }
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:%[2]d ssl;
+    ssl_certificate %[3]s;
+    ssl_certificate_key %[4]s;
+    root %[5]s;
+    location ~ /\. { return 404; }
+    location ~ \.zip$ { add_header Cache-Control "public, max-age=31536000, immutable"; }
+    location ~ \.json$ { add_header Cache-Control "public, max-age=60"; }
+  }
+}
+`
+
+// startNginx runs Debian's nginx serving root over TLS on a free loopback
+// port (skipping the test where nginx is not installed) and returns its
+// URL and the CA certificate that signs it. nginx is stopped by its PID.
+func startNginx(t *testing.T, root string) (string, []byte) {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		t.Skip("nginx is not installed (apt-get install -y nginx): skipping the test that serves a published tree with it")
+	}
+	d := t.TempDir()
+	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key := writeFile(t, d, "cert.pem", string(certPEM)), writeFile(t, d, "key.pem", string(keyPEM))
+	// The port is found free, then taken by nginx: another process may
+	// take it between, so a start that fails is tried on another port.
+	for attempt := 1; ; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		conf := writeFile(t, d, "nginx.conf", fmt.Sprintf(nginxConf, d, port, cert, key, root))
+		cmd := exec.Command(bin, "-c", conf, "-g", "daemon off;")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		stop := func() { cmd.Process.Signal(os.Interrupt); <-exited }
+		if awaitListening(fmt.Sprintf("127.0.0.1:%d", port), exited) {
+			t.Cleanup(stop)
+			return fmt.Sprintf("https://127.0.0.1:%d/", port), certPEM
+		}
+		stop()
+		if attempt == 5 {
+			log, _ := os.ReadFile(filepath.Join(d, "error.log"))
+			t.Fatalf("nginx did not start: %s\n%s", stderr.String(), log)
+		}
+	}
+}
+
+// awaitListening waits until addr accepts a connection (true), or the
+// process exits (false); a minute bounds a loaded machine.
+func awaitListening(addr string, exited <-chan struct{}) bool {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return false
+}
+
+// A published directory, served by nginx with the configuration
+// docs/publish.md gives and no tfmirror process, installs with terraform
+// init and tofu init as a network mirror; the headers are what a CDN
+// needs; a second publish copies nothing.
+func TestPublishedTreeInstallsThroughNginx(t *testing.T) {
+	host := runtime.GOOS + "_" + runtime.GOARCH
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{host, "windows_386"}))
+	site := t.TempDir()
+	if r := run(t, nil, "publish", src, site); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "2 synced") {
+		t.Fatalf("publish: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	url, caPEM := startNginx(t, site)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 30 * time.Second}
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", host)
+	for path, want := range map[string][2]string{
+		"example.com/acme/alpha/index.json":        {"application/json", "public, max-age=60"},
+		"example.com/acme/alpha/1.0.0.json":        {"application/json", "public, max-age=60"},
+		"example.com/acme/alpha/" + pkg.Filename(): {"application/zip", "public, max-age=31536000, immutable"},
+		"example.com/acme/alpha/.tfmirror-lock":    {"", ""},
+	} {
+		resp, err := c.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want[0] == "" {
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("%s: %d, want 404 (a hidden file)", path, resp.StatusCode)
+			}
+			continue
+		}
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != want[0] || resp.Header.Get("Cache-Control") != want[1] {
+			t.Errorf("%s: %d, Content-Type %q, Cache-Control %q; want 200, %q, %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), want[0], want[1])
+		}
+	}
+	for name, bin := range pullClients(t) {
+		out, lock, err := clientInit(t, bin, caPEM, networkMirror(url), "example.com/acme/alpha", "1.0.0")
+		if err != nil || !strings.Contains(out, "Installed example.com/acme/alpha v1.0.0") || !strings.Contains(lock, "h1:") {
+			t.Errorf("%s init from the published tree at %s: %v\n%s\n%s", name, url, err, out, lock)
+		}
+	}
+	if r := run(t, nil, "publish", src, site); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "0 synced") || !strings.Contains(r.stdout+r.stderr, "2 already present") {
+		t.Errorf("publish again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Publishing into a bucket gives every object the Content-Type and
+// Cache-Control a CDN needs: archives immutable, documents for
+// --index-max-age.
+func TestPublishToS3SetsCacheHeaders(t *testing.T) {
+	w := newS3World(t)
+	host := runtime.GOOS + "_" + runtime.GOARCH
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{host}))
+	w.must(t, "publish", src, w.place("site"), "--index-max-age", "5m")
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", host)
+	for key, want := range map[string][2]string{
+		"site/example.com/acme/alpha/index.json":        {"application/json", "public, max-age=300"},
+		"site/example.com/acme/alpha/1.0.0.json":        {"application/json", "public, max-age=300"},
+		"site/example.com/acme/alpha/" + pkg.Filename(): {"application/zip", "public, max-age=31536000, immutable"},
+	} {
+		out, err := w.srv.Client().HeadObject(context.Background(), &s3api.HeadObjectInput{Bucket: &w.bucket, Key: aws.String(key)})
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if aws.ToString(out.ContentType) != want[0] || aws.ToString(out.CacheControl) != want[1] {
+			t.Errorf("%s: Content-Type %q, Cache-Control %q; want %q, %q", key, aws.ToString(out.ContentType), aws.ToString(out.CacheControl), want[0], want[1])
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"publish", src, "oci://reg.example/x"}, "want a directory or s3://"},
+		{[]string{"publish", src, "https://mirror.example/"}, "want a directory or s3://"},
+		{[]string{"publish", src, w.place("site"), "--index-max-age", "-1s"}, "--index-max-age -1s"},
+		{[]string{"publish", src}, "publish takes PLACE and DEST"},
+	} {
+		if r := w.run(t, c.args...); r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

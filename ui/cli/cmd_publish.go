@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/s3"
+	"github.com/tfmirror/tfmirror/sync"
+)
+
+const publishLong = `Write the selected packages of PLACE into DEST as static files in the Provider
+Network Mirror Protocol's layout, which a web server, or object storage with a
+CDN in front, serves to terraform and tofu with no tfmirror process running:
+
+  HOST/NAMESPACE/TYPE/index.json           the versions (short-lived)
+  HOST/NAMESPACE/TYPE/VERSION.json         each version's archives and hashes
+  HOST/NAMESPACE/TYPE/terraform-provider-TYPE_VERSION_OS_ARCH.zip   (immutable)
+
+DEST is a directory or s3://BUCKET[/PREFIX]. Publishing is sync with that
+destination: every archive is verified as it lands, nothing unverified or half
+written is ever listed, and a publish again copies only what DEST lacks and
+rewrites only the documents of providers that changed.
+
+Objects in s3:// carry what a CDN needs: Content-Type application/zip or
+application/json, and Cache-Control "public, max-age=31536000, immutable" on
+archives (a version's zip never changes; a different one under the same name
+is a conflict, refused without --force), "public, max-age=N" on documents
+(--index-max-age; 0 says no-cache). A directory's headers come from the web
+server that serves it: docs/publish.md has an nginx configuration.
+
+Clients use it as a network mirror:
+  provider_installation { network_mirror { url = "https://cdn.example.com/providers/" } }`
+
+const publishExample = `  tfmirror publish ./mirror ./site -p registry.terraform.io/hashicorp/aws --platform linux_amd64
+  tfmirror publish registry://registry.terraform.io s3://providers-site -p hashicorp/null -v "~> 3.2" --s3-endpoint https://s3.internal:9000
+  tfmirror publish ./mirror s3://providers-site/tf --index-max-age 5m --json`
+
+func newPublishCmd(env *Env) *cobra.Command {
+	var f syncFlags
+	var maxAge time.Duration
+	cmd := &cobra.Command{
+		Use:     "publish PLACE DEST [selection]",
+		Short:   "Write PLACE as static network-mirror files for a web server or object storage + CDN",
+		Long:    publishLong + "\n\n" + trustHelp,
+		Example: publishExample,
+		Args:    exactArgs(2, "PLACE and DEST (a directory or s3://BUCKET[/PREFIX])"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			overlapSyscalls()
+			s, err := place.Parse(args[1])
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			if s.Kind != place.FS && s.Kind != place.S3 {
+				return usageErr("publish DEST %s: want a directory or s3://BUCKET[/PREFIX], which a web server or object storage serves as it is (to fill an OCI registry, use sync or push; to serve a place through tfmirror, use serve)", args[1])
+			}
+			if maxAge < 0 {
+				return usageErr("--index-max-age %s: want a duration of 0 or more (0: caches ask again every time)", maxAge)
+			}
+			f.dstOptions = func(o *place.Options) { o.S3CacheControl = s3.PublishCacheControl(maxAge) }
+			return runSync(cmd, env, args[0], args[1], &f)
+		},
+	}
+	f.sel.add(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
+	fl.BoolVar(&f.force, "force", false, "replace archives DEST holds with different hashes (caches may keep the old ones for up to a year)")
+	fl.BoolVar(&f.verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DEST instead of trusting what DEST states")
+	fl.DurationVar(&maxAge, "index-max-age", time.Minute, "how long caches may keep an s3:// DEST's index documents (Cache-Control max-age)")
+	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
+	env.addHashesFlag(cmd, "in the index documents")
+	f.trust.add(cmd)
+	return cmd
+}
