@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 )
@@ -47,8 +47,7 @@ import (
 // the servers, alike for each. Figures are logged (go test -bench
 // PullThrough -run '^$' -v ./bench/).
 func BenchmarkPullThrough(b *testing.B) {
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
+	if _, err := exec.LookPath("nginx"); err != nil {
 		b.Skip("nginx is not installed (apt-get install -y nginx): it is the warm yardstick")
 	}
 	bin := buildTfmirror(b)
@@ -78,7 +77,7 @@ func BenchmarkPullThrough(b *testing.B) {
 
 		// Warm: the process that landed the zips serves them, and nginx
 		// the same directory, in turns, ROUNDS times; medians.
-		ngURL := pw.nginx(b, nginx, cache)
+		ngURL := pw.nginx(b, cache)
 		var tRates, nRates []float64
 		var tP50, tP99, nP50, nP99 []time.Duration
 		run := func(url string, rates *[]float64, p50, p99 *[]time.Duration) {
@@ -390,53 +389,8 @@ func (s *pullServer) stop() {
 
 // nginx starts Debian's nginx serving dir over TLS with the mirror's
 // certificate on a free port, stopped when the benchmark ends.
-func (pw *pullBenchWorld) nginx(b *testing.B, nginx, dir string) string {
-	d := b.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	conf := fmt.Sprintf(`user root;
-worker_processes auto;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  types { application/zip zip; application/json json; }
-  server {
-    listen 127.0.0.1:%[2]d ssl;
-    ssl_certificate %[3]s;
-    ssl_certificate_key %[4]s;
-    root %[5]s;
-  }
-}
-`, d, port, pw.cert, pw.key, dir)
-	os.WriteFile(filepath.Join(d, "nginx.conf"), []byte(conf), 0o644)
-	cmd := exec.Command(nginx, "-c", filepath.Join(d, "nginx.conf"), "-g", "daemon off;")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	url := fmt.Sprintf("https://127.0.0.1:%d/", port)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			return url
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("nginx did not listen")
-		}
-	}
+func (pw *pullBenchWorld) nginx(b *testing.B, dir string) string {
+	return backendtest.Nginx(b, dir, pw.cert, pw.key, "")
 }
 
 // percentile is the p-th percentile of ds (nearest rank).

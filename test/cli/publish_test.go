@@ -4,12 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -22,98 +17,18 @@ import (
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 )
 
-// nginxConf is the configuration docs/publish.md gives for serving a
-// published directory, with the test's paths: the Content-Type and
-// Cache-Control a CDN in front needs, hidden files (tfmirror's lock
-// files) not served.
-const nginxConf = `user root;
-worker_processes 2;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  sendfile on;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  types { application/zip zip; application/json json; }
-  default_type application/octet-stream;
-  server {
-    listen 127.0.0.1:%[2]d ssl;
-    ssl_certificate %[3]s;
-    ssl_certificate_key %[4]s;
-    root %[5]s;
-    location ~ /\. { return 404; }
-    location ~ \.zip$ { add_header Cache-Control "public, max-age=31536000, immutable"; }
-    location ~ \.json$ { add_header Cache-Control "public, max-age=60"; }
-  }
-}
-`
-
-// startNginx runs Debian's nginx serving root over TLS on a free loopback
-// port (skipping the test where nginx is not installed) and returns its
-// URL and the CA certificate that signs it. nginx is stopped by its PID.
+// startNginx runs Debian's nginx serving root over TLS with the
+// configuration docs/publish.md gives (skipping the test where nginx is not
+// installed) and returns its URL and the certificate that signs it.
 func startNginx(t *testing.T, root string) (string, []byte) {
 	t.Helper()
-	bin, err := exec.LookPath("nginx")
-	if err != nil {
-		t.Skip("nginx is not installed (apt-get install -y nginx): skipping the test that serves a published tree with it")
-	}
 	d := t.TempDir()
 	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cert, key := writeFile(t, d, "cert.pem", string(certPEM)), writeFile(t, d, "key.pem", string(keyPEM))
-	// The port is found free, then taken by nginx: another process may
-	// take it between, so a start that fails is tried on another port.
-	for attempt := 1; ; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		conf := writeFile(t, d, "nginx.conf", fmt.Sprintf(nginxConf, d, port, cert, key, root))
-		cmd := exec.Command(bin, "-c", conf, "-g", "daemon off;")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		stop := func() { cmd.Process.Signal(os.Interrupt); <-exited }
-		if awaitListening(fmt.Sprintf("127.0.0.1:%d", port), exited) {
-			t.Cleanup(stop)
-			return fmt.Sprintf("https://127.0.0.1:%d/", port), certPEM
-		}
-		stop()
-		if attempt == 5 {
-			log, _ := os.ReadFile(filepath.Join(d, "error.log"))
-			t.Fatalf("nginx did not start: %s\n%s", stderr.String(), log)
-		}
-	}
-}
-
-// awaitListening waits until addr accepts a connection (true), or the
-// process exits (false); a minute bounds a loaded machine.
-func awaitListening(addr string, exited <-chan struct{}) bool {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return true
-		}
-		select {
-		case <-exited:
-			return false
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return false
+	return backendtest.Nginx(t, root, cert, key, backendtest.NginxStatic), certPEM
 }
 
 // A published directory, served by nginx with the configuration

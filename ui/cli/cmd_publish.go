@@ -7,7 +7,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/s3"
-	"github.com/tfmirror/tfmirror/sync"
 )
 
 const publishLong = `Write the selected packages of PLACE into DEST as static files in the Provider
@@ -62,15 +61,8 @@ func newPublishCmd(env *Env) *cobra.Command {
 			return runSync(cmd, env, args[0], args[1], &f)
 		},
 	}
-	f.sel.add(cmd)
-	fl := cmd.Flags()
-	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
-	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
-	fl.BoolVar(&f.force, "force", false, "replace archives DEST holds with different hashes (caches may keep the old ones for up to a year)")
-	fl.BoolVar(&f.verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DEST instead of trusting what DEST states")
-	fl.DurationVar(&maxAge, "index-max-age", time.Minute, "how long caches may keep an s3:// DEST's index documents (Cache-Control max-age)")
-	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
-	env.addHashesFlag(cmd, "in the index documents")
+	f.addRunFlags(cmd, env, "DEST", " (caches may keep the old ones for up to a year)")
+	cmd.Flags().DurationVar(&maxAge, "index-max-age", time.Minute, "how long caches may keep an s3:// DEST's index documents (Cache-Control max-age)")
 	f.trust.add(cmd)
 	return cmd
 }

@@ -83,19 +83,25 @@ func newSyncCmd(env *Env) *cobra.Command {
 			return runSync(cmd, env, args[0], args[1], &f)
 		},
 	}
-	f.sel.add(cmd)
-	fl := cmd.Flags()
-	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
-	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
-	fl.BoolVar(&f.force, "force", false, "replace archives DST holds with different hashes")
-	fl.BoolVar(&f.verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
-	fl.BoolVar(&f.unpacked, "unpacked", false, "write a filesystem DST in the unpacked layout (VERSION/OS_ARCH/ directories)")
-	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
-	env.addHashesFlag(cmd, "in the index documents")
+	f.addRunFlags(cmd, env, "DST", "")
+	cmd.Flags().BoolVar(&f.unpacked, "unpacked", false, "write a filesystem DST in the unpacked layout (VERSION/OS_ARCH/ directories)")
 	f.mods.add(cmd)
 	f.spec.add(cmd)
 	f.trust.add(cmd)
 	return cmd
+}
+
+// addRunFlags adds the selection and the flags of a run into dst (its
+// name in the help), sync's and publish's; forceNote follows --force's.
+func (f *syncFlags) addRunFlags(cmd *cobra.Command, env *Env, dst, forceNote string) {
+	f.sel.add(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
+	fl.BoolVar(&f.force, "force", false, "replace archives "+dst+" holds with different hashes"+forceNote)
+	fl.BoolVar(&f.verifyExisting, "verify-existing", false, "recompute the hashes of archives already in "+dst+" instead of trusting what "+dst+" states")
+	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
+	env.addHashesFlag(cmd, "in the index documents")
 }
 
 // runSync is sync of providers: plan, one run on an engine, the summary.
