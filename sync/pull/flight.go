@@ -356,7 +356,7 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 	if attempts <= 0 {
 		attempts = 3
 	}
-	eng := sync.NewEngine(m.ctx, sync.Options{Jobs: 1, Attempts: attempts, Hashing: m.hashingFor(a.Provider)})
+	eng := sync.NewEngine(m.ctx, sync.Options{Jobs: 1, Attempts: attempts, Hashing: m.hashingFor(a)})
 	eng.Enqueue(sync.Transfer{Src: teeSource{Reader: rel.r, f: f}, Dst: m.opts.Cache, Archive: a, Provenance: rel.signed})
 	eng.Close()
 	var done *sync.JobDone

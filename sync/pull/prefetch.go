@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -39,12 +40,15 @@ func (pol *Policy) platforms(p backends.Provider) []backends.Platform {
 	return pol.Spec.Platforms
 }
 
-// hashingFor is how a fetch of p hashes: where the policy names p's
-// platforms, every landing computes h1: too (the signed zh: alone would
-// verify it), so that the version document states both for each.
-func (m *Mirror) hashingFor(p backends.Provider) hashing.Options {
+// hashingFor is how a fetch of a hashes: where the policy names its
+// provider's platforms, or where the upstream states its h1: (a registry's
+// packages field, unsigned), the landing computes the package's h1: too
+// (the signed zh: alone would verify it): to check the statement, and so
+// that CACHE's index, and the version document, state both.
+func (m *Mirror) hashingFor(a backends.Archive) hashing.Options {
 	o := m.opts.Hashing
-	if len(m.opts.Policy.platforms(p)) > 0 {
+	statesH1 := slices.ContainsFunc(a.Hashes(), func(h hashing.Hash) bool { return h.Scheme() == hashing.SchemeH1 })
+	if statesH1 || len(m.opts.Policy.platforms(a.Provider)) > 0 {
 		o.AllHashes = true
 	}
 	return o

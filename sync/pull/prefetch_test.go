@@ -3,6 +3,7 @@ package pull_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -216,5 +217,38 @@ func TestVersionDocumentStatesTheRegistrysPackages(t *testing.T) {
 	}
 	if n := w.reg.Count(registrytest.KindArchive); n != 0 {
 		t.Errorf("the origin served %d archives for a version document", n)
+	}
+	// Fetched, the package's h1: is computed, checked against the
+	// registry's, and recorded in CACHE's own index.
+	if code, body := w.body(t, "terraform-provider-alpha_1.0.0_linux_amd64.zip"); code != 200 || body != string(zips["linux_amd64"]) {
+		t.Fatalf("the zip: %d, %d bytes", code, len(body))
+	}
+	w.waitIdle(t)
+	index, err := os.ReadFile(filepath.Join(w.cache, w.prov.Hostname, "acme", "alpha", "1.0.0.json"))
+	if err != nil || !strings.Contains(string(index), string(sums["linux_amd64"].H1)) {
+		t.Errorf("CACHE's index does not record the landed package's h1: %s (%v)\n%s", sums["linux_amd64"].H1, err, index)
+	}
+}
+
+// A registry whose packages field states another package's h1: beside
+// the signed zh: has that statement recomputed where the archive is at
+// hand: the clients' stream is cut, and nothing lands.
+func TestAWrongStatedH1IsRefused(t *testing.T) {
+	zips := map[string][]byte{"linux_amd64": bigZip(t, "alpha", "1.0.0", "linux_amd64", 256<<10)}
+	w := newWorld(t, registrytest.Faults{WrongPackagesH1: true}, nil, zips)
+	resp, err := w.get(t, t.Context(), "terraform-provider-alpha_1.0.0_linux_amd64.zip")
+	if err == nil {
+		b, rerr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if rerr == nil && resp.StatusCode == 200 {
+			t.Errorf("a zip whose stated h1: is another package's was served whole (%d bytes)", len(b))
+		}
+	}
+	w.waitIdle(t)
+	if got := w.cached(); len(got) != 0 {
+		t.Errorf("CACHE holds %v: a package landed against the registry's h1:", got)
+	}
+	if !strings.Contains(w.logs.String(), "h1") {
+		t.Errorf("the log does not name the h1: mismatch:\n%s", w.logs)
 	}
 }

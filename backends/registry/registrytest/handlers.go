@@ -140,6 +140,9 @@ func (s *Server) serveDownload(w http.ResponseWriter, ct string, f Faults, ns, t
 			if f.UnsignedPackages && p != plat {
 				sum, h1 = sha256.Sum256(Tamper(r.zips[p])), "h1:"+strings.Repeat("A", 43)+"="
 			}
+			if f.WrongPackagesH1 {
+				h1 = zipH1(Tamper(r.zips[p]))
+			}
 			hashes := []string{fmt.Sprintf("zh:%x", sum)}
 			if h1 != "" {
 				hashes = append([]string{h1}, hashes...)

@@ -64,6 +64,9 @@ type Faults struct {
 	// but the one asked for, a zh: (and h1:) of another zip than the one
 	// SHA256SUMS signs.
 	UnsignedPackages bool
+	// WrongPackagesH1 makes the packages field list, for every platform,
+	// the right zh: beside an h1: of another package.
+	WrongPackagesH1 bool
 	// NoSigningKeys leaves out the signing keys.
 	NoSigningKeys bool
 }
