@@ -54,3 +54,22 @@ func unprintable(r rune) bool {
 func bidiControl(r rune) bool {
 	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }
+
+// RedactPlace is a place argument as messages print it: a URL's user
+// information (a password) replaced by REDACTED.
+func RedactPlace(arg string) string {
+	scheme, rest, ok := strings.Cut(arg, "://")
+	if !ok {
+		return arg
+	}
+	authority, path, _ := strings.Cut(rest, "/")
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return arg
+	}
+	out := scheme + "://REDACTED@" + authority[at+1:]
+	if strings.Contains(rest, "/") {
+		out += "/" + path
+	}
+	return out
+}

@@ -354,12 +354,12 @@ func (pw *pullBenchWorld) serve(b *testing.B, bin, cache string) *pullServer {
 // waitIdle waits until the server runs no fetch.
 func (s *pullServer) waitIdle(b *testing.B) {
 	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var h struct{ Fetches int }
+		var h struct{ Fetching int }
 		resp, err := s.c.Get(s.url + "healthz")
 		if err == nil {
 			json.NewDecoder(resp.Body).Decode(&h)
 			resp.Body.Close()
-			if h.Fetches == 0 {
+			if h.Fetching == 0 {
 				return
 			}
 		}

@@ -216,6 +216,14 @@ func (e *ContentTypeError) Error() string {
 	return fmt.Sprintf("GET %s: served as %q, want application/json", e.URL, ct)
 }
 
+// timeoutError is a request that ran out of time: a net.Error whose
+// Timeout holds, so a server passing the failure on can say so (504).
+type timeoutError struct{ error }
+
+func (t timeoutError) Unwrap() error   { return t.error }
+func (t timeoutError) Timeout() bool   { return true }
+func (t timeoutError) Temporary() bool { return true }
+
 // transient marks network-level failures as worth retrying.
 type transient struct{ err error }
 
@@ -256,7 +264,7 @@ func (c *Client) doWith(ctx context.Context, hc *http.Client, u *url.URL, auth *
 		}
 		if ctx.Err() != nil {
 			if errors.Is(context.Cause(ctx), errTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, transient{fmt.Errorf("GET %s: no answer within %s", RedactURL(u), c.timeout())}
+				return nil, transient{timeoutError{fmt.Errorf("GET %s: no answer within %s", RedactURL(u), c.timeout())}}
 			}
 			return nil, ctx.Err()
 		}
@@ -361,7 +369,7 @@ func (c *Client) readAll(ctx context.Context, u *url.URL, r io.Reader) ([]byte, 
 	body, err := io.ReadAll(io.LimitReader(r, max+1))
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), errTimeout):
-		return nil, transient{fmt.Errorf("GET %s: body not complete within %s", RedactURL(u), c.timeout())}
+		return nil, transient{timeoutError{fmt.Errorf("GET %s: body not complete within %s", RedactURL(u), c.timeout())}}
 	case err != nil:
 		return nil, transient{fmt.Errorf("GET %s: reading body: %w", RedactURL(u), err)}
 	case int64(len(body)) > max:

@@ -66,6 +66,8 @@ var (
 // https://host/ to everyone: no warning then.
 func Open(raw string, opts Options) (*Mirror, error) {
 	u, err := url.Parse(raw)
+	// Messages print the URL without its user information (a password).
+	raw = backends.RedactPlace(raw)
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: not a URL: %v", raw, err)
 	}

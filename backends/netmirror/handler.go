@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"path"
 	"path/filepath"
@@ -373,7 +374,34 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 		return
 	}
 	h.logf("error: %v", err)
-	http.Error(w, "internal error (see the server's log)", http.StatusInternalServerError)
+	status, body := answer(err, "500 internal error (the mirror's log has the details)")
+	http.Error(w, body, status)
+}
+
+// PublicError is a failure that says how it is answered: a status and a
+// short body a person can act on, naming nothing local (no path, no
+// secret). A pull-through mirror's upstream failures are (502, 504).
+type PublicError interface {
+	HTTPStatus() int
+	PublicMessage() string
+}
+
+// answer is the status and body a client gets for err: a PublicError's
+// own, 504 for a place that did not answer in time, 502 for another
+// failure of a place that may pass (a network place), otherwise 500 with
+// fallback. The details go to the server's log only.
+func answer(err error, fallback string) (int, string) {
+	var pe PublicError
+	var ne net.Error
+	switch {
+	case errors.As(err, &pe):
+		return pe.HTTPStatus(), pe.PublicMessage()
+	case errors.As(err, &ne) && ne.Timeout():
+		return http.StatusGatewayTimeout, "504 timed out: the place this mirror serves did not answer in time; try again later (the mirror's log has the details)"
+	case backends.IsTransient(err):
+		return http.StatusBadGateway, "502 bad gateway: the place this mirror serves could not be read; try again later (the mirror's log has the details)"
+	}
+	return http.StatusInternalServerError, fallback
 }
 
 func (h *Handler) stall() time.Duration {

@@ -172,7 +172,8 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 		handler = NewHandler(r, opts.Logger, opts.Hashing)
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           Bounded(handler, ctx.Done()),
+		MaxHeaderBytes:    MaxHeaderBytes,
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -183,6 +184,36 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 		opts.Ready(info)
 	}
 	return serveUntil(ctx, srv, ln, opts.Drain)
+}
+
+// MaxURL is the longest request target Serve answers (414 beyond it); the
+// protocol's longest is a few hundred bytes.
+const MaxURL = 8 << 10
+
+// MaxHeaderBytes bounds a request's headers, its request line included
+// (431 beyond it, from net/http): room for a URL well over MaxURL, so that
+// one gets its 414, and for a long bearer token.
+const MaxHeaderBytes = 256 << 10
+
+// Bounded answers, before h: 503 once stopping is closed (the server
+// drains: the requests in flight finish, new ones are told to come back),
+// and 414 to a request whose target is longer than MaxURL.
+func Bounded(h http.Handler, stopping <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stopping:
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "503 draining: this mirror is shutting down; try again in a moment", http.StatusServiceUnavailable)
+			return
+		default:
+		}
+		if len(r.RequestURI) > MaxURL || len(r.URL.RawPath) > MaxURL || len(r.URL.Path) > MaxURL {
+			http.Error(w, fmt.Sprintf("414 URI too long: a mirror's paths are short; this one is over %d bytes", MaxURL), http.StatusRequestURITooLong)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // serveUntil serves ln until ctx is cancelled, then lets the requests in

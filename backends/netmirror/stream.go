@@ -135,7 +135,11 @@ func (h *Handler) endStream(ctx context.Context, w http.ResponseWriter, a backen
 	switch {
 	case n == 0:
 		h.logf("error: %s: %v: not served", a.Package, err)
-		http.Error(w, fmt.Sprintf("%s: not served: it could not be read from %s, or it does not match what that place states (see the server's log)", a.Package, h.r), http.StatusBadGateway)
+		status, body := answer(err, fmt.Sprintf("502 %s: not served: it could not be read from the place this mirror serves, or it does not match what that place states (the mirror's log has the details)", a.Package))
+		if status == http.StatusInternalServerError {
+			status = http.StatusBadGateway
+		}
+		http.Error(w, body, status)
 	default:
 		h.logf("error: %s: %v: the response was cut short after %d bytes, so the client refuses it", a.Package, err, n)
 		panic(http.ErrAbortHandler)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/bundle"
@@ -78,7 +79,7 @@ func Parse(arg string) (Spec, error) {
 	case "https":
 		return Spec{Kind: NetMirror, Raw: arg, Target: arg}, nil
 	case "http":
-		return Spec{}, fmt.Errorf("place %s: network mirrors must be at an https: URL (the clients refuse http)", arg)
+		return Spec{}, fmt.Errorf("place %s: network mirrors must be at an https: URL (the clients refuse http)", backends.RedactPlace(arg))
 	case "registry":
 		return Spec{Kind: Registry, Raw: arg, Target: strings.TrimSuffix(rest, "/")}, nil
 	case "oci":
@@ -89,7 +90,7 @@ func Parse(arg string) (Spec, error) {
 	case "s3":
 		return Spec{Kind: S3, Raw: arg, Target: rest}, nil
 	}
-	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry://, oci:// or s3://)", arg, scheme)
+	return Spec{}, fmt.Errorf("place %s: unknown scheme %q (use a directory, file://, https://, registry://, oci:// or s3://)", backends.RedactPlace(arg), scheme)
 }
 
 // Discover is Parse, then what is on disk: a directory holding a release
@@ -179,16 +180,20 @@ type Options struct {
 	// are (--provider HOST/NAMESPACE/TYPE) and the keys that check its
 	// SHA256SUMS.sig (--signing-key); Signatures apply to them.
 	Release push.ReleaseOptions
+	// Timeout bounds each request to network mirrors and registries, and
+	// each wait of their downloads for more bytes; zero means
+	// httpclient.DefaultTimeout.
+	Timeout time.Duration
 }
 
 // NetClient is the HTTP setup for network mirrors, registries (provider and
 // module) and module package downloads.
 func (o Options) NetClient() (httpclient.Client, error) {
 	if o.HTTPClient != nil {
-		return httpclient.Client{HTTP: o.HTTPClient, Debug: o.Debug}, nil
+		return httpclient.Client{HTTP: o.HTTPClient, Debug: o.Debug, Timeout: o.Timeout}, nil
 	}
 	c, err := httpclient.New(o.CACertFile)
-	c.Debug = o.Debug
+	c.Debug, c.Timeout = o.Debug, o.Timeout
 	return c, err
 }
 

@@ -386,11 +386,13 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 		m.landed[f.key] = true
 	}
 	m.mu.Unlock()
+	m.health.fetched(landed)
 	if !landed {
 		if failed == nil {
 			failed = fmt.Errorf("%s: the fetch ended without landing", a.Package)
 		}
-		f.fail(failed)
+		m.refuse(f.key, failed)
+		f.fail(m.upstreamErr(a.Provider, failed))
 	}
 	f.release()
 }

@@ -27,6 +27,7 @@ type Metrics struct {
 	fetchBytes, servedBytes    prometheus.Counter
 	verifyFailures             prometheus.Counter
 	refused                    prometheus.Counter
+	refusedHits                prometheus.Counter
 	inFlight                   prometheus.Gauge
 }
 
@@ -57,11 +58,13 @@ func NewMetrics() *Metrics {
 			Help: "Fetched archives that did not match their hashes."}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "policy_refusals_total",
 			Help: "Requests answered 404 because the policy refuses them."}),
+		refusedHits: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "refused_archive_hits_total",
+			Help: "Archive requests answered from memory as refused (they did not match their hashes lately), not fetched again."}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "fetches_in_flight",
 			Help: "Fetches running."}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.hits, m.misses, m.upstreamReqs, m.upstreamErrs, m.fetches,
-		m.fetchBytes, m.servedBytes, m.verifyFailures, m.refused, m.inFlight,
+		m.fetchBytes, m.servedBytes, m.verifyFailures, m.refused, m.refusedHits, m.inFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -92,6 +95,12 @@ func (m *Metrics) upstreamRequest() {
 func (m *Metrics) upstreamError() {
 	if m != nil {
 		m.upstreamErrs.Inc()
+	}
+}
+
+func (m *Metrics) refusedHit() {
+	if m != nil {
+		m.refusedHits.Inc()
 	}
 }
 

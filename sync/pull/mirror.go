@@ -62,6 +62,16 @@ type Options struct {
 	// at once (see prefetch.go); zero means DefaultPrefetchJobs, negative
 	// prefetches nothing.
 	PrefetchJobs int
+	// Origin: Upstream is each provider's origin registry, named to
+	// clients by its hostname.
+	Origin bool
+	// Reach, when set, says why a provider's hostname may not be asked
+	// of the upstream ("" when it may): checked before any request.
+	Reach func(host string) string
+	// RefusedTTL is how long an archive that did not match its hashes is
+	// answered as refused without fetching it again; zero means
+	// DefaultRefusedTTL.
+	RefusedTTL time.Duration
 }
 
 // Mirror is a pull-through mirror, read as a place (see the package
@@ -86,6 +96,8 @@ type Mirror struct {
 	prefetched    map[string]bool
 	prefetchSlots chan struct{}
 	queued        int // prefetches waiting for a slot
+	refused  map[backends.PackageKey]refusal // archives refused lately
+	health   health
 }
 
 // timed is an upstream listing and when it was made.
@@ -101,7 +113,8 @@ func New(opts Options) *Mirror {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Mirror{opts: opts, ctx: ctx, cancel: cancel,
 		flights: map[backends.PackageKey]*flight{}, landed: map[backends.PackageKey]bool{},
-		cached: map[string]bool{}, listed: map[string]timed{}, verified: map[fileID]hashing.Hash{}}
+		cached: map[string]bool{}, listed: map[string]timed{}, verified: map[fileID]hashing.Hash{},
+		refused: map[backends.PackageKey]refusal{}}
 }
 
 // Close stops the fetches still running (nothing of them lands) and waits
@@ -109,6 +122,17 @@ func New(opts Options) *Mirror {
 func (m *Mirror) Close() {
 	m.cancel()
 	m.wg.Wait()
+}
+
+// refuses says why p may not be pulled through, or "": its hostname is
+// not one the mirror may reach, or the policy refuses it.
+func (m *Mirror) refuses(p backends.Provider) string {
+	if m.opts.Reach != nil {
+		if why := m.opts.Reach(p.Hostname); why != "" {
+			return why
+		}
+	}
+	return m.opts.Policy.provider(p)
 }
 
 // Flights is how many fetches are running or queued (prefetches waiting
@@ -143,7 +167,7 @@ func (m *Mirror) Versions(ctx context.Context, p backends.Provider) ([]backends.
 	if err != nil && !errors.Is(err, backends.ErrNotFound) {
 		return nil, err
 	}
-	if m.Offline() || m.opts.Policy.provider(p) != "" {
+	if m.Offline() || m.refuses(p) != "" {
 		return cached, nil
 	}
 	up, err := m.upstreamVersions(ctx, p)
@@ -160,7 +184,7 @@ func (m *Mirror) Versions(ctx context.Context, p backends.Provider) ([]backends.
 
 // upstreamVersions lists p's versions upstream, through the listing cache.
 func (m *Mirror) upstreamVersions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
-	v, err := m.upstream(ctx, "versions\x00"+p.String(), func(ctx context.Context) (any, error) {
+	v, err := m.upstream(ctx, p, "versions\x00"+p.String(), func(ctx context.Context) (any, error) {
 		r, err := m.opts.Upstream(ctx, p)
 		if err != nil {
 			return nil, err
@@ -191,7 +215,7 @@ type release struct {
 // release lists p at v upstream, through the listing cache, and checks
 // the version's provenance as sync does.
 func (m *Mirror) release(ctx context.Context, p backends.Provider, v backends.Version) (*release, error) {
-	val, err := m.upstream(ctx, "archives\x00"+p.String()+"\x00"+v.String(), func(ctx context.Context) (any, error) {
+	val, err := m.upstream(ctx, p, "archives\x00"+p.String()+"\x00"+v.String(), func(ctx context.Context) (any, error) {
 		r, err := m.opts.Upstream(ctx, p)
 		if err != nil {
 			return nil, err
@@ -278,7 +302,7 @@ func sameZip(hs []hashing.Hash, signed map[hashing.Hash]bool) bool {
 // upstream returns load's answer for key, reusing one younger than the TTL;
 // concurrent requests share one load, which outlives the request that
 // started it. When load fails, the last answer is served, however old.
-func (m *Mirror) upstream(ctx context.Context, key string, load func(context.Context) (any, error)) (any, error) {
+func (m *Mirror) upstream(ctx context.Context, p backends.Provider, key string, load func(context.Context) (any, error)) (any, error) {
 	ttl := m.opts.TTL
 	if ttl <= 0 {
 		ttl = DefaultTTL
@@ -292,9 +316,10 @@ func (m *Mirror) upstream(ctx context.Context, key string, load func(context.Con
 	v, err, _ := m.group.Do(key, func() (any, error) {
 		m.opts.Metrics.upstreamRequest()
 		v, err := load(context.WithoutCancel(ctx))
+		m.health.upstream(err)
 		if err != nil {
 			m.opts.Metrics.upstreamError()
-			return nil, err
+			return nil, m.upstreamErr(p, err)
 		}
 		m.mu.Lock()
 		m.listed[key] = timed{at: time.Now(), val: v}
@@ -350,7 +375,7 @@ func (m *Mirror) Archives(ctx context.Context, p backends.Provider, v backends.V
 // policy allows: none when offline, or when the policy or the trust
 // policy refuses the provider or version (Explain says why).
 func (m *Mirror) offered(ctx context.Context, p backends.Provider, v backends.Version) ([]backends.Archive, error) {
-	if m.Offline() || m.opts.Policy.provider(p) != "" {
+	if m.Offline() || m.refuses(p) != "" {
 		return nil, nil
 	}
 	if m.opts.Policy.constrains(p) {
@@ -428,6 +453,9 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 	}
 	if m.Offline() {
 		return nil, fmt.Errorf("%s: %s: %w", m, a.Package, backends.ErrNotFound)
+	}
+	if err := m.refusedRecently(key); err != nil {
+		return nil, m.upstreamErr(a.Provider, err)
 	}
 	return m.fetchOrJoin(ctx, a.Package)
 }

@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -42,6 +43,10 @@ func (pol *Policy) now() time.Time {
 	return time.Now()
 }
 
+// name is the policy's file as answers name it: its base name (an answer
+// names nothing local).
+func (pol *Policy) name() string { return filepath.Base(pol.Spec.Path) }
+
 func (pol *Policy) block(p backends.Provider) *spec.Provider {
 	for i := range pol.Spec.Providers {
 		if pol.Spec.Providers[i].Addr == p {
@@ -58,14 +63,52 @@ func (pol *Policy) provider(p backends.Provider) string {
 	}
 	s := pol.Spec
 	why := s.Denied(p)
+	if bare := hostOnly(p); bare != p && !strings.HasPrefix(why, "deny ") {
+		// A deny pattern names a registry by hostname: it refuses the
+		// registry's providers however the hostname is spelt (case,
+		// punycode and a :443 are normalised away already; a port is not).
+		if w := s.Denied(bare); strings.HasPrefix(w, "deny ") {
+			why = w
+		}
+	}
 	if strings.HasPrefix(why, "deny ") {
-		return fmt.Sprintf("the policy %s refuses %s: %s", s.Path, p, why)
+		return fmt.Sprintf("the policy %s refuses %s: %s", pol.name(), p, why)
 	}
 	named := pol.block(p) != nil || len(s.Allow) > 0 && why == ""
 	if (len(s.Allow) > 0 || len(s.Providers) > 0) && !named {
-		return fmt.Sprintf("the policy %s names %s in no provider block or allow pattern", s.Path, p)
+		return fmt.Sprintf("the policy %s names %s in no provider block or allow pattern", pol.name(), p)
 	}
 	return ""
+}
+
+// Hosts are the registry hostnames the policy names: its provider blocks'
+// and its allow patterns' (a pattern's wildcard hostname names none).
+func (pol *Policy) Hosts() []string {
+	if pol == nil {
+		return nil
+	}
+	var out []string
+	for _, b := range pol.Spec.Providers {
+		out = append(out, b.Addr.Hostname)
+	}
+	for _, pt := range pol.Spec.Allow {
+		switch pt.Hostname {
+		case "":
+			out = append(out, pol.Spec.DefaultRegistry)
+		case "*":
+		default:
+			out = append(out, pt.Hostname)
+		}
+	}
+	return out
+}
+
+// hostOnly is p with its hostname's port, if any, left out.
+func hostOnly(p backends.Provider) backends.Provider {
+	if i := strings.LastIndexByte(p.Hostname, ':'); i > 0 && !strings.HasSuffix(p.Hostname, "]") {
+		p.Hostname = p.Hostname[:i]
+	}
+	return p
 }
 
 // constrains reports whether the policy limits p's versions.
@@ -109,7 +152,7 @@ func (pol *Policy) version(p backends.Provider, v backends.Version, up []backend
 		if !slices.ContainsFunc(aged, func(u backends.Version) bool { return u.String() == v.String() }) {
 			if t, ok := seen[v.String()]; ok {
 				return fmt.Sprintf("the policy %s offers a version only %s after it was first seen upstream; %s %s was first seen %s, so it is offered from %s",
-					pol.Spec.Path, age, p, v, t.UTC().Format(time.RFC3339), t.Add(age).UTC().Format(time.RFC3339))
+					pol.name(), age, p, v, t.UTC().Format(time.RFC3339), t.Add(age).UTC().Format(time.RFC3339))
 			}
 			return fmt.Sprintf("%s %s is not offered upstream", p, v)
 		}
@@ -117,7 +160,7 @@ func (pol *Policy) version(p backends.Provider, v backends.Version, up []backend
 	if b := pol.block(p); b != nil && !b.Versions.IsZero() {
 		allowed := b.Versions.ProviderVersions(aged)
 		if !slices.ContainsFunc(allowed, func(u backends.Version) bool { return u.String() == v.String() }) {
-			return fmt.Sprintf("the policy %s (%s) allows versions %q of %s, not %s", pol.Spec.Path, b.At, b.Versions, p, v)
+			return fmt.Sprintf("the policy %s (%s) allows versions %q of %s, not %s", pol.name(), filepath.Base(b.At), b.Versions, p, v)
 		}
 	}
 	return ""
@@ -129,7 +172,7 @@ func (pol *Policy) platform(p backends.Provider, plat backends.Platform) string 
 	if len(plats) == 0 || slices.Contains(plats, plat) {
 		return ""
 	}
-	return fmt.Sprintf("the policy %s allows platforms %v of %s, not %s", pol.Spec.Path, plats, p, plat)
+	return fmt.Sprintf("the policy %s allows platforms %v of %s, not %s", pol.name(), plats, p, plat)
 }
 
 // firstSeen returns when each of up was first seen, recording the new
@@ -151,9 +194,9 @@ func (m *Mirror) firstSeen(ctx context.Context, p backends.Provider, up []backen
 func (m *Mirror) Explain(ctx context.Context, p backends.Provider, v backends.Version, plat *backends.Platform) string {
 	pol := m.opts.Policy
 	if m.Offline() {
-		return fmt.Sprintf("serving %s offline: only what it holds", m.opts.Cache)
+		return "this mirror serves offline: only what its cache holds"
 	}
-	if why := pol.provider(p); why != "" {
+	if why := m.refuses(p); why != "" {
 		return why
 	}
 	if pol.constrains(p) {

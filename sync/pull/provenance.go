@@ -29,9 +29,9 @@ func (m *Mirror) Provenance(ctx context.Context, p backends.Provider, v backends
 		return fmt.Errorf("%s %s: %s: %w", p, v, why, backends.ErrNotFound)
 	}
 	if m.Offline() {
-		return nil, notFound(fmt.Sprintf("%s keeps no signed SHA256SUMS of it, and serves offline", m.opts.Cache))
+		return nil, notFound("the cache keeps no signed SHA256SUMS of it, and the mirror serves offline")
 	}
-	if why := m.opts.Policy.provider(p); why != "" {
+	if why := m.refuses(p); why != "" {
 		return nil, notFound(why)
 	}
 	rel, err := m.release(ctx, p, v)
@@ -41,7 +41,7 @@ func (m *Mirror) Provenance(ctx context.Context, p backends.Provider, v backends
 	case rel.refused != nil:
 		return nil, notFound(fmt.Sprintf("refused: %v", rel.refused))
 	case rel.signed == nil:
-		return nil, notFound(fmt.Sprintf("neither %s nor the upstream %s keeps a signed SHA256SUMS of it", m.opts.Cache, m.opts.UpstreamName))
+		return nil, notFound("neither the cache nor the upstream keeps a signed SHA256SUMS of it")
 	}
 	return rel.signed.Provenance, nil
 }
@@ -69,7 +69,7 @@ func (m *Mirror) ProvenanceVersions(ctx context.Context, p backends.Provider) (m
 			}
 		}
 	}
-	if m.Offline() || m.opts.Policy.provider(p) != "" {
+	if m.Offline() || m.refuses(p) != "" {
 		return out, nil
 	}
 	r, err := m.opts.Upstream(ctx, p)

@@ -79,6 +79,12 @@ func newWorld(t *testing.T, faults registrytest.Faults, pol func(host string) *p
 // newWorldTTL is newWorld whose upstream listings last ttl.
 func newWorldTTL(t *testing.T, ttl time.Duration, faults registrytest.Faults, pol func(host string) *pull.Policy, zips map[string][]byte, more ...registrytest.Provider) *world {
 	t.Helper()
+	return newWorldWith(t, func(o *pull.Options) { o.TTL = ttl }, faults, pol, zips, more...)
+}
+
+// newWorldWith is newWorld whose mirror's options opt changes last.
+func newWorldWith(t *testing.T, opt func(*pull.Options), faults registrytest.Faults, pol func(host string) *pull.Policy, zips map[string][]byte, more ...registrytest.Provider) *world {
+	t.Helper()
 	w := &world{zips: zips, cache: t.TempDir(), spool: t.TempDir(), logs: &lockedBuffer{}}
 	w.reg = registrytest.NewWithOptions(t, registrytest.Options{Faults: faults}, append([]registrytest.Provider{{
 		Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{{Version: "1.0.0", Archives: zips}}}}, more...)...)
@@ -105,8 +111,10 @@ func newWorldTTL(t *testing.T, ttl time.Duration, faults registrytest.Faults, po
 	if pol != nil {
 		policy = pol(w.reg.Host())
 	}
-	w.m = pull.New(pull.Options{Cache: cache, Upstream: src, UpstreamName: "test registry", Policy: policy,
-		Logger: logger, Metrics: metrics, SpoolDir: w.spool, TTL: ttl, Audit: auditLog})
+	opts := pull.Options{Cache: cache, Upstream: src, UpstreamName: "test registry", Policy: policy,
+		Logger: logger, Metrics: metrics, SpoolDir: w.spool, TTL: time.Hour, Audit: auditLog}
+	opt(&opts)
+	w.m = pull.New(opts)
 	h := netmirror.NewHandler(w.m, logger, hashing.Options{})
 	h.Access = func(netmirror.Access) {}
 	w.srv = httptest.NewTLSServer(&pull.Server{Mirror: w.m, Next: h, Metrics: metrics, Access: pull.AccessLog(w.logs, true)})

@@ -111,7 +111,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) health(w http.ResponseWriter) {
-	b, _ := json.Marshal(map[string]any{"status": "ok", "cache": s.Mirror.String(), "offline": s.Mirror.Offline(), "fetches": s.Mirror.Flights()})
+	// Nothing local: not CACHE's path, not the upstream's place.
+	b, _ := json.Marshal(struct {
+		Status  string `json:"status"`
+		Offline bool   `json:"offline"`
+		Health
+	}{"ok", s.Mirror.Offline(), s.Mirror.Health()})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(append(b, '\n'))

@@ -60,7 +60,7 @@ func fetchedByProcess(t *testing.T, c *http.Client, url string) int {
 // that CACHE lists and verifies every zip.
 func convergeOn(t *testing.T, w *pullWorld, zips map[string][]byte, env []string, place string, flags ...string) {
 	t.Helper()
-	args := append([]string{place, "--upstream", "origin"}, flags...)
+	args := append([]string{place, "--upstream", "origin", "--allow-host", "127.0.0.1"}, flags...)
 	var urls []string
 	var certs [][]byte
 	for range 2 {
@@ -188,7 +188,7 @@ func TestPullThroughKilledMidFetchLeavesNothing(t *testing.T) {
 	var stdout io.ReadCloser
 	killtest.Kills{
 		Start: func(t *testing.T, _ int) *exec.Cmd {
-			cmd := exec.Command(tfmirrorBin, "serve", cache, "--upstream", "origin", "--addr", "127.0.0.1:0", "--cert-out", cert, "--spool-dir", spool)
+			cmd := exec.Command(tfmirrorBin, "serve", cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--addr", "127.0.0.1:0", "--cert-out", cert, "--spool-dir", spool)
 			cmd.Env = append(os.Environ(), w.env...)
 			stdout, _ = cmd.StdoutPipe()
 			return cmd
@@ -238,7 +238,7 @@ func TestPullThroughKilledMidFetchLeavesNothing(t *testing.T) {
 
 	// A new process fetches the zip again and lands it whole.
 	close(release)
-	url, cert, _ := startServeWith(t, w.env, cache, "--upstream", "origin")
+	url, cert, _ := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1")
 	caPEM := readPEM(t, cert)
 	resp, err := pullClient(caPEM).Get(url + pullAddr + "/terraform-provider-alpha_1.0.0_" + host + ".zip")
 	if err != nil {
@@ -292,7 +292,7 @@ func TestPullThroughCooldownRecordedInTheBucket(t *testing.T) {
 	policy := writeFile(t, t.TempDir(), "policy.hcl", "min_age = \"24h\"\n\nprovider \""+pullAddr+"\" {\n  versions = \">= 1.0\"\n}\n")
 	var reasons []string
 	for range 2 {
-		url, cert, _ := startServeWith(t, env, s3.place("cache"), "--upstream", "origin", "--spec", policy, "--s3-endpoint", s3.srv.Args()[1], "--ca-cert", ca)
+		url, cert, _ := startServeWith(t, env, s3.place("cache"), "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", policy, "--s3-endpoint", s3.srv.Args()[1], "--ca-cert", ca)
 		resp, err := pullClient(readPEM(t, cert)).Get(url + pullAddr + "/index.json")
 		if err != nil {
 			t.Fatal(err)

@@ -152,13 +152,13 @@ func waitLanded(t *testing.T, url string, caPEM []byte) {
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
 	deadline := time.Now().Add(time.Minute) // a bound for a loaded machine
 	for {
-		var h struct{ Fetches int }
+		var h struct{ Fetching int }
 		resp, err := c.Get(url + "healthz")
 		if err == nil {
 			err = json.NewDecoder(resp.Body).Decode(&h)
 			resp.Body.Close()
 		}
-		if err == nil && h.Fetches == 0 {
+		if err == nil && h.Fetching == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -186,7 +186,7 @@ func TestPullThroughColdThenWarmWithTheOriginDown(t *testing.T) {
 	clients := pullClients(t)
 	w := newPullWorld(t, registrytest.Faults{})
 	cache := filepath.Join(t.TempDir(), "cache")
-	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--listing-ttl", "1ms")
+	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--listing-ttl", "1ms")
 	caPEM, err := os.ReadFile(cert)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func TestPullThroughColdThenWarmWithTheOriginDown(t *testing.T) {
 
 	// Warm, with the origin down: a fresh process serves CACHE.
 	w.stopOrigin()
-	url, cert, stop = startServeWith(t, w.env, cache, "--upstream", "origin")
+	url, cert, stop = startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1")
 	caPEM, _ = os.ReadFile(cert)
 	for name, bin := range clients {
 		out, err := runClient(t, bin, caPEM, networkMirror(url), pullConfig(t), "init", "-input=false", "-no-color")
@@ -267,7 +267,7 @@ func TestPullThroughColdThenWarmWithTheOriginDown(t *testing.T) {
 
 	// Sealed: --offline asks the origin nothing, and explains its 404s.
 	asked := len(w.reg.Requests())
-	url, cert, stop = startServeWith(t, w.env, cache, "--upstream", "origin", "--offline")
+	url, cert, stop = startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--offline")
 	caPEM, _ = os.ReadFile(cert)
 	out, err = runClient(t, clients[first], caPEM, networkMirror(url), pullConfig(t), "init", "-input=false", "-no-color")
 	if err != nil || !strings.Contains(out, "Installed 127.0.0.1/acme/alpha v1.0.0") {
@@ -301,10 +301,10 @@ func TestPullThroughUsageErrors(t *testing.T) {
 		{[]string{"serve", dir, "--spec", aged}, "--spec is a pull-through policy"},
 		{[]string{"serve", dir, "--audit", filepath.Join(dir, "a.jsonl")}, "give --upstream"},
 		{[]string{"serve", dir, "--log-format", "xml"}, `--log-format "xml"`},
-		{[]string{"serve", dir, "--upstream", "origin", "--spec", bad}, "bad.hcl:2"},
-		{[]string{"serve", dir, "--upstream", "origin", "--spec", bad}, "no destinations"},
-		{[]string{"serve", "oci://127.0.0.1:1/tf/${hostname}/${namespace}/${type}", "--upstream", "origin", "--spec", aged}, "needs a directory or a bucket CACHE"},
-		{[]string{"serve", "https://mirror.example/", "--upstream", "origin"}, "cannot be written to"},
+		{[]string{"serve", dir, "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", bad}, "bad.hcl:2"},
+		{[]string{"serve", dir, "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", bad}, "no destinations"},
+		{[]string{"serve", "oci://127.0.0.1:1/tf/${hostname}/${namespace}/${type}", "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", aged}, "needs a directory or a bucket CACHE"},
+		{[]string{"serve", "https://mirror.example/", "--upstream", "origin", "--allow-host", "127.0.0.1"}, "cannot be written to"},
 	} {
 		r := run(t, cleanEnv(t), c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
@@ -321,7 +321,7 @@ func TestPullThroughRefusesATamperedZip(t *testing.T) {
 	w := newPullWorld(t, registrytest.Faults{TamperArchive: true, NoPackages: true})
 	cache := filepath.Join(t.TempDir(), "cache")
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
-	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--audit", auditFile)
+	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--audit", auditFile)
 	caPEM, _ := os.ReadFile(cert)
 	for name, bin := range clients {
 		out, err := runClient(t, bin, caPEM, networkMirror(url), pullConfig(t), "init", "-input=false", "-no-color")

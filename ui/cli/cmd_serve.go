@@ -129,7 +129,12 @@ what may be pulled through (provider blocks, allow/deny, versions, platforms,
 min_age: a version is offered once first seen that long ago); a refusal is a 404
 saying why. --offline serves CACHE alone. /healthz answers 200, /metrics the
 Prometheus text format; --audit FILE records landings and refusals. Several
-processes may share one bucket or OCI repository. See docs/pull-through.md.
+processes may share one bucket or OCI repository. With --upstream origin the
+clients name the hosts it reaches: only those --allow-host or the policy names,
+or, with neither, public ones (internal addresses are refused, checked as each
+connection is made). An upstream that fails is a 502, one that does not answer
+within --upstream-timeout a 504; an archive that did not match its hashes is
+answered 502 from memory for --refused-ttl. See docs/pull-through.md.
 
 Registry protocols: for each hostname it mirrors, serve also answers
 providers.v1 below /v1/providers/HOST/ (a version whose provenance PLACE keeps:

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/regserve"
@@ -19,14 +22,17 @@ import (
 // pullFlags are serve's pull-through flags (and --log-format, which plain
 // serve takes too).
 type pullFlags struct {
-	upstream  string
-	spec      string
-	offline   bool
-	ttl       time.Duration
-	logFormat string
-	drain     time.Duration
-	spoolDir  string
-	trust     trustFlags
+	upstream   string
+	spec       string
+	offline    bool
+	ttl        time.Duration
+	logFormat  string
+	drain      time.Duration
+	spoolDir   string
+	allowHost  []string
+	timeout    time.Duration
+	refusedTTL time.Duration
+	trust      trustFlags
 	// json: serve --json (JSON lines on stdout, ending in a summary).
 	json bool
 	js   *serveJSON
@@ -42,6 +48,9 @@ func (f *pullFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.json, "json", false, `JSON lines on stdout: {"type":"serving",...} when it listens, {"type":"request",...} per request (the access log), {"type":"summary",...} when it stops`)
 	fl.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long requests in flight may take to finish")
 	fl.StringVar(&f.spoolDir, "spool-dir", "", "pull-through: where fetches spool (unlinked files; default: the temp directory)")
+	fl.StringSliceVar(&f.allowHost, "allow-host", nil, "pull-through with --upstream origin: a `HOST` clients may have the mirror reach (repeatable); with it or a --spec naming providers, only named hosts are reached, otherwise only public ones")
+	fl.DurationVar(&f.timeout, "upstream-timeout", httpclient.DefaultTimeout, "pull-through: how long the upstream has to answer a request (504 to the client after its retries)")
+	fl.DurationVar(&f.refusedTTL, "refused-ttl", pull.DefaultRefusedTTL, "pull-through: how long an upstream archive that did not match its hashes is answered as refused before it is fetched again")
 	f.trust.add(cmd)
 }
 
@@ -123,11 +132,16 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	src, err := f.source(ctx, o)
+	pol, err := f.policy(cache)
 	if err != nil {
 		return err
 	}
-	pol, err := f.policy(cache)
+	o.Timeout = f.timeout
+	reach, err := f.reach(pol, &o)
+	if err != nil {
+		return err
+	}
+	src, err := f.source(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -142,12 +156,13 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	stderr := cmd.ErrOrStderr()
 	logger := log.New(stderr, "", log.LstdFlags)
 	metrics := pull.NewMetrics()
-	upstream := f.upstream
+	upstream := backends.RedactPlace(f.upstream)
 	if f.offline {
 		upstream = "nothing (offline)"
 	}
 	m := pull.New(pull.Options{Cache: cache, Upstream: src, UpstreamName: upstream, Policy: pol, Trust: tp,
-		Hashing: env.hashing(), TTL: f.ttl, Logger: logger, Audit: auditLog, Metrics: metrics, SpoolDir: f.spoolDir})
+		Hashing: env.hashing(), TTL: f.ttl, Logger: logger, Audit: auditLog, Metrics: metrics, SpoolDir: f.spoolDir,
+		Origin: f.upstream == "origin", Reach: reach, RefusedTTL: f.refusedTTL})
 	h := netmirror.NewHandler(m, logger, env.hashing())
 	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
 	so.Ready = f.ready(cmd, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, cacheArg, upstream)
@@ -179,6 +194,62 @@ func (f *pullFlags) source(ctx context.Context, o place.Options) (pull.Source, e
 	return func(ctx context.Context, p backends.Provider) (backends.Reader, error) {
 		return place.Open(ctx, arg, o)
 	}, nil
+}
+
+// reach is, with --upstream origin, what the mirror may reach of the
+// hostnames clients name: the --allow-host hosts and those the policy's
+// provider blocks and allow patterns name, whatever their addresses; with
+// none named, any public host (a literal address that is not public is
+// refused before any request, a name that resolves to one when it is
+// connected to). It sets o's HTTP client to one that connects so.
+func (f *pullFlags) reach(pol *pull.Policy, o *place.Options) (func(string) string, error) {
+	if f.offline {
+		return nil, nil // reaches nothing
+	}
+	if f.upstream != "origin" {
+		if len(f.allowHost) > 0 {
+			return nil, usageErr("serve: --allow-host names the hosts --upstream origin may reach; with --upstream %s the mirror reaches that place alone", backends.RedactPlace(f.upstream))
+		}
+		return nil, nil
+	}
+	named := map[string]bool{}
+	for _, h := range f.allowHost {
+		n, err := backends.NormalizeHostname(strings.TrimSuffix(h, "."))
+		if err != nil {
+			return nil, usageErr("serve: --allow-host %q: %v", h, err)
+		}
+		named[bareHost(n)] = true
+	}
+	for _, h := range pol.Hosts() {
+		named[bareHost(h)] = true
+	}
+	r := httpclient.NewReach(func(host string) bool { return named[host] })
+	roots, err := httpclient.LoadRoots(o.CACertFile)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	o.HTTPClient = &http.Client{Transport: r.Transport(httpclient.NewTransport(roots))}
+	return func(host string) string {
+		bare := bareHost(host)
+		switch {
+		case named[bare]:
+			return ""
+		case len(named) > 0:
+			return fmt.Sprintf("this mirror reaches only the registries its operator names (serve --allow-host, or the policy's provider blocks and allow patterns); %s is not one", host)
+		}
+		if err := r.Allows(bare); err != nil {
+			return fmt.Sprintf("this mirror does not reach %s: not a public address (its operator can name it with serve --allow-host)", host)
+		}
+		return ""
+	}, nil
+}
+
+// bareHost is a comparison-form hostname without its port.
+func bareHost(h string) string {
+	if i := strings.LastIndexByte(h, ':'); i > 0 && !strings.HasSuffix(h, "]") {
+		return h[:i]
+	}
+	return h
 }
 
 // policy reads --spec; a cooldown is recorded in CACHE, which must then be
