@@ -95,9 +95,9 @@ type Mirror struct {
 	// and prefetchSlots bounds the prefetches running.
 	prefetched    map[string]bool
 	prefetchSlots chan struct{}
-	queued        int // prefetches waiting for a slot
-	refused  map[backends.PackageKey]refusal // archives refused lately
-	health   health
+	queued        int                             // prefetches waiting for a slot
+	refused       map[backends.PackageKey]refusal // archives refused lately
+	health        health
 }
 
 // timed is an upstream listing and when it was made.
