@@ -99,10 +99,32 @@ func TestLockFromPullThroughHoldsWhatTerraformLocksFromTheOrigin(t *testing.T) {
 		dir := pullConfig(t)
 		writeFile(t, dir, ".terraform.lock.hcl", string(lock))
 		out, err := runClient(t, bin, caPEM, networkMirror(url), dir, "init", "-lockfile=readonly", "-input=false", "-no-color")
-		if err != nil || !strings.Contains(out, "Installed 127.0.0.1/acme/alpha v1.0.0") {
-			t.Errorf("%s init -lockfile=readonly with the lock tfmirror wrote: %v\n%s", name, err, out)
+		if err != nil || !strings.Contains(out, "Installed 127.0.0.1/acme/alpha v1.0.0") || notUpdated(out) {
+			t.Errorf("%s init -lockfile=readonly with the lock tfmirror wrote: %v (want it installed, with nothing the lock lacks)\n%s", name, err, out)
 		}
 	}
+	// The control: without the h1: lines (what a lock written from a
+	// pull-through that has not fetched the platforms holds), terraform
+	// installs, but says the lock lacks what it would record.
+	var zhOnly []string
+	for _, line := range strings.Split(string(lock), "\n") {
+		if !strings.Contains(line, `"h1:`) {
+			zhOnly = append(zhOnly, line)
+		}
+	}
+	dir := pullConfig(t)
+	writeFile(t, dir, ".terraform.lock.hcl", strings.Join(zhOnly, "\n"))
+	out, err = runClient(t, clients["terraform"], caPEM, networkMirror(url), dir, "init", "-lockfile=readonly", "-input=false", "-no-color")
+	if err == nil && !notUpdated(out) {
+		t.Errorf("terraform init -lockfile=readonly with the lock's zh: alone neither failed nor said the lock lacks hashes: the check above proves nothing\n%s", out)
+	}
+}
+
+// notUpdated reports whether a client's init output says the lock file
+// lacks what it would record (and, under -lockfile=readonly, was not
+// updated).
+func notUpdated(out string) bool {
+	return strings.Contains(strings.ToLower(out), "lock file not updated")
 }
 
 // waitStatesH1 waits until the mirror's version document of pullAddr
