@@ -3,7 +3,9 @@ package sync
 import (
 	"context"
 	"errors"
+	"reflect"
 	"runtime"
+	"slices"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -65,19 +67,43 @@ type Task interface {
 	Attempt(ctx context.Context, env Env) (JobDone, error)
 }
 
-// Batched is a Task whose destination needs finishing once every queued
-// task of its batch has ended: a provider's index documents, written once
-// its archives have landed rather than once per archive.
+// Batched is a Task that belongs to a batch: tasks whose Batch keys are
+// equal share one Batch, whichever Enqueue call queued them, and the batch
+// is finished once its last queued task has ended (a provider's index
+// documents, written once its archives have landed rather than once per
+// archive).
 type Batched interface {
 	Task
-	// Batch names the batch; tasks whose batches are equal share one. It
-	// must be a comparable value.
+	// Batch names the batch; it must be a comparable value.
 	Batch() any
-	// Finish runs when the batch's last queued task has ended, if one of
-	// its tasks succeeded since the last Finish; the engine reports the
-	// event it returns (none when nil). ctx is not cancelled with the jobs,
-	// so what landed is finished even after cancellation.
-	Finish(ctx context.Context) Event
+	// NewBatch makes the batch's shared state; the engine calls it on the
+	// first of the batch's tasks it queues and keeps what it returns for
+	// its life.
+	NewBatch() Batch
+	// Join returns the task to run as a member of b, its batch.
+	Join(b Batch) Task
+}
+
+// Batch is the state a batch's tasks share.
+type Batch interface {
+	// Finish runs when the batch's last queued task has ended, if any of
+	// its tasks succeeded since the last Finish; landed are their jobs. It
+	// returns the event to report (none when nil) and, for the landed jobs
+	// that have not succeeded after all, why: they end failed. ctx is not
+	// cancelled with the jobs, so what landed is finished even after
+	// cancellation. Calls for one batch never overlap.
+	Finish(ctx context.Context, landed []JobInfo) (Event, map[JobID]error)
+}
+
+// Admitter is a Task that may not run beside some of the tasks queued with
+// it (a destination that cannot hold two providers together).
+type Admitter interface {
+	Task
+	// Admit is called once per Enqueue call and type of Admitter, on the
+	// first task of that type, with every task of the call. It returns
+	// them, each it refuses replaced by a task that fails with the reason
+	// before it changes anything.
+	Admit(tasks []Task) []Task
 }
 
 // Env is what the engine lends one attempt of a task.
@@ -157,10 +183,7 @@ type job struct {
 }
 
 type batchState struct {
-	// carry is what the batch's transfers collect the provenance of the
-	// versions that landed in, for its Finish; one per batch, whichever
-	// Enqueue call queued them.
-	carry     *carrier
+	batch     Batch
 	pending   int
 	landed    []*job       // succeeded since the last Finish
 	finishing gosync.Mutex // serialises Finish calls for one batch
@@ -288,9 +311,8 @@ func (e *Engine) Events() <-chan Event { return e.events }
 func (e *Engine) Hashing() hashing.Options { return e.opts.Hashing }
 
 // Enqueue adds jobs and returns their ids; none once the engine is closed.
-// Transfers whose destination cannot hold their providers together with
-// the others given (backends.ProviderChecker) fail before they stage
-// anything, with the reason.
+// Tasks an Admitter refuses beside the others given fail before they
+// change anything, with the reason.
 func (e *Engine) Enqueue(tasks ...Task) []JobID {
 	tasks = admit(tasks)
 	// The jobs are made before the lock is taken: the workers wait for it
@@ -312,7 +334,7 @@ func (e *Engine) Enqueue(tasks ...Task) []JobID {
 		e.nextID++
 		j := &jobs[i]
 		if j.batch != nil {
-			j.task = e.withCarrierLocked(j.task, j.batch)
+			j.task = e.joinLocked(j.task.(Batched), j.batch)
 		}
 		j.info.ID = e.nextID
 		e.jobs[j.info.ID] = j
@@ -322,24 +344,33 @@ func (e *Engine) Enqueue(tasks ...Task) []JobID {
 	return ids
 }
 
-// withCarrierLocked gives a transfer its batch's carrier, so that the
-// batch's Finish writes the provenance of every version that landed,
-// whichever of its tasks finishes it and whichever call queued them.
-func (e *Engine) withCarrierLocked(t Task, batch any) Task {
-	tr, ok := t.(Transfer)
-	if !ok || tr.carry != nil {
-		return t
+// admit has each type of Admitter among tasks admit them.
+func admit(tasks []Task) []Task {
+	var seen []reflect.Type
+	for i := 0; i < len(tasks); i++ {
+		a, ok := tasks[i].(Admitter)
+		if !ok {
+			continue
+		}
+		ty := reflect.TypeOf(a)
+		if slices.Contains(seen, ty) {
+			continue
+		}
+		seen = append(seen, ty)
+		tasks = a.Admit(tasks)
 	}
-	bs := e.batches[batch]
+	return tasks
+}
+
+// joinLocked has t join its batch, made from t when it is the first of
+// its batch the engine queues.
+func (e *Engine) joinLocked(t Batched, key any) Task {
+	bs := e.batches[key]
 	if bs == nil {
-		bs = &batchState{}
-		e.batches[batch] = bs
+		bs = &batchState{batch: t.NewBatch()}
+		e.batches[key] = bs
 	}
-	if bs.carry == nil {
-		bs.carry = &carrier{}
-	}
-	tr.carry = bs.carry
-	return tr
+	return t.Join(bs.batch)
 }
 
 func (e *Engine) enqueueLocked(j *job) {
@@ -349,9 +380,6 @@ func (e *Engine) enqueueLocked(j *job) {
 	e.queue = append(e.queue, j)
 	e.active++
 	if j.batch != nil {
-		if e.batches[j.batch] == nil {
-			e.batches[j.batch] = &batchState{}
-		}
 		e.batches[j.batch].pending++
 	}
 	e.emit(JobQueued{Job: j.info})
@@ -525,9 +553,8 @@ func (e *Engine) endJob(j *job, ev Event) {
 }
 
 // finishIfLast finishes a job's batch once its last pending job has ended,
-// if any of its tasks succeeded. The jobs whose packages the finished index
-// documents then do not list (an IndexWritten error carrying a
-// backends.UnlistedError) have not succeeded after all: they end failed.
+// if any of its tasks succeeded. The landed jobs the Finish says have not
+// succeeded after all end failed.
 func (e *Engine) finishIfLast(j *job) {
 	e.mu.Lock()
 	bs := e.batches[j.batch]
@@ -540,23 +567,23 @@ func (e *Engine) finishIfLast(j *job) {
 	if len(landed) == 0 {
 		return
 	}
+	infos := make([]JobInfo, len(landed))
+	for i, lj := range landed {
+		infos[i] = lj.info
+	}
 	bs.finishing.Lock()
-	ev := j.task.(Batched).Finish(context.WithoutCancel(e.ctx))
+	ev, failed := bs.batch.Finish(context.WithoutCancel(e.ctx), infos)
 	bs.finishing.Unlock()
-	if ev == nil {
-		return
+	if ev != nil {
+		e.emit(ev)
 	}
-	e.emit(ev)
-	if iw, ok := ev.(IndexWritten); ok && iw.Err != nil {
-		e.failUnlisted(landed, backends.Unlisted(iw.Err))
-	}
+	e.failLanded(landed, failed)
 }
 
-// failUnlisted ends failed the landed jobs whose packages the destination's
-// index documents do not list.
-func (e *Engine) failUnlisted(landed []*job, unlisted map[backends.PackageKey]error) {
+// failLanded ends failed the landed jobs failed names, with its reason.
+func (e *Engine) failLanded(landed []*job, failed map[JobID]error) {
 	for _, lj := range landed {
-		cause, ok := unlisted[lj.info.Package.Key()]
+		err, ok := failed[lj.info.ID]
 		if !ok {
 			continue
 		}
@@ -567,8 +594,7 @@ func (e *Engine) failUnlisted(landed []*job, unlisted map[backends.PackageKey]er
 		}
 		e.mu.Unlock()
 		if done {
-			pkg := lj.info.Package
-			e.emit(JobFailed{ID: lj.info.ID, Err: &backends.OpError{Op: "write index", Place: lj.info.Dst, Side: "destination", Pkg: &pkg, Err: cause}})
+			e.emit(JobFailed{ID: lj.info.ID, Err: err})
 		}
 	}
 }

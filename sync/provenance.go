@@ -356,8 +356,16 @@ type carried struct {
 	signed  *Signed
 }
 
+// carryAdd records that v landed with s, its provenance, for Finish; a
+// transfer run outside a batch (b nil) has no Finish to write it.
+func (b *providerBatch) carryAdd(v backends.Version, s *Signed) {
+	if b != nil {
+		b.carry.add(v, s)
+	}
+}
+
 func (c *carrier) add(v backends.Version, s *Signed) {
-	if c == nil || s == nil {
+	if s == nil {
 		return
 	}
 	c.mu.Lock()
@@ -370,9 +378,6 @@ func (c *carrier) add(v backends.Version, s *Signed) {
 
 // take returns what was collected since the last take.
 func (c *carrier) take() []carried {
-	if c == nil {
-		return nil
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]carried, 0, len(c.versions))

@@ -24,10 +24,9 @@ type Transfer struct {
 	// archive's version (Archive then carries its evidence): the batch
 	// writes it into the destination once the version has landed.
 	Provenance *Signed
-	// carry collects, for the batch's Finish, the provenance of the
-	// versions that landed; the engine gives every transfer of a batch the
-	// batch's one (Enqueue).
-	carry *carrier
+	// batch is the transfer's batch, which collects the provenance of
+	// the versions that landed for its Finish; the engine gives it (Join).
+	batch *providerBatch
 	// refused: the destination cannot hold this provider beside the others
 	// enqueued with it (a usage error, set by admit).
 	refused error
@@ -36,7 +35,10 @@ type Transfer struct {
 	unauthentic error
 }
 
-var _ Batched = Transfer{}
+var (
+	_ Batched  = Transfer{}
+	_ Admitter = Transfer{}
+)
 
 // Info implements Task.
 func (t Transfer) Info() JobInfo {
@@ -56,18 +58,52 @@ type transferBatch struct {
 // Batch implements Batched.
 func (t Transfer) Batch() any { return transferBatch{t.Dst, t.Archive.Provider} }
 
+// NewBatch implements Batched.
+func (t Transfer) NewBatch() Batch {
+	return &providerBatch{dst: t.Dst, provider: t.Archive.Provider}
+}
+
+// Join implements Batched.
+func (t Transfer) Join(b Batch) Task {
+	t.batch = b.(*providerBatch)
+	return t
+}
+
+// providerBatch is the transfers of one provider into one destination.
+type providerBatch struct {
+	dst      backends.Writer
+	provider backends.Provider
+	// carry collects the provenance of the versions that landed, whichever
+	// of the batch's transfers landed them and whichever call queued them.
+	carry carrier
+}
+
 // Finish writes the provider's index documents in the destination, then
 // the provenance of the versions that landed (where the destination keeps
-// provenance): it describes what the documents list.
-func (t Transfer) Finish(ctx context.Context) Event {
-	err := t.Dst.Flush(ctx, t.Archive.Provider)
-	carried := t.carry.take()
+// provenance): it describes what the documents list. The landed packages
+// the documents do not list (a backends.UnlistedError) have not landed
+// after all, as far as clients can tell.
+func (b *providerBatch) Finish(ctx context.Context, landed []JobInfo) (Event, map[JobID]error) {
+	err := b.dst.Flush(ctx, b.provider)
+	carried := b.carry.take()
 	if err != nil {
-		err = &backends.OpError{Op: "write index", Place: t.Dst.String(), Side: "destination", Err: err}
+		err = &backends.OpError{Op: "write index", Place: b.dst.String(), Side: "destination", Err: err}
 	} else {
-		err = writeProvenance(ctx, t.Dst, t.Archive.Provider, carried)
+		err = writeProvenance(ctx, b.dst, b.provider, carried)
 	}
-	return IndexWritten{Dst: t.Dst.String(), Provider: t.Archive.Provider, Err: err}
+	ev := IndexWritten{Dst: b.dst.String(), Provider: b.provider, Err: err}
+	if err == nil {
+		return ev, nil
+	}
+	unlisted := backends.Unlisted(err)
+	failed := map[JobID]error{}
+	for _, info := range landed {
+		if cause, ok := unlisted[info.Package.Key()]; ok {
+			pkg := info.Package
+			failed[info.ID] = &backends.OpError{Op: "write index", Place: info.Dst, Side: "destination", Pkg: &pkg, Err: cause}
+		}
+	}
+	return ev, failed
 }
 
 func (t Transfer) opErr(op, side, place string, err error) error {
@@ -140,7 +176,7 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	if err := st.Commit(ctx, sums, t.Force); err != nil {
 		return JobDone{}, t.opErr("commit", "destination", dst, err)
 	}
-	t.carry.add(a.Version, t.Provenance)
+	t.batch.carryAdd(a.Version, t.Provenance)
 	return JobDone{Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 
@@ -209,7 +245,7 @@ func (t Transfer) commitStated(ctx context.Context, env Env, st backends.Staged,
 	for _, c := range res.Checks {
 		env.Check(c)
 	}
-	t.carry.add(t.Archive.Version, t.Provenance)
+	t.batch.carryAdd(t.Archive.Version, t.Provenance)
 	return JobDone{Sums: res.Sums, Result: res, Bytes: t.Archive.Size, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 
@@ -448,10 +484,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// admit asks each destination of the transfers among tasks whether it can
-// hold their providers together, and marks the refused transfers so they
-// fail before they stage anything.
-func admit(tasks []Task) []Task {
+// Admit implements Admitter: it asks each destination of the transfers
+// among tasks whether it can hold their providers together, and marks the
+// refused transfers so they fail before they stage anything.
+func (Transfer) Admit(tasks []Task) []Task {
 	byDst := map[backends.Writer][]backends.Provider{}
 	var order []backends.Writer
 	for _, t := range tasks {

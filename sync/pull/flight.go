@@ -356,25 +356,13 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 	if attempts <= 0 {
 		attempts = 3
 	}
-	eng := sync.NewEngine(m.ctx, sync.Options{Jobs: 1, Attempts: attempts, Hashing: m.hashingFor(a)})
-	eng.Enqueue(sync.Transfer{Src: teeSource{Reader: rel.r, f: f}, Dst: m.opts.Cache, Archive: a, Provenance: rel.signed})
-	eng.Close()
-	var done *sync.JobDone
-	var failed error
-	for ev := range eng.Events() {
-		switch e := ev.(type) {
-		case sync.JobDone:
-			done = &e
-		case sync.JobFailed:
-			failed = e.Err
-		case sync.JobRetrying:
-			m.logf("retrying %s from %s: %v", a.Package, m.opts.UpstreamName, e.Err)
-		case sync.IndexWritten:
-			if e.Err != nil {
-				m.logf("error: %s: writing the cache's index: %v", a.Package, e.Err)
-			}
-		}
+	res := sync.Do(m.ctx, sync.Options{Attempts: attempts, Hashing: m.hashingFor(a)},
+		sync.Transfer{Src: teeSource{Reader: rel.r, f: f}, Dst: m.opts.Cache, Archive: a, Provenance: rel.signed},
+		func(e sync.JobRetrying) { m.logf("retrying %s from %s: %v", a.Package, m.opts.UpstreamName, e.Err) })
+	if iw, ok := res.Finished.(sync.IndexWritten); ok && iw.Err != nil {
+		m.logf("error: %s: writing the cache's index: %v", a.Package, iw.Err)
 	}
+	done, failed := res.Done, res.Err
 	landed := done != nil && failed == nil
 	if landed {
 		m.landedFile(m.ctx, a.Package, done.Sums.ZH)
