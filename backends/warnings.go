@@ -32,3 +32,22 @@ func (w *WarningLog) Warnings() []string {
 	defer w.mu.Unlock()
 	return append([]string(nil), w.list...)
 }
+
+// Notice is what a place says while a command runs, as it happens: that
+// it waits, and for what, or a warning the command must show at once (in
+// its --json output too).
+type Notice struct {
+	// Kind is NoticeWaiting or NoticeWarning.
+	Kind string
+	// Place names the place.
+	Place string
+	// Message says what happened, its control characters written out
+	// (Printable).
+	Message string
+}
+
+// The kinds of Notice.
+const (
+	NoticeWaiting = "waiting"
+	NoticeWarning = "warning"
+)

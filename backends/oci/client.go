@@ -50,6 +50,10 @@ type Options struct {
 	RetryBackoff time.Duration
 	// Debug, when set, gets one line per request attempt (httpclient.Wrap).
 	Debug io.Writer
+	// Notify, when set, is told at once what a writer waits for (another
+	// writer's lock) and that it took a lock over; the takeover is then
+	// not kept among the Warnings as well.
+	Notify func(backends.Notice)
 }
 
 // Defaults for Options' zero fields.

@@ -9,3 +9,11 @@ func SetLockWait(d time.Duration) (restore func()) {
 	lockWait = d
 	return func() { lockWait = old }
 }
+
+// SetLockLease sets the lease a writer claims, and the most it waits for
+// another's, for a test that runs alone; the returned func restores it.
+func SetLockLease(d time.Duration) (restore func()) {
+	old := lockLease
+	lockLease = d
+	return func() { lockLease = old }
+}

@@ -107,11 +107,11 @@ const (
 // was pushed. The lease is how long a claim, unchanged, keeps others
 // waiting: longer than a writer holds the lock, short enough that a killed
 // writer does not stall the next one for long. A claim stating a longer
-// lease than maxLease is taken over after maxLease.
+// lease than lockLease is taken over after lockLease: no writer claims
+// more.
 var (
 	lockWait     = time.Second
 	lockLease    = 15 * time.Second
-	maxLease     = 10 * time.Minute
 	lockPoll     = 100 * time.Millisecond
 	lockAttempts = 20 // claims pushed before a writer gives up
 )

@@ -1,9 +1,7 @@
 package oci_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opencontainers/image-spec/specs-go"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/tfmirror/tfmirror/backends/oci"
@@ -26,28 +21,7 @@ import (
 // that takes it over), stating lease.
 func claimLock(ctx context.Context, t testing.TB, reg *ocitest.Registry, repo, holder string, lease time.Duration) {
 	t.Helper()
-	r, err := remote.NewRepository(reg.Host() + "/" + repo)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	r.PlainHTTP = reg.PlainHTTP
-	r.Client = &http.Client{Transport: &http.Transport{TLSClientConfig: reg.TLSConfig()}}
-	if err := r.Push(ctx, ocispec.DescriptorEmptyJSON, bytes.NewReader(ocispec.DescriptorEmptyJSON.Data)); err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Error(err)
-		return
-	}
-	man, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
-		ArtifactType: oci.ArtifactTypeLock, Config: ocispec.DescriptorEmptyJSON, Layers: []ocispec.Descriptor{ocispec.DescriptorEmptyJSON},
-		Annotations: map[string]string{
-			"dev.tfmirror.lock.holder":   holder,
-			"dev.tfmirror.lock.nonce":    fmt.Sprint(time.Now().UnixNano()),
-			"dev.tfmirror.lock.lease-ms": fmt.Sprint(lease.Milliseconds()),
-		}})
-	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, man)
-	if err := r.PushReference(ctx, desc, bytes.NewReader(man), oci.LockTag); err != nil {
-		t.Error(err)
-	}
+	reg.ClaimLock(ctx, t, repo, holder, lease)
 }
 
 const lockTestRepo = "providers/example.com/acme/alpha"

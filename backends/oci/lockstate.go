@@ -13,6 +13,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/tfmirror/tfmirror/backends"
 )
 
 // lockManifest is a lock manifest: the free one when holder is "".
@@ -109,6 +111,7 @@ func (m *Mirror) lockFree(ctx context.Context, r *remote.Repository, addr Reposi
 func (m *Mirror) awaitFree(ctx context.Context, r *remote.Repository, addr Repository, label string, y ocispec.Descriptor) (bool, error) {
 	seen, since := y.Digest, time.Now()
 	holder, lease := m.readClaim(ctx, r, y)
+	m.waiting(addr, holder, lease)
 	for {
 		if err := pollLock(ctx); err != nil {
 			return false, err
@@ -120,12 +123,34 @@ func (m *Mirror) awaitFree(ctx context.Context, r *remote.Repository, addr Repos
 		if desc.Digest != seen {
 			seen, since = desc.Digest, time.Now()
 			holder, lease = m.readClaim(ctx, r, desc)
+			m.waiting(addr, holder, lease)
 		}
 		if time.Since(since) >= lease {
-			m.warnf("repository %s: took over the lock (tag %q) that %s claimed %s ago and has not released: that writer was stopped", addr, LockTag, holder, lease.Round(time.Second))
+			m.tookOver(addr, holder, time.Since(since))
 			return true, nil
 		}
 	}
+}
+
+// waiting says, at once, that a writer waits for the lock holder holds,
+// and for how long at most.
+func (m *Mirror) waiting(addr Repository, holder string, lease time.Duration) {
+	if m.opts.Notify != nil {
+		m.opts.Notify(backends.Notice{Kind: backends.NoticeWaiting, Place: m.name, Message: backends.Printable(fmt.Sprintf(
+			"oci mirror %s: repository %s: waiting for the lock (tag %q) that %s holds; taken over if it stays unreleased for %s",
+			m.name, addr, LockTag, holder, lease.Round(100*time.Millisecond)))})
+	}
+}
+
+// tookOver says that the lock holder held, unchanged for age, was taken
+// over: at once when told to, or among the warnings.
+func (m *Mirror) tookOver(addr Repository, holder string, age time.Duration) {
+	msg := fmt.Sprintf("repository %s: took over the lock (tag %q) that %s held unreleased for %s: that writer was stopped", addr, LockTag, holder, age.Round(100*time.Millisecond))
+	if m.opts.Notify == nil {
+		m.warnf("%s", msg)
+		return
+	}
+	m.opts.Notify(backends.Notice{Kind: backends.NoticeWarning, Place: m.name, Message: backends.Printable("oci mirror " + m.name + ": " + msg)})
 }
 
 // readClaim reads who holds a claim and its lease. A manifest that cannot
@@ -144,7 +169,9 @@ func (m *Mirror) readClaim(ctx context.Context, r *remote.Repository, desc ocisp
 		holder = h
 	}
 	if ms, err := strconv.ParseInt(man.Annotations[annotationLockLease], 10, 64); err == nil && ms >= 0 {
-		lease = min(time.Duration(ms)*time.Millisecond, maxLease)
+		// Bounded by the lease this writer claims itself: a claim
+		// stating hours would otherwise hold every writer that long.
+		lease = min(time.Duration(ms)*time.Millisecond, lockLease)
 	}
 	return holder, lease
 }

@@ -180,6 +180,10 @@ type Options struct {
 	// are (--provider HOST/NAMESPACE/TYPE) and the keys that check its
 	// SHA256SUMS.sig (--signing-key); Signatures apply to them.
 	Release push.ReleaseOptions
+	// Notify, when set, is told at once what a place's writer waits for
+	// and what it must say as it happens (an OCI repository's lock taken
+	// over).
+	Notify func(backends.Notice)
 	// Timeout bounds each request to network mirrors and registries, and
 	// each wait of their downloads for more bytes; zero means
 	// httpclient.DefaultTimeout.
@@ -256,7 +260,7 @@ func Openers() map[Kind]Opener {
 			if err != nil {
 				return nil, err
 			}
-			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing, Credentials: o.OCICredentials, Debug: o.Debug})
+			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing, Credentials: o.OCICredentials, Debug: o.Debug, Notify: o.Notify})
 		},
 		S3: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			hc, err := o.tlsClient()

@@ -102,7 +102,7 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 	if err != nil {
 		return err
 	}
-	rep := reporter(cmd, f.json, false)
+	rep := env.reporter(cmd, f.json, false)
 	for _, p := range problems {
 		rep.Unavailable(p)
 	}

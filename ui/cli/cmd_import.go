@@ -120,7 +120,7 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if err != nil {
 		return err
 	}
-	rep := reporter(cmd, f.json, false)
+	rep := env.reporter(cmd, f.json, false)
 	sum := sync.Sync(ctx, env.engine(ctx, f.jobs), dst, f.force, withAudit(rep, aud), plan)
 	rep.FinishWith(sum, map[string]any{"bundle": bundleArg, "verified": len(findings), "refused": []report.FindingJSON{}})
 	return closeAudit(cmd, aud, summaryErr(ctx, sum))

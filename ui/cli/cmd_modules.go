@@ -168,7 +168,7 @@ func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 		}
 		return nil
 	}
-	rep := reporter(cmd, f.asJSON, false)
+	rep := env.reporter(cmd, f.asJSON, false)
 	sum := ms.run(cmd, env, rep, specs, f)
 	sum.Unsupplied = unsupplied
 	rep.Finish(sum)

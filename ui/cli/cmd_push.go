@@ -159,7 +159,7 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 		return err
 	}
 	eng := env.engine(ctx, f.jobs)
-	rep := reporter(cmd, f.asJSON, true)
+	rep := env.reporter(cmd, f.asJSON, true)
 	sum := sync.Sync(ctx, eng, dst, f.force, withAudit(rep, aud), plans...)
 	printWarnings(cmd, dst)
 	printMirrorConfig(cmd, mirror, sum.Held, env.plainHTTP, f.asJSON)

@@ -151,7 +151,7 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	// The plan goes into the run provider by provider as it is made: a
 	// re-sync of 100,000 present archives never holds it whole.
 	collectLessOften()
-	rep := reporter(cmd, f.asJSON, false)
+	rep := env.reporter(cmd, f.asJSON, false)
 	run := sync.NewRun(dst, f.force, withAudit(rep, aud))
 	err = sync.PlanEach(ctx, src, dst, s, opts, func(part *sync.Plan) error {
 		run.Add(part)

@@ -43,6 +43,11 @@ type Env struct {
 	// command's --provider, --version, --platform and --signing-key.
 	release push.ReleaseOptions
 
+	// notices receive what places say as it happens (backends.Notice):
+	// the command's reporter once it has one, stderr until then.
+	noticeMu gosync.Mutex
+	notices  func(backends.Notice)
+
 	// creds are the credentials every place of one command uses, read once.
 	credsOnce gosync.Once
 	httpCreds backends.Credentials
@@ -96,7 +101,8 @@ func (env *Env) addHashesFlag(cmd *cobra.Command, what string) {
 func (env *Env) placeOptions() place.Options {
 	env.credsOnce.Do(env.loadCredentials)
 	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
-		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog(), S3Endpoint: env.s3Endpoint, Signatures: signatures(), Release: env.release}
+		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog(), S3Endpoint: env.s3Endpoint, Signatures: signatures(), Release: env.release,
+		Notify: env.notice}
 }
 
 // readReleaseFlags takes, from the command about to run, what a release
@@ -184,6 +190,30 @@ func printWarnings(cmd *cobra.Command, r backends.Reader) {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", msg)
 		}
 	}
+}
+
+// notice shows what a place says as it happens: through the command's
+// reporter (a JSON line with --json), or as a line on stderr.
+func (env *Env) notice(n backends.Notice) {
+	env.noticeMu.Lock()
+	show := env.notices
+	env.noticeMu.Unlock()
+	if show != nil {
+		show(n)
+		return
+	}
+	if env.stderr != nil {
+		fmt.Fprintf(env.stderr, "%s: %s\n", n.Kind, n.Message)
+	}
+}
+
+// reporter is reporter's, which also shows the places' notices.
+func (env *Env) reporter(cmd *cobra.Command, asJSON, push bool) *report.SyncReporter {
+	rep := reporter(cmd, asJSON, push)
+	env.noticeMu.Lock()
+	env.notices = rep.Notice
+	env.noticeMu.Unlock()
+	return rep
 }
 
 // reporter is the sink of a run's events: live progress on a terminal,

@@ -203,7 +203,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 	if err != nil {
 		return err
 	}
-	rep := reporter(cmd, f.asJSON, false)
+	rep := env.reporter(cmd, f.asJSON, false)
 	problems := problemRows(w)
 	for _, p := range problems {
 		rep.Unavailable(p)
@@ -232,7 +232,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 				plans = append(plans, p.Plan)
 			}
 		}
-		drep := reporter(cmd, f.asJSON, false)
+		drep := env.reporter(cmd, f.asJSON, false)
 		sum := sync.Sync(ctx, env.engine(ctx, f.jobs), dst, f.force, withAudit(drep, aud), plans...)
 		drep.FinishDestination(sum)
 		sums = append(sums, sum)
@@ -281,7 +281,7 @@ func specModules(cmd *cobra.Command, env *Env, sp *spec.Spec, f moduleSyncFlags)
 			continue
 		}
 		specs, unsupplied := ms.specs(cmd, f.force)
-		rep := reporter(cmd, f.asJSON, false)
+		rep := env.reporter(cmd, f.asJSON, false)
 		sum := ms.run(cmd, env, rep, specs, f)
 		sum.Unsupplied = unsupplied
 		rep.FinishDestination(sum)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"charm.land/bubbles/v2/progress"
@@ -59,6 +60,9 @@ type SyncReporter struct {
 	bar     progress.Model
 	live    int // lines of the live block on screen
 	drawn   time.Time
+	// mu orders the run's lines and the places' notices, which come from
+	// the goroutines that write to them.
+	mu gosync.Mutex
 }
 
 var _ sync.Sink = (*SyncReporter)(nil)
@@ -86,6 +90,12 @@ func NewSyncReporter(w io.Writer, o SyncOptions) *SyncReporter {
 // Idle writes out the lines held: a run calls it when no event is ready,
 // and every other output of the reporter comes after them.
 func (r *SyncReporter) Idle() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.idle()
+}
+
+func (r *SyncReporter) idle() {
 	if r.held != nil {
 		r.held.Flush()
 	}
@@ -99,6 +109,8 @@ func (r *SyncReporter) Tracker() *sync.Tracker { return r.tracker }
 
 // Show shows one event.
 func (r *SyncReporter) Show(ev sync.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	j := r.tracker.Apply(ev)
 	if r.o.Mode == JSONLines {
 		b, _ := json.Marshal(EventJSON(ev, j))
@@ -138,7 +150,9 @@ func (r *SyncReporter) Finish(s sync.Summary) { r.FinishWith(s, nil) }
 // --json, extra's fields (what export wrote, what import verified) join the
 // summary line, which stays the last line.
 func (r *SyncReporter) FinishWith(s sync.Summary, extra map[string]any) {
-	r.Idle()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.idle()
 	switch r.o.Mode {
 	case JSONLines:
 		m := summaryJSON(s)
@@ -152,6 +166,28 @@ func (r *SyncReporter) FinishWith(s sync.Summary, extra map[string]any) {
 		r.clearLive()
 	}
 	r.summaryLines(s)
+}
+
+// Notice shows what a place says as the run goes (backends.Notice): a
+// {"type":"waiting"|"warning","dst":PLACE,"detail":MESSAGE} line with
+// --json, written at once; otherwise "warning: MESSAGE" on stderr, above
+// the live block.
+func (r *SyncReporter) Notice(n backends.Notice) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.o.Mode == JSONLines {
+		b, _ := json.Marshal(map[string]any{"type": n.Kind, "dst": n.Place, "detail": n.Message})
+		r.held.Write(append(b, '\n'))
+		r.held.Flush()
+		return
+	}
+	if r.o.Mode == Live {
+		r.clearLive()
+	}
+	fmt.Fprintf(r.errw, "%s: %s\n", n.Kind, backends.Printable(n.Message))
+	if r.o.Mode == Live {
+		r.redraw(true)
+	}
 }
 
 // leftLine says why a package of the plan is not transferred.
