@@ -53,6 +53,11 @@ type Handler struct {
 	// for other formats of the access log (JSON lines). Set it before
 	// serving.
 	Access func(Access)
+	// Redirect, when above zero, answers a request for a zip the place
+	// can presign (backends.Presigner: a bucket, or a pull-through mirror
+	// whose CACHE is one, for the zips CACHE holds) with a redirect to a
+	// URL of the place valid that long. Set it before serving.
+	Redirect time.Duration
 
 	r      backends.Reader
 	dir    *localDir // set when the place is a directory
@@ -344,9 +349,10 @@ func (h *Handler) serveArchive(ctx context.Context, w http.ResponseWriter, r *ht
 		if a.Platform != pkg.Platform || archiveName(a) != file {
 			continue
 		}
-		if h.dir != nil {
+		switch {
+		case h.dir != nil:
 			h.serveFile(w, r, a, file)
-		} else {
+		case !h.redirect(ctx, w, a):
 			h.serveStream(ctx, w, r, a)
 		}
 		return

@@ -24,7 +24,8 @@ type Metrics struct {
 	hits, misses               prometheus.Counter
 	upstreamReqs, upstreamErrs prometheus.Counter
 	fetches                    *prometheus.CounterVec
-	fetchBytes, servedBytes    prometheus.Counter
+	fetchBytes                 prometheus.Counter
+	servedBytes                *prometheus.CounterVec
 	verifyFailures             prometheus.Counter
 	refused                    prometheus.Counter
 	refusedHits                prometheus.Counter
@@ -52,8 +53,8 @@ func NewMetrics() *Metrics {
 			Help: "Archives fetched from the upstream, by outcome (landed, failed, unlisted)."}, []string{"outcome"}),
 		fetchBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "upstream_bytes_total",
 			Help: "Bytes of archives fetched from the upstream and landed."}),
-		servedBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "served_bytes_total",
-			Help: "Bytes of responses sent to clients."}),
+		servedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "served_bytes_total",
+			Help: "Bytes of responses sent to clients, by kind (an archive answered with a redirect sends none)."}, []string{"kind"}),
 		verifyFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "verification_failures_total",
 			Help: "Fetched archives that did not match their hashes."}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "policy_refusals_total",
@@ -136,7 +137,7 @@ func (m *Metrics) request(kind string, code int, bytes int64, elapsed time.Durat
 	}
 	m.requests.WithLabelValues(kind, strconv.Itoa(code)).Inc()
 	m.latency.WithLabelValues(kind).Observe(elapsed.Seconds())
-	m.servedBytes.Add(float64(bytes))
+	m.servedBytes.WithLabelValues(kind).Add(float64(bytes))
 	if refused {
 		m.refused.Inc()
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -36,21 +35,7 @@ func pullClient(caPEM []byte) *http.Client {
 // /metrics: every outcome.
 func fetchedByProcess(t *testing.T, c *http.Client, url string) int {
 	t.Helper()
-	resp, err := c.Get(url + "metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	n := 0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "tfmirror_pull_fetches_total{"); ok {
-			f := strings.Fields(rest)
-			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-			n += int(v)
-		}
-	}
-	return n
+	return int(metricSum(t, c, url, "tfmirror_pull_fetches_total{"))
 }
 
 // convergeOn runs two serve processes on one CACHE (place, with extra

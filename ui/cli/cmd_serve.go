@@ -40,6 +40,9 @@ func newServeCmd(env *Env) *cobra.Command {
 			if err := checkServeFlags(addr, certFile, keyFile); err != nil {
 				return err
 			}
+			if err := pf.redirect.check(args[0]); err != nil {
+				return err
+			}
 			so := netmirror.ServeOptions{Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut, Hashing: env.hashing(), Drain: pf.drain}
 			if pf.pullThrough() {
 				return servePullThrough(cmd, env, args[0], &pf, so)

@@ -33,6 +33,7 @@ type pullFlags struct {
 	timeout    time.Duration
 	refusedTTL time.Duration
 	trust      trustFlags
+	redirect   redirectFlags
 	// json: serve --json (JSON lines on stdout, ending in a summary).
 	json bool
 	js   *serveJSON
@@ -52,6 +53,7 @@ func (f *pullFlags) add(cmd *cobra.Command) {
 	fl.DurationVar(&f.timeout, "upstream-timeout", httpclient.DefaultTimeout, "pull-through: how long the upstream has to answer a request (504 to the client after its retries)")
 	fl.DurationVar(&f.refusedTTL, "refused-ttl", pull.DefaultRefusedTTL, "pull-through: how long an upstream archive that did not match its hashes is answered as refused before it is fetched again")
 	f.trust.add(cmd)
+	f.redirect.add(cmd)
 }
 
 // pullThrough reports whether serve runs as a pull-through mirror.
@@ -112,6 +114,7 @@ func (f *pullFlags) done(err error) error {
 // says.
 func (f *pullFlags) plainHandler(cmd *cobra.Command, r backends.Reader, so netmirror.ServeOptions) http.Handler {
 	h := netmirror.NewHandler(r, so.Logger, so.Hashing)
+	h.Redirect = f.redirect.duration()
 	if f.logFormat == "json" || f.js != nil {
 		log := f.accessLog(cmd)
 		h.Access = func(a netmirror.Access) {
@@ -165,6 +168,7 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 		Origin: f.upstream == "origin", Reach: reach, RefusedTTL: f.refusedTTL})
 	h := netmirror.NewHandler(m, logger, env.hashing())
 	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
+	h.Redirect = f.redirect.duration()
 	so.Ready = f.ready(cmd, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, cacheArg, upstream)
 	next := regserve.New(h, regserve.Options{Providers: m, Logger: logger})
 	so.Handler = &pull.Server{Mirror: m, Next: next, Metrics: metrics, Access: f.accessLog(cmd)}
