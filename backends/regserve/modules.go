@@ -24,18 +24,9 @@ type ModuleSource interface {
 	// ModulePackage makes sure the place holds m at v, fetching it where
 	// a pull-through mirror lacks it, and describes the package; a version
 	// refused is an error wrapping backends.ErrNotFound that says why.
-	ModulePackage(ctx context.Context, m modules.Module, v modules.Version) (ModulePackage, error)
+	ModulePackage(ctx context.Context, m modules.Module, v modules.Version) (modules.Served, error)
 	// OpenModule streams the package zip of m at v the place holds.
 	OpenModule(ctx context.Context, m modules.Module, v modules.Version) (io.ReadCloser, int64, error)
-}
-
-// ModulePackage is a module version's package as the place holds it.
-type ModulePackage struct {
-	// Subdir is the module's directory inside the package.
-	Subdir string
-	// OCI, when set, is the package's oci:// address pinned by digest
-	// (without subdir): OpenTofu 1.10 and later are sent there.
-	OCI string
 }
 
 // packageFile is the name, below a version's path, of its zip.

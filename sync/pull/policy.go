@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/sync/spec"
 )
 
@@ -100,6 +101,14 @@ func (pol *Policy) Hosts() []string {
 			out = append(out, pt.Hostname)
 		}
 	}
+	for _, b := range pol.Spec.Modules {
+		out = append(out, b.Addr.Host)
+	}
+	for _, pt := range pol.Spec.AllowModules {
+		if pt.Host != modules.Wildcard {
+			out = append(out, pt.Host)
+		}
+	}
 	return out
 }
 
@@ -140,6 +149,18 @@ func (pol *Policy) version(p backends.Provider, v backends.Version, up []backend
 	if !pol.constrains(p) {
 		return ""
 	}
+	var c backends.VersionConstraint
+	at := ""
+	if b := pol.block(p); b != nil {
+		c, at = b.Versions, b.At
+	}
+	return pol.versionWhy(p.String(), c, at, v, up, seen, c.ProviderVersions)
+}
+
+// versionWhy says why v of what (a provider or a module) may not be pulled
+// through, or "": the cooldown, then c (from at in the file), which
+// allowed picks the allowed versions of.
+func (pol *Policy) versionWhy(what string, c backends.VersionConstraint, at string, v backends.Version, up []backends.Version, seen map[string]time.Time, allowed func([]backends.Version) []backends.Version) string {
 	aged := up
 	if age := pol.Spec.MinAge; age > 0 {
 		aged = nil
@@ -152,16 +173,13 @@ func (pol *Policy) version(p backends.Provider, v backends.Version, up []backend
 		if !slices.ContainsFunc(aged, func(u backends.Version) bool { return u.String() == v.String() }) {
 			if t, ok := seen[v.String()]; ok {
 				return fmt.Sprintf("the policy %s offers a version only %s after it was first seen upstream; %s %s was first seen %s, so it is offered from %s",
-					pol.name(), age, p, v, t.UTC().Format(time.RFC3339), t.Add(age).UTC().Format(time.RFC3339))
+					pol.name(), age, what, v, t.UTC().Format(time.RFC3339), t.Add(age).UTC().Format(time.RFC3339))
 			}
-			return fmt.Sprintf("%s %s is not offered upstream", p, v)
+			return fmt.Sprintf("%s %s is not offered upstream", what, v)
 		}
 	}
-	if b := pol.block(p); b != nil && !b.Versions.IsZero() {
-		allowed := b.Versions.ProviderVersions(aged)
-		if !slices.ContainsFunc(allowed, func(u backends.Version) bool { return u.String() == v.String() }) {
-			return fmt.Sprintf("the policy %s (%s) allows versions %q of %s, not %s", pol.name(), filepath.Base(b.At), b.Versions, p, v)
-		}
+	if !c.IsZero() && !slices.ContainsFunc(allowed(aged), func(u backends.Version) bool { return u.String() == v.String() }) {
+		return fmt.Sprintf("the policy %s (%s) allows versions %q of %s, not %s", pol.name(), filepath.Base(at), c, what, v)
 	}
 	return ""
 }

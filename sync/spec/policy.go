@@ -38,8 +38,11 @@ func (p *parser) checkPolicy(s *Spec, r hcl.Range) {
 		p.errorf(r, "a pull-through policy has no destinations: everything lands in the CACHE given to serve; leave destinations out")
 	case len(s.From) > 0:
 		p.errorf(r, "a pull-through policy does not read configurations (from): name providers or allow patterns")
-	case len(s.Modules) > 0:
-		p.errorf(r, "a pull-through mirror serves providers only: leave module blocks out")
+	}
+	for _, m := range s.Modules {
+		if m.Source != "registry://"+m.Addr.Host {
+			p.errorf(r, "module %s (%s): a pull-through policy takes every module from its own registry; leave source out", m.Addr, m.At)
+		}
 	}
 	for _, pr := range s.Providers {
 		if pr.Source != "" {

@@ -136,7 +136,7 @@ type providerBody struct {
 
 type moduleBody struct {
 	Versions    string  `hcl:"versions"`
-	Destination string  `hcl:"destination"`
+	Destination *string `hcl:"destination,optional"`
 	Source      *string `hcl:"source,optional"`
 }
 
@@ -331,7 +331,15 @@ func (p *parser) module(b *hcl.Block) (Module, bool) {
 		return Module{}, false
 	}
 	attrs, _ := b.Body.JustAttributes()
-	m := Module{Addr: addr, At: p.at(b.DefRange), Destination: p.place(body.Destination, attrs["destination"].Expr.Range()), Source: "registry://" + addr.Host}
+	m := Module{Addr: addr, At: p.at(b.DefRange), Source: "registry://" + addr.Host}
+	switch {
+	case body.Destination != nil && p.policy:
+		p.errorf(attrs["destination"].Expr.Range(), "module %s: a pull-through policy has no destinations: every package lands in the CACHE given to serve; leave destination out", addr)
+	case body.Destination != nil:
+		m.Destination = p.place(*body.Destination, attrs["destination"].Expr.Range())
+	case !p.policy:
+		p.errorf(b.Body.MissingItemRange(), "module %s: destination: say where its packages go (oci://REGISTRY/TEMPLATE or a directory)", addr)
+	}
 	c, err := backends.ParseVersionConstraint(body.Versions)
 	if err != nil || c.IsZero() {
 		p.errorf(attrs["versions"].Expr.Range(), `module %s: versions: a constraint ("~> 5.0"), "latest" or "latest N" is needed: a registry keeps every release ever made`, addr)

@@ -44,7 +44,7 @@ func TestProvidersV1ThroughAHostBlock(t *testing.T) {
 	}
 
 	cache := filepath.Join(t.TempDir(), "cache")
-	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin")
+	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1")
 	caPEM, _ := os.ReadFile(cert)
 	work := pullConfig(t)
 	out, err := runClient(t, clients[first], caPEM, hostBlock(url, "127.0.0.1"), work, "init", "-input=false", "-no-color")
@@ -58,7 +58,7 @@ func TestProvidersV1ThroughAHostBlock(t *testing.T) {
 	stop()
 
 	w.stopOrigin()
-	url, cert, stop = startServeWith(t, w.env, cache, "--upstream", "origin")
+	url, cert, stop = startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1")
 	caPEM, _ = os.ReadFile(cert)
 	for name, bin := range clients {
 		work := pullConfig(t)

@@ -56,7 +56,11 @@ func newServeCmd(env *Env) *cobra.Command {
 			}
 			so.Logger = log.New(cmd.ErrOrStderr(), "", log.LstdFlags)
 			so.Ready = pf.ready(cmd, "Serving "+args[0]+" as a network mirror", args[0], "")
-			so.Handler = regserve.New(pf.plainHandler(cmd, r, so), regserve.Options{Providers: r, Logger: so.Logger})
+			mods, err := pf.serveModules(cmd.Context(), env.placeOptions(), so.Logger, nil)
+			if err != nil {
+				return err
+			}
+			so.Handler = regserve.New(pf.plainHandler(cmd, r, so), regserve.Options{Providers: r, Modules: mods, Logger: so.Logger})
 			err = netmirror.Serve(cmd.Context(), r, so)
 			printWarnings(cmd, r)
 			return pf.done(err)

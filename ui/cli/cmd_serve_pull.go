@@ -32,6 +32,7 @@ type pullFlags struct {
 	allowHost  []string
 	timeout    time.Duration
 	refusedTTL time.Duration
+	modules    string
 	trust      trustFlags
 	redirect   redirectFlags
 	// json: serve --json (JSON lines on stdout, ending in a summary).
@@ -52,6 +53,7 @@ func (f *pullFlags) add(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.allowHost, "allow-host", nil, "pull-through with --upstream origin: a `HOST` clients may have the mirror reach (repeatable); with it or a --spec naming providers, only named hosts are reached, otherwise only public ones")
 	fl.DurationVar(&f.timeout, "upstream-timeout", httpclient.DefaultTimeout, "pull-through: how long the upstream has to answer a request (504 to the client after its retries)")
 	fl.DurationVar(&f.refusedTTL, "refused-ttl", pull.DefaultRefusedTTL, "pull-through: how long an upstream archive that did not match its hashes is answered as refused before it is fetched again")
+	fl.StringVar(&f.modules, "modules", "", "serve modules.v1 from the module `PLACE` (a directory or oci://REGISTRY/TEMPLATE); with --upstream, what it lacks is fetched from each module's registry and landed there")
 	f.trust.add(cmd)
 	f.redirect.add(cmd)
 }
@@ -170,7 +172,12 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
 	h.Redirect = f.redirect.duration()
 	so.Ready = f.ready(cmd, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, cacheArg, upstream)
-	next := regserve.New(h, regserve.Options{Providers: m, Logger: logger})
+	mods, err := f.serveModules(ctx, o, logger, pol)
+	if err != nil {
+		m.Close()
+		return err
+	}
+	next := regserve.New(h, regserve.Options{Providers: m, Modules: mods, Logger: logger})
 	so.Handler = &pull.Server{Mirror: m, Next: next, Metrics: metrics, Access: f.accessLog(cmd)}
 	so.Logger, so.Drain = logger, f.drain
 	err = netmirror.Serve(ctx, nil, so)

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+)
+
+// moduleWorld is pullWorld's origin at 127.0.0.1:443 answering modules.v1
+// too (a module registry behind it), and a plain HTTP server holding the
+// packages it names: an archive, one named through X-Terraform-Get, and a
+// git repository served by git http-backend.
+type moduleWorld struct {
+	*pullWorld
+	reg   *modulestest.Server
+	files *httptest.Server
+}
+
+// The modules: net has a submodule (used as //modules/sub), app calls net
+// through the registry, gitmod's package is a git tag.
+const (
+	netMain   = "variable \"name\" {\n  default = \"net\"\n}\noutput \"name\" {\n  value = var.name\n}\n"
+	subMain   = "output \"sub\" {\n  value = \"sub\"\n}\n"
+	appMain   = "module \"net\" {\n  source  = \"127.0.0.1/acme/net/aws\"\n  version = \"1.0.0\"\n}\n"
+	gitMain   = "output \"git\" {\n  value = \"git\"\n}\n"
+	modConfig = `terraform {
+  required_providers {
+    alpha = { source = "127.0.0.1/acme/alpha", version = "= 1.0.0" }
+  }
+}
+module "sub" {
+  source  = "127.0.0.1/acme/net/aws//modules/sub"
+  version = "1.0.0"
+}
+module "app" {
+  source  = "127.0.0.1/acme/app/aws"
+  version = "~> 1.0"
+}
+module "git" {
+  source  = "127.0.0.1/acme/gitmod/aws"
+  version = "1.0.0"
+}
+`
+)
+
+func newModuleWorld(t *testing.T) *moduleWorld {
+	t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed: skipping the module pull-through test (its git package needs git http-backend)")
+	}
+	w := &moduleWorld{pullWorld: newPullWorld(t, registrytest.Faults{}), reg: modulestest.New(t)}
+	repo := modulestest.GitRepo(t, []string{"v1.0.0"}, [][]modulestest.Entry{modulestest.Files(map[string]string{"main.tf": gitMain})})
+	root := t.TempDir()
+	modulestest.Git(t, root, "clone", "--bare", "--quiet", repo, filepath.Join(root, "gitmod.git"))
+	mux := http.NewServeMux()
+	mux.Handle("/git/", &cgi.Handler{Path: git, Root: "/git", Args: []string{"http-backend"},
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
+	netZip := modulestest.Zip(t, modulestest.Files(map[string]string{"main.tf": netMain, "modules/sub/main.tf": subMain}))
+	appZip := modulestest.Zip(t, modulestest.Files(map[string]string{"main.tf": appMain}))
+	mux.HandleFunc("/pkg/net.zip", func(rw http.ResponseWriter, _ *http.Request) { rw.Write(netZip) })
+	mux.HandleFunc("/pkg/app.zip", func(rw http.ResponseWriter, _ *http.Request) { rw.Write(appZip) })
+	w.files = httptest.NewServer(mux)
+	t.Cleanup(w.files.Close)
+
+	w.reg.Add("acme/net/aws", "1.0.0", modulestest.Download{Location: w.files.URL + "/pkg/net.zip"})
+	w.reg.Add("acme/app/aws", "v1.0.0", modulestest.Download{Location: w.files.URL + "/pkg/app.zip", Style: modulestest.Header204})
+	w.reg.Add("acme/gitmod/aws", "1.0.0", modulestest.Download{Location: "git::" + w.files.URL + "/git/gitmod.git?ref=v1.0.0"})
+	target, _ := url.Parse(w.reg.URL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = w.reg.Client().Transport
+	w.pullWorld.reg.Wrap(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/v1/modules/") {
+				proxy.ServeHTTP(rw, r)
+				return
+			}
+			next.ServeHTTP(rw, r)
+		})
+	})
+	return w
+}
+
+// installedModules are the module keys init recorded in
+// .terraform/modules/modules.json, sorted.
+func installedModules(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ".terraform", "modules", "modules.json"))
+	if err != nil {
+		t.Fatalf("no modules.json: %v", err)
+	}
+	var doc struct{ Modules []struct{ Key string } }
+	json.Unmarshal(b, &doc)
+	var out []string
+	for _, m := range doc.Modules {
+		if m.Key != "" {
+			out = append(out, m.Key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// terraform init and tofu init of a configuration with registry modules (a
+// //submodule, one calling another registry module, one whose package is a
+// git tag served by git http-backend) and a provider, through `serve CACHE
+// --upstream origin --modules MODCACHE` with only a host block: cold, each
+// package is fetched once, packed and landed in MODCACHE with its sha256
+// (and commit); warm, a fresh serve with the origin, the archives and the
+// git server all stopped serves both clients from the caches.
+func TestModulesV1ThroughAHostBlock(t *testing.T) {
+	clients := pullClients(t)
+	w := newModuleWorld(t)
+	cache, modcache := filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "modules")
+	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--modules", modcache)
+	caPEM, _ := os.ReadFile(cert)
+	want := []string{"app", "app.net", "git", "sub"}
+	first := firstClient(clients)
+	work := t.TempDir()
+	writeFile(t, work, "main.tf", modConfig)
+	out, err := runClient(t, clients[first], caPEM, hostBlock(url, "127.0.0.1"), work, "init", "-input=false", "-no-color")
+	if err != nil || !strings.Contains(out, "Installed 127.0.0.1/acme/alpha v1.0.0") {
+		t.Fatalf("%s init cold through the mirror: %v\n%s", first, err, out)
+	}
+	if got := installedModules(t, work); !slices.Equal(got, want) {
+		t.Errorf("%s installed modules %v, want %v", first, got, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(work, ".terraform", "modules", "sub", "modules", "sub", "main.tf")); err != nil || string(b) != subMain {
+		t.Errorf("the //modules/sub module is not the package's submodule: %v %q", err, b)
+	}
+	for _, m := range []string{"net", "app", "gitmod"} {
+		if _, err := os.Stat(filepath.Join(modcache, "127.0.0.1", "acme", m, "aws", "1.0.0.zip")); err != nil {
+			t.Errorf("module %s did not land in the module cache: %v", m, err)
+		}
+	}
+	rec, _ := os.ReadFile(filepath.Join(modcache, "127.0.0.1", "acme", "gitmod", "aws", "1.0.0.json"))
+	if !strings.Contains(string(rec), `"revision"`) || !strings.Contains(string(rec), `"zh"`) {
+		t.Errorf("the git module's record keeps no commit or sha256:\n%s", rec)
+	}
+	if n := w.reg.Count("/download"); n != 3 {
+		t.Errorf("the module registry answered %d downloads, want 3 (one per package)", n)
+	}
+	for name, bin := range clients {
+		work := t.TempDir()
+		writeFile(t, work, "main.tf", modConfig)
+		if out, err := runClient(t, bin, caPEM, hostBlock(url, "127.0.0.1"), work, "init", "-input=false", "-no-color"); err != nil {
+			t.Errorf("%s init through the warm mirror: %v\n%s", name, err, out)
+		}
+	}
+	if n := w.reg.Count("/download"); n != 3 {
+		t.Errorf("warm inits asked the module registry for %d downloads in all, want the 3 of the cold one", n)
+	}
+	stop()
+
+	w.stopOrigin()
+	w.files.Close()
+	url, cert, stop = startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--modules", modcache)
+	caPEM, _ = os.ReadFile(cert)
+	for name, bin := range clients {
+		work := t.TempDir()
+		writeFile(t, work, "main.tf", modConfig)
+		out, err := runClient(t, bin, caPEM, hostBlock(url, "127.0.0.1"), work, "init", "-input=false", "-no-color")
+		if err != nil {
+			t.Errorf("%s init with the upstream stopped: %v\n%s", name, err, out)
+			continue
+		}
+		if got := installedModules(t, work); !slices.Equal(got, want) {
+			t.Errorf("%s installed modules %v with the upstream stopped, want %v", name, got, want)
+		}
+	}
+	stop()
+}
