@@ -7,7 +7,6 @@ import (
 	"io"
 	"log"
 	"slices"
-	gosync "sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -55,15 +54,13 @@ type ModuleOptions struct {
 type ModuleMirror struct {
 	opts ModuleOptions
 
-	mu      gosync.Mutex
-	listed  map[string]timed
-	group   singleflight.Group // listings
+	lists   listings
 	fetches singleflight.Group // one fetch per module version
 }
 
 // NewModules returns a pull-through mirror of modules.
 func NewModules(o ModuleOptions) *ModuleMirror {
-	return &ModuleMirror{opts: o, listed: map[string]timed{}}
+	return &ModuleMirror{opts: o}
 }
 
 func (mm *ModuleMirror) String() string { return mm.opts.Cache.String() }
@@ -95,19 +92,7 @@ func (mm *ModuleMirror) held(ctx context.Context, m modules.Module) (map[string]
 // upstreamVersions lists m's versions upstream, through the listing
 // cache: served stale, with a warning, while the registry fails.
 func (mm *ModuleMirror) upstreamVersions(ctx context.Context, m modules.Module) ([]modules.Version, error) {
-	key := "module versions\x00" + m.String()
-	ttl := mm.opts.TTL
-	if ttl <= 0 {
-		ttl = DefaultTTL
-	}
-	mm.mu.Lock()
-	last, ok := mm.listed[key]
-	mm.mu.Unlock()
-	if ok && time.Since(last.at) < ttl {
-		return last.val.([]modules.Version), nil
-	}
-	v, err, _ := mm.group.Do(key, func() (any, error) {
-		ctx := context.WithoutCancel(ctx)
+	v, stale, err := mm.lists.get(ctx, "module versions\x00"+m.String(), mm.opts.TTL, func(ctx context.Context) (any, error) {
 		up, err := mm.opts.Upstream(ctx, m.Host)
 		if err != nil {
 			return nil, err
@@ -120,14 +105,11 @@ func (mm *ModuleMirror) upstreamVersions(ctx context.Context, m modules.Module) 
 			return nil, err
 		}
 		vs, _ := modules.Select(raw, backends.VersionConstraint{})
-		mm.mu.Lock()
-		mm.listed[key] = timed{at: time.Now(), val: vs}
-		mm.mu.Unlock()
 		return vs, nil
 	})
-	if err != nil && ok {
-		mm.logf("warning: module %s: the upstream %s failed (%v); serving its listing of %s ago", m, mm.opts.UpstreamName, err, time.Since(last.at).Round(time.Second))
-		return last.val.([]modules.Version), nil
+	if stale > 0 {
+		mm.logf("warning: module %s: the upstream %s failed (%v); serving its listing of %s ago", m, mm.opts.UpstreamName, err, stale.Round(time.Second))
+		err = nil
 	}
 	if err != nil {
 		return nil, err
