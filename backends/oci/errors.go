@@ -1,7 +1,6 @@
 package oci
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/ociclient"
 )
 
 // Sentinel errors of this package, wrapped (with the repository and the
@@ -114,39 +114,13 @@ func (e *Error) Unwrap() []error {
 // (5xx, 429) rather than refused.
 func (e *Error) Transient() bool { return backends.TransientStatus(e.Status) }
 
-// PlainDetails makes the error responses of registries in err print what
-// the registries sent. A response's errors carry a free-form "detail" that
-// oras decodes into Go values and prints with %v, so users would read
-// map[name:repo] (distribution's NAME_UNKNOWN); PlainDetails turns each
-// detail back into its JSON text. Every registry error on its way to a
-// user passes through here (classify, and modoci's errors). It returns
-// err.
-func PlainDetails(err error) error {
-	var resp *errcode.ErrorResponse
-	if !errors.As(err, &resp) {
-		return err
-	}
-	for i, e := range resp.Errors {
-		if e.Detail == nil {
-			continue
-		}
-		if _, ok := e.Detail.(string); ok {
-			continue
-		}
-		if b, jerr := json.Marshal(e.Detail); jerr == nil {
-			resp.Errors[i].Detail = string(b)
-		}
-	}
-	return err
-}
-
 // classify turns an error from oras-go into an *Error naming the sentinel it
 // stands for and what to do about it.
 func classify(err error, op, place string, repo Repository, pkg string) error {
 	if err == nil {
 		return nil
 	}
-	PlainDetails(err)
+	ociclient.PlainDetails(err)
 	var already *Error
 	if errors.As(err, &already) {
 		return err

@@ -161,7 +161,7 @@ type Options struct {
 	// registries; nil means the TF_TOKEN_* environment variables.
 	Credentials backends.Credentials
 	// OCICredentials, when set, is where OCI registries' credentials come
-	// from; nil means those container tools use (oci.DefaultCredentials).
+	// from; nil means those container tools use (ociclient.DefaultCredentials).
 	OCICredentials credentials.Store
 	// Debug, when set, gets a line for every HTTP request attempt of every
 	// kind of place (--debug; see httpclient.Wrap).

@@ -16,8 +16,8 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/bundle"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
-	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/push"
+	"github.com/tfmirror/tfmirror/backends/ociclient"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
@@ -151,7 +151,7 @@ func (env *Env) loadCredentials() {
 		return
 	}
 	env.httpCreds = c.Credentials(os.Environ())
-	ambient, err := oci.DefaultCredentials()
+	ambient, err := ociclient.DefaultCredentials()
 	if err != nil {
 		ambient = nil
 	}

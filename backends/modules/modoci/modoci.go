@@ -28,7 +28,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
-	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/ociclient"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -60,7 +60,7 @@ type Options struct {
 	// then ignored.
 	HTTP *http.Client
 	// Credentials, when set, replaces those container tools use (see
-	// oci.DefaultCredentials).
+	// ociclient.DefaultCredentials).
 	Credentials credentials.Store
 	// Concurrency bounds parallel manifest requests when listing; 0 means 8.
 	Concurrency int
@@ -91,7 +91,7 @@ func Open(name, template string, o Options) (*Store, error) {
 	}
 	store := o.Credentials
 	if store == nil {
-		if store, err = oci.DefaultCredentials(); err != nil {
+		if store, err = ociclient.DefaultCredentials(); err != nil {
 			return nil, fmt.Errorf("place %s: %w", name, err)
 		}
 	}
@@ -109,7 +109,7 @@ func Open(name, template string, o Options) (*Store, error) {
 			RootCAs:            o.RootCAs,
 			InsecureSkipVerify: o.Insecure, // opt-in, for registries with self-signed certificates
 		}
-		hc.Transport = oci.Transport(base, oci.DefaultTimeout, oci.Options{}.Retry(), o.Debug)
+		hc.Transport = ociclient.Transport(base, ociclient.DefaultTimeout, ociclient.Retry(0, 0), o.Debug)
 	}
 	client := &auth.Client{Client: &hc, Cache: auth.NewCache(), Credential: credentials.Credential(store)}
 	client.SetUserAgent("tfmirror")
@@ -148,7 +148,7 @@ func (s *Store) repo(m modules.Module) (*remote.Repository, string, error) {
 // opError names the place, repository and package, and classifies what
 // the registry answered against the backends sentinels.
 func (s *Store) opError(op, repo, what string, err error) error {
-	oci.PlainDetails(err)
+	ociclient.PlainDetails(err)
 	var resp *errcode.ErrorResponse
 	kind := error(nil)
 	hint := ""
