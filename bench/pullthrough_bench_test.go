@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
-	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/backends/tlscert"
 )
 
 // BenchmarkPullThrough measures `tfmirror serve CACHE --upstream` against
@@ -163,7 +163,7 @@ func newPullBenchWorld(b *testing.B) *pullBenchWorld {
 	ca := filepath.Join(dir, "registry-ca.pem")
 	os.WriteFile(ca, pw.reg.CertPEM(), 0o644)
 	pw.env = append(os.Environ(), "SSL_CERT_FILE="+ca, "SSL_CERT_DIR="+dir, "TF_CLI_CONFIG_FILE="+filepath.Join(dir, "none.tfrc"), "HOME="+dir)
-	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1"}, time.Now())
+	certPEM, keyPEM, err := tlscert.SelfSigned([]string{"127.0.0.1"}, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/backends/tlscert"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -82,7 +83,7 @@ func servePlace(t testing.TB, r backends.Reader) (*httptest.Server, *netmirror.H
 	h := netmirror.NewHandler(r, log.New(logs, "", 0), hashing.Options{})
 	// The certificate `tfmirror serve` makes, not httptest's RSA one: the
 	// handshake cost is part of what the benchmark measures.
-	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1"}, time.Now())
+	certPEM, keyPEM, err := tlscert.SelfSigned([]string{"127.0.0.1"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

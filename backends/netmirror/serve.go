@@ -2,17 +2,10 @@ package netmirror
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -21,59 +14,13 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/tlscert"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // DefaultAddr is where `tfmirror serve` listens unless told otherwise: the
 // loopback interface, so nothing is exposed by accident.
 const DefaultAddr = "127.0.0.1:8443"
-
-// SelfSigned makes an ECDSA P-256 certificate and key for hosts (IP
-// addresses or DNS names), valid from an hour before now for a year. The
-// certificate is its own CA, so clients can trust it by naming its PEM file
-// in SSL_CERT_FILE.
-func SelfSigned(hosts []string, now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{Organization: []string{"tfmirror serve"}, CommonName: "tfmirror serve (self-signed)"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		if h == "" || seen[h] {
-			continue
-		}
-		seen[h] = true
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
-}
 
 // ServeOptions configure Serve.
 type ServeOptions struct {
@@ -246,7 +193,7 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, drain ti
 // step of its own because that file is what clients are told to trust: it
 // must be written before the server is announced ready.
 func selfSignedPair(info *Serving, certOut, port string) (tls.Certificate, error) {
-	certPEM, keyPEM, err := SelfSigned(info.Hosts, time.Now())
+	certPEM, keyPEM, err := tlscert.SelfSigned(info.Hosts, time.Now())
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("serve: making a certificate: %w", err)
 	}

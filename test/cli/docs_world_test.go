@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
+	"github.com/tfmirror/tfmirror/backends/tlscert"
 )
 
 // docsWorld is a tour world with what the pages name besides: a mirror,
@@ -97,7 +97,7 @@ func newDocsWorld(t *testing.T, port443 bool) *docsWorld {
 	}
 
 	// A server certificate (m.crt, m.key) for serve --tls-cert.
-	cert, key, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	cert, key, err := tlscert.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
-	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/tlscert"
 )
 
 // startNginx runs Debian's nginx serving root over TLS with the
@@ -23,7 +23,7 @@ import (
 func startNginx(t *testing.T, root string) (string, []byte) {
 	t.Helper()
 	d := t.TempDir()
-	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	certPEM, keyPEM, err := tlscert.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/tlscert"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -76,7 +77,7 @@ type worldCert struct {
 // cert makes the world's certificate on first use and writes CertFile.
 func (w *World) cert() (*worldCert, error) {
 	w.certOnce.Do(func() {
-		certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+		certPEM, keyPEM, err := tlscert.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
 		if err == nil {
 			err = os.WriteFile(w.CertFile(), certPEM, 0o644)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tfmirror/tfmirror/backends/netmirror"
+	"github.com/tfmirror/tfmirror/backends/tlscert"
 )
 
 // Registry is an OCI registry on object storage: Debian's docker-registry
@@ -42,7 +42,7 @@ func (s *Server) Registry(t testing.TB, bucket string) *Registry {
 		t.Skip("docker-registry is not installed (apt-get install -y docker-registry): skipping the OCI registry on object storage")
 	}
 	dir := t.TempDir()
-	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	certPEM, keyPEM, err := tlscert.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
 	if err != nil {
 		t.Fatalf("s3test: %v", err)
 	}

@@ -23,8 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/s3"
+	"github.com/tfmirror/tfmirror/backends/tlscert"
 )
 
 // Module and Version are the versitygw the tests run.
@@ -124,7 +124,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
-	certPEM, keyPEM, err := netmirror.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	certPEM, keyPEM, err := tlscert.SelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
 	if err != nil {
 		t.Fatalf("s3test: %v", err)
 	}
