@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
@@ -135,14 +134,44 @@ func distEntries(ctx context.Context, dir string) ([]string, bool, error) {
 	if !sums || !zips {
 		return nil, false, nil
 	}
-	m, err := fs.Open(dir, dir, fs.Options{})
-	if err != nil {
-		return nil, false, nil
-	}
-	if ps, err := m.Providers(ctx); err != nil || len(ps) > 0 {
+	if holdsProviders(dir) || ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
 	return paths, true, nil
+}
+
+// holdsProviders reports whether dir has a filesystem mirror's layout: a
+// HOST/NAMESPACE/TYPE directory naming a provider, its first two levels
+// real directories (the clients follow no symbolic link there).
+func holdsProviders(dir string) bool {
+	for _, h := range subdirs(dir, false) {
+		for _, ns := range subdirs(filepath.Join(dir, h), false) {
+			for _, ty := range subdirs(filepath.Join(dir, h, ns), true) {
+				if _, err := backends.NewProvider(h, ns, ty); err == nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// subdirs lists the names of dir's directories, and of its symbolic links
+// to directories when links is set.
+func subdirs(dir string, links bool) []string {
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() || links && e.Type()&os.ModeSymlink != 0 && isDir(filepath.Join(dir, e.Name())) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // isBuildDir reports whether dir is one of goreleaser's per-platform build

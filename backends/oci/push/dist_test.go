@@ -2,6 +2,7 @@ package push_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	"github.com/tfmirror/tfmirror/backends/oci/push"
 )
 
 // goreleaserDist writes what goreleaser leaves in dist/ for a provider
@@ -351,5 +353,37 @@ func TestReleaseDirectoryAsAPlace(t *testing.T) {
 	}
 	if r := run(t, reg, "sync", dst, dist, "-p", addr); r.code != 2 || !strings.Contains(r.stderr, "release directory is read-only") {
 		t.Errorf("sync into a release directory: %s", r)
+	}
+}
+
+// TestReleaseDirIsNotAMirror: release zips and their SHA256SUMS at the top
+// make a release directory, unless the directory also has a filesystem
+// mirror's HOST/NAMESPACE/TYPE layout; a symbolic link at the first levels
+// is not part of that layout, as the clients do not follow it.
+func TestReleaseDirIsNotAMirror(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "dist")
+	backendtest.NewSeededSigner(t, "acme releases", 5).ReleaseDir(t, dir, "example.com/acme/alpha", "1.0.0", "linux_amd64")
+	if !push.IsReleaseDir(ctx, dir) {
+		t.Fatalf("%s is not taken for a release directory", dir)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "acme", "alpha")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(elsewhere), filepath.Join(dir, "example.com")); err != nil {
+		t.Skipf("symbolic links: %v", err)
+	}
+	if !push.IsReleaseDir(ctx, dir) {
+		t.Errorf("a linked HOST directory made %s a mirror", dir)
+	}
+	if err := os.Remove(filepath.Join(dir, "example.com")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "example.com", "acme", "alpha"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if push.IsReleaseDir(ctx, dir) {
+		t.Errorf("%s has a mirror's layout and is still taken for a release directory", dir)
 	}
 }
