@@ -25,7 +25,6 @@ var openers = map[string]map[string]bool{
 var openersAllowed = map[string]string{
 	"backends/fs/write.go":              "staging files and directories it made",
 	"backends/fs/tempfiles.go":          "staging directories it made, to lock them",
-	"backends/fs/documents.go":          "provider directories, to fsync them",
 	"backends/atomicfile/atomicfile.go": "SyncDir opens a directory, to fsync it",
 	"backends/fs/dir_unix.go":           "listDir opens a directory",
 	"backends/fs/unnamed_linux.go":      "/proc/self/status",
