@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
+	"github.com/tfmirror/tfmirror/backends/readers"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -96,7 +97,7 @@ func hashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opt
 	defer f.Close()
 	s := hashing.NewStream(true, h1, opts)
 	defer s.Close()
-	if _, err := io.Copy(io.MultiWriter(f, s), ctxReader{ctx, rc}); err != nil {
+	if _, err := io.Copy(io.MultiWriter(f, s), readers.WithContext(ctx, rc)); err != nil {
 		return hashing.Sums{}, fmt.Errorf("%s: %s: %w", r, a.Package, err)
 	}
 	if err := f.Close(); err != nil {
@@ -214,18 +215,6 @@ func DescribeMatches(res hashing.Result) string {
 }
 
 func trimColon(s hashing.Scheme) string { return strings.TrimSuffix(string(s), ":") }
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
 
 // VerifyOptions tune VerifyPlaceWith.
 type VerifyOptions struct {

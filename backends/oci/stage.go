@@ -19,6 +19,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/readers"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -328,7 +329,7 @@ func (s *Staged) pushBlob(ctx context.Context, r *remote.Repository, layer ocisp
 		return struct {
 			io.Reader
 			io.Closer
-		}{&countingReader{r: f, n: &s.sent}, f}, nil
+		}{readers.OnRead(f, func(n int64) { s.sent.Add(n) }), f}, nil
 	}
 	err := pushBlob(ctx, r, layer, open, func(desc ocispec.Descriptor) error { return s.checkFile(desc, true) })
 	var ie *IntegrityError
@@ -410,15 +411,4 @@ func (s *Staged) pushManifest(ctx context.Context, r *remote.Repository, layer o
 		Size:         desc.Size,
 		Platform:     &ocispec.Platform{OS: s.pkg.Platform.OS, Architecture: s.pkg.Platform.Arch},
 	}, nil
-}
-
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
+	"github.com/tfmirror/tfmirror/backends/readers"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 )
@@ -88,7 +89,7 @@ func fetchToTemp(ctx context.Context, r backends.Reader, a backends.Archive) (st
 	if err != nil {
 		return "", err
 	}
-	_, err = io.Copy(f, ctxReader{ctx, rc})
+	_, err = io.Copy(f, readers.WithContext(ctx, rc))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -16,6 +16,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/tfmirror/tfmirror/backends/readers"
 )
 
 // Format is an archive format.
@@ -188,7 +190,7 @@ func (x *extractor) file(name string, r io.Reader, size int64, mode fs.FileMode)
 	if budget >= 0 {
 		src = io.LimitReader(r, budget+1)
 	}
-	n, err := io.Copy(f, &ctxReader{ctx: x.ctx, r: src})
+	n, err := io.Copy(f, readers.WithContext(x.ctx, src))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -349,16 +351,4 @@ func (x *extractor) tar(r io.Reader) error {
 		}
 	}
 	return nil
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/backends/readers"
 )
 
 // http fetches an HTTP(S) address the way go-getter does for modules: an
@@ -213,7 +214,7 @@ func (f *fetcher) download(u *url.URL, auth *httpclient.Auth, sniffing bool) (st
 	if err != nil {
 		return "", "", err
 	}
-	n, err := io.Copy(out, &progressReader{r: io.LimitReader(d, limit+1), fn: f.progress})
+	n, err := io.Copy(out, readers.OnRead(io.LimitReader(d, limit+1), f.progress))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -256,17 +257,4 @@ func (c *checksum) check(file string) error {
 		return fmt.Errorf("checksum mismatch: the address pins %s:%s, the archive is %s:%s", c.kind, c.want, c.kind, got)
 	}
 	return nil
-}
-
-type progressReader struct {
-	r  io.Reader
-	fn func(int64)
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	if n > 0 {
-		p.fn(int64(n))
-	}
-	return n, err
 }

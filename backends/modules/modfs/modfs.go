@@ -14,6 +14,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/backends/readers"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -150,9 +151,9 @@ func (s *Store) writeZip(ctx context.Context, pkg *modules.Package, dst string, 
 	zh := hashing.NewZipHasher()
 	var r io.Reader = in
 	if progress != nil {
-		r = &progressReader{r: in, fn: progress}
+		r = readers.OnRead(in, progress)
 	}
-	n, err := io.Copy(io.MultiWriter(tmp, zh), &ctxReader{ctx: ctx, r: r})
+	n, err := io.Copy(io.MultiWriter(tmp, zh), readers.WithContext(ctx, r))
 	if err != nil {
 		return 0, "", err
 	}
@@ -244,29 +245,4 @@ func (s *Store) ListModule(ctx context.Context, m modules.Module, c backends.Ver
 	}
 	sort.Strings(out.Warnings)
 	return out, nil
-}
-
-type progressReader struct {
-	r  io.Reader
-	fn func(int64)
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	if n > 0 {
-		p.fn(int64(n))
-	}
-	return n, err
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/ociclient"
+	"github.com/tfmirror/tfmirror/backends/readers"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -366,7 +367,12 @@ func (s *Store) pushBlobs(ctx context.Context, r *remote.Repository, repoName st
 		if err != nil {
 			return ocispec.Descriptor{}, 0, err
 		}
-		err = r.Blobs().Push(ctx, layer, &countingReader{r: f, fn: progress, n: &sent})
+		err = r.Blobs().Push(ctx, layer, readers.OnRead(f, func(n int64) {
+			sent += n
+			if progress != nil {
+				progress(n)
+			}
+		}))
 		f.Close()
 		if err != nil {
 			return ocispec.Descriptor{}, 0, s.opError("push layer "+layer.Digest.String(), s.tmpl.Registry+"/"+repoName, pkg.Label(), err)
@@ -557,21 +563,4 @@ func (s *Store) Resolve(ctx context.Context, m modules.Module, c backends.Versio
 		Version: v, Registry: s.tmpl.Registry, Repository: repoName,
 		Digest: h.desc.Digest.String(), Tag: tag, Subdir: h.manifest.Annotations[modules.AnnotationSubdir],
 	}, nil
-}
-
-type countingReader struct {
-	r  io.Reader
-	fn func(int64)
-	n  *int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	if n > 0 {
-		*c.n += int64(n)
-		if c.fn != nil {
-			c.fn(int64(n))
-		}
-	}
-	return n, err
 }
