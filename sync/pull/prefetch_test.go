@@ -191,6 +191,12 @@ func TestPrefetchIsBoundedAndStopsOnClose(t *testing.T) {
 	if left, _ := os.ReadDir(w.spool); len(left) != 0 {
 		t.Errorf("spool files left: %v", left)
 	}
+	filepath.WalkDir(w.cache, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("left in CACHE by a stopped prefetch: %s", p)
+		}
+		return nil
+	})
 }
 
 // From an origin that states every platform's h1: (OpenTofu 1.12's packages
