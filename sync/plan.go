@@ -295,7 +295,7 @@ func planProvider(ctx context.Context, src, dst backends.Reader, sel Selection, 
 		if offered != nil {
 			offered[k] = true
 		}
-		if !sel.WantsPlatform(a.Platform) {
+		if !sel.WantsPlatform(a.Platform) || !sel.lockAbout(a.Package) {
 			continue
 		}
 		a.Evidence = append(a.Evidence, sel.LockEvidence(a.Package)...)
@@ -410,7 +410,24 @@ func compare(ctx context.Context, src backends.Reader, a, d backends.Archive, ds
 	}
 	item.Status = StatusConflict
 	item.Detail = fmt.Sprintf("destination %s states %s, the source %s", dst, shortList(dstHashes), shortList(srcHashes))
+	if lock := notLocked(a.Evidence, dstHashes); lock != "" {
+		item.Detail = fmt.Sprintf("destination %s holds a different package than %s locks (it states %s, none of them locked): init from it would fail its checksum; the source holds the locked one", dst, lock, shortList(dstHashes))
+	}
 	return item, nil
+}
+
+// notLocked names the lock file among ev whose hashes held (what the
+// destination states) has none of, or "" when there is none.
+func notLocked(ev []hashing.Evidence, held []hashing.Hash) string {
+	for _, e := range ev {
+		if e.Source.Kind != hashing.SourceLockFile || !hasKnown(held) {
+			continue
+		}
+		if !slices.ContainsFunc(held, func(h hashing.Hash) bool { return slices.Contains(e.Hashes, h) }) {
+			return e.Source.Detail
+		}
+	}
+	return ""
 }
 
 // Agree compares two archives by the hashes known of them, stated or

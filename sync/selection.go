@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -30,6 +32,13 @@ type Locked struct {
 	Version backends.Version
 	Hashes  []hashing.Hash
 	Source  string // the lock file, for messages
+	// Malformed are the malformed h1: and zh: of Hashes, with where the
+	// file states them (lockfile.Provider.Malformed).
+	Malformed []lockfile.Malformed
+	// Platforms, when set, are the platforms the lock is about
+	// (lockcheck.LockTies.About): a sync selects only those of the
+	// version. Nil: every platform.
+	Platforms []backends.Platform
 }
 
 // DefaultHoster is implemented by places bound to one provider hostname (an
@@ -355,6 +364,17 @@ func (s Selection) WantsPlatform(plat backends.Platform) bool {
 	return false
 }
 
+// lockAbout reports whether the lock that selects pkg's version is about
+// pkg's platform (Locked.Platforms), or says nothing of platforms.
+func (s Selection) lockAbout(pkg backends.Package) bool {
+	about := func(l Locked) bool { return l.Platforms == nil || slices.Contains(l.Platforms, pkg.Platform) }
+	if s.Pinned != nil {
+		return slices.ContainsFunc(s.pinnedAt(pkg.Provider, pkg.Version), about)
+	}
+	l, ok := s.Locked[pkg.Provider]
+	return !ok || !l.Version.Equal(pkg.Version) || about(l)
+}
+
 // LockEvidence returns the lock file's hashes for pkg, if a lock is in play.
 func (s Selection) LockEvidence(pkg backends.Package) []hashing.Evidence {
 	if s.Pinned != nil {
@@ -437,7 +457,7 @@ func (s Selection) ArchivesOf(ctx context.Context, r backends.Reader, p backends
 	}
 	out := as[:0]
 	for _, a := range as {
-		if s.WantsPlatform(a.Platform) {
+		if s.WantsPlatform(a.Platform) && s.lockAbout(a.Package) {
 			a.Evidence = append(a.Evidence, s.LockEvidence(a.Package)...)
 			out = append(out, a)
 		}

@@ -95,10 +95,11 @@ func newLockState(l *Locks) *lockState {
 				s.order = append(s.order, e.Provider)
 			}
 			s.versions[e.Provider] = unionVersions(s.versions[e.Provider], []backends.Version{e.Locked.Version})
-			s.locked[k] = sync.Locked{Version: e.Locked.Version, Hashes: e.Locked.Hashes, Source: e.Locked.Source}
+			s.locked[k] = sync.Locked{Version: e.Locked.Version, Hashes: e.Locked.Hashes, Source: e.Locked.Source, Malformed: e.Locked.Malformed}
 			continue
 		}
 		cur.Hashes = hashing.SortUnique(append(append([]hashing.Hash(nil), cur.Hashes...), e.Locked.Hashes...))
+		cur.Malformed = append(slices.Clip(cur.Malformed), e.Locked.Malformed...)
 		if !strings.Contains(cur.Source, e.Locked.Source) {
 			cur.Source += ", " + e.Locked.Source
 		}

@@ -58,27 +58,33 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 		}
 		c.list(ctx, p, locked[p])
 	}
-	represented := o.Platforms
-	if len(represented) == 0 {
-		represented = c.representedPlatforms()
-	}
-
 	var out []sync.Finding
 	for _, p := range providers {
 		if !matchesAny(o.Providers, p) {
 			continue
 		}
 		l := locked[p]
-		// Without --platform, the platforms are those the place holds for
-		// any locked provider and those p's locked hashes are tied to:
-		// where the lock says init must find a package.
-		platforms, ties := represented, LockTies{}
-		if len(o.Platforms) == 0 && c.errs[p] == nil {
+		// The platforms the lock is about (LockTies.About): --platform's,
+		// or those p's locked hashes are tied to. Others the place holds
+		// are none of the lock's business.
+		var ties LockTies
+		if c.errs[p] == nil {
 			ties = c.tie(ctx, p, l)
-			platforms = unionPlatforms(represented, ties.Platforms)
+		}
+		platforms := ties.About(o.Platforms)
+		if len(platforms) == 0 && len(ties.Unplaced) == 0 {
+			// A lock of zh: hashes only cannot be tied to an unpacked
+			// package (it has no zip): init installs it unchecked, which
+			// checkUnpacked warns about.
+			platforms = c.unpackedOnly(p)
 		}
 		if len(platforms) == 0 {
-			out = append(out, c.absent(backends.Package{Provider: p, Version: l.Version}, l))
+			if f, ok := c.unmatched(p, l, ties); ok && len(c.archives[p]) > 0 {
+				out = append(out, f)
+			} else {
+				out = append(out, c.absent(backends.Package{Provider: p, Version: l.Version}, l))
+			}
+			out = append(out, malformedFindings(p, l, ties)...)
 			continue
 		}
 		byPlat := map[backends.Platform]backends.Archive{}
@@ -99,14 +105,37 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 			default:
 				out = append(out, c.checkArchive(ctx, a, l))
 			}
+			if f := &out[len(out)-1]; len(o.Platforms) == 0 && f.Status != sync.StatusOK && slices.Contains(ties.Assumed, plat) {
+				f.Detail += " (" + ties.AssumedNote() + ")"
+			}
 		}
 		if len(o.Platforms) == 0 && allOK(out, p) && len(c.archives[p]) > 0 {
 			if f, ok := c.unmatched(p, l, ties); ok {
 				out = append(out, f)
 			}
 		}
+		out = append(out, malformedFindings(p, l, ties)...)
 	}
 	return out, nil
+}
+
+// malformedFindings name the malformed hashes of p's lock, with where the
+// file states them: ok rows, since init passes over them (a package that
+// matches another locked hash is accepted), and never a gap.
+func malformedFindings(p backends.Provider, l sync.Locked, ties LockTies) []sync.Finding {
+	var out []sync.Finding
+	for _, h := range ties.Malformed {
+		at := lockName(l)
+		for _, m := range l.Malformed {
+			if m.Hash == h {
+				at = m.Pos
+			}
+		}
+		_, err := hashing.ParseHash(string(h))
+		out = append(out, sync.Finding{Package: backends.Package{Provider: p, Version: l.Version}, Status: sync.StatusOK,
+			Detail: fmt.Sprintf("malformed: %s: %v; init passes over it, so it is no gap: fix or remove it", at, err)})
+	}
+	return out
 }
 
 // allOK reports whether every finding about p so far is ok.
@@ -159,9 +188,39 @@ func (c *checker) unmatched(p backends.Provider, l sync.Locked, ties LockTies) (
 	if len(missing) > 3 {
 		shown = append(shown, fmt.Sprintf("and %d more", len(missing)-3))
 	}
-	return sync.Finding{Package: pkg, Status: sync.StatusMissing,
-		Detail: fmt.Sprintf("init on some platform would fail: %d of the %d hashes %s locks for %s %s are h1: hashes of packages that match no archive in %s (%s) and that no signed SHA256SUMS or other place ties to a platform: each is a package, usually another platform, that the mirror lacks; copy the platforms your team runs init on with `tfmirror sync SOURCE %s -p %s -v %s --platform OS_ARCH`, or check only those with --platform",
-			len(missing), len(l.Hashes), lockName(l), p, l.Version, c.r, strings.Join(shown, ", "), c.r, p, l.Version)}, true
+	detail := fmt.Sprintf("init on some platform would fail: %d of the %d hashes %s locks for %s %s are h1: hashes of packages that match no archive in %s (%s) and that no signed SHA256SUMS or other place ties to a platform: each is a package, usually another platform, that the mirror lacks; copy the platforms your team runs init on with `tfmirror sync SOURCE %s -p %s -v %s --platform OS_ARCH`, or check only those with --platform",
+		len(missing), len(l.Hashes), lockName(l), p, l.Version, c.r, strings.Join(shown, ", "), c.r, p, l.Version)
+	if others := c.unlocked(p, ties); len(others) > 0 {
+		detail += fmt.Sprintf("; %s holds %s with none of the locked hashes: if the lock is about it, the mirror holds a different package than was locked: replace it with `tfmirror sync SOURCE %s -p %s -v %s --platform %s --force` (adding the origin or another mirror to the check, or the lock view, tells which)",
+			c.r, strings.Join(others, ", "), c.r, p, l.Version, others[0])
+	}
+	return sync.Finding{Package: pkg, Status: sync.StatusMissing, Detail: detail}, true
+}
+
+// unpackedOnly are the platforms of p's archives in the place when all are
+// unpacked, else none.
+func (c *checker) unpackedOnly(p backends.Provider) []backends.Platform {
+	var out []backends.Platform
+	for _, a := range c.archives[p] {
+		if a.Layout != backends.Unpacked {
+			return nil
+		}
+		out = append(out, a.Platform)
+	}
+	return out
+}
+
+// unlocked are the platforms of p's archives in the place that no locked
+// hash is tied to: where a locked h1: no place ties may be a package the
+// place holds wrongly.
+func (c *checker) unlocked(p backends.Provider, ties LockTies) []string {
+	var out []string
+	for _, a := range c.archives[p] {
+		if !slices.Contains(ties.Platforms, a.Platform) {
+			out = append(out, a.Platform.String())
+		}
+	}
+	return out
 }
 
 // tie ties p's locked hashes to platforms through the archives the place
@@ -181,19 +240,17 @@ func (c *checker) tie(ctx context.Context, p backends.Provider, l sync.Locked) L
 	for _, r := range c.o.TieWith {
 		_, _ = t.AddPlace(ctx, r, provenance.Options{}) // a place that cannot be read ties nothing
 	}
-	return t.Tie(l)
-}
-
-// unionPlatforms is a with the platforms of b it lacks, sorted.
-func unionPlatforms(a, b []backends.Platform) []backends.Platform {
-	out := append([]backends.Platform(nil), a...)
-	for _, p := range b {
-		if !slices.Contains(out, p) {
-			out = append(out, p)
+	ties := t.Tie(l)
+	_, local := c.r.(backends.LocalPather)
+	if len(ties.Unplaced) > 0 || local && len(ties.Untied) > 0 {
+		// Archives that state no h1: (a mirror `terraform providers
+		// mirror` wrote, an OCI layer known by its digest) are read where
+		// a locked h1: is still untied, or a local one where anything is.
+		if err := t.AddHashed(ctx, c.r, c.archives[p], c.o.Hashing); err == nil {
+			ties = t.Tie(l)
 		}
 	}
-	backends.SortPlatforms(out)
-	return out
+	return ties
 }
 
 type checker struct {
@@ -227,21 +284,6 @@ func (c *checker) list(ctx context.Context, p backends.Provider, l sync.Locked) 
 	}
 }
 
-func (c *checker) representedPlatforms() []backends.Platform {
-	seen := map[backends.Platform]bool{}
-	var out []backends.Platform
-	for _, as := range c.archives {
-		for _, a := range as {
-			if !seen[a.Platform] {
-				seen[a.Platform] = true
-				out = append(out, a.Platform)
-			}
-		}
-	}
-	backends.SortPlatforms(out)
-	return out
-}
-
 // absent describes a locked package the place does not hold.
 func (c *checker) absent(pkg backends.Package, l sync.Locked) sync.Finding {
 	f := sync.Finding{Package: pkg, Status: sync.StatusMissing}
@@ -266,7 +308,7 @@ func (c *checker) absent(pkg backends.Package, l sync.Locked) sync.Finding {
 		f.Detail = fmt.Sprintf("init would fail: %s holds no version of %s; %s", c.r, pkg.Provider, fix)
 	}
 	if noPlatforms {
-		f.Detail += " (the mirror holds none of the locked versions, so there are no platforms to check by default: name them with --platform)"
+		f.Detail += " (no archive and no signed SHA256SUMS ties a locked hash to a platform, so which platforms the lock is about cannot be told: name them with --platform)"
 	}
 	return f
 }

@@ -31,6 +31,17 @@ import (
 //     platform would fail, though which platform cannot be told.
 //   - Any other hash is untied: the zh: of a file that is no package, or
 //     of nothing any place knows. It is reported, never a gap.
+//   - A malformed h1: or zh: (bad base64, 63 hex digits) is no package's:
+//     it is reported as malformed, with where the file states it, never a
+//     gap (the clients pass over it).
+//
+// The platforms a lock is about are those its hashes are tied to, or,
+// where --platform names platforms, those. One rule for check, sync
+// --from/--lock and the lock view: a platform the lock is not about is
+// never a failure, a mismatch or a job. A platform tied only by a zh:
+// that a signed SHA256SUMS lists is assumed: a registry lock carries the
+// signed zh: of every platform, so it cannot say which platforms its team
+// uses; messages name the assumed ones and how to narrow (--platform).
 
 // HashTie is what a locked hash is known to be the hash of.
 type HashTie struct {
@@ -39,6 +50,8 @@ type HashTie struct {
 	Platform backends.Platform
 	// File is the name a signed SHA256SUMS gives the file, when one does.
 	File string
+	// Signed: tied only by a signed SHA256SUMS, no archive.
+	Signed bool
 }
 
 // TieIndex gathers, for one provider version, what each hash is the hash
@@ -86,7 +99,7 @@ func (t *TieIndex) AddSums(doc []byte) error {
 		if _, ok := t.by[h]; ok {
 			continue
 		}
-		tie := HashTie{File: name}
+		tie := HashTie{File: name, Signed: true}
 		if rest, ok := strings.CutPrefix(strings.ToLower(name), prefix); ok {
 			if osArch, ok := strings.CutSuffix(rest, ".zip"); ok {
 				if plat, err := backends.ParsePlatform(osArch); err == nil {
@@ -161,23 +174,57 @@ type LockTies struct {
 	Unplaced []UntiedHash
 	// Untied are the other locked hashes tied to no package: never a gap.
 	Untied []UntiedHash
+	// Assumed are the platforms of Platforms tied only by a zh: that a
+	// signed SHA256SUMS lists: the lock may not be about them (a registry
+	// lock carries every platform's), so they are assumed.
+	Assumed []backends.Platform
+	// Malformed are the locked h1: and zh: hashes that are not of their
+	// scheme's form: no package's, never a gap.
+	Malformed []hashing.Hash
+}
+
+// About is the platforms the lock is about: named, where --platform
+// names some, else those its hashes are tied to.
+func (lt LockTies) About(named []backends.Platform) []backends.Platform {
+	if len(named) > 0 {
+		return named
+	}
+	return lt.Platforms
+}
+
+// AssumedNote says, for messages, which platforms were assumed and how to
+// narrow them, or "" when none were.
+func (lt LockTies) AssumedNote() string {
+	if len(lt.Assumed) == 0 {
+		return ""
+	}
+	var ps []string
+	for _, p := range lt.Assumed {
+		ps = append(ps, p.String())
+	}
+	return fmt.Sprintf("assumed %s: the lock holds the registry's signed zh: for every platform, so it cannot say which ones your team runs init on; name them with --platform to check only those", strings.Join(ps, ", "))
 }
 
 // Tie ties l's h1: and zh: hashes with what the index holds.
 func (t *TieIndex) Tie(l sync.Locked) LockTies {
 	out := LockTies{Provider: t.p, Version: t.v}
 	seen := map[backends.Platform]bool{}
+	signedOnly := map[backends.Platform]bool{}
 	for _, h := range l.Hashes {
 		if !h.Known() {
 			continue
 		}
 		tie, ok := t.by[h]
 		switch {
+		case malformed(h):
+			out.Malformed = append(out.Malformed, h)
 		case ok && tie.Platform != (backends.Platform{}):
 			if !seen[tie.Platform] {
 				seen[tie.Platform] = true
+				signedOnly[tie.Platform] = true
 				out.Platforms = append(out.Platforms, tie.Platform)
 			}
+			signedOnly[tie.Platform] = signedOnly[tie.Platform] && tie.Signed
 		case h.Scheme() == hashing.SchemeH1:
 			out.Unplaced = append(out.Unplaced, UntiedHash{Hash: h})
 		default:
@@ -185,7 +232,18 @@ func (t *TieIndex) Tie(l sync.Locked) LockTies {
 		}
 	}
 	backends.SortPlatforms(out.Platforms)
+	for _, p := range out.Platforms {
+		if signedOnly[p] {
+			out.Assumed = append(out.Assumed, p)
+		}
+	}
 	return out
+}
+
+// malformed reports whether h, an h1: or zh:, is not of its scheme's form.
+func malformed(h hashing.Hash) bool {
+	_, err := hashing.ParseHash(string(h))
+	return err != nil
 }
 
 // TieLock ties l (p's lock entry) with what the places hold of p at the
@@ -242,4 +300,68 @@ func (t *TieIndex) AddHashed(ctx context.Context, r backends.Reader, as []backen
 		t.AddArchive(a, append(ls.Hashes(), ls.Zip.H1)...)
 	}
 	return nil
+}
+
+// TieRead is TieLock, reading the archives of the local places that state
+// no h1: where the stated hashes leave a locked hash untied (a mirror
+// `terraform providers mirror` wrote): what the lock view and a sync with
+// a lock tie with.
+func TieRead(ctx context.Context, p backends.Provider, l sync.Locked, places []backends.Reader) (LockTies, []error) {
+	t := NewTieIndex(p, l.Version)
+	listed := make([][]backends.Archive, len(places))
+	errs := make([]error, len(places))
+	for i, r := range places {
+		as, err := t.AddPlace(ctx, r, provenance.Options{})
+		listed[i] = as
+		if err != nil && !errors.Is(err, backends.ErrNoCatalogue) {
+			errs[i] = err
+		}
+	}
+	ties := t.Tie(l)
+	if len(ties.Unplaced)+len(ties.Untied) == 0 {
+		return ties, errs
+	}
+	for i, r := range places {
+		if _, local := r.(backends.LocalPather); local {
+			if err := t.AddHashed(ctx, r, listed[i], hashing.Options{}); err != nil && errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	return t.Tie(l), errs
+}
+
+// AboutLocks sets, where sel names no platform (--platform), each lock's
+// Platforms (sel.Locked's, and sel.Pinned's that carry hashes) to the
+// platforms it is about, tied through places: a sync then copies those
+// and no other platform of the version. A lock none of whose hashes is
+// tied keeps Platforms nil (every platform, each checked against it). It
+// returns notes naming the platforms assumed (LockTies.AssumedNote).
+func AboutLocks(ctx context.Context, sel *sync.Selection, places []backends.Reader) []string {
+	if len(sel.Platforms) > 0 {
+		return nil
+	}
+	var notes []string
+	about := func(p backends.Provider, l sync.Locked) sync.Locked {
+		if len(l.Hashes) == 0 {
+			return l
+		}
+		ties, _ := TieRead(ctx, p, l, places)
+		if len(ties.Platforms) > 0 {
+			l.Platforms = ties.Platforms
+		}
+		if n := ties.AssumedNote(); n != "" {
+			notes = append(notes, fmt.Sprintf("%s %s: %s", p, l.Version, n))
+		}
+		return l
+	}
+	for p, l := range sel.Locked {
+		sel.Locked[p] = about(p, l)
+	}
+	for p, pins := range sel.Pinned {
+		for i, l := range pins {
+			pins[i] = about(p, l)
+		}
+	}
+	return notes
 }

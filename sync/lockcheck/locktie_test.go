@@ -2,6 +2,7 @@ package lockcheck_test
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"testing"
 
@@ -23,21 +24,34 @@ func TestTieIndexTiesOnlyPackages(t *testing.T) {
 	sum := func(s string) string { return fmt.Sprintf("%x", sha256.Sum256([]byte(s))) }
 	doc := fmt.Sprintf("%s  terraform-provider-google_6.12.0_linux_amd64.zip\n%s  terraform-provider-google_6.12.0_darwin_arm64.zip\n%s  terraform-provider-google_6.12.0_manifest.json\n%s  terraform-provider-google-beta_6.12.0_windows_amd64.zip\n",
 		sum("linux"), sum("darwin"), sum("manifest"), sum("beta"))
+	h1 := func(s string) hashing.Hash {
+		d := sha256.Sum256([]byte(s))
+		return hashing.Hash("h1:" + base64.StdEncoding.EncodeToString(d[:]))
+	}
 	idx := lockcheck.NewTieIndex(p, v)
 	if err := idx.AddSums([]byte(doc)); err != nil {
 		t.Fatal(err)
 	}
 	plat, _ := backends.ParsePlatform("freebsd_amd64")
 	idx.AddArchive(backends.Archive{Package: backends.Package{Provider: p, Version: v, Platform: plat},
-		Evidence: []hashing.Evidence{{Hashes: []hashing.Hash{"h1:freebsd="}}}})
+		Evidence: []hashing.Evidence{{Hashes: []hashing.Hash{h1("freebsd")}}}})
 
 	zh := func(s string) hashing.Hash { return hashing.Hash("zh:" + sum(s)) }
 	ties := idx.Tie(sync.Locked{Version: v, Hashes: []hashing.Hash{
-		zh("linux"), zh("darwin"), zh("manifest"), zh("beta"), zh("nothing"), "h1:freebsd=", "h1:elsewhere=", "x1:unknown"}})
+		zh("linux"), zh("darwin"), zh("manifest"), zh("beta"), zh("nothing"), h1("freebsd"), h1("elsewhere"), "x1:unknown",
+		"h1:!!!not-base64@@@", hashing.Hash("zh:" + sum("short")[:63])}})
 	if got := fmt.Sprint(ties.Platforms); got != "[darwin_arm64 freebsd_amd64 linux_amd64]" {
 		t.Errorf("platforms %s", got)
 	}
-	if len(ties.Unplaced) != 1 || ties.Unplaced[0].Hash != "h1:elsewhere=" {
+	// The platforms tied only by the signed SHA256SUMS are assumed; a
+	// malformed hash is neither a platform nor a gap.
+	if got := fmt.Sprint(ties.Assumed); got != "[darwin_arm64 linux_amd64]" {
+		t.Errorf("assumed %s", got)
+	}
+	if len(ties.Malformed) != 2 {
+		t.Errorf("malformed %v", ties.Malformed)
+	}
+	if len(ties.Unplaced) != 1 || ties.Unplaced[0].Hash != h1("elsewhere") {
 		t.Errorf("unplaced %+v", ties.Unplaced)
 	}
 	want := map[hashing.Hash]string{zh("manifest"): "terraform-provider-google_6.12.0_manifest.json",

@@ -21,7 +21,7 @@ import (
 func LockedFromFile(f *lockfile.File, source string) map[backends.Provider]sync.Locked {
 	out := map[backends.Provider]sync.Locked{}
 	for _, l := range f.Providers() {
-		out[l.Addr] = sync.Locked{Version: l.Version, Hashes: l.Hashes, Source: source}
+		out[l.Addr] = sync.Locked{Version: l.Version, Hashes: l.Hashes, Source: source, Malformed: l.Malformed}
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 // Want is one provider a spec wants, before any place is read: where from,
@@ -95,7 +96,7 @@ func (s *Spec) Wants(ctx context.Context) (wants []Want, notes []string, err err
 func (r Requirement) ask() Ask {
 	a := Ask{From: r.From}
 	if r.Locked != nil {
-		a.Locked = &sync.Locked{Version: r.Locked.Version, Hashes: r.Locked.Hashes, Source: lockSource(r.From)}
+		a.Locked = &sync.Locked{Version: r.Locked.Version, Hashes: r.Locked.Hashes, Source: lockSource(r.From), Malformed: r.Locked.Malformed}
 		return a
 	}
 	a.Versions = r.Versions()
@@ -339,6 +340,9 @@ func resolve(ctx context.Context, w Want, src backends.Reader) (*Resolved, []Pro
 		return nil, problems
 	}
 	r.Selection = sync.Selection{Pinned: map[backends.Provider][]sync.Locked{w.Provider: pins}, Platforms: w.Platforms}
+	// A lock file's pin selects the platforms the lock is about, not every
+	// one the source holds (which would each fail against the lock).
+	lockcheck.AboutLocks(ctx, &r.Selection, []backends.Reader{src})
 	return r, problems
 }
 

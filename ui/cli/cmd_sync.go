@@ -11,6 +11,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -136,6 +137,12 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 		return err
 	}
 	opts := sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing(), Trust: pol}
+	// --lock selects the platforms the lock is about (issue 34): another
+	// platform of the version would fail against it, and is none of its
+	// business.
+	for _, n := range lockcheck.AboutLocks(ctx, &s, []backends.Reader{src, dst}) {
+		tell(cmd, "note: %s", n)
+	}
 	if f.dryRun {
 		plan, err := sync.MakePlan(ctx, src, dst, s, opts)
 		printWarnings(cmd, src)
