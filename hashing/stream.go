@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	gosync "sync"
+
+	"github.com/tfmirror/tfmirror/hashing/internal/inflate"
 )
 
 // Stream hashes a zip while its bytes are written to it, so a download is
@@ -248,7 +250,9 @@ func (f *follower) entry(br *bufio.Reader, pos func() int64) error {
 		// inflate leaves br where the deflate stream ends, and stops
 		// beyond the budget, so a zip bomb costs no more here than
 		// ZipH1's own cap.
-		n, err = inflate(br, w, f.budget)
+		if n, err = inflate.Decode(br, w, f.budget); errors.Is(err, inflate.ErrLimit) {
+			err = ErrTooLarge
+		}
 	}
 	if err != nil {
 		return err
@@ -356,7 +360,7 @@ func summarize(names []string, sums map[string][sha256.Size]byte) Hash {
 
 // The follower's readers: a bufio.Reader holds its buffer, so a sync of
 // thousands of archives reuses a few instead of allocating them per archive
-// (inflate's decoders are pooled likewise). Pools hold no state a caller
+// (inflate.Decode's decoders are pooled likewise). Pools hold no state a caller
 // can see.
 var readers readerPool
 

@@ -1,4 +1,7 @@
-package hashing
+// Package inflate is the DEFLATE decoder of hashing's streaming hasher
+// (hashing.Stream): the riskiest code of the tree, kept apart from the hash
+// functions, fuzzed against compress/flate (FuzzInflate).
+package inflate
 
 import (
 	"bufio"
@@ -8,10 +11,10 @@ import (
 	gosync "sync"
 )
 
-// inflate decodes the raw DEFLATE stream (RFC 1951) at the head of br into
+// Decode decodes the raw DEFLATE stream (RFC 1951) at the head of br into
 // w and leaves br at the first byte after the stream, as an inflater reading
 // an io.ByteReader does. It writes at most limit+1 bytes before it says
-// ErrTooLarge (a negative limit is no cap), and returns how many it wrote.
+// ErrLimit (a negative limit is no cap), and returns how many it wrote.
 //
 // It is the follower's fast path: it keeps a 64-bit bit buffer filled eight
 // bytes at a time, decodes each symbol with one table look-up whose entry
@@ -22,7 +25,7 @@ import (
 // output and errors are the standard library's) decides what it is. What it
 // decodes without error is byte for byte what compress/flate decodes, and it
 // consumes exactly the bytes compress/flate consumes (FuzzInflate).
-func inflate(br *bufio.Reader, w io.Writer, limit int64) (n int64, err error) {
+func Decode(br *bufio.Reader, w io.Writer, limit int64) (n int64, err error) {
 	d := decoders.Get().(*decoder)
 	defer func() {
 		// A pooled decoder keeps its buffers, not the caller's reader,
@@ -43,6 +46,10 @@ func inflate(br *bufio.Reader, w io.Writer, limit int64) (n int64, err error) {
 }
 
 var errInflate = errors.New("deflate stream not decoded")
+
+// ErrLimit is Decode's error for a stream that unpacks to more than its
+// limit.
+var ErrLimit = errors.New("deflate stream unpacks to more than the limit")
 
 const (
 	windowSize = 32 << 10
@@ -226,7 +233,7 @@ func (d *decoder) flush() error {
 		chunk = chunk[:d.limit+1-d.written]
 		m, _ := d.w.Write(chunk)
 		d.written += int64(m)
-		return ErrTooLarge
+		return ErrLimit
 	}
 	m, err := d.w.Write(chunk)
 	d.written += int64(m)

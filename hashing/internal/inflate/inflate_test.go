@@ -1,4 +1,4 @@
-package hashing
+package inflate
 
 import (
 	"bufio"
@@ -84,7 +84,7 @@ func ourInflate(data []byte, bufSize int, piece func(io.Reader) io.Reader, limit
 	r := bytes.NewReader(data)
 	br := bufio.NewReaderSize(piece(r), bufSize)
 	var out bytes.Buffer
-	n, err := inflate(br, &out, limit)
+	n, err := Decode(br, &out, limit)
 	if n != int64(out.Len()) {
 		panic("inflate miscounted what it wrote")
 	}
@@ -127,8 +127,8 @@ func TestInflateLimit(t *testing.T) {
 	w.Close()
 	for _, limit := range []int64{0, 1000, 1<<20 - 1} {
 		got, err, _ := ourInflate(b.Bytes(), 64<<10, whole, limit)
-		if !errors.Is(err, ErrTooLarge) || int64(len(got)) != limit+1 {
-			t.Errorf("limit %d: %d bytes, %v; want %d bytes, ErrTooLarge", limit, len(got), err, limit+1)
+		if !errors.Is(err, ErrLimit) || int64(len(got)) != limit+1 {
+			t.Errorf("limit %d: %d bytes, %v; want %d bytes, ErrLimit", limit, len(got), err, limit+1)
 		}
 	}
 	if got, err, _ := ourInflate(b.Bytes(), 64<<10, whole, 1<<20); err != nil || len(got) != 1<<20 {
@@ -214,7 +214,7 @@ func BenchmarkInflate(b *testing.B) {
 		}
 	}
 	b.Run("tfmirror", func(b *testing.B) {
-		run(b, func(r io.Reader) (int64, error) { return inflate(bufio.NewReaderSize(r, 64<<10), io.Discard, -1) })
+		run(b, func(r io.Reader) (int64, error) { return Decode(bufio.NewReaderSize(r, 64<<10), io.Discard, -1) })
 	})
 	b.Run("klauspost", func(b *testing.B) {
 		run(b, func(r io.Reader) (int64, error) {
