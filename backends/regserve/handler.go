@@ -124,7 +124,7 @@ func refuse(w http.ResponseWriter, why string) {
 // (the place, or its upstream, failed), logged.
 func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
 	if errors.Is(err, backends.ErrNotFound) {
-		refuse(w, err.Error())
+		refuse(w, strings.TrimSuffix(err.Error(), ": "+backends.ErrNotFound.Error()))
 		return
 	}
 	if errors.Is(err, context.Canceled) {

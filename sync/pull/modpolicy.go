@@ -34,7 +34,7 @@ func (pol *Policy) module(m modules.Module) string {
 	s := pol.Spec
 	for _, pt := range s.DenyModules {
 		if pt.Matches(m) {
-			return fmt.Sprintf("the policy %s refuses module %s: deny %s", s.Path, m, pt)
+			return fmt.Sprintf("the policy %s refuses module %s: deny %s", pol.name(), m, pt)
 		}
 	}
 	if len(s.AllowModules) == 0 && len(s.Modules) == 0 || pol.moduleBlock(m) != nil {
@@ -45,7 +45,7 @@ func (pol *Policy) module(m modules.Module) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("the policy %s names module %s in no module block or allow pattern", s.Path, m)
+	return fmt.Sprintf("the policy %s names module %s in no module block or allow pattern", pol.name(), m)
 }
 
 // moduleVersion says why v of m may not be pulled through, or "".

@@ -138,10 +138,15 @@ func (mm *ModuleMirror) ModuleVersions(ctx context.Context, m modules.Module) ([
 		case err != nil:
 			mm.logf("warning: module %s: the upstream %s failed (%v); listing what the cache holds", m, mm.opts.UpstreamName, err)
 		default:
-			for _, v := range mm.opts.Policy.moduleVersions(m, up, mm.moduleSeen(ctx, m, up)) {
+			seen := mm.moduleSeen(ctx, m, up)
+			allowed := mm.opts.Policy.moduleVersions(m, up, seen)
+			for _, v := range allowed {
 				if _, ok := held[v.String()]; !ok {
 					out = append(out, v)
 				}
+			}
+			if len(allowed) == 0 && len(up) > 0 {
+				why = fmt.Sprintf("the policy offers none of the %d versions of module %s upstream; the newest: %s", len(up), m, mm.opts.Policy.moduleVersion(m, up[0], up, seen))
 			}
 		}
 	}

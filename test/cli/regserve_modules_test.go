@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 )
 
@@ -181,4 +183,105 @@ func TestModulesV1ThroughAHostBlock(t *testing.T) {
 		}
 	}
 	stop()
+}
+
+// tofu init through the same host block gets its modules from an OCI
+// CACHE: serve lands each package as OpenTofu's module artifact and sends
+// tofu to it by digest (tofu pulls the blob from the registry itself),
+// while terraform, which reads no oci:// source, gets the same zip through
+// the mirror; warm, with the upstream stopped, tofu installs from the OCI
+// CACHE again.
+func TestModulesV1FromAnOCICache(t *testing.T) {
+	clients := pullClients(t)
+	if clients["tofu"] == "" {
+		t.Skip("tofu is not installed: skipping the OCI module CACHE test (terraform reads no oci:// source)")
+	}
+	w := newModuleWorld(t)
+	o := ocitest.New(t)
+	a, _ := os.ReadFile(w.ca)
+	b, _ := os.ReadFile(o.CAFile())
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(bundle, append(a, b...), 0o644)
+	env := append(slices.Clip(w.env), "SSL_CERT_FILE="+bundle, "SSL_CERT_DIR="+filepath.Dir(bundle))
+	template := "oci://" + o.Host() + "/modules/${namespace}/${name}-${system}"
+	cache := filepath.Join(t.TempDir(), "cache")
+	url, cert, stop := startServeWith(t, env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--modules", template)
+	mirrorCA, _ := os.ReadFile(cert)
+	trust := append(append(slices.Clip(mirrorCA), b...), a...)
+	cfg := hostBlock(url, "127.0.0.1") + "oci_default_credentials {\n  discover_ambient_credentials = false\n}\n"
+	want := []string{"app", "app.net", "git", "sub"}
+	init := func(name, when string) {
+		t.Helper()
+		work := t.TempDir()
+		writeFile(t, work, "main.tf", modConfig)
+		out, err := runClient(t, clients[name], trust, cfg, work, "init", "-input=false", "-no-color")
+		if err != nil {
+			t.Errorf("%s init %s: %v\n%s", name, when, err, out)
+			return
+		}
+		if got := installedModules(t, work); !slices.Equal(got, want) {
+			t.Errorf("%s init %s installed modules %v, want %v", name, when, got, want)
+		}
+	}
+	init("tofu", "cold, with an OCI module CACHE")
+	blobs := func() int { return o.Count(http.MethodGet, "/blobs/sha256:") }
+	if blobs() == 0 {
+		t.Errorf("tofu installed the modules without fetching a blob from the OCI CACHE")
+	}
+	for _, m := range []string{"net-aws", "app-aws", "gitmod-aws"} {
+		if o.Count(http.MethodPut, "/modules/acme/"+m+"/manifests/1.0.0") == 0 {
+			t.Errorf("no manifest tagged 1.0.0 was pushed to modules/acme/%s", m)
+		}
+	}
+	if clients["terraform"] != "" {
+		init("terraform", "with an OCI module CACHE (the zip through the mirror)")
+	}
+	stop()
+
+	w.stopOrigin()
+	w.files.Close()
+	url, cert, stop = startServeWith(t, env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--modules", template)
+	mirrorCA, _ = os.ReadFile(cert)
+	trust = append(append(slices.Clip(mirrorCA), b...), a...)
+	cfg = hostBlock(url, "127.0.0.1") + "oci_default_credentials {\n  discover_ambient_credentials = false\n}\n"
+	before := blobs()
+	init("tofu", "warm, with the upstream stopped")
+	if blobs() == before {
+		t.Errorf("tofu's warm init fetched no blob from the OCI CACHE")
+	}
+	stop()
+}
+
+// The policy applies to modules: a deny pattern and a module block's
+// versions refuse with a 404 whose body and access log line say why, and
+// nothing is fetched.
+func TestModulesV1PolicyRefusesWithAReason(t *testing.T) {
+	w := newModuleWorld(t)
+	policy := writeFile(t, t.TempDir(), "policy.hcl", "deny = [\"127.0.0.1/acme/gitmod/*\"]\nmodule \"127.0.0.1/acme/net/aws\" {\n  versions = \"~> 2.0\"\n}\n")
+	cache, modcache := filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "modules")
+	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--modules", modcache, "--spec", policy)
+	caPEM, _ := os.ReadFile(cert)
+	c := pullClient(caPEM)
+	for _, r := range []struct{ path, want string }{
+		{"v1/modules/127.0.0.1/acme/gitmod/aws/versions", "deny 127.0.0.1/acme/gitmod/*"},
+		{"v1/modules/127.0.0.1/acme/gitmod/aws/1.0.0/download", "deny 127.0.0.1/acme/gitmod/*"},
+		{"v1/modules/127.0.0.1/acme/net/aws/versions", `allows versions "~> 2.0" of module 127.0.0.1/acme/net/aws, not 1.0.0`},
+		{"v1/modules/127.0.0.1/acme/net/aws/1.0.0/download", `allows versions "~> 2.0" of module 127.0.0.1/acme/net/aws, not 1.0.0`},
+	} {
+		resp, err := c.Get(url + r.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), r.want) {
+			t.Errorf("GET %s: %d %q, want a 404 saying %q", r.path, resp.StatusCode, body, r.want)
+		}
+	}
+	if n := w.reg.Count("/download"); n != 0 {
+		t.Errorf("the mirror asked the module registry for %d downloads the policy refuses", n)
+	}
+	if log := stop(); !strings.Contains(log, "(the policy policy.hcl refuses module 127.0.0.1/acme/gitmod/aws") {
+		t.Errorf("the access log does not say why:\n%s", log)
+	}
 }
