@@ -22,7 +22,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // runS3 runs the tfmirror binary against srv (its AWS environment, flags
@@ -201,7 +201,7 @@ func rawPut(srv *s3test.Server, bucket string, zips map[string][]byte, signed bo
 		})
 	}
 	var g errgroup.Group
-	g.SetLimit(sync.DefaultJobs())
+	g.SetLimit(engine.DefaultJobs())
 	for name, z := range zips {
 		g.Go(func() error {
 			key := "raw/" + name + ".zip"

@@ -14,7 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // writeSizes is a filesystem mirror whose staging files record the size
@@ -69,8 +69,8 @@ func TestTransferWritesInCacheSizedPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := &writeSizes{Mirror: m}
-	for _, ev := range syncEvents(t, src, dst, mustSelection(t, []string{"acme/alpha"}, "1.0.0"), sync.Options{}) {
-		if f, ok := ev.(sync.JobFailed); ok {
+	for _, ev := range syncEvents(t, src, dst, mustSelection(t, []string{"acme/alpha"}, "1.0.0"), engine.Options{}) {
+		if f, ok := ev.(engine.JobFailed); ok {
 			t.Fatal(f.Err)
 		}
 	}

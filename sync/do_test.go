@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Do runs one transfer to its end and returns how it ended: what landed,
@@ -21,13 +22,13 @@ func TestDoReturnsTheResult(t *testing.T) {
 		}
 		return rc
 	}}
-	var retries []sync.JobRetrying
-	res := sync.Do(context.Background(), sync.Options{Backoff: time.Millisecond}, sync.Transfer{Src: src, Dst: w.dst, Archive: a},
-		func(r sync.JobRetrying) { retries = append(retries, r) })
+	var retries []engine.JobRetrying
+	res := engine.Do(context.Background(), engine.Options{Backoff: time.Millisecond}, sync.Transfer{Src: src, Dst: w.dst, Archive: a},
+		func(r engine.JobRetrying) { retries = append(retries, r) })
 	if res.Err != nil || res.Done == nil || res.Done.Sums.ZH == "" || !res.Done.Verified {
 		t.Fatalf("result: %+v", res)
 	}
-	if iw, ok := res.Finished.(sync.IndexWritten); !ok || iw.Err != nil || iw.Provider != a.Provider {
+	if iw, ok := res.Finished.(engine.IndexWritten); !ok || iw.Err != nil || iw.Provider != a.Provider {
 		t.Errorf("finished: %#v", res.Finished)
 	}
 	if len(retries) != 1 || src.opens != 2 {
@@ -39,7 +40,7 @@ func TestDoReturnsTheResult(t *testing.T) {
 	src = &faultySource{Reader: w.src, stream: func(rc io.ReadCloser, n int) io.ReadCloser {
 		return &failAfter{rc: rc, left: 100, err: io.ErrUnexpectedEOF}
 	}}
-	res = sync.Do(context.Background(), sync.Options{Attempts: 2, Backoff: time.Millisecond}, sync.Transfer{Src: src, Dst: w.dst, Archive: a}, nil)
+	res = engine.Do(context.Background(), engine.Options{Attempts: 2, Backoff: time.Millisecond}, sync.Transfer{Src: src, Dst: w.dst, Archive: a}, nil)
 	if res.Done != nil || res.Err == nil || !strings.Contains(res.Err.Error(), "unexpected EOF") || res.Finished != nil {
 		t.Fatalf("result of a failing transfer: %+v", res)
 	}

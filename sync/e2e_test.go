@@ -17,10 +17,11 @@ import (
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // checkedBy reports whether every job was vouched for by a source of kind k.
-func checkedBy(t *testing.T, tr *sync.Tracker, k hashing.SourceKind) {
+func checkedBy(t *testing.T, tr *engine.Tracker, k hashing.SourceKind) {
 	t.Helper()
 	for _, j := range tr.Jobs {
 		ok := false
@@ -70,8 +71,8 @@ func TestE2ERegistryToFS(t *testing.T) {
 	dstDir := filepath.Join(t.TempDir(), "m")
 	dst, _ := fs.Open(dstDir, dstDir, fs.Options{Create: true})
 	sel := mustSelection(t, []string{"acme/alpha"}, "~> 2.0")
-	plan, tr := syncAll(t, ctx, src, dst, sel, sync.Options{})
-	if plan.Count(sync.StatusMissing) != 3 || tr.Counts()[sync.Done] != 3 {
+	plan, tr := syncAll(t, ctx, src, dst, sel, engine.Options{})
+	if plan.Count(sync.StatusMissing) != 3 || tr.Counts()[engine.Done] != 3 {
 		t.Fatalf("plan %v, counts %v, failures %v", plan.Findings(), tr.Counts(), failures(tr))
 	}
 	checkedBy(t, tr, hashing.SourceRegistrySigned)
@@ -84,7 +85,7 @@ func TestE2ERegistryToFS(t *testing.T) {
 	}
 	assertClean(t, dst)
 	archives := reg.Count(registrytest.KindArchive)
-	if plan2, tr2 := syncAll(t, ctx, src, dst, sel, sync.Options{}); plan2.Count(sync.StatusPresent) != 3 || len(tr2.Jobs) != 0 {
+	if plan2, tr2 := syncAll(t, ctx, src, dst, sel, engine.Options{}); plan2.Count(sync.StatusPresent) != 3 || len(tr2.Jobs) != 0 {
 		t.Fatalf("second run: %v", plan2.Findings())
 	}
 	if reg.Count(registrytest.KindArchive) != archives {
@@ -103,8 +104,8 @@ func TestE2ERegistryTamperedArchive(t *testing.T) {
 	src, _ := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
 	dstDir := t.TempDir()
 	dst, _ := fs.Open(dstDir, dstDir, fs.Options{})
-	_, tr := syncAll(t, ctx, src, dst, mustSelection(t, []string{"acme/alpha"}, "1.0.0"), sync.Options{Backoff: 1})
-	if tr.Counts()[sync.Failed] != 1 {
+	_, tr := syncAll(t, ctx, src, dst, mustSelection(t, []string{"acme/alpha"}, "1.0.0"), engine.Options{Backoff: 1})
+	if tr.Counts()[engine.Failed] != 1 {
 		t.Fatalf("counts %v", tr.Counts())
 	}
 	t.Log(tr.Failures()[0].Err)
@@ -130,8 +131,8 @@ func TestE2EFSToOCI(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := r.(backends.Writer)
-	plan, tr := syncAll(t, ctx, w.src, dst, sync.Selection{}, sync.Options{})
-	if tr.Counts()[sync.Done] != len(w.seeds) {
+	plan, tr := syncAll(t, ctx, w.src, dst, sync.Selection{}, engine.Options{})
+	if tr.Counts()[engine.Done] != len(w.seeds) {
 		t.Fatalf("plan %d items, counts %v, failures %v", len(plan.Items), tr.Counts(), failures(tr))
 	}
 	checkedBy(t, tr, hashing.SourceMirrorIndex)
@@ -150,7 +151,7 @@ func TestE2EFSToOCI(t *testing.T) {
 		}
 	}
 	reg.ResetRequests()
-	plan2, _ := syncAll(t, ctx, w.src, dst, sync.Selection{}, sync.Options{})
+	plan2, _ := syncAll(t, ctx, w.src, dst, sync.Selection{}, engine.Options{})
 	if plan2.Count(sync.StatusPresent) != len(w.seeds) || reg.BlobUploads() != 0 {
 		t.Fatalf("re-run: %d present, %d blob uploads", plan2.Count(sync.StatusPresent), reg.BlobUploads())
 	}
@@ -169,8 +170,8 @@ func TestE2ENetMirrorToFS(t *testing.T) {
 	dstDir := filepath.Join(t.TempDir(), "m")
 	dst, _ := fs.Open(dstDir, dstDir, fs.Options{Create: true})
 	sel := mustSelection(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, "")
-	plan, tr := syncAll(t, ctx, src, dst, sel, sync.Options{})
-	if tr.Counts()[sync.Done] != len(w.seeds) {
+	plan, tr := syncAll(t, ctx, src, dst, sel, engine.Options{})
+	if tr.Counts()[engine.Done] != len(w.seeds) {
 		t.Fatalf("plan %v, counts %v, failures %v", plan.Findings(), tr.Counts(), failures(tr))
 	}
 	checkedBy(t, tr, hashing.SourceMirrorIndex)

@@ -17,6 +17,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // world is a source fs mirror with index documents and an empty destination.
@@ -55,20 +56,20 @@ func newWorld(t *testing.T) *world {
 
 // syncAll plans src -> dst and runs the missing items; it returns the plan and
 // the tracker.
-func syncAll(t *testing.T, ctx context.Context, src backends.Reader, dst backends.Writer, sel sync.Selection, opts sync.Options) (*sync.Plan, *sync.Tracker) {
+func syncAll(t *testing.T, ctx context.Context, src backends.Reader, dst backends.Writer, sel sync.Selection, opts engine.Options) (*sync.Plan, *engine.Tracker) {
 	t.Helper()
 	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := sync.NewEngine(ctx, opts)
+	eng := engine.NewEngine(ctx, opts)
 	for _, it := range plan.Items {
 		if it.Status == sync.StatusMissing {
 			eng.Enqueue(sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
 		}
 	}
 	eng.Close()
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	for ev := range eng.Events() {
 		tr.Apply(ev)
 	}
@@ -101,11 +102,11 @@ func assertNoTempFiles(t *testing.T, dir string) {
 func TestSyncFSToFS(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	plan, tr := syncAll(t, ctx, w.src, w.dst, sync.Selection{}, sync.Options{Jobs: 3})
+	plan, tr := syncAll(t, ctx, w.src, w.dst, sync.Selection{}, engine.Options{Jobs: 3})
 	if n := plan.Count(sync.StatusMissing); n != len(w.seeds) {
 		t.Fatalf("missing = %d, want %d", n, len(w.seeds))
 	}
-	if c := tr.Counts(); c[sync.Done] != len(w.seeds) {
+	if c := tr.Counts(); c[engine.Done] != len(w.seeds) {
 		t.Fatalf("counts = %v, failures: %v", c, failures(tr))
 	}
 	for _, j := range tr.Jobs {
@@ -125,7 +126,7 @@ func TestSyncFSToFS(t *testing.T) {
 
 	// Incremental: a second plan finds everything present, reading no
 	// archive bytes.
-	plan2, tr2 := syncAll(t, ctx, w.src, w.dst, sync.Selection{}, sync.Options{})
+	plan2, tr2 := syncAll(t, ctx, w.src, w.dst, sync.Selection{}, engine.Options{})
 	if n := plan2.Count(sync.StatusPresent); n != len(w.seeds) {
 		t.Fatalf("second run: present = %d, want %d: %v", n, len(w.seeds), plan2.Findings())
 	}
@@ -134,7 +135,7 @@ func TestSyncFSToFS(t *testing.T) {
 	}
 }
 
-func failures(tr *sync.Tracker) []string {
+func failures(tr *engine.Tracker) []string {
 	var out []string
 	for _, j := range tr.Failures() {
 		out = append(out, j.Err.Error())
@@ -169,7 +170,7 @@ func TestSelection(t *testing.T) {
 func TestConflictNeverOverwrittenWithoutForce(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	syncAll(t, ctx, w.src, w.dst, sync.Selection{}, sync.Options{})
+	syncAll(t, ctx, w.src, w.dst, sync.Selection{}, engine.Options{})
 	// Replace one source archive with different content and rewrite its index.
 	s := w.seeds[0]
 	other := backendtest.ProviderZip(t, s.Package, "different build")
@@ -201,7 +202,7 @@ func TestConflictNeverOverwrittenWithoutForce(t *testing.T) {
 	before, _ := os.ReadFile(filepath.Join(w.dstDir, "example.com/acme/alpha", s.Package.Filename()))
 	// Without force the engine refuses even when asked directly.
 	tr := runJobs(t, ctx, sync.Transfer{Src: src2, Dst: w.dst, Archive: it.Archive})
-	if tr.Counts()[sync.Failed] != 1 || !errors.Is(tr.Failures()[0].Err, backends.ErrConflict) {
+	if tr.Counts()[engine.Failed] != 1 || !errors.Is(tr.Failures()[0].Err, backends.ErrConflict) {
 		t.Fatalf("unforced conflict: %v", failures(tr))
 	}
 	after, _ := os.ReadFile(filepath.Join(w.dstDir, "example.com/acme/alpha", s.Package.Filename()))
@@ -209,18 +210,18 @@ func TestConflictNeverOverwrittenWithoutForce(t *testing.T) {
 		t.Fatal("destination archive changed without --force")
 	}
 	tr = runJobs(t, ctx, sync.Transfer{Src: src2, Dst: w.dst, Archive: it.Archive, Force: true})
-	if tr.Counts()[sync.Done] != 1 {
+	if tr.Counts()[engine.Done] != 1 {
 		t.Fatalf("forced: %v", failures(tr))
 	}
 	assertClean(t, w.dst)
 }
 
-func runJobs(t *testing.T, ctx context.Context, specs ...sync.Task) *sync.Tracker {
+func runJobs(t *testing.T, ctx context.Context, specs ...engine.Task) *engine.Tracker {
 	t.Helper()
-	eng := sync.NewEngine(ctx, sync.Options{Backoff: time.Millisecond})
+	eng := engine.NewEngine(ctx, engine.Options{Backoff: time.Millisecond})
 	eng.Enqueue(specs...)
 	eng.Close()
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	for ev := range eng.Events() {
 		tr.Apply(ev)
 	}
@@ -292,18 +293,18 @@ func TestSourceFailsMidStreamThenRecovers(t *testing.T) {
 		return rc
 	}}
 	a := oneArchive(t, w)
-	eng := sync.NewEngine(context.Background(), sync.Options{Backoff: time.Millisecond})
+	eng := engine.NewEngine(context.Background(), engine.Options{Backoff: time.Millisecond})
 	eng.Enqueue(sync.Transfer{Src: src, Dst: w.dst, Archive: a})
 	eng.Close()
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	retried := false
 	for ev := range eng.Events() {
-		if _, ok := ev.(sync.JobRetrying); ok {
+		if _, ok := ev.(engine.JobRetrying); ok {
 			retried = true
 		}
 		tr.Apply(ev)
 	}
-	if !retried || tr.Counts()[sync.Done] != 1 {
+	if !retried || tr.Counts()[engine.Done] != 1 {
 		t.Fatalf("retried=%v counts=%v failures=%v", retried, tr.Counts(), failures(tr))
 	}
 	assertClean(t, w.dst)
@@ -317,7 +318,7 @@ func TestSourceFailsPermanently(t *testing.T) {
 	}}
 	a := oneArchive(t, w)
 	tr := runJobs(t, context.Background(), sync.Transfer{Src: src, Dst: w.dst, Archive: a})
-	if tr.Counts()[sync.Failed] != 1 || src.opens != 4 {
+	if tr.Counts()[engine.Failed] != 1 || src.opens != 4 {
 		t.Fatalf("counts=%v opens=%d", tr.Counts(), src.opens)
 	}
 	msg := tr.Failures()[0].Err.Error()
@@ -338,7 +339,7 @@ func TestWrongArchiveRejected(t *testing.T) {
 	os.WriteFile(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Filename()), wrong, 0o644)
 	a := oneArchive(t, w)
 	tr := runJobs(t, context.Background(), sync.Transfer{Src: w.src, Dst: w.dst, Archive: a})
-	if tr.Counts()[sync.Failed] != 1 {
+	if tr.Counts()[engine.Failed] != 1 {
 		t.Fatalf("counts=%v", tr.Counts())
 	}
 	err := tr.Failures()[0].Err
@@ -379,14 +380,14 @@ func TestStallCancelledCleanly(t *testing.T) {
 		return &stallReader{ctx: ctx, rc: rc, started: started}
 	}}
 	a := oneArchive(t, w)
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: 1})
+	eng := engine.NewEngine(ctx, engine.Options{Jobs: 1})
 	eng.Enqueue(sync.Transfer{Src: src, Dst: w.dst, Archive: a}, sync.Transfer{Src: src, Dst: w.dst, Archive: a})
 	go func() { <-started; cancel() }()
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	for ev := range eng.Events() { // closes once every job has ended
 		tr.Apply(ev)
 	}
-	if c := tr.Counts(); c[sync.Canceled] != 2 {
+	if c := tr.Counts(); c[engine.Canceled] != 2 {
 		t.Fatalf("counts = %v", c)
 	}
 	assertNoTempFiles(t, w.dstDir)
@@ -425,13 +426,13 @@ func TestCanceledAfterLandingIsListed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a := oneArchive(t, w)
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: 1})
+	eng := engine.NewEngine(ctx, engine.Options{Jobs: 1})
 	eng.Enqueue(sync.Transfer{Src: w.src, Dst: &cancelAtCommit{w.dst, cancel}, Archive: a})
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	for ev := range eng.Events() {
 		tr.Apply(ev)
 	}
-	if c := tr.Counts(); c[sync.Done] != 1 {
+	if c := tr.Counts(); c[engine.Done] != 1 {
 		t.Fatalf("counts = %v, want the landed job done", c)
 	}
 	as, err := w.dst.Archives(context.Background(), a.Provider, a.Version)
@@ -452,18 +453,18 @@ func TestCancelOneJob(t *testing.T) {
 		return rc
 	}}
 	as, _ := w.src.Archives(context.Background(), w.seeds[0].Package.Provider, w.seeds[0].Package.Version)
-	eng := sync.NewEngine(context.Background(), sync.Options{Jobs: 1, Backoff: time.Millisecond})
+	eng := engine.NewEngine(context.Background(), engine.Options{Jobs: 1, Backoff: time.Millisecond})
 	ids := eng.Enqueue(sync.Transfer{Src: src, Dst: w.dst, Archive: as[0]}, sync.Transfer{Src: src, Dst: w.dst, Archive: as[1]})
 	go func() {
 		<-started
 		eng.Cancel(ids[0])
 		stopStall()
 	}()
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	idle := 0
 	for ev := range eng.Events() {
 		tr.Apply(ev)
-		if _, ok := ev.(sync.Idle); ok {
+		if _, ok := ev.(engine.Idle); ok {
 			idle++
 			if idle == 1 {
 				// Retry the cancelled job; it now succeeds.
@@ -474,7 +475,7 @@ func TestCancelOneJob(t *testing.T) {
 			}
 		}
 	}
-	if c := tr.Counts(); c[sync.Done] != 2 {
+	if c := tr.Counts(); c[engine.Done] != 2 {
 		t.Fatalf("counts = %v failures=%v", c, failures(tr))
 	}
 	assertClean(t, w.dst)
@@ -511,8 +512,8 @@ func TestDestinationOutOfSpace(t *testing.T) {
 	w := newWorld(t)
 	dst := &fullDisk{Mirror: w.dst}
 	dst.left.Store(1500) // room for about one small archive
-	_, tr := syncAll(t, context.Background(), w.src, dst, sync.Selection{}, sync.Options{Jobs: 2, Backoff: time.Millisecond})
-	if tr.Counts()[sync.Failed] == 0 {
+	_, tr := syncAll(t, context.Background(), w.src, dst, sync.Selection{}, engine.Options{Jobs: 2, Backoff: time.Millisecond})
+	if tr.Counts()[engine.Failed] == 0 {
 		t.Fatal("no job failed on a full disk")
 	}
 	for _, j := range tr.Failures() {
@@ -523,8 +524,8 @@ func TestDestinationOutOfSpace(t *testing.T) {
 	assertClean(t, w.dst)
 	assertNoTempFiles(t, w.dstDir)
 	// With room again, a re-run completes the sync.
-	_, tr = syncAll(t, context.Background(), w.src, w.dst, sync.Selection{}, sync.Options{})
-	if tr.Counts()[sync.Failed] != 0 {
+	_, tr = syncAll(t, context.Background(), w.src, w.dst, sync.Selection{}, engine.Options{})
+	if tr.Counts()[engine.Failed] != 0 {
 		t.Fatalf("re-run: %v", failures(tr))
 	}
 	plan, _ := sync.MakePlan(context.Background(), w.src, w.dst, sync.Selection{}, sync.PlanOptions{})
@@ -541,12 +542,12 @@ func TestProgressIsSnapshotted(t *testing.T) {
 		return &slowReader{rc: rc}
 	}}
 	a := oneArchive(t, w)
-	eng := sync.NewEngine(context.Background(), sync.Options{ProgressInterval: 20 * time.Millisecond})
+	eng := engine.NewEngine(context.Background(), engine.Options{ProgressInterval: 20 * time.Millisecond})
 	eng.Enqueue(sync.Transfer{Src: src, Dst: w.dst, Archive: a})
 	eng.Close()
 	progress, reads := 0, 0
 	for ev := range eng.Events() {
-		if _, ok := ev.(sync.JobProgress); ok {
+		if _, ok := ev.(engine.JobProgress); ok {
 			progress++
 		}
 	}
@@ -572,19 +573,19 @@ func (s *slowReader) Close() error { return s.rc.Close() }
 func TestManyJobsBeforeReading(t *testing.T) {
 	w := newWorld(t)
 	a := oneArchive(t, w)
-	specs := make([]sync.Task, 1500)
+	specs := make([]engine.Task, 1500)
 	for i := range specs {
 		specs[i] = sync.Transfer{Src: w.src, Dst: w.dst, Archive: a}
 	}
-	eng := sync.NewEngine(context.Background(), sync.Options{Jobs: 4})
+	eng := engine.NewEngine(context.Background(), engine.Options{Jobs: 4})
 	eng.Enqueue(specs...)
 	eng.Close()
 	time.Sleep(50 * time.Millisecond)
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	for ev := range eng.Events() {
 		tr.Apply(ev)
 	}
-	if c := tr.Counts(); c[sync.Done] != len(specs) {
+	if c := tr.Counts(); c[engine.Done] != len(specs) {
 		t.Fatalf("counts = %v, failures %v", c, failures(tr)[:min(3, len(failures(tr)))])
 	}
 }

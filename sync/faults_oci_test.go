@@ -26,6 +26,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // bypassHeader marks the requests a fault's "real answer" proxy makes, so
@@ -87,7 +88,7 @@ func ociUnderFaults(t *testing.T, w *faultWorld, o oci.Options) (*faultSwitch, *
 	t.Helper()
 	reg := ocitest.New(t)
 	res := syncUnder(t, 30*time.Second, w.src, openOCI(t, reg, oci.Options{}), sync.Selection{}, faultOpts)
-	if msg := res.failure(); msg != "" || res.tr.Counts()[sync.Done] != len(w.seeds) {
+	if msg := res.failure(); msg != "" || res.tr.Counts()[engine.Done] != len(w.seeds) {
 		t.Fatalf("filling the registry: %v %s", res.tr.Counts(), msg)
 	}
 	h := newFaultSwitch()
@@ -257,7 +258,7 @@ func TestOCILyingDescriptors(t *testing.T) {
 			pkg := backendtest.Pkg(t, "example.com/acme/alpha", tc.version, "linux_amd64")
 			switch {
 			case tc.want == nil:
-				if msg != "" || res.tr.Counts()[sync.Done] != 1 {
+				if msg != "" || res.tr.Counts()[engine.Done] != 1 {
 					t.Fatalf("honest version: %v %s", res.tr.Counts(), msg)
 				}
 				assertClean(t, dst)

@@ -33,6 +33,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // fault answers a request in place of the real handler, next, when it
@@ -339,13 +340,13 @@ func newFaultWorld(t *testing.T) *faultWorld {
 }
 
 // faultOpts are engine options for fault tests: a few quick retries.
-var faultOpts = sync.Options{Jobs: 2, Attempts: 3, Backoff: 10 * time.Millisecond}
+var faultOpts = engine.Options{Jobs: 2, Attempts: 3, Backoff: 10 * time.Millisecond}
 
 // syncResult is how one sync under faults ended.
 type syncResult struct {
 	planErr error
 	plan    *sync.Plan
-	tr      *sync.Tracker
+	tr      *engine.Tracker
 	elapsed time.Duration
 }
 
@@ -362,15 +363,15 @@ func (r syncResult) failure() string {
 
 // syncUnder plans and runs a sync with a deadline of its own: a hang fails
 // the test instead of the suite timing out.
-func syncUnder(t *testing.T, deadline time.Duration, src backends.Reader, dst backends.Writer, sel sync.Selection, opts sync.Options) syncResult {
+func syncUnder(t *testing.T, deadline time.Duration, src backends.Reader, dst backends.Writer, sel sync.Selection, opts engine.Options) syncResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start := time.Now()
-	res := syncResult{tr: sync.NewTracker()}
+	res := syncResult{tr: engine.NewTracker()}
 	res.plan, res.planErr = sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
 	if res.planErr == nil {
-		eng := sync.NewEngine(ctx, opts)
+		eng := engine.NewEngine(ctx, opts)
 		for _, it := range res.plan.Items {
 			if it.Status == sync.StatusMissing {
 				eng.Enqueue(sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
@@ -425,7 +426,7 @@ type faultCase struct {
 	// check, when set, looks at the requests afterwards.
 	check func(t *testing.T, h *faultSwitch)
 	// opts, when set, replaces faultOpts.
-	opts *sync.Options
+	opts *engine.Options
 }
 
 // runFaultCases syncs src into a fresh destination with each fault on in
@@ -459,7 +460,7 @@ func runFaultCases(t *testing.T, cases []faultCase, seeds []backendtest.Seed, h 
 				if msg != "" {
 					t.Fatalf("want success, got %s", msg)
 				}
-				if res.tr.Counts()[sync.Done] != len(seeds) {
+				if res.tr.Counts()[engine.Done] != len(seeds) {
 					t.Fatalf("done %v, want %d jobs done", res.tr.Counts(), len(seeds))
 				}
 				assertClean(t, dst)
@@ -541,7 +542,7 @@ func TestNetMirrorFaults(t *testing.T) {
 		// attempts a job, does not try again what the client tried to the
 		// end (it made 5 requests, and engine x client for documents).
 		{name: "archive 503 always, engine allowed 5 attempts", fault: only(isArchive, status(503)),
-			opts:  &sync.Options{Jobs: 2, Attempts: 5, Backoff: 10 * time.Millisecond},
+			opts:  &engine.Options{Jobs: 2, Attempts: 5, Backoff: 10 * time.Millisecond},
 			want:  []string{pkg, "HTTP 503 Service Unavailable", "(3 attempts)"},
 			check: requests("archive", 2*(1+httpclient.DefaultRetries))},
 		{name: "connection reset mid-body once", fault: firstN(1, isArchive, resetMidBody)},
@@ -571,7 +572,7 @@ func TestNetMirrorFaults(t *testing.T) {
 		{name: "archive redirect loop", fault: only(isArchive, redirectLoop),
 			want: []string{pkg, "redirect loop"}, check: requests("archive", 2)},
 		{name: "endless archive", fault: only(isArchive, endless),
-			opts: &sync.Options{Jobs: 2, Attempts: 3, Backoff: 10 * time.Millisecond, Hashing: hashing.Options{MaxUnpacked: 1 << 20}},
+			opts: &engine.Options{Jobs: 2, Attempts: 3, Backoff: 10 * time.Millisecond, Hashing: hashing.Options{MaxUnpacked: 1 << 20}},
 			want: []string{pkg, "the source sent more than 2097152 bytes", "refusing the rest"}, check: requests("archive", 2)},
 		{name: "document redirect loop", fault: only(isDocument, redirectLoop),
 			want: []string{"index.json", "redirect loop"}},

@@ -13,7 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // An archive a registry uploads from the source's own file, where nothing
@@ -55,7 +55,7 @@ func TestStatedZipHashesAreNotReadBeforeTheUpload(t *testing.T) {
 
 // syncToRegistry syncs every archive of src into a fresh registry, 12 at
 // once, and wants all 18 done.
-func syncToRegistry(t *testing.T, src backends.Reader) *sync.Tracker {
+func syncToRegistry(t *testing.T, src backends.Reader) *engine.Tracker {
 	t.Helper()
 	reg := ocitest.New(t)
 	ctx := context.Background()
@@ -63,8 +63,8 @@ func syncToRegistry(t *testing.T, src backends.Reader) *sync.Tracker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, tr := syncAll(t, ctx, src, r.(backends.Writer), mustSelection(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, ""), sync.Options{Jobs: 12})
-	if c := tr.Counts(); c[sync.Done] != 18 {
+	_, tr := syncAll(t, ctx, src, r.(backends.Writer), mustSelection(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, ""), engine.Options{Jobs: 12})
+	if c := tr.Counts(); c[engine.Done] != 18 {
 		t.Fatalf("counts %v, want 18 done", c)
 	}
 	return tr

@@ -28,6 +28,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // traversals are names that try to leave a directory.
@@ -95,7 +96,7 @@ func (d *hostileDest) contained(t *testing.T, wants ...backends.Package) {
 // syncHostile plans and runs a sync of sel from src into d.
 func syncHostile(t *testing.T, src backends.Reader, d *hostileDest, sel sync.Selection) syncResult {
 	t.Helper()
-	return syncUnder(t, 30*time.Second, src, d.m, sel, sync.Options{Attempts: 1})
+	return syncUnder(t, 30*time.Second, src, d.m, sel, engine.Options{Attempts: 1})
 }
 
 func warningsOf(r backends.Reader) string {
@@ -156,7 +157,7 @@ func TestHostileNetworkMirror(t *testing.T) {
 	}
 	d := newHostileDest(t)
 	res := syncHostile(t, src, d, mustSelection(t, []string{"example.com/acme/alpha"}, ""))
-	if msg := res.failure(); msg != "" || res.tr.Counts()[sync.Done] != 1 {
+	if msg := res.failure(); msg != "" || res.tr.Counts()[engine.Done] != 1 {
 		t.Fatalf("sync: %v %s", res.tr.Counts(), msg)
 	}
 	d.contained(t, good)
@@ -234,7 +235,7 @@ func TestHostileRegistry(t *testing.T) {
 			msg := res.failure()
 			t.Logf("failure %q\nwarnings %s", msg, warningsOf(src))
 			if tc.want == nil {
-				if msg != "" || res.tr.Counts()[sync.Done] != len(seeds) {
+				if msg != "" || res.tr.Counts()[engine.Done] != len(seeds) {
 					t.Fatalf("sync: %v %s", res.tr.Counts(), msg)
 				}
 				d.contained(t, seedPackages(seeds)...)
@@ -280,7 +281,7 @@ func TestHostileOCIRegistry(t *testing.T) {
 	src := openOCI(t, reg, oci.Options{})
 	d := newHostileDest(t)
 	res := syncHostile(t, src, d, mustSelection(t, []string{"example.com/acme/alpha"}, ""))
-	if msg := res.failure(); msg != "" || res.tr.Counts()[sync.Done] != 1 {
+	if msg := res.failure(); msg != "" || res.tr.Counts()[engine.Done] != 1 {
 		t.Fatalf("sync: %v %s", res.tr.Counts(), msg)
 	}
 	d.contained(t, good)

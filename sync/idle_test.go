@@ -7,17 +7,18 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // holder is a Sink that holds what it is shown until Idle, as the JSON
 // reporter holds its lines.
 type holder struct {
 	mu            gosync.Mutex
-	held, written []sync.Event
+	held, written []engine.Event
 	idles         int
 }
 
-func (h *holder) Show(ev sync.Event) {
+func (h *holder) Show(ev engine.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.held = append(h.held, ev)
@@ -58,7 +59,7 @@ func syncHeld(t *testing.T, w *world) (*holder, *recorder, sync.Summary) {
 		t.Fatal(err)
 	}
 	h, other := &holder{}, &recorder{}
-	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), w.dst, false, sync.Sinks{other, h}, plan)
+	sum := sync.Sync(ctx, engine.NewEngine(ctx, engine.Options{Jobs: 2}), w.dst, false, sync.Sinks{other, h}, plan)
 	if len(h.held) != 0 {
 		t.Fatalf("%d events still held after the run: %v", len(h.held), h.held)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // A module package is unlike a provider archive: a registry only says where
@@ -51,7 +52,7 @@ type ModuleTask struct {
 	r  ModuleResult
 }
 
-var _ Task = (*ModuleTask)(nil)
+var _ engine.Task = (*ModuleTask)(nil)
 
 // NewModuleTask returns the task of one module version.
 func NewModuleTask(s ModuleJobSpec) *ModuleTask {
@@ -61,8 +62,8 @@ func NewModuleTask(s ModuleJobSpec) *ModuleTask {
 }
 
 // ModuleTasks returns a task for each spec, ready for Engine.Enqueue.
-func ModuleTasks(specs []ModuleJobSpec) []Task {
-	out := make([]Task, len(specs))
+func ModuleTasks(specs []ModuleJobSpec) []engine.Task {
+	out := make([]engine.Task, len(specs))
 	for i, s := range specs {
 		out[i] = NewModuleTask(s)
 	}
@@ -71,7 +72,7 @@ func ModuleTasks(specs []ModuleJobSpec) []Task {
 
 // ModuleResults returns how each module task among tasks ended, in order.
 // Call it once the engine's Events is closed.
-func ModuleResults(tasks []Task) []ModuleResult {
+func ModuleResults(tasks []engine.Task) []ModuleResult {
 	var out []ModuleResult
 	for _, t := range tasks {
 		if mt, ok := t.(*ModuleTask); ok {
@@ -99,39 +100,39 @@ func (t *ModuleTask) record(f func(r *ModuleResult)) {
 }
 
 // Info implements Task.
-func (t *ModuleTask) Info() JobInfo {
+func (t *ModuleTask) Info() engine.JobInfo {
 	s := t.spec
-	return JobInfo{Name: s.Module.String() + " " + s.Version.String(), Module: s.Module, Src: s.Src, Dst: s.Dst.String(), Size: -1}
+	return engine.JobInfo{Name: s.Module.String() + " " + s.Version.String(), Module: s.Module, Src: s.Src, Dst: s.Dst.String(), Size: -1}
 }
 
 // Attempt builds the package from its location, then stores it; the
 // destination compares contents and writes only what differs.
-func (t *ModuleTask) Attempt(ctx context.Context, env Env) (done JobDone, err error) {
+func (t *ModuleTask) Attempt(ctx context.Context, env engine.Env) (done engine.JobDone, err error) {
 	s := t.spec
 	defer func() { t.record(func(r *ModuleResult) { r.Err = err }) }()
 	start := time.Now()
 	pkg, err := s.Builder.Build(ctx, s.Module, s.Version, s.Location, env.Progress)
 	if err != nil {
-		return JobDone{}, &backends.OpError{Op: "fetch", Side: "source", Place: s.Src, Err: err}
+		return engine.JobDone{}, &backends.OpError{Op: "fetch", Side: "source", Place: s.Src, Err: err}
 	}
 	defer pkg.Remove()
 	t.record(func(r *ModuleResult) { r.Sums = pkg.Sums })
 	if err := ctx.Err(); err != nil {
-		return JobDone{}, err
+		return engine.JobDone{}, err
 	}
 	stored, err := s.Dst.Put(ctx, pkg, s.Force, env.Progress)
 	if err != nil {
-		return JobDone{}, &backends.OpError{Op: "store", Side: "destination", Place: s.Dst.String(), Err: err}
+		return engine.JobDone{}, &backends.OpError{Op: "store", Side: "destination", Place: s.Dst.String(), Err: err}
 	}
 	res := hashing.Result{Sums: pkg.Sums, Checks: stored.Checks}
 	for _, c := range stored.Checks {
 		env.Check(c)
 	}
 	if err := res.Err(); err != nil {
-		return JobDone{}, &backends.OpError{Op: "verify", Side: "destination", Place: s.Dst.String(), Err: fmt.Errorf("%s %s: %w", s.Module, s.Version, err)}
+		return engine.JobDone{}, &backends.OpError{Op: "verify", Side: "destination", Place: s.Dst.String(), Err: fmt.Errorf("%s %s: %w", s.Module, s.Version, err)}
 	}
 	t.record(func(r *ModuleResult) { r.Stored = stored })
-	return JobDone{Sums: pkg.Sums, Result: res, Bytes: stored.Bytes, Elapsed: time.Since(start), Verified: res.Verified()}, nil
+	return engine.JobDone{Sums: pkg.Sums, Result: res, Bytes: stored.Bytes, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 
 // ModuleJobs makes a job for each listed version whose location the

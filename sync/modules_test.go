@@ -23,6 +23,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // moduleWorld is a module registry over TLS whose versions live in each
@@ -68,14 +69,14 @@ func (w *moduleWorld) jobs(t *testing.T, dst modules.Writer, constraint string, 
 }
 
 // runModules runs specs and returns the results and every event.
-func runModules(t *testing.T, opts sync.Options, specs ...sync.ModuleJobSpec) ([]sync.ModuleResult, []sync.Event, *sync.Tracker) {
+func runModules(t *testing.T, opts engine.Options, specs ...sync.ModuleJobSpec) ([]sync.ModuleResult, []engine.Event, *engine.Tracker) {
 	t.Helper()
-	e := sync.NewEngine(context.Background(), opts)
+	e := engine.NewEngine(context.Background(), opts)
 	tasks := sync.ModuleTasks(specs)
 	e.Enqueue(tasks...)
 	e.Close()
-	tr := sync.NewTracker()
-	var evs []sync.Event
+	tr := engine.NewTracker()
+	var evs []engine.Event
 	for ev := range e.Events() {
 		tr.Apply(ev)
 		evs = append(evs, ev)
@@ -91,7 +92,7 @@ func TestModulesRegistryToOCI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, evs, tr := runModules(t, sync.Options{Jobs: 3}, w.jobs(t, dst, ">= 1.0", false)...)
+	results, evs, tr := runModules(t, engine.Options{Jobs: 3}, w.jobs(t, dst, ">= 1.0", false)...)
 	if len(results) != 3 {
 		t.Fatalf("%d results", len(results))
 	}
@@ -111,7 +112,7 @@ func TestModulesRegistryToOCI(t *testing.T) {
 	}
 	// Events: every job was queued, started and done, named by module.
 	counts := tr.Counts()
-	if counts[sync.Done] != 3 {
+	if counts[engine.Done] != 3 {
 		t.Errorf("tracker %v", counts)
 	}
 	for _, id := range tr.Order {
@@ -120,12 +121,12 @@ func TestModulesRegistryToOCI(t *testing.T) {
 			t.Errorf("job %+v", j)
 		}
 	}
-	if _, ok := evs[len(evs)-1].(sync.Idle); !ok {
+	if _, ok := evs[len(evs)-1].(engine.Idle); !ok {
 		t.Errorf("last event %T, want Idle", evs[len(evs)-1])
 	}
 	// Second run: everything is present, nothing is uploaded.
 	oreg.ResetRequests()
-	results, _, _ = runModules(t, sync.Options{Jobs: 3}, w.jobs(t, dst, ">= 1.0", false)...)
+	results, _, _ = runModules(t, engine.Options{Jobs: 3}, w.jobs(t, dst, ">= 1.0", false)...)
 	for _, r := range results {
 		if r.Err != nil || !r.Stored.Present || r.Stored.Address != addrs[r.Spec.Version.String()] {
 			t.Errorf("second run %s: %+v %v", r.Spec.Version, r.Stored, r.Err)
@@ -145,11 +146,11 @@ func TestModulesRegistryToFS(t *testing.T) {
 	w := newModuleWorld(t)
 	root := t.TempDir()
 	dst, _ := modfs.Open(root, root, hashing.Options{})
-	results, _, _ := runModules(t, sync.Options{Jobs: 2}, w.jobs(t, dst, "~> 1.1.0", false)...)
+	results, _, _ := runModules(t, engine.Options{Jobs: 2}, w.jobs(t, dst, "~> 1.1.0", false)...)
 	if len(results) != 1 || results[0].Err != nil || results[0].Stored.Address != filepath.Join(root, w.module.Host, "acme/net/aws/1.1.0.zip") {
 		t.Fatalf("results %+v", results)
 	}
-	results, _, _ = runModules(t, sync.Options{Jobs: 2}, w.jobs(t, dst, "~> 1.1.0", false)...)
+	results, _, _ = runModules(t, engine.Options{Jobs: 2}, w.jobs(t, dst, "~> 1.1.0", false)...)
 	if !results[0].Stored.Present {
 		t.Errorf("second run wrote again: %+v", results[0].Stored)
 	}
@@ -176,10 +177,10 @@ func TestModulesRetryAndFailure(t *testing.T) {
 	fb := &flakyBuilder{Builder: w.builder}
 	fb.fails.Store(2)
 	specs[0].Builder = fb
-	results, evs, _ := runModules(t, sync.Options{Backoff: time.Millisecond}, specs...)
+	results, evs, _ := runModules(t, engine.Options{Backoff: time.Millisecond}, specs...)
 	retries := 0
 	for _, ev := range evs {
-		if _, ok := ev.(sync.JobRetrying); ok {
+		if _, ok := ev.(engine.JobRetrying); ok {
 			retries++
 		}
 	}
@@ -190,12 +191,12 @@ func TestModulesRetryAndFailure(t *testing.T) {
 	w.reg.Handle("/archives/net-1.0.0.zip", func(rw http.ResponseWriter, r *http.Request) { http.NotFound(rw, r) })
 	other := t.TempDir()
 	dst2, _ := modfs.Open(other, other, hashing.Options{})
-	results, evs, tr := runModules(t, sync.Options{Backoff: time.Millisecond}, w.jobs(t, dst2, "= 1.0.0", false)...)
+	results, evs, tr := runModules(t, engine.Options{Backoff: time.Millisecond}, w.jobs(t, dst2, "= 1.0.0", false)...)
 	if !errors.Is(results[0].Err, backends.ErrNotFound) || len(tr.Failures()) != 1 {
 		t.Fatalf("got %v", results[0].Err)
 	}
 	for _, ev := range evs {
-		if _, ok := ev.(sync.JobRetrying); ok {
+		if _, ok := ev.(engine.JobRetrying); ok {
 			t.Error("a 404 was retried")
 		}
 	}
@@ -216,7 +217,7 @@ func (b *blockingBuilder) Build(ctx context.Context, m modules.Module, v modules
 
 // blockedJobs queues the world's module versions on one worker, each
 // blocking until cancelled, and returns once the first has started.
-func blockedJobs(t *testing.T) (*sync.Engine, []sync.Task, []sync.JobID) {
+func blockedJobs(t *testing.T) (*engine.Engine, []engine.Task, []engine.JobID) {
 	t.Helper()
 	w := newModuleWorld(t)
 	root := t.TempDir()
@@ -226,7 +227,7 @@ func blockedJobs(t *testing.T) (*sync.Engine, []sync.Task, []sync.JobID) {
 	for i := range specs {
 		specs[i].Builder = bb
 	}
-	e := sync.NewEngine(context.Background(), sync.Options{Jobs: 1})
+	e := engine.NewEngine(context.Background(), engine.Options{Jobs: 1})
 	tasks := sync.ModuleTasks(specs)
 	ids := e.Enqueue(tasks...)
 	<-bb.started
@@ -239,11 +240,11 @@ func TestModulesCancel(t *testing.T) {
 	for _, id := range ids {
 		e.Cancel(id)
 	}
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	for ev := range e.Events() {
 		tr.Apply(ev)
 	}
-	if c := tr.Counts(); c[sync.Canceled] != 3 {
+	if c := tr.Counts(); c[engine.Canceled] != 3 {
 		t.Fatalf("states %v", c)
 	}
 }
@@ -262,21 +263,21 @@ func TestOneEngineRunsTransfersAndModules(t *testing.T) {
 	}
 	a := oneArchive(t, w)
 	mods := sync.ModuleTasks(mw.jobs(t, mdst, "1.0.0", false))
-	e := sync.NewEngine(context.Background(), sync.Options{Jobs: 2})
-	ids := e.Enqueue(append([]sync.Task{sync.Transfer{Src: w.src, Dst: w.dst, Archive: a}}, mods...)...)
+	e := engine.NewEngine(context.Background(), engine.Options{Jobs: 2})
+	ids := e.Enqueue(append([]engine.Task{sync.Transfer{Src: w.src, Dst: w.dst, Archive: a}}, mods...)...)
 	e.Close()
 	if len(ids) != 2 || ids[0] == ids[1] {
 		t.Fatalf("ids %v, want two distinct ids from one sequence", ids)
 	}
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	indexes := 0
 	for ev := range e.Events() {
 		tr.Apply(ev)
-		if iw, ok := ev.(sync.IndexWritten); ok && iw.Err == nil && iw.Provider == a.Provider {
+		if iw, ok := ev.(engine.IndexWritten); ok && iw.Err == nil && iw.Provider == a.Provider {
 			indexes++
 		}
 	}
-	if c := tr.Counts(); c[sync.Done] != 2 {
+	if c := tr.Counts(); c[engine.Done] != 2 {
 		t.Fatalf("states %v; failures %v", c, tr.Failures())
 	}
 	if indexes != 1 {
@@ -299,7 +300,7 @@ func TestOneEngineRunsTransfersAndModules(t *testing.T) {
 func TestEngineStopCancelsEverything(t *testing.T) {
 	e, tasks, _ := blockedJobs(t)
 	e.Stop()
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -312,7 +313,7 @@ func TestEngineStopCancelsEverything(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the event stream stayed open after Stop")
 	}
-	if c := tr.Counts(); c[sync.Canceled] != len(tasks) {
+	if c := tr.Counts(); c[engine.Canceled] != len(tasks) {
 		t.Errorf("states %v, want all %d cancelled", c, len(tasks))
 	}
 	for _, r := range sync.ModuleResults(tasks) {

@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // A job succeeds only when its package is listed: when the registry
@@ -43,14 +44,14 @@ func TestJobsFailWhenTheIndexDoesNotListThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	specs, _ := plan.Jobs(dst, false)
-	eng := sync.NewEngine(ctx, sync.Options{})
+	eng := engine.NewEngine(ctx, engine.Options{})
 	eng.Enqueue(specs...)
-	tr := sync.NewTracker()
+	tr := engine.NewTracker()
 	idle := make(chan struct{}, 4)
 	go func() {
 		for ev := range eng.Events() {
 			tr.Apply(ev)
-			if _, ok := ev.(sync.Idle); ok {
+			if _, ok := ev.(engine.Idle); ok {
 				idle <- struct{}{}
 			}
 		}
@@ -58,7 +59,7 @@ func TestJobsFailWhenTheIndexDoesNotListThem(t *testing.T) {
 	}()
 	<-idle
 	failed := tr.Failures()
-	if len(failed) != 3 || tr.Counts()[sync.Done] != 3 || len(tr.IndexFails) != 1 {
+	if len(failed) != 3 || tr.Counts()[engine.Done] != 3 || len(tr.IndexFails) != 1 {
 		t.Fatalf("counts %v, %d index failures; want 1.0.0's 3 jobs failed, 1.1.0's done", tr.Counts(), len(tr.IndexFails))
 	}
 	for _, j := range failed {
@@ -77,7 +78,7 @@ func TestJobsFailWhenTheIndexDoesNotListThem(t *testing.T) {
 	eng.Close()
 	for range idle {
 	}
-	if c := tr.Counts(); c[sync.Done] != 6 {
+	if c := tr.Counts(); c[engine.Done] != 6 {
 		t.Fatalf("after the retry: %v %v", c, failures(tr))
 	}
 	v, _ := backends.ParseVersion("1.0.0")

@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // A template that cannot tell the plan's providers apart is a usage error
@@ -38,8 +39,8 @@ func TestPlanRefusesATemplateThatMixesProviders(t *testing.T) {
 	if n := reg.BlobUploads(); n != 0 {
 		t.Errorf("%d blob uploads", n)
 	}
-	plan, tr := syncAll(t, ctx, w.src, open(), mustSelection(t, []string{"example.com/acme/alpha"}, ""), sync.Options{})
-	if tr.Counts()[sync.Done] != plan.Count(sync.StatusMissing) || len(failures(tr)) > 0 {
+	plan, tr := syncAll(t, ctx, w.src, open(), mustSelection(t, []string{"example.com/acme/alpha"}, ""), engine.Options{})
+	if tr.Counts()[engine.Done] != plan.Count(sync.StatusMissing) || len(failures(tr)) > 0 {
 		t.Fatalf("alpha alone: %v %v", tr.Counts(), failures(tr))
 	}
 }
@@ -56,7 +57,7 @@ func TestEngineRefusesJobsATemplateCannotTellApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := r.(backends.Writer)
-	var specs []sync.Task
+	var specs []engine.Task
 	for _, p := range []string{"example.com/acme/alpha", "example.com/acme/beta"} {
 		pp, _ := backends.ParseProvider(p)
 		v, _ := backends.ParseVersion("1.0.0")
@@ -68,7 +69,7 @@ func TestEngineRefusesJobsATemplateCannotTellApart(t *testing.T) {
 	}
 	reg.ResetRequests()
 	tr := runJobs(t, ctx, specs...)
-	if tr.Counts()[sync.Failed] != 2 {
+	if tr.Counts()[engine.Failed] != 2 {
 		t.Fatalf("counts %v, want both jobs failed", tr.Counts())
 	}
 	for _, j := range tr.Failures() {

@@ -6,6 +6,7 @@ import (
 	gosync "sync"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Parallel calls fn(i) for every i in [0, n) on at most workers goroutines,
@@ -42,7 +43,7 @@ func HashWorkers(r backends.Reader) int {
 	if _, local := r.(backends.LocalPather); local {
 		return runtime.NumCPU()
 	}
-	return DefaultJobs()
+	return engine.DefaultJobs()
 }
 
 // Ordered calls work(i) for every i in [0, n) on at most workers

@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // A pinned selection (what a mirror spec resolved) selects exactly its
@@ -62,8 +63,8 @@ func TestPinnedSelection(t *testing.T) {
 		}
 	}
 
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: 2})
-	sum := sync.Sync(ctx, eng, w.dst, false, sinkFunc(func(sync.Event) {}), plan)
+	eng := engine.NewEngine(ctx, engine.Options{Jobs: 2})
+	sum := sync.Sync(ctx, eng, w.dst, false, sinkFunc(func(engine.Event) {}), plan)
 	if sum.Done != 2 || len(sum.Failed) != 1 || len(sum.Skipped) != 1 {
 		t.Fatalf("summary: done %d, failed %d, skipped %d; want 2, 1, 1", sum.Done, len(sum.Failed), len(sum.Skipped))
 	}
@@ -83,6 +84,6 @@ func TestPinnedSelection(t *testing.T) {
 	}
 }
 
-type sinkFunc func(sync.Event)
+type sinkFunc func(engine.Event)
 
-func (f sinkFunc) Show(ev sync.Event) { f(ev) }
+func (f sinkFunc) Show(ev engine.Event) { f(ev) }

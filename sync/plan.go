@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Item is one package in a plan.
@@ -71,7 +72,7 @@ func (p *Plan) Count(s Status) int {
 // Jobs returns the transfers that carry out the plan into dst: every
 // missing package, and with force every conflicting one. The other items
 // (present, and conflicts without force, and unavailable ones) are left.
-func (p *Plan) Jobs(dst backends.Writer, force bool) (jobs []Task, left []Item) {
+func (p *Plan) Jobs(dst backends.Writer, force bool) (jobs []engine.Task, left []Item) {
 	for i := range p.Items {
 		if it := &p.Items[i]; it.job(force) {
 			jobs = append(jobs, p.transfer(dst, it, force))
@@ -88,7 +89,7 @@ func (it *Item) job(force bool) bool {
 	return it.Status == StatusMissing || it.Status == StatusConflict && force
 }
 
-func (p *Plan) transfer(dst backends.Writer, it *Item, force bool) Task {
+func (p *Plan) transfer(dst backends.Writer, it *Item, force bool) engine.Task {
 	return Transfer{Src: p.Src, Dst: dst, Archive: it.Archive, Force: force, Provenance: it.Provenance}
 }
 

@@ -11,25 +11,26 @@ import (
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // syncEvents plans src -> dst, runs the missing items, and returns every
 // event in order.
-func syncEvents(t *testing.T, src backends.Reader, dst backends.Writer, sel sync.Selection, opts sync.Options) []sync.Event {
+func syncEvents(t *testing.T, src backends.Reader, dst backends.Writer, sel sync.Selection, opts engine.Options) []engine.Event {
 	t.Helper()
 	ctx := context.Background()
 	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := sync.NewEngine(ctx, opts)
+	eng := engine.NewEngine(ctx, opts)
 	for _, it := range plan.Items {
 		if it.Status == sync.StatusMissing {
 			eng.Enqueue(sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
 		}
 	}
 	eng.Close()
-	var evs []sync.Event
+	var evs []engine.Event
 	for ev := range eng.Events() {
 		evs = append(evs, ev)
 	}
@@ -51,21 +52,21 @@ func TestProgressTotalFromTheStream(t *testing.T) {
 	dstDir := filepath.Join(t.TempDir(), "m")
 	dst, _ := fs.Open(dstDir, dstDir, fs.Options{Create: true})
 	var total int64 = -1
-	var done *sync.JobDone
-	for _, ev := range syncEvents(t, src, dst, mustSelection(t, []string{"acme/alpha"}, "1.0.0"), sync.Options{}) {
+	var done *engine.JobDone
+	for _, ev := range syncEvents(t, src, dst, mustSelection(t, []string{"acme/alpha"}, "1.0.0"), engine.Options{}) {
 		switch ev := ev.(type) {
-		case sync.JobQueued:
+		case engine.JobQueued:
 			if ev.Job.Size != -1 {
 				t.Fatalf("the registry stated size %d; this test wants one that states none", ev.Job.Size)
 			}
-		case sync.JobProgress:
+		case engine.JobProgress:
 			total = ev.Total
-			if ev.Phase == sync.PhaseHashing {
+			if ev.Phase == engine.PhaseHashing {
 				t.Error("a hashing phase, though the signed zh: needs no inflating")
 			}
-		case sync.JobDone:
+		case engine.JobDone:
 			done = &ev
-		case sync.JobFailed:
+		case engine.JobFailed:
 			t.Fatal(ev.Err)
 		}
 	}
@@ -88,21 +89,21 @@ func TestProgressHashingPhase(t *testing.T) {
 	dstDir := filepath.Join(t.TempDir(), "m")
 	dst, _ := fs.Open(dstDir, dstDir, fs.Options{Create: true})
 	hashed, done := false, false
-	for _, ev := range syncEvents(t, src, dst, sync.Selection{}, sync.Options{}) {
+	for _, ev := range syncEvents(t, src, dst, sync.Selection{}, engine.Options{}) {
 		switch ev := ev.(type) {
-		case sync.JobProgress:
-			if ev.Phase == sync.PhaseHashing {
+		case engine.JobProgress:
+			if ev.Phase == engine.PhaseHashing {
 				hashed = true
 				if done {
 					t.Error("hashing reported after the job was done")
 				}
 			}
-		case sync.JobDone:
+		case engine.JobDone:
 			done = true
 			if ev.Sums.H1 == "" {
 				t.Error("no h1: computed, though nothing vouches for the zip")
 			}
-		case sync.JobFailed:
+		case engine.JobFailed:
 			t.Fatal(ev.Err)
 		}
 	}

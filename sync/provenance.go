@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Signed is a provider version's provenance whose signature checked.
@@ -398,7 +399,7 @@ func (c *carrier) take() []carried {
 // has landed, as a sync does. A transfer whose version is refused fails
 // with the reason before it stages anything. It reads the sources: call it
 // where I/O belongs, not in a UI's Update.
-func AuthenticateTransfers(ctx context.Context, tasks []Task, pol *trust.Policy) []Task {
+func AuthenticateTransfers(ctx context.Context, tasks []engine.Task, pol *trust.Policy) []engine.Task {
 	type verdict struct {
 		signed *Signed
 		err    error
@@ -410,7 +411,7 @@ func AuthenticateTransfers(ctx context.Context, tasks []Task, pol *trust.Policy)
 	}
 	verdicts := map[key]verdict{}
 	dests := map[backends.Reader]*keptBy{}
-	out := make([]Task, len(tasks))
+	out := make([]engine.Task, len(tasks))
 	for i, t := range tasks {
 		out[i] = t
 		tr, ok := t.(Transfer)
@@ -454,10 +455,10 @@ func AuthenticateTransfers(ctx context.Context, tasks []Task, pol *trust.Policy)
 
 // writeBackfill writes what the plans' backfill found into dst; a write
 // that fails is reported as the index documents' failures are.
-func writeBackfill(ctx context.Context, dst backends.Writer, backfill []providerCarry, show func(Event)) {
+func writeBackfill(ctx context.Context, dst backends.Writer, backfill []providerCarry, show func(engine.Event)) {
 	for _, b := range backfill {
 		if err := writeProvenance(ctx, dst, b.provider, b.versions); err != nil {
-			show(IndexWritten{Dst: dst.String(), Provider: b.provider, Err: err})
+			show(engine.IndexWritten{Dst: dst.String(), Provider: b.provider, Err: err})
 		}
 	}
 }

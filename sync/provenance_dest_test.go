@@ -11,6 +11,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // The destination's own signed SHA256SUMS is evidence (issue 31 item 7): a
@@ -77,7 +78,7 @@ func TestSyncHoldsToTheDestinationsSignedSHA256SUMS(t *testing.T) {
 	}
 
 	// Transfers no plan made (the UI's queue) meet the same check.
-	var tasks []sync.Task
+	var tasks []engine.Task
 	as, err := backends.ListArchives(ctx, unsigned, linux.Provider, versions)
 	if err != nil || len(as) != 2 {
 		t.Fatalf("the unsigned mirror lists %v, %v", as, err)
@@ -86,8 +87,8 @@ func TestSyncHoldsToTheDestinationsSignedSHA256SUMS(t *testing.T) {
 	for _, a := range as {
 		tasks = append(tasks, sync.Transfer{Src: unsigned, Dst: w, Archive: a})
 	}
-	eng := sync.NewEngine(ctx, sync.Options{Backoff: 1})
-	tr := sync.NewTracker()
+	eng := engine.NewEngine(ctx, engine.Options{Backoff: 1})
+	tr := engine.NewTracker()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -98,7 +99,7 @@ func TestSyncHoldsToTheDestinationsSignedSHA256SUMS(t *testing.T) {
 	eng.Enqueue(sync.AuthenticateTransfers(ctx, tasks, nil)...)
 	eng.Close()
 	<-done
-	if c := tr.Counts(); c[sync.Done] != 0 || len(tr.Failures()) != 2 {
+	if c := tr.Counts(); c[engine.Done] != 0 || len(tr.Failures()) != 2 {
 		t.Errorf("queued transfers: %v, want both failed", c)
 	}
 	for _, j := range tr.Failures() {

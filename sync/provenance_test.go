@@ -20,15 +20,16 @@ import (
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
 	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // recorder is a Sink that keeps every event.
 type recorder struct {
 	mu  gosync.Mutex
-	evs []sync.Event
+	evs []engine.Event
 }
 
-func (r *recorder) Show(ev sync.Event) {
+func (r *recorder) Show(ev engine.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.evs = append(r.evs, ev)
@@ -42,7 +43,7 @@ func run(t *testing.T, src backends.Reader, dst backends.Writer, sel sync.Select
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Backoff: 1}), dst, false, &recorder{}, plan)
+	sum := sync.Sync(ctx, engine.NewEngine(ctx, engine.Options{Backoff: 1}), dst, false, &recorder{}, plan)
 	return plan, sum
 }
 
@@ -289,8 +290,8 @@ func TestAuthenticateTransfers(t *testing.T) {
 			t.Fatalf("listing the registry: %d archives, %v", len(as), err)
 		}
 		dst := openFS(t, filepath.Join(t.TempDir(), "mirror"))
-		eng := sync.NewEngine(ctx, sync.Options{Backoff: 1})
-		tr := sync.NewTracker()
+		eng := engine.NewEngine(ctx, engine.Options{Backoff: 1})
+		tr := engine.NewTracker()
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -299,13 +300,13 @@ func TestAuthenticateTransfers(t *testing.T) {
 			}
 		}()
 		for _, a := range as {
-			eng.Enqueue(sync.AuthenticateTransfers(ctx, []sync.Task{sync.Transfer{Src: src, Dst: dst, Archive: a}}, nil)...)
+			eng.Enqueue(sync.AuthenticateTransfers(ctx, []engine.Task{sync.Transfer{Src: src, Dst: dst, Archive: a}}, nil)...)
 		}
 		eng.Close()
 		<-done
 		kept, _ := sync.ReadProvenance(ctx, dst, p, v, provenance.Options{})
 		if !tampered {
-			if c := tr.Counts(); c[sync.Done] != 2 || kept == nil {
+			if c := tr.Counts(); c[engine.Done] != 2 || kept == nil {
 				t.Fatalf("jobs %v, provenance kept %v; want 2 done and the registry's provenance", c, kept != nil)
 			}
 			verifySigned(t, dst, mustSelection(t, []string{p.String()}, "1.0.0"), reg, 2)

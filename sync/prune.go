@@ -7,6 +7,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // The statuses of prune's plan and result rows.
@@ -310,19 +311,19 @@ type PackageRemoved struct {
 	Signer *provenance.Signer
 }
 
-func (PackageRemoved) isEvent() {}
+func (PackageRemoved) IsEvent() {}
 
 // RemovedEvents returns a PackageRemoved for each of removing (the plan's
 // Removing) that res says is gone; sigs, when given, are their Signatures,
 // read before the prune.
-func RemovedEvents(dst backends.Reader, removing []backends.Archive, sigs []Signature, res PruneResult) []Event {
+func RemovedEvents(dst backends.Reader, removing []backends.Archive, sigs []Signature, res PruneResult) []engine.Event {
 	gone := map[backends.PackageKey]bool{}
 	for _, f := range res.Findings {
 		if f.Status == StatusRemoved {
 			gone[f.Package.Key()] = true
 		}
 	}
-	var out []Event
+	var out []engine.Event
 	for i, a := range removing {
 		if !gone[a.Key()] {
 			continue

@@ -7,12 +7,13 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Sink receives a run's events in the order they happen: the command line's
 // text and JSON reporters, a test's recorder. Show must not block for long;
 // the engine's pump buffers while it runs.
-type Sink interface{ Show(Event) }
+type Sink interface{ Show(engine.Event) }
 
 // Idler is a Sink that may hold what it shows (lines written together):
 // a run calls Idle when no event is ready, so that what was shown reaches
@@ -31,7 +32,7 @@ func idle(sink Sink) {
 type Sinks []Sink
 
 // Show implements Sink.
-func (ss Sinks) Show(ev Event) {
+func (ss Sinks) Show(ev engine.Event) {
 	for _, s := range ss {
 		if s != nil {
 			s.Show(ev)
@@ -57,19 +58,19 @@ type PlanItemLeft struct {
 	Src, Dst string
 }
 
-func (PlanItemLeft) isEvent() {}
+func (PlanItemLeft) IsEvent() {}
 
 // Summary is what one run did: the closing line, the JSON summary event and
 // the exit code are made from it.
 type Summary struct {
 	Src, Dst   string
-	Done       int            // archives that landed, verified
-	Present    int            // already in the destination, hashes agreeing
-	Failed     []*TrackedJob  // jobs that ended in an error
-	Canceled   int            // jobs cancelled, or never started, by an interrupt
-	Skipped    []Item         // conflicts without force, packages the source cannot supply
-	Unsupplied int            // versions a module registry could not supply (no plan item)
-	IndexFails []IndexWritten // index documents that could not be written
+	Done       int                   // archives that landed, verified
+	Present    int                   // already in the destination, hashes agreeing
+	Failed     []*engine.TrackedJob  // jobs that ended in an error
+	Canceled   int                   // jobs cancelled, or never started, by an interrupt
+	Skipped    []Item                // conflicts without force, packages the source cannot supply
+	Unsupplied int                   // versions a module registry could not supply (no plan item)
+	IndexFails []engine.IndexWritten // index documents that could not be written
 	// Held are the providers of the plans some of whose packages dst holds
 	// after the run (present before it, or landed by it), sorted: one
 	// entry a provider, not a package (a re-sync of 100,000 archives held
@@ -101,7 +102,7 @@ func (s Summary) OK() bool { return s.Problems() == 0 && !s.Interrupted && s.Err
 // providers whose archives dst holds but does not list (a run interrupted
 // before its index flush) are flushed here. Sync closes eng: one run per
 // engine.
-func Sync(ctx context.Context, eng *Engine, dst backends.Writer, force bool, sink Sink, plans ...*Plan) Summary {
+func Sync(ctx context.Context, eng *engine.Engine, dst backends.Writer, force bool, sink Sink, plans ...*Plan) Summary {
 	r := NewRun(dst, force, sink)
 	for _, p := range plans {
 		r.Add(p)
@@ -119,14 +120,14 @@ type Run struct {
 	force   bool
 	sink    Sink
 	sum     Summary
-	tasks   []Task
+	tasks   []engine.Task
 	// stale are the providers whose index documents are to be flushed
 	// (Plan.StaleIndexes), once each; backfill is the plans'.
 	stale    []backends.Provider
 	seen     map[backends.Provider]bool
 	backfill []providerCarry
 	// waiting are the events Add holds back for Finish.
-	waiting []Event
+	waiting []engine.Event
 	start   time.Time
 }
 
@@ -181,13 +182,13 @@ func (r *Run) Add(p *Plan) {
 // Finish shows the events Add held back, runs the jobs on eng (closing
 // it), writes what the plans leave to write, and returns the summary; its
 // Duration counts from NewRun (planning streamed into the run included).
-func (r *Run) Finish(ctx context.Context, eng *Engine) Summary {
+func (r *Run) Finish(ctx context.Context, eng *engine.Engine) Summary {
 	for _, ev := range r.waiting {
 		r.sink.Show(ev)
 	}
 	r.waiting = nil
-	t := NewTracker()
-	show := func(ev Event) {
+	t := engine.NewTracker()
+	show := func(ev engine.Event) {
 		t.Apply(ev)
 		r.sink.Show(ev)
 	}
@@ -217,11 +218,11 @@ func (r *Run) Abandon(ctx context.Context, err error) Summary {
 
 // RunTasks runs tasks that no plan made (module packages) on eng, reports
 // every event to sink, and returns the summary. It closes eng.
-func RunTasks(ctx context.Context, eng *Engine, src, dst string, sink Sink, tasks []Task) Summary {
+func RunTasks(ctx context.Context, eng *engine.Engine, src, dst string, sink Sink, tasks []engine.Task) Summary {
 	start := time.Now()
 	sum := Summary{Src: src, Dst: dst}
-	t := NewTracker()
-	drain(eng, tasks, func(ev Event) {
+	t := engine.NewTracker()
+	drain(eng, tasks, func(ev engine.Event) {
 		t.Apply(ev)
 		sink.Show(ev)
 	}, func() { idle(sink) })
@@ -231,12 +232,12 @@ func RunTasks(ctx context.Context, eng *Engine, src, dst string, sink Sink, task
 
 // drain enqueues tasks, closes eng and shows its events until they end,
 // calling idle whenever none is ready, and once they have ended.
-func drain(eng *Engine, tasks []Task, show func(Event), idle func()) {
+func drain(eng *engine.Engine, tasks []engine.Task, show func(engine.Event), idle func()) {
 	eng.Enqueue(tasks...)
 	eng.Close()
 	events := eng.Events()
 	for {
-		var ev Event
+		var ev engine.Event
 		var ok bool
 		select {
 		case ev, ok = <-events:
@@ -269,30 +270,30 @@ func (sum *Summary) hold(p backends.Provider) {
 }
 
 // tally counts what the tracked jobs did.
-func (sum *Summary) tally(ctx context.Context, t *Tracker, start time.Time) {
+func (sum *Summary) tally(ctx context.Context, t *engine.Tracker, start time.Time) {
 	for _, j := range t.Failures() {
-		if j.State == Canceled {
+		if j.State == engine.Canceled {
 			sum.Canceled++
 		} else {
 			sum.Failed = append(sum.Failed, j)
 		}
 	}
 	for _, id := range t.Order {
-		if j := t.Jobs[id]; j.State == Done && j.Info.Module == (modules.Module{}) {
+		if j := t.Jobs[id]; j.State == engine.Done && j.Info.Module == (modules.Module{}) {
 			sum.hold(j.Info.Package.Provider)
 		}
 	}
-	sum.Done, sum.Bytes, sum.IndexFails = t.Counts()[Done], t.BytesMoved(), t.IndexFails
+	sum.Done, sum.Bytes, sum.IndexFails = t.Counts()[engine.Done], t.BytesMoved(), t.IndexFails
 	sum.Interrupted = ctx.Err() != nil
 	sum.Duration = time.Since(start)
 }
 
 // flushStale writes the index documents of providers whose archives dst
 // holds without listing them, that no job of the run has flushed.
-func flushStale(ctx context.Context, dst backends.Writer, stale []backends.Provider, show func(Event)) {
+func flushStale(ctx context.Context, dst backends.Writer, stale []backends.Provider, show func(engine.Event)) {
 	for _, prov := range stale {
 		if err := dst.Flush(ctx, prov); err != nil {
-			show(IndexWritten{Dst: dst.String(), Provider: prov, Err: &backends.OpError{Op: "write index", Place: dst.String(), Side: "destination", Err: err}})
+			show(engine.IndexWritten{Dst: dst.String(), Provider: prov, Err: &backends.OpError{Op: "write index", Place: dst.String(), Side: "destination", Err: err}})
 		}
 	}
 }

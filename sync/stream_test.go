@@ -14,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Ordered hands results on in order, never makes more than window of them
@@ -93,16 +94,16 @@ type lineRecorder struct {
 	jobs []string
 }
 
-func (r *lineRecorder) Show(ev sync.Event) {
+func (r *lineRecorder) Show(ev engine.Event) {
 	switch ev := ev.(type) {
 	case sync.PlanItemLeft:
 		r.lines = append(r.lines, fmt.Sprintf("%s %s: %s", ev.Item.Status, ev.Item.Archive.Package, ev.Item.Detail))
-	case sync.JobDone:
+	case engine.JobDone:
 		r.jobs = append(r.jobs, fmt.Sprintf("done %d bytes", ev.Bytes))
-	case sync.JobQueued:
+	case engine.JobQueued:
 		r.lines = append(r.lines, "queued")
 		r.jobs = append(r.jobs, "queued "+ev.Job.Package.String())
-	case sync.IndexWritten:
+	case engine.IndexWritten:
 		r.jobs = append(r.jobs, fmt.Sprintf("index %s %v", ev.Provider, ev.Err))
 	}
 }
@@ -114,7 +115,7 @@ func (r *lineRecorder) Show(ev sync.Event) {
 func TestRunStreamedIsSyncOfWholePlan(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	syncAll(t, ctx, w.src, w.dst, sync.Selection{}, sync.Options{})
+	syncAll(t, ctx, w.src, w.dst, sync.Selection{}, engine.Options{})
 	// A conflict (alpha 1.0.0 linux_amd64 rebuilt in the source), a
 	// missing package (alpha 1.1.0 linux_amd64), and with linux_arm64 asked
 	// for, a platform no version offers.
@@ -135,7 +136,7 @@ func TestRunStreamedIsSyncOfWholePlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := &lineRecorder{}
-		eng := sync.NewEngine(ctx, sync.Options{Jobs: 1})
+		eng := engine.NewEngine(ctx, engine.Options{Jobs: 1})
 		if !streamed {
 			plan, err := sync.MakePlan(ctx, w.src, dst, sel, sync.PlanOptions{})
 			if err != nil {
@@ -188,7 +189,7 @@ func TestRunStreamedIsSyncOfWholePlan(t *testing.T) {
 func TestRunShowsPresentAsPlanned(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	syncAll(t, ctx, w.src, w.dst, sync.Selection{}, sync.Options{})
+	syncAll(t, ctx, w.src, w.dst, sync.Selection{}, engine.Options{})
 	rec := &lineRecorder{}
 	r := sync.NewRun(w.dst, false, rec)
 	if err := sync.PlanEach(ctx, w.src, w.dst, sync.Selection{}, sync.PlanOptions{}, func(p *sync.Plan) error {
@@ -200,7 +201,7 @@ func TestRunShowsPresentAsPlanned(t *testing.T) {
 	if len(rec.lines) != len(w.seeds) {
 		t.Errorf("%d packages shown before Finish, want all %d", len(rec.lines), len(w.seeds))
 	}
-	if sum := r.Finish(ctx, sync.NewEngine(ctx, sync.Options{})); sum.Present != len(w.seeds) || !sum.OK() {
+	if sum := r.Finish(ctx, engine.NewEngine(ctx, engine.Options{})); sum.Present != len(w.seeds) || !sum.OK() {
 		t.Errorf("summary: %+v", sum)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Transfer is one provider package to move from Src to Dst, as an engine
@@ -36,13 +37,13 @@ type Transfer struct {
 }
 
 var (
-	_ Batched  = Transfer{}
-	_ Admitter = Transfer{}
+	_ engine.Batched  = Transfer{}
+	_ engine.Admitter = Transfer{}
 )
 
 // Info implements Task.
-func (t Transfer) Info() JobInfo {
-	info := JobInfo{Package: t.Archive.Package, Src: t.Src.String(), Dst: t.Dst.String(), Size: t.Archive.Size}
+func (t Transfer) Info() engine.JobInfo {
+	info := engine.JobInfo{Package: t.Archive.Package, Src: t.Src.String(), Dst: t.Dst.String(), Size: t.Archive.Size}
 	if t.Provenance != nil {
 		info.Signer = &t.Provenance.Signer
 	}
@@ -59,12 +60,12 @@ type transferBatch struct {
 func (t Transfer) Batch() any { return transferBatch{t.Dst, t.Archive.Provider} }
 
 // NewBatch implements Batched.
-func (t Transfer) NewBatch() Batch {
+func (t Transfer) NewBatch() engine.Batch {
 	return &providerBatch{dst: t.Dst, provider: t.Archive.Provider}
 }
 
 // Join implements Batched.
-func (t Transfer) Join(b Batch) Task {
+func (t Transfer) Join(b engine.Batch) engine.Task {
 	t.batch = b.(*providerBatch)
 	return t
 }
@@ -83,7 +84,7 @@ type providerBatch struct {
 // provenance): it describes what the documents list. The landed packages
 // the documents do not list (a backends.UnlistedError) have not landed
 // after all, as far as clients can tell.
-func (b *providerBatch) Finish(ctx context.Context, landed []JobInfo) (Event, map[JobID]error) {
+func (b *providerBatch) Finish(ctx context.Context, landed []engine.JobInfo) (engine.Event, map[engine.JobID]error) {
 	err := b.dst.Flush(ctx, b.provider)
 	carried := b.carry.take()
 	if err != nil {
@@ -91,12 +92,12 @@ func (b *providerBatch) Finish(ctx context.Context, landed []JobInfo) (Event, ma
 	} else {
 		err = writeProvenance(ctx, b.dst, b.provider, carried)
 	}
-	ev := IndexWritten{Dst: b.dst.String(), Provider: b.provider, Err: err}
+	ev := engine.IndexWritten{Dst: b.dst.String(), Provider: b.provider, Err: err}
 	if err == nil {
 		return ev, nil
 	}
 	unlisted := backends.Unlisted(err)
-	failed := map[JobID]error{}
+	failed := map[engine.JobID]error{}
 	for _, info := range landed {
 		if cause, ok := unlisted[info.Package.Key()]; ok {
 			pkg := info.Package
@@ -113,32 +114,32 @@ func (t Transfer) opErr(op, side, place string, err error) error {
 // Attempt streams the archive into a staging area of the destination,
 // computing zh: on the way, then h1:, checks every source of truth, and only
 // then commits.
-func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
+func (t Transfer) Attempt(ctx context.Context, env engine.Env) (engine.JobDone, error) {
 	a, src, dst := t.Archive, t.Src.String(), t.Dst.String()
 	if t.refused != nil {
-		return JobDone{}, t.opErr("stage", "destination", dst, t.refused)
+		return engine.JobDone{}, t.opErr("stage", "destination", dst, t.refused)
 	}
 	if t.unauthentic != nil {
-		return JobDone{}, t.opErr("authenticate", "source", src, backends.Permanent(t.unauthentic))
+		return engine.JobDone{}, t.opErr("authenticate", "source", src, backends.Permanent(t.unauthentic))
 	}
 	start := time.Now()
 	unpacked, limit := maxArchive(env.Hashing)
 	if limit >= 0 && a.Size > limit {
-		return JobDone{}, t.opErr("open", "source", src, fmt.Errorf("the source states %d bytes, more than a zip that unpacks within the limit (%d bytes) can be; refusing to download it: %w", a.Size, unpacked, hashing.ErrTooLarge))
+		return engine.JobDone{}, t.opErr("open", "source", src, fmt.Errorf("the source states %d bytes, more than a zip that unpacks within the limit (%d bytes) can be; refusing to download it: %w", a.Size, unpacked, hashing.ErrTooLarge))
 	}
 	rc, err := t.Src.Open(ctx, a)
 	if err != nil {
-		return JobDone{}, t.opErr("open", "source", src, err)
+		return engine.JobDone{}, t.opErr("open", "source", src, err)
 	}
 	defer rc.Close()
 	st, sink, err := t.stage(ctx)
 	if err != nil {
-		return JobDone{}, t.opErr("stage", "destination", dst, err)
+		return engine.JobDone{}, t.opErr("stage", "destination", dst, err)
 	}
 	defer st.Abort()
 	if zh := statedZH(st, a, env.Hashing); sink == io.Discard && zh != "" {
 		if err := t.checkExecutable(st); err != nil {
-			return JobDone{}, err
+			return engine.JobDone{}, err
 		}
 		return t.commitStated(ctx, env, st, zh, start)
 	}
@@ -150,7 +151,7 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 		// while the next are hashed, rather than all waiting for all.
 		release, err := env.HashSlot(ctx)
 		if err != nil {
-			return JobDone{}, err
+			return engine.JobDone{}, err
 		}
 		sr := &slotReader{r: in, release: release}
 		defer sr.done()
@@ -158,26 +159,26 @@ func (t Transfer) Attempt(ctx context.Context, env Env) (JobDone, error) {
 	}
 	sums, n, err := t.receive(ctx, env, rc, st, sink, in)
 	if err != nil {
-		return JobDone{}, err
+		return engine.JobDone{}, err
 	}
 	res := hashing.Verify(sums, a.Evidence...)
 	for _, c := range res.Checks {
 		env.Check(c)
 	}
 	if err := res.Err(); err != nil {
-		return JobDone{}, t.opErr("verify", "source", src, err)
+		return engine.JobDone{}, t.opErr("verify", "source", src, err)
 	}
 	if err := t.checkExecutable(st); err != nil {
-		return JobDone{}, err
+		return engine.JobDone{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return JobDone{}, err
+		return engine.JobDone{}, err
 	}
 	if err := st.Commit(ctx, sums, t.Force); err != nil {
-		return JobDone{}, t.opErr("commit", "destination", dst, err)
+		return engine.JobDone{}, t.opErr("commit", "destination", dst, err)
 	}
 	t.batch.carryAdd(a.Version, t.Provenance)
-	return JobDone{Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()}, nil
+	return engine.JobDone{Sums: sums, Result: res, Bytes: n, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 
 // checkExecutable holds a signed archive (its version's provenance
@@ -232,21 +233,21 @@ func statedZH(st backends.Staged, a backends.Archive, o hashing.Options) hashing
 // without reading the source's file first (statedZH): the destination
 // uploads it under that digest, and fails the commit with an integrity
 // error naming both hashes when the file's bytes are not the digest's.
-func (t Transfer) commitStated(ctx context.Context, env Env, st backends.Staged, zh hashing.Hash, start time.Time) (JobDone, error) {
+func (t Transfer) commitStated(ctx context.Context, env engine.Env, st backends.Staged, zh hashing.Hash, start time.Time) (engine.JobDone, error) {
 	sums := hashing.Sums{ZH: zh}
 	res := hashing.Verify(sums, t.Archive.Evidence...)
 	stop := followSent(env, st)
 	err := st.Commit(ctx, sums, t.Force)
 	told := stop()
 	if err != nil {
-		return JobDone{}, t.opErr("commit", "destination", t.Dst.String(), err)
+		return engine.JobDone{}, t.opErr("commit", "destination", t.Dst.String(), err)
 	}
 	env.Progress(t.Archive.Size - told) // a blob the registry had sends nothing
 	for _, c := range res.Checks {
 		env.Check(c)
 	}
 	t.batch.carryAdd(t.Archive.Version, t.Provenance)
-	return JobDone{Sums: res.Sums, Result: res, Bytes: t.Archive.Size, Elapsed: time.Since(start), Verified: res.Verified()}, nil
+	return engine.JobDone{Sums: res.Sums, Result: res, Bytes: t.Archive.Size, Elapsed: time.Since(start), Verified: res.Verified()}, nil
 }
 
 // followSent tells env's progress the bytes st's Commit sends, where st
@@ -254,7 +255,7 @@ func (t Transfer) commitStated(ctx context.Context, env Env, st backends.Staged,
 // the upload is the job's progress. It reads the count every
 // sentInterval until stop is called, which returns how many bytes were
 // told.
-func followSent(env Env, st backends.Staged) (stop func() int64) {
+func followSent(env engine.Env, st backends.Staged) (stop func() int64) {
 	sc, ok := st.(backends.SentCounter)
 	if !ok {
 		return func() int64 { return 0 }
@@ -335,7 +336,7 @@ func (s *slotReader) done() {
 // options ask for it, h1:, each entry inflated as it arrives. Only an h1:
 // the stream could not follow, or one a lock file turns out to need once
 // zh: is known, reads the staged file again.
-func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backends.Staged, sink io.Writer, in io.Reader) (hashing.Sums, int64, error) {
+func (t Transfer) receive(ctx context.Context, env engine.Env, rc io.Reader, st backends.Staged, sink io.Writer, in io.Reader) (hashing.Sums, int64, error) {
 	a, src := t.Archive, t.Src.String()
 	if sr, ok := rc.(backends.SizedReader); ok && a.Size < 0 {
 		env.Expect(sr.StreamSize())
@@ -370,7 +371,7 @@ func (t Transfer) receive(ctx context.Context, env Env, rc io.Reader, st backend
 	if !wantH1 && !env.Hashing.WantH1(sums.ZH, a.Evidence...) {
 		return sums, n, nil
 	}
-	env.SetPhase(PhaseHashing)
+	env.SetPhase(engine.PhaseHashing)
 	if sums.H1, err = t.h1(ctx, env, s, st.Path()); err != nil {
 		return hashing.Sums{}, n, err
 	}
@@ -384,7 +385,7 @@ const followAbove = 256 << 10
 // h1 finishes the h1: of the staged zip: from the stream when it followed
 // the zip, else by inflating the file, one archive per core while the
 // other workers keep downloading.
-func (t Transfer) h1(ctx context.Context, env Env, s *hashing.Stream, path string) (hashing.Hash, error) {
+func (t Transfer) h1(ctx context.Context, env engine.Env, s *hashing.Stream, path string) (hashing.Hash, error) {
 	if h, ok := s.FollowedH1(path); ok {
 		return h, nil
 	}
@@ -487,7 +488,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // Admit implements Admitter: it asks each destination of the transfers
 // among tasks whether it can hold their providers together, and marks the
 // refused transfers so they fail before they stage anything.
-func (Transfer) Admit(tasks []Task) []Task {
+func (Transfer) Admit(tasks []engine.Task) []engine.Task {
 	byDst := map[backends.Writer][]backends.Provider{}
 	var order []backends.Writer
 	for _, t := range tasks {
@@ -507,7 +508,7 @@ func (Transfer) Admit(tasks []Task) []Task {
 	if len(refused) == 0 {
 		return tasks
 	}
-	out := make([]Task, len(tasks))
+	out := make([]engine.Task, len(tasks))
 	for i, t := range tasks {
 		if tr, ok := t.(Transfer); ok && refused[tr.Dst] != nil {
 			tr.refused = refused[tr.Dst]

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // waitTask is a job that, when waits is set, tells the engine it waits on
@@ -22,9 +22,9 @@ type waitTask struct {
 	peak    *atomic.Int32
 }
 
-func (w waitTask) Info() sync.JobInfo { return sync.JobInfo{Name: "wait", Size: -1} }
+func (w waitTask) Info() engine.JobInfo { return engine.JobInfo{Name: "wait", Size: -1} }
 
-func (w waitTask) Attempt(ctx context.Context, env sync.Env) (sync.JobDone, error) {
+func (w waitTask) Attempt(ctx context.Context, env engine.Env) (engine.JobDone, error) {
 	n := w.running.Add(1)
 	defer w.running.Add(-1)
 	for p := w.peak.Load(); n > p && !w.peak.CompareAndSwap(p, n); p = w.peak.Load() {
@@ -35,9 +35,9 @@ func (w waitTask) Attempt(ctx context.Context, env sync.Env) (sync.JobDone, erro
 	w.started <- struct{}{}
 	select {
 	case <-w.release:
-		return sync.JobDone{}, nil
+		return engine.JobDone{}, nil
 	case <-ctx.Done():
-		return sync.JobDone{}, ctx.Err()
+		return engine.JobDone{}, ctx.Err()
 	}
 }
 
@@ -48,8 +48,8 @@ type waitWorld struct {
 	peak    atomic.Int32
 }
 
-func (w *waitWorld) tasks(n int, waits bool) []sync.Task {
-	out := make([]sync.Task, n)
+func (w *waitWorld) tasks(n int, waits bool) []engine.Task {
+	out := make([]engine.Task, n)
 	for i := range out {
 		out[i] = waitTask{waits: waits, started: w.started, release: w.release, running: &w.running, peak: &w.peak}
 	}
@@ -89,7 +89,7 @@ func TestWaitingJobsLetOthersStart(t *testing.T) {
 	for _, jobs := range []int{1, 2} {
 		t.Run(fmt.Sprintf("jobs=%d", jobs), func(t *testing.T) {
 			w := &waitWorld{started: make(chan struct{}, 1024), release: make(chan struct{})}
-			eng := sync.NewEngine(context.Background(), sync.Options{Jobs: jobs})
+			eng := engine.NewEngine(context.Background(), engine.Options{Jobs: jobs})
 			defer eng.Stop()
 			go func() {
 				for range eng.Events() {

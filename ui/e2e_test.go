@@ -12,8 +12,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // TestEndToEnd runs the UI as a program in a fixed-size virtual terminal:
@@ -34,7 +33,7 @@ func TestEndToEnd(t *testing.T) {
 
 	press("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(Model)
-	if final.jobs.Tracker().Counts()[sync.Done] != 1 {
+	if final.jobs.Tracker().Counts()[engine.Done] != 1 {
 		t.Errorf("final model: jobs %v", final.jobs.Tracker().Counts())
 	}
 	want, err := os.ReadFile(archivePath(w.Primary, "acme/cloud", "2.1.0", "darwin_arm64"))
@@ -102,7 +101,7 @@ var legendDrawn = regexp.MustCompile(`[│┃][●◇◐○≠✗!·-] [a-z]`)
 func newProgram(t *testing.T, cfg Config) (tm *teatest.TestModel, waitFor func(what ...string), press func(keys ...string)) {
 	t.Helper()
 	cfg.NoAnimation = true
-	cfg.Engine = sync.NewEngine(t.Context(), sync.Options{})
+	cfg.Engine = engine.NewEngine(t.Context(), engine.Options{})
 	m := New(t.Context(), cfg)
 	t.Cleanup(m.Shutdown)
 	tm = teatest.NewTestModel(t, m,

@@ -16,7 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // oddName is what a place may bring into the UI: wide and combining
@@ -124,7 +124,7 @@ func checkFrame(t *testing.T, frame string, w, h, step int) {
 func TestRandomKeysThenQuit(t *testing.T) {
 	cfg := oddWorld(t)
 	cfg.NoAnimation = true
-	cfg.Engine = sync.NewEngine(t.Context(), sync.Options{})
+	cfg.Engine = engine.NewEngine(t.Context(), engine.Options{})
 	m := New(t.Context(), cfg)
 	t.Cleanup(m.Shutdown)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),

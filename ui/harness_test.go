@@ -16,7 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/demo"
 	"github.com/tfmirror/tfmirror/ui/internal/keypress"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -36,7 +36,7 @@ func newHarness(t *testing.T, cfg Config, w, h int) *harness {
 	t.Helper()
 	cfg.NoAnimation = true
 	if cfg.Engine == nil {
-		cfg.Engine = sync.NewEngine(t.Context(), sync.Options{})
+		cfg.Engine = engine.NewEngine(t.Context(), engine.Options{})
 	}
 	m := New(t.Context(), cfg)
 	t.Cleanup(m.Shutdown)
@@ -242,7 +242,7 @@ func jobsEnded(n int) func(Model) bool {
 	}
 }
 
-func stateOf(m Model, i int) sync.JobState {
+func stateOf(m Model, i int) engine.JobState {
 	t := m.jobs.Tracker()
 	return t.Jobs[t.Order[i]].State
 }

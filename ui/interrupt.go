@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Ctrl-C with work under way (jobs queued or running, or the index
@@ -50,7 +50,7 @@ func (e *Interrupted) Error() string {
 
 // interruption is what was under way when the user pressed Ctrl-C.
 type interruption struct {
-	unfinished []sync.JobID
+	unfinished []engine.JobID
 	indexing   bool
 }
 
@@ -70,25 +70,25 @@ func (m *Model) interrupt() {
 
 // interruptedBy sums up, once the engine has stopped, what an interrupt
 // cancelled: in's jobs that ended cancelled, and the session's counts.
-func interruptedBy(in *interruption, tr *sync.Tracker) *Interrupted {
+func interruptedBy(in *interruption, tr *engine.Tracker) *Interrupted {
 	e := &Interrupted{Indexing: in.indexing}
 	for _, id := range in.unfinished {
 		j := tr.Jobs[id]
-		if j == nil || j.State == sync.Done || j.State == sync.Failed {
+		if j == nil || j.State == engine.Done || j.State == engine.Failed {
 			continue // it ended on its own before the engine stopped
 		}
 		e.Canceled = append(e.Canceled, backends.PrintableLine(j.Info.Label()+" -> "+j.Info.Dst))
 	}
 	c := tr.Counts()
-	e.Done, e.Failed = c[sync.Done], c[sync.Failed]
+	e.Done, e.Failed = c[engine.Done], c[engine.Failed]
 	return e
 }
 
 // unfinishedJobs is every job queued or running.
-func unfinishedJobs(tr *sync.Tracker) *interruption {
+func unfinishedJobs(tr *engine.Tracker) *interruption {
 	in := &interruption{}
 	for _, id := range tr.Order {
-		if st := tr.Jobs[id].State; st == sync.Queued || st == sync.Running {
+		if st := tr.Jobs[id].State; st == engine.Queued || st == engine.Running {
 			in.unfinished = append(in.unfinished, id)
 		}
 	}

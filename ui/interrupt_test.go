@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // slowWorld is the demo world with its primary served as a network mirror
@@ -37,7 +37,7 @@ func TestModelCtrlCSaysWhatItCancelled(t *testing.T) {
 	h.gotoCell("2.1.0", "linux_amd64")
 	h.press("space", "right", "space", "enter", "enter")
 	h.until("two jobs to run", func(m Model) bool {
-		return len(m.jobs.Tracker().Order) == 2 && m.jobs.Tracker().Counts()[sync.Running] > 0
+		return len(m.jobs.Tracker().Order) == 2 && m.jobs.Tracker().Counts()[engine.Running] > 0
 	})
 	h.press("q") // the quit question: Ctrl-C does not wait for its answer
 	if !h.m.confirmQuit {
@@ -81,7 +81,7 @@ func TestModelQuitQuestionMoot(t *testing.T) {
 	h.press("enter")
 	h.gotoCell("2.1.0", "linux_amd64")
 	h.press("enter", "enter")
-	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == sync.Running })
+	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == engine.Running })
 	h.press("q")
 	if !h.m.confirmQuit {
 		t.Fatalf("q with a job running should ask; status %q", h.m.status().text)
@@ -93,7 +93,7 @@ func TestModelQuitQuestionMoot(t *testing.T) {
 	}
 	h.press("q")
 	h.until("the quit", func(Model) bool { return h.quit })
-	if stateOf(h.m, 0) != sync.Done {
+	if stateOf(h.m, 0) != engine.Done {
 		t.Errorf("job %s; want done", stateOf(h.m, 0))
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/list"
 	"github.com/tfmirror/tfmirror/ui/queue"
 )
@@ -154,7 +154,7 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		if m.jobs.Tracker().Unfinished() {
 			c := m.jobs.Tracker().Counts()
 			m.confirmQuit = true
-			m.setStatus(statusWarn, fmt.Sprintf("%d job(s) running, %d queued: quit and cancel them? y/n", c[sync.Running], c[sync.Queued]))
+			m.setStatus(statusWarn, fmt.Sprintf("%d job(s) running, %d queued: quit and cancel them? y/n", c[engine.Running], c[engine.Queued]))
 			return nil, true
 		}
 		return m.quit(), true

@@ -18,6 +18,7 @@ import (
 	placeopen "github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
@@ -117,7 +118,7 @@ func TestEndToEndLockGaps(t *testing.T) {
 	waitFor("2 done", "1.0.0 ok")
 	press("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(e2eWait)).(Model)
-	if c := final.jobs.Tracker().Counts(); c[sync.Done] != 2 {
+	if c := final.jobs.Tracker().Counts(); c[engine.Done] != 2 {
 		t.Fatalf("jobs %v", c)
 	}
 

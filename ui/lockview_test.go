@@ -18,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -154,7 +155,7 @@ func TestLockView(t *testing.T) {
 		h.until("the gaps to land and the lock to be tied again", func(m Model) bool {
 			return jobsEnded(2)(m) && tied(m) && m.prov().lockNote(alpha) == "1.1.0 ok"
 		})
-		if c := h.m.jobs.Tracker().Counts(); c[sync.Done] != 2 {
+		if c := h.m.jobs.Tracker().Counts(); c[engine.Done] != 2 {
 			t.Fatalf("jobs %v", c)
 		}
 		snap("landed")

@@ -11,6 +11,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/details"
 	"github.com/tfmirror/tfmirror/ui/events"
@@ -76,7 +77,7 @@ type Config struct {
 	// Engine runs the UI's jobs, provider transfers and module packages
 	// alike; it is required. The caller starts it, one per process; the UI
 	// stops it when it quits (see Shutdown).
-	Engine *sync.Engine
+	Engine *engine.Engine
 	// NoAnimation keeps the spinner still, for tests and recordings.
 	NoAnimation bool
 	// Modules is the Modules view (m).
@@ -134,7 +135,7 @@ type Model struct {
 	keys   KeyMap
 	// helpKeys scroll and close the help screen.
 	helpKeys helpScreenKeys
-	engine   *sync.Engine
+	engine   *engine.Engine
 
 	// views are the Providers and Modules views; the Modules view is nil
 	// when no module is named.
@@ -316,7 +317,7 @@ func (m *Model) refreshDetails() {
 
 // updateEngine folds an engine event into the jobs pane, tells both views
 // (a landed job changes what a place holds) and keeps the status line.
-func (m *Model) updateEngine(ev sync.Event) tea.Cmd {
+func (m *Model) updateEngine(ev engine.Event) tea.Cmd {
 	cmds := []tea.Cmd{waitForEvent(m.engine.Events())}
 	j := m.jobs.Apply(ev)
 	for _, v := range m.views {
@@ -331,17 +332,17 @@ func (m *Model) updateEngine(ev sync.Event) tea.Cmd {
 		m.setStatus(statusInfo, "the jobs have ended: q quits")
 	}
 	switch ev := ev.(type) {
-	case sync.JobQueued:
+	case engine.JobQueued:
 		m.queueActive = true
-	case sync.JobFailed:
+	case engine.JobFailed:
 		if j != nil && !ev.Canceled {
 			m.sh.problem(statusBad, "✗ "+jobTitle(j)+": "+jobs.Reason(ev.Err), jobTitle(j)+" → "+m.placeLabel(j.Info.Dst)+": "+ev.Err.Error())
 		}
-	case sync.IndexWritten:
+	case engine.IndexWritten:
 		if ev.Err != nil {
 			m.sh.problem(statusBad, "✗ "+ev.Err.Error(), "")
 		}
-	case sync.Idle:
+	case engine.Idle:
 		m.queueActive = false
 		m.idleStatus()
 	}
@@ -349,7 +350,7 @@ func (m *Model) updateEngine(ev sync.Event) tea.Cmd {
 }
 
 // jobTitle names a job's package in the status line.
-func jobTitle(j *sync.TrackedJob) string {
+func jobTitle(j *engine.TrackedJob) string {
 	if j.Info.Name != "" {
 		return j.Info.Label()
 	}
@@ -361,18 +362,18 @@ func jobTitle(j *sync.TrackedJob) string {
 func (m *Model) idleStatus() {
 	c := m.jobs.Tracker().Counts()
 	kind := statusInfo
-	if c[sync.Failed] > 0 {
+	if c[engine.Failed] > 0 {
 		kind = statusBad
 	}
 	if !m.quitting {
-		m.setStatus(kind, fmt.Sprintf("queue idle: %d done, %d failed, %d canceled", c[sync.Done], c[sync.Failed], c[sync.Canceled]))
+		m.setStatus(kind, fmt.Sprintf("queue idle: %d done, %d failed, %d canceled", c[engine.Done], c[engine.Failed], c[engine.Canceled]))
 	}
 }
 
 // cancelJob and retryJob act on the job under the jobs pane's cursor.
 func (m *Model) cancelJob() tea.Cmd {
 	j, ok := m.jobs.Selected()
-	if !ok || (j.State != sync.Queued && j.State != sync.Running) {
+	if !ok || (j.State != engine.Queued && j.State != engine.Running) {
 		return nil
 	}
 	id, eng := j.Info.ID, m.engine
@@ -383,9 +384,9 @@ func (m *Model) cancelJob() tea.Cmd {
 // the cursor is.
 func (m *Model) retryJobs() tea.Cmd {
 	tr := m.jobs.Tracker()
-	var ids []sync.JobID
+	var ids []engine.JobID
 	for _, id := range tr.Order {
-		if st := tr.Jobs[id].State; st == sync.Failed || st == sync.Canceled {
+		if st := tr.Jobs[id].State; st == engine.Failed || st == engine.Canceled {
 			ids = append(ids, id)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/demo"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
@@ -120,7 +121,7 @@ func TestModelQueueMissingCell(t *testing.T) {
 	}
 	h.press("enter")
 	h.until("the job to end", jobsEnded(1))
-	if st := stateOf(h.m, 0); st != sync.Done {
+	if st := stateOf(h.m, 0); st != engine.Done {
 		t.Fatalf("job state %s; status %q", st, h.m.status().text)
 	}
 	j := h.m.jobs.Tracker().Jobs[h.m.jobs.Tracker().Order[0]]
@@ -186,7 +187,7 @@ func TestModelConflictNeedsForce(t *testing.T) {
 	}
 	h.press("enter")
 	h.until("the forced job", jobsEnded(1))
-	if st := stateOf(h.m, 0); st != sync.Done {
+	if st := stateOf(h.m, 0); st != engine.Done {
 		t.Fatalf("forced job: %s (%q)", st, h.m.status().text)
 	}
 	want, _ := os.ReadFile(archivePath(w.Primary, "acme/cloud", "2.0.0", "linux_amd64"))
@@ -292,19 +293,19 @@ func TestModelCancelRetryAndQuit(t *testing.T) {
 	h.gotoCell("2.1.0", "linux_amd64")
 	h.press("enter", "enter") // one writable mirror: straight to confirm
 	h.until("the job to run", func(m Model) bool {
-		return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == sync.Running
+		return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == engine.Running
 	})
 	h.press("tab") // matrix -> jobs
 	if h.m.focus != paneJobs {
 		t.Fatalf("tab should focus the jobs pane")
 	}
 	h.press("x")
-	h.until("the cancel", func(m Model) bool { return stateOf(m, 0) == sync.Canceled })
+	h.until("the cancel", func(m Model) bool { return stateOf(m, 0) == engine.Canceled })
 	if _, err := os.Stat(archivePath(w.Secondary, "acme/cloud", "2.1.0", "linux_amd64")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a cancelled job left the archive: %v", err)
 	}
 	h.press("R")
-	h.until("the retry", func(m Model) bool { return stateOf(m, 0) == sync.Running })
+	h.until("the retry", func(m Model) bool { return stateOf(m, 0) == engine.Running })
 
 	h.press("q")
 	if !h.m.confirmQuit || !strings.Contains(h.m.status().text, "quit and cancel") {
@@ -316,7 +317,7 @@ func TestModelCancelRetryAndQuit(t *testing.T) {
 	}
 	h.press("q", "y")
 	h.until("the quit", func(Model) bool { return h.quit })
-	if stateOf(h.m, 0) != sync.Canceled {
+	if stateOf(h.m, 0) != engine.Canceled {
 		t.Errorf("quitting should cancel the running job, state %s", stateOf(h.m, 0))
 	}
 	assertNoStaging(t, w.Secondary)
@@ -359,7 +360,7 @@ func TestModelQuitWaitsForIndexDocuments(t *testing.T) {
 	h.gotoCell("2.1.0", "darwin_arm64")
 	h.press("enter", "enter", "enter")
 	h.until("the job to land", jobsEnded(1))
-	if st := stateOf(h.m, 0); st != sync.Done {
+	if st := stateOf(h.m, 0); st != engine.Done {
 		j := h.m.jobs.Tracker().Jobs[h.m.jobs.Tracker().Order[0]]
 		t.Fatalf("the job ended %v, not done: %v", st, j.Err)
 	}
@@ -624,7 +625,7 @@ func TestModelTransferFailsVerification(t *testing.T) {
 	h.gotoCell("2.1.0", "darwin_arm64")
 	h.press("enter", "enter", "enter")
 	h.until("the job to fail", jobsEnded(1))
-	if st := stateOf(h.m, 0); st != sync.Failed {
+	if st := stateOf(h.m, 0); st != engine.Failed {
 		t.Fatalf("job state %s, want failed", st)
 	}
 	if h.m.status().kind != statusBad || !strings.Contains(h.m.status().text, "h1 mismatch against mirror index") {
@@ -661,13 +662,13 @@ func TestModelCtrlCCancelsRunningJobs(t *testing.T) {
 	h := newHarness(t, cfg, 120, 40)
 	h.until("load", loaded)
 	h.press("enter", "r", "enter", "enter")
-	h.until("jobs to run", func(m Model) bool { return m.jobs.Tracker().Counts()[sync.Running] > 0 })
+	h.until("jobs to run", func(m Model) bool { return m.jobs.Tracker().Counts()[engine.Running] > 0 })
 	h.press("ctrl+c")
 	if h.m.confirmQuit {
 		t.Fatal("ctrl+c should not ask")
 	}
 	h.until("the quit", func(Model) bool { return h.quit })
-	if c := h.m.jobs.Tracker().Counts(); c[sync.Running]+c[sync.Queued] > 0 {
+	if c := h.m.jobs.Tracker().Counts(); c[engine.Running]+c[engine.Queued] > 0 {
 		t.Errorf("jobs still unfinished at exit: %v", c)
 	}
 	assertNoStaging(t, w.Secondary)
@@ -917,7 +918,7 @@ func TestModelJobCellSameFrame(t *testing.T) {
 			t.Fatalf("the job did not end; screen:\n%s", h.screen())
 		}
 		tr := h.m.jobs.Tracker()
-		if len(tr.Order) == 0 || stateOf(h.m, 0) != sync.Done {
+		if len(tr.Order) == 0 || stateOf(h.m, 0) != engine.Done {
 			continue
 		}
 		if got := marksAt(t, h.m, "2.1.0", "darwin_arm64"); !slices.Equal(got, []theme.Mark{ok, vf}) {

@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/teatest/v2"
-
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // TestModulesEndToEnd runs the UI as a program in a fixed-size virtual
@@ -37,7 +36,7 @@ func TestModulesEndToEnd(t *testing.T) {
 
 	press("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(e2eWait)).(Model)
-	if c := final.jobs.Tracker().Counts(); c[sync.Done] != 1 {
+	if c := final.jobs.Tracker().Counts(); c[engine.Done] != 1 {
 		t.Errorf("final model: jobs %v", c)
 	}
 	if got := strings.Join(moduleMarksAt(t, final, "2.0.0"), ""); got != "◇◇" {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 func TestModulesViewListsAndCompares(t *testing.T) {
@@ -132,9 +132,9 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 		t.Errorf("confirm step:\n%s", s)
 	}
 	h.press("enter")
-	h.until("the first job to land", func(m Model) bool { return m.jobs.Tracker().Counts()[sync.Done] > 0 })
+	h.until("the first job to land", func(m Model) bool { return m.jobs.Tracker().Counts()[engine.Done] > 0 })
 	for _, id := range h.m.jobs.Tracker().Order {
-		if j := h.m.jobs.Tracker().Jobs[id]; j.State == sync.Done {
+		if j := h.m.jobs.Tracker().Jobs[id]; j.State == engine.Done {
 			version := j.Info.Name[strings.LastIndexByte(j.Info.Name, ' ')+1:]
 			if got := moduleMarksAt(t, h.m, version); got[1] != "◇" {
 				t.Errorf("the frame that shows %s done shows its cell %v", j.Info.Name, got)
@@ -146,7 +146,7 @@ func TestModulesQueueMissingVersion(t *testing.T) {
 			slices.Equal(moduleMarksAt(t, m, "2.0.0"), []string{"◇", "◇"})
 	})
 	for i := range 2 {
-		if st := stateOf(h.m, i); st != sync.Done {
+		if st := stateOf(h.m, i); st != engine.Done {
 			t.Fatalf("job %d: %s; status %q", i, st, h.m.status().text)
 		}
 	}
@@ -208,14 +208,14 @@ func TestModulesRetryFailedJob(t *testing.T) {
 	h.until("the module to load", modulesLoaded)
 	h.press("enter", "enter", "enter") // versions; queue 3.0.0 (the newest); confirm
 	h.until("the job to fail", jobsEnded(1))
-	if st := stateOf(h.m, 0); st != sync.Failed || !strings.Contains(h.m.status().text, "3.0.0") {
+	if st := stateOf(h.m, 0); st != engine.Failed || !strings.Contains(h.m.status().text, "3.0.0") {
 		t.Fatalf("job %s, status %q", st, h.m.status().text)
 	}
 	fixed.Store(true)
 	h.press("tab", "R") // jobs pane; retry
 	// The job runs again in place, as a provider job does.
 	h.until("the retry to land", func(m Model) bool {
-		return stateOf(m, 0) == sync.Done && jobsEnded(1)(m) && modulesLoaded(m) && !m.busy()
+		return stateOf(m, 0) == engine.Done && jobsEnded(1)(m) && modulesLoaded(m) && !m.busy()
 	})
 	if _, err := os.Stat(mw.zipPath("3.0.0")); err != nil {
 		t.Errorf("after the retry: %v", err)
@@ -282,7 +282,7 @@ func TestModulesQuitCancelsJobs(t *testing.T) {
 	h := newHarness(t, cfg, 120, 40)
 	h.until("the module to load", modulesLoaded)
 	h.press("enter", "enter", "enter") // versions; queue 3.0.0; confirm
-	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == sync.Running })
+	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == engine.Running })
 	<-started
 	h.press("q")
 	if !h.m.confirmQuit || !strings.Contains(h.m.status().text, "1 job(s) running") {

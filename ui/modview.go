@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/details"
 	"github.com/tfmirror/tfmirror/ui/grid"
 	"github.com/tfmirror/tfmirror/ui/list"
@@ -285,8 +286,8 @@ func (v *modulesView) gridBox() (string, []string) {
 
 // jobEvent marks the version a module job landed as there at once, in the
 // frame that shows the job done, and lists the place again to confirm it.
-func (v *modulesView) jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd {
-	if _, done := ev.(sync.JobDone); !done || j == nil || j.Info.Module == (modules.Module{}) {
+func (v *modulesView) jobEvent(j *engine.TrackedJob, ev engine.Event) tea.Cmd {
+	if _, done := ev.(engine.JobDone); !done || j == nil || j.Info.Module == (modules.Module{}) {
 		return nil
 	}
 	i := v.placeIndex(j.Info.Dst)

@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -207,7 +207,7 @@ func TestModelRetryRetriesEveryFailedJob(t *testing.T) {
 	h.until("two jobs to start", func(m Model) bool { return len(m.jobs.Tracker().Order) == 2 })
 	h.press("tab", "x", "down", "x")
 	h.until("both cancelled", func(m Model) bool {
-		return stateOf(m, 0) == sync.Canceled && stateOf(m, 1) == sync.Canceled
+		return stateOf(m, 0) == engine.Canceled && stateOf(m, 1) == engine.Canceled
 	})
 	h.until("the queue idle", func(m Model) bool { return !m.queueActive })
 	h.press("R")
@@ -215,7 +215,7 @@ func TestModelRetryRetriesEveryFailedJob(t *testing.T) {
 		t.Errorf("status %q; want it to say 2 jobs are retried", h.m.status().text)
 	}
 	h.until("both retried", func(m Model) bool {
-		return stateOf(m, 0) != sync.Canceled && stateOf(m, 1) != sync.Canceled
+		return stateOf(m, 0) != engine.Canceled && stateOf(m, 1) != engine.Canceled
 	})
 }
 

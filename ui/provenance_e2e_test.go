@@ -12,6 +12,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // TestEndToEndFromRegistryWritesProvenance: copies made in the UI from an
@@ -56,7 +57,7 @@ func TestEndToEndFromRegistryWritesProvenance(t *testing.T) {
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(e2eWait)).(Model)
 	tr := final.jobs.Tracker()
 	for _, id := range tr.Order {
-		if j := tr.Jobs[id]; j.State != sync.Done || j.Info.Signer == nil || j.Info.Signer.Fingerprint != reg.Fingerprint() {
+		if j := tr.Jobs[id]; j.State != engine.Done || j.Info.Signer == nil || j.Info.Signer.Fingerprint != reg.Fingerprint() {
 			t.Errorf("job %s: %s, signer %+v; want done, signed by %s", j.Info.Package, j.State, j.Info.Signer, reg.Fingerprint())
 		}
 	}

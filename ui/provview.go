@@ -9,6 +9,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/grid"
 	"github.com/tfmirror/tfmirror/ui/jobs"
@@ -312,15 +313,15 @@ func (v *providersView) busy() bool {
 
 // jobEvent records what a landed archive was checked against, and lists
 // its destination again once the provider's index is written.
-func (v *providersView) jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd {
+func (v *providersView) jobEvent(j *engine.TrackedJob, ev engine.Event) tea.Cmd {
 	// The matrix changes in the frame that shows the job done: the
 	// archive is added to what mirror i is known to hold at once, and the
 	// listing that follows its index documents confirms it.
-	if _, idle := ev.(sync.Idle); idle && v.lock != nil {
+	if _, idle := ev.(engine.Idle); idle && v.lock != nil {
 		return v.lockTie() // the gaps jobs filled
 	}
 	switch ev := ev.(type) {
-	case sync.JobDone:
+	case engine.JobDone:
 		if j == nil || j.Info.Name != "" {
 			return nil // not a provider package
 		}
@@ -333,7 +334,7 @@ func (v *providersView) jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd {
 		v.verified[verifyKey{i, j.Info.Package.Key()}] = &verification{finding: f, origin: "transfer"}
 		v.landed(i, backends.Archive{Package: j.Info.Package, Layout: backends.Packed, Size: ev.Bytes})
 		return v.markDirty(i, j.Info.Package.Provider)
-	case sync.IndexWritten:
+	case engine.IndexWritten:
 		return v.markDirty(v.placeIndex(ev.Dst), ev.Provider)
 	}
 	return nil

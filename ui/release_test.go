@@ -17,6 +17,7 @@ import (
 	placeopen "github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 const releaseAddr = "registry.opentofu.org/acme/alpha"
@@ -77,7 +78,7 @@ func TestReleasePlace(t *testing.T) {
 			snap("jobs_done")
 			tr := h.m.jobs.Tracker()
 			for _, id := range tr.Order {
-				if j := tr.Jobs[id]; j.State != sync.Done || j.Info.Signer == nil || j.Info.Signer.Fingerprint != signer.Fingerprint() {
+				if j := tr.Jobs[id]; j.State != engine.Done || j.Info.Signer == nil || j.Info.Signer.Fingerprint != signer.Fingerprint() {
 					t.Errorf("job %s: %s, signer %+v; want done, signed by %s", j.Info.Package, j.State, j.Info.Signer, signer.Fingerprint())
 				}
 			}
@@ -114,7 +115,7 @@ func TestEndToEndReleaseToOCI(t *testing.T) {
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(e2eWait)).(Model)
 	tr := final.jobs.Tracker()
 	for _, id := range tr.Order {
-		if j := tr.Jobs[id]; j.State != sync.Done || j.Info.Signer == nil || j.Info.Signer.Fingerprint != signer.Fingerprint() {
+		if j := tr.Jobs[id]; j.State != engine.Done || j.Info.Signer == nil || j.Info.Signer.Fingerprint != signer.Fingerprint() {
 			t.Errorf("job %s: %s, signer %+v; want done, signed by %s", j.Info.Package, j.State, j.Info.Signer, signer.Fingerprint())
 		}
 	}
@@ -176,7 +177,7 @@ func TestReleasePlaceWrongKey(t *testing.T) {
 	h.until("the jobs to end", func(m Model) bool { return jobsEnded(3)(m) && idle(m) })
 	tr := h.m.jobs.Tracker()
 	for _, id := range tr.Order {
-		if j := tr.Jobs[id]; j.State != sync.Failed || j.Err == nil || !strings.Contains(j.Err.Error(), other.Fingerprint()) {
+		if j := tr.Jobs[id]; j.State != engine.Failed || j.Err == nil || !strings.Contains(j.Err.Error(), other.Fingerprint()) {
 			t.Errorf("job %s: %s %v; want failed naming the key %s", j.Info.Package, j.State, j.Err, other.Fingerprint())
 		}
 	}

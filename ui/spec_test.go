@@ -14,7 +14,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
@@ -170,7 +170,7 @@ func TestSpecQueueGaps(t *testing.T) {
 	press("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(Model)
 	tr := final.jobs.Tracker()
-	if c := tr.Counts(); c[sync.Done] != 5 || len(tr.Order) != 5 {
+	if c := tr.Counts(); c[engine.Done] != 5 || len(tr.Order) != 5 {
 		t.Fatalf("jobs %v (%d); want 5 done", c, len(tr.Order))
 	}
 	var got []string

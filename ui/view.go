@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tfmirror/tfmirror/backends"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/details"
 	"github.com/tfmirror/tfmirror/ui/events"
 	"github.com/tfmirror/tfmirror/ui/grid"
@@ -50,7 +50,7 @@ type view interface {
 	// queued clears the selection the dialog queued.
 	queued()
 	// jobEvent is told of every engine event, with the job it is about.
-	jobEvent(j *sync.TrackedJob, ev sync.Event) tea.Cmd
+	jobEvent(j *engine.TrackedJob, ev engine.Event) tea.Cmd
 	// cursor is the cell under the grid's cursor, if an item is shown;
 	// showDetails shows it.
 	cursor() (grid.Cell, bool)

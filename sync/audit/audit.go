@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // The events a line records.
@@ -68,8 +69,8 @@ type Log struct {
 	now     func() time.Time
 
 	mu     gosync.Mutex
-	jobs   map[sync.JobID]sync.JobInfo
-	landed map[sync.JobID]bool
+	jobs   map[engine.JobID]engine.JobInfo
+	landed map[engine.JobID]bool
 	err    error // the first write that failed
 }
 
@@ -86,19 +87,19 @@ func Open(path, command, tool string) (*Log, error) {
 	if err != nil {
 		return nil, backends.Usagef("audit log: %v", err)
 	}
-	return &Log{f: f, command: command, tool: tool, now: time.Now, jobs: map[sync.JobID]sync.JobInfo{}, landed: map[sync.JobID]bool{}}, nil
+	return &Log{f: f, command: command, tool: tool, now: time.Now, jobs: map[engine.JobID]engine.JobInfo{}, landed: map[engine.JobID]bool{}}, nil
 }
 
 // Show implements sync.Sink: it records the jobs that are queued, and
 // writes a line for each that lands, each plan item refused, and each
 // package removed.
-func (l *Log) Show(ev sync.Event) {
+func (l *Log) Show(ev engine.Event) {
 	switch e := ev.(type) {
-	case sync.JobQueued:
+	case engine.JobQueued:
 		l.mu.Lock()
 		l.jobs[e.Job.ID] = e.Job
 		l.mu.Unlock()
-	case sync.JobDone:
+	case engine.JobDone:
 		l.mu.Lock()
 		info, ok := l.jobs[e.ID]
 		l.landed[e.ID] = ok
@@ -106,7 +107,7 @@ func (l *Log) Show(ev sync.Event) {
 		if ok && info.Name == "" {
 			l.write(Entry{Event: Landed, Source: info.Src, Destination: info.Dst, Hashes: e.Sums.List(), Size: e.Bytes, Signer: info.Signer}, info.Package)
 		}
-	case sync.JobFailed:
+	case engine.JobFailed:
 		l.mu.Lock()
 		info, landed := l.jobs[e.ID], l.landed[e.ID]
 		l.mu.Unlock()

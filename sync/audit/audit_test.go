@@ -14,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/audit"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // TestEvents: a run's events become lines (landed, refused, unlisted,
@@ -29,14 +30,14 @@ func TestEvents(t *testing.T) {
 	other := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
 	signer := &provenance.Signer{KeyID: "ABCD", Fingerprint: "00AB"}
 	sums := hashing.Sums{H1: "h1:x", ZH: "zh:" + hashing.Hash(strings.Repeat("a", 64))}
-	for _, ev := range []sync.Event{
-		sync.JobQueued{Job: sync.JobInfo{ID: 1, Package: pkg, Src: "registry://r", Dst: "./m", Signer: signer}},
-		sync.JobQueued{Job: sync.JobInfo{ID: 2, Package: other, Src: "registry://r", Dst: "./m"}},
-		sync.JobQueued{Job: sync.JobInfo{ID: 3, Name: "a module", Src: "registry://r", Dst: "./m"}},
-		sync.JobDone{ID: 1, Sums: sums, Bytes: 10},
-		sync.JobDone{ID: 3},
-		sync.JobFailed{ID: 2, Err: errors.New("no such file")}, // never landed
-		sync.JobFailed{ID: 1, Err: errors.New("write index: disk full")},
+	for _, ev := range []engine.Event{
+		engine.JobQueued{Job: engine.JobInfo{ID: 1, Package: pkg, Src: "registry://r", Dst: "./m", Signer: signer}},
+		engine.JobQueued{Job: engine.JobInfo{ID: 2, Package: other, Src: "registry://r", Dst: "./m"}},
+		engine.JobQueued{Job: engine.JobInfo{ID: 3, Name: "a module", Src: "registry://r", Dst: "./m"}},
+		engine.JobDone{ID: 1, Sums: sums, Bytes: 10},
+		engine.JobDone{ID: 3},
+		engine.JobFailed{ID: 2, Err: errors.New("no such file")}, // never landed
+		engine.JobFailed{ID: 1, Err: errors.New("write index: disk full")},
 		sync.PlanItemLeft{Item: sync.Item{Archive: backends.Archive{Package: other}, Status: sync.StatusError, Detail: "not mirrored: refused"}, Src: "registry://r", Dst: "./m"},
 		sync.PlanItemLeft{Item: sync.Item{Archive: backends.Archive{Package: other}, Status: sync.StatusPresent}, Src: "registry://r", Dst: "./m"},
 		sync.PackageRemoved{Archive: backends.Archive{Package: pkg, Size: 10, Evidence: []hashing.Evidence{{Hashes: []hashing.Hash{sums.ZH}}}}, Dst: "./m", Signer: signer},

@@ -26,6 +26,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
@@ -152,7 +153,7 @@ func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sync.Sinks{}, plan); !sum.OK() {
+	if sum := sync.Sync(ctx, engine.NewEngine(ctx, engine.Options{Jobs: 2}), dst, false, sync.Sinks{}, plan); !sum.OK() {
 		t.Fatalf("sync: %+v", sum)
 	}
 
@@ -272,7 +273,7 @@ func TestUpdateLockFromS3GetsNoArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sync.Sinks{}, plan); !sum.OK() {
+	if sum := sync.Sync(ctx, engine.NewEngine(ctx, engine.Options{Jobs: 2}), dst, false, sync.Sinks{}, plan); !sum.OK() {
 		t.Fatalf("sync: %+v", sum)
 	}
 	ct.zips.Store(0)

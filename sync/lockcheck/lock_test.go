@@ -23,6 +23,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
@@ -453,11 +454,11 @@ func TestCheckLockUnpackedMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var specs []sync.Task
+	var specs []engine.Task
 	for _, it := range plan.Items {
 		specs = append(specs, sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
 	}
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: 1})
+	eng := engine.NewEngine(ctx, engine.Options{Jobs: 1})
 	eng.Enqueue(specs...)
 	eng.Close()
 	for range eng.Events() {
@@ -528,11 +529,11 @@ func TestCheckLockOCIMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var specs []sync.Task
+	var specs []engine.Task
 	for _, it := range plan.Items {
 		specs = append(specs, sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
 	}
-	eng := sync.NewEngine(ctx, sync.Options{Jobs: 2})
+	eng := engine.NewEngine(ctx, engine.Options{Jobs: 2})
 	eng.Enqueue(specs...)
 	eng.Close()
 	for ev := range eng.Events() {

@@ -13,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/audit"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // A flight is one archive on its way from the upstream into CACHE. The
@@ -356,10 +357,10 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 	if attempts <= 0 {
 		attempts = 3
 	}
-	res := sync.Do(m.ctx, sync.Options{Attempts: attempts, Hashing: m.hashingFor(a)},
+	res := engine.Do(m.ctx, engine.Options{Attempts: attempts, Hashing: m.hashingFor(a)},
 		sync.Transfer{Src: teeSource{Reader: rel.r, f: f}, Dst: m.opts.Cache, Archive: a, Provenance: rel.signed},
-		func(e sync.JobRetrying) { m.logf("retrying %s from %s: %v", a.Package, m.opts.UpstreamName, e.Err) })
-	if iw, ok := res.Finished.(sync.IndexWritten); ok && iw.Err != nil {
+		func(e engine.JobRetrying) { m.logf("retrying %s from %s: %v", a.Package, m.opts.UpstreamName, e.Err) })
+	if iw, ok := res.Finished.(engine.IndexWritten); ok && iw.Err != nil {
 		m.logf("error: %s: writing the cache's index: %v", a.Package, iw.Err)
 	}
 	done, failed := res.Done, res.Err
@@ -394,7 +395,7 @@ func (m *Mirror) auditRefusal(pkg backends.Package, why string) {
 }
 
 // record counts, logs and audits how a fetch ended.
-func (m *Mirror) record(a backends.Archive, rel *release, done *sync.JobDone, failed error) {
+func (m *Mirror) record(a backends.Archive, rel *release, done *engine.JobDone, failed error) {
 	m.opts.Metrics.fetchEnded(done, failed)
 	entry := audit.Entry{Source: rel.r.String(), Destination: m.opts.Cache.String()}
 	if rel.signed != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Metrics are a pull-through mirror's Prometheus metrics, in a registry of
@@ -111,7 +111,7 @@ func (m *Metrics) fetchStarted() {
 	}
 }
 
-func (m *Metrics) fetchEnded(done *sync.JobDone, failed error) {
+func (m *Metrics) fetchEnded(done *engine.JobDone, failed error) {
 	if m == nil {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/registry"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/spec"
 )
 
@@ -101,7 +102,7 @@ func fill(b *testing.B, path string, open spec.Opener) {
 		for _, p := range planned {
 			plans = append(plans, p.Plan)
 		}
-		sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 4}), dst, false, sinkFunc(func(sync.Event) {}), plans...)
+		sum := sync.Sync(ctx, engine.NewEngine(ctx, engine.Options{Jobs: 4}), dst, false, sinkFunc(func(engine.Event) {}), plans...)
 		if !sum.OK() {
 			b.Fatalf("fill: %d failed, %d skipped", len(sum.Failed), len(sum.Skipped))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/spec"
 )
 
@@ -129,7 +130,7 @@ provider "example.com/acme/beta" {
 		}
 		plans = append(plans, pl.Plan)
 	}
-	sum := sync.Sync(ctx, sync.NewEngine(ctx, sync.Options{Jobs: 2}), dst, false, sinkFunc(func(sync.Event) {}), plans...)
+	sum := sync.Sync(ctx, engine.NewEngine(ctx, engine.Options{Jobs: 2}), dst, false, sinkFunc(func(engine.Event) {}), plans...)
 	var held []string
 	for _, p := range sum.Held {
 		held = append(held, p.String())
@@ -140,6 +141,6 @@ provider "example.com/acme/beta" {
 	}
 }
 
-type sinkFunc func(sync.Event)
+type sinkFunc func(engine.Event)
 
-func (f sinkFunc) Show(ev sync.Event) { f(ev) }
+func (f sinkFunc) Show(ev engine.Event) { f(ev) }

@@ -162,7 +162,7 @@ func TestOneEngineBuilder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(b), "sync.NewEngine(") {
+		if strings.Contains(string(b), "engine.NewEngine(") {
 			t.Errorf("%s builds an engine itself: use env.engine(ctx, jobs)", filepath.Base(f))
 		}
 	}

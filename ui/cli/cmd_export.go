@@ -9,6 +9,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends/bundle"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
@@ -70,7 +71,7 @@ func newExportCmd(env *Env) *cobra.Command {
 	f.sel.add(cmd)
 	f.spec.add(cmd)
 	f.trust.addPolicy(cmd)
-	jobsVar(cmd.Flags(), &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
+	jobsVar(cmd.Flags(), &f.jobs, engine.DefaultJobs(), "how many archives to transfer at once")
 	cmd.Flags().BoolVar(&f.json, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...} with "bundle", "written" and what it holds`)
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -67,7 +68,7 @@ func newImportCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "verify the bundle and print the plan; change nothing")
 	fl.BoolVar(&f.force, "force", false, "replace archives DST holds with different hashes")
 	fl.BoolVar(&f.json, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...} with "bundle", "verified" and "refused" (with --dry-run: the plan as a JSON array)`)
-	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
+	jobsVar(fl, &f.jobs, engine.DefaultJobs(), "how many archives to transfer at once")
 	f.trust.add(cmd)
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/trust"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 const pushLong = `Push provider release zips into an OCI registry in the layout OpenTofu's
@@ -111,7 +112,7 @@ func newPushCmd(env *Env) *cobra.Command {
 	env.addHashesFlag(cmd, "in the index documents")
 	fl.BoolVar(&f.asJSON, "json", false, `print one JSON event per line, each with a "type" field; the last is {"type":"summary",...}`)
 	fl.BoolVar(&f.force, "force", false, "replace platforms the registry holds with a different zip")
-	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to push at once")
+	jobsVar(fl, &f.jobs, engine.DefaultJobs(), "how many archives to push at once")
 	f.trust.add(cmd)
 	return cmd
 }

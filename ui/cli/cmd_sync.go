@@ -11,6 +11,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
@@ -101,7 +102,7 @@ func (f *syncFlags) addRunFlags(cmd *cobra.Command, env *Env, dst, forceNote str
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
 	fl.BoolVar(&f.force, "force", false, "replace archives "+dst+" holds with different hashes"+forceNote)
 	fl.BoolVar(&f.verifyExisting, "verify-existing", false, "recompute the hashes of archives already in "+dst+" instead of trusting what "+dst+" states")
-	jobsVar(fl, &f.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
+	jobsVar(fl, &f.jobs, engine.DefaultJobs(), "how many archives to transfer at once")
 	env.addHashesFlag(cmd, "in the index documents")
 }
 

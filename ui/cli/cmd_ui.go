@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/modules/modplace"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui"
 )
@@ -33,7 +34,7 @@ func (u *uiFlags) add(cmd *cobra.Command) {
 	u.sel.addBase(cmd)
 	cmd.Flags().StringArrayVar(&u.locks, "lock", nil, "open on a .terraform.lock.hcl `FILE` (repeatable): its providers at their locked versions, the platforms it covers as columns, its gaps ○ (L queues them)")
 	cmd.Flags().StringSliceVar(&u.from, "from", nil, "open on every .terraform.lock.hcl under `DIR` (repeatable), as --lock opens one")
-	jobsVar(cmd.Flags(), &u.jobs, sync.DefaultJobs(), "how many archives to transfer at once")
+	jobsVar(cmd.Flags(), &u.jobs, engine.DefaultJobs(), "how many archives to transfer at once")
 	cmd.Flags().StringVar(&u.spec, "spec", "", "open on a mirror spec `FILE`: its destinations and sources are the mirrors, its wanted versions the rows of the matrix, S queues every gap")
 	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
 }

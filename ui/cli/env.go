@@ -21,6 +21,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -57,8 +58,8 @@ type Env struct {
 // engine is the one engine of a command: jobs transfers at once, every
 // archive hashed under the global flags' options. Every command that moves
 // archives builds it here.
-func (env *Env) engine(ctx context.Context, jobs int) *sync.Engine {
-	return sync.NewEngine(ctx, sync.Options{Jobs: jobs, Hashing: env.hashing()})
+func (env *Env) engine(ctx context.Context, jobs int) *engine.Engine {
+	return engine.NewEngine(ctx, engine.Options{Jobs: jobs, Hashing: env.hashing()})
 }
 
 func (env *Env) hashing() hashing.Options {

@@ -13,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/format"
 	"github.com/tfmirror/tfmirror/ui/jobs"
 	"github.com/tfmirror/tfmirror/ui/list"
@@ -52,7 +53,7 @@ type Model struct {
 	styles *theme.Styles
 	keys   KeyMap
 	cell   *Cell
-	job    *sync.TrackedJob
+	job    *engine.TrackedJob
 	mod    *ModuleVersion
 	src    string // the job's source, numbered
 	dst    string
@@ -98,7 +99,7 @@ func (m *Model) ShowCell(c *Cell) {
 
 // ShowJob shows a job; src and dst name its places as the header numbers
 // them.
-func (m *Model) ShowJob(j *sync.TrackedJob, src, dst string) {
+func (m *Model) ShowJob(j *engine.TrackedJob, src, dst string) {
 	m.job, m.mod, m.src, m.dst = j, nil, src, dst
 	m.about("job " + strconv.FormatUint(uint64(j.Info.ID), 10))
 }
@@ -367,9 +368,9 @@ func (m Model) jobLines() []string {
 		state += ", attempt " + strconv.Itoa(j.Attempt)
 	}
 	switch j.State {
-	case sync.Done:
+	case engine.Done:
 		state += " · " + format.Bytes(j.Bytes) + " in " + j.Elapsed.Round(1e6).String()
-	case sync.Running:
+	case engine.Running:
 		state += " · " + format.Bytes(j.Bytes)
 		if j.Info.Size > 0 {
 			state += " of " + format.Bytes(j.Info.Size)

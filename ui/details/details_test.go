@@ -13,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/internal/keypress"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
@@ -110,14 +111,14 @@ func TestJob(t *testing.T) {
 	conflict := &backends.OpError{Op: "commit", Side: "destination", Place: "./b", Pkg: ptr(pkg()),
 		Err: fmt.Errorf("mirror ./b: %s: %w (has zh:1, incoming zh:2)", pkg(), backends.ErrConflict)}
 	m := pane(50, 30)
-	m.ShowJob(&sync.TrackedJob{Info: sync.JobInfo{Package: pkg(), Size: 2000}, State: sync.Failed, Attempt: 2, Err: conflict}, "[1] ./a", "[2] ./b")
+	m.ShowJob(&engine.TrackedJob{Info: engine.JobInfo{Package: pkg(), Size: 2000}, State: engine.Failed, Attempt: 2, Err: conflict}, "[1] ./a", "[2] ./b")
 	view := ansi.Strip(m.View())
 	for _, want := range []string{"from [1] ./a", "to [2] ./b", "failed, attempt 2", "✗ conflict: destination holds a different archive", "incoming zh:2"} {
 		if !strings.Contains(strings.ReplaceAll(view, "\n", " "), want) {
 			t.Errorf("job Details lack %q:\n%s", want, view)
 		}
 	}
-	m.ShowJob(&sync.TrackedJob{Info: sync.JobInfo{Package: pkg(), Size: 2000}, State: sync.Done, Bytes: 2000, Elapsed: 1500 * time.Millisecond,
+	m.ShowJob(&engine.TrackedJob{Info: engine.JobInfo{Package: pkg(), Size: 2000}, State: engine.Done, Bytes: 2000, Elapsed: 1500 * time.Millisecond,
 		Checks: []hashing.Check{{Source: hashing.Source{Kind: hashing.SourceRegistrySigned}, Scheme: hashing.SchemeZip, Status: hashing.Match}}}, "[1] a", "[2] b")
 	if view := ansi.Strip(m.View()); !strings.Contains(view, "done · 2.0 kB in 1.5s") || !strings.Contains(view, "✓ zh signed SHA256SUMS") {
 		t.Errorf("done job:\n%s", view)
@@ -148,7 +149,7 @@ func TestSigner(t *testing.T) {
 			t.Errorf("cell Details lack %q:\n%s", want, view)
 		}
 	}
-	job := &sync.TrackedJob{Info: sync.JobInfo{Package: pkg(), Signer: signer}, State: sync.Queued}
+	job := &engine.TrackedJob{Info: engine.JobInfo{Package: pkg(), Signer: signer}, State: engine.Queued}
 	m.ShowJob(job, "[1] registry://registry.terraform.io", "[2] ./a")
 	if view := ansi.Strip(m.View()); !strings.Contains(view, "✓ signed by key 34365D9472D7468F") {
 		t.Errorf("job Details do not name the signer:\n%s", view)

@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/backends/modules"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -69,8 +69,8 @@ func TestModuleVersion(t *testing.T) {
 }
 
 func TestModuleJob(t *testing.T) {
-	j := &sync.TrackedJob{Info: sync.JobInfo{ID: -1, Name: "registry.example.com/acme/network/aws 1.2.0", Src: "registry://registry.example.com", Dst: "./modules", Size: -1},
-		State: sync.Failed, Err: errors.New("fetch (source registry://registry.example.com): HTTP 404")}
+	j := &engine.TrackedJob{Info: engine.JobInfo{ID: -1, Name: "registry.example.com/acme/network/aws 1.2.0", Src: "registry://registry.example.com", Dst: "./modules", Size: -1},
+		State: engine.Failed, Err: errors.New("fetch (source registry://registry.example.com): HTTP 404")}
 	m := pane(40, 20)
 	m.ShowJob(j, "[1] registry://registry.example.com", "[2] ./modules")
 	got := ansi.Strip(m.View())

@@ -14,7 +14,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/format"
 	"github.com/tfmirror/tfmirror/ui/list"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -46,12 +46,12 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 // DefaultEmpty is what an empty pane says beside the provider matrix.
 const DefaultEmpty = " No jobs: select cells in the matrix (space, r, c), then enter."
 
-// Model is the pane. It folds engine events into a sync.Tracker; the root
+// Model is the pane. It folds engine events into a engine.Tracker; the root
 // model owns the engine and carries out cancel and retry.
 type Model struct {
 	keys    KeyMap
 	styles  *theme.Styles
-	tracker *sync.Tracker
+	tracker *engine.Tracker
 	bar     progress.Model
 	// dest maps a destination's name to its number in the header.
 	dest    map[string]int
@@ -70,21 +70,21 @@ type Model struct {
 func New(styles *theme.Styles, dest map[string]int) Model {
 	bar := progress.New(progress.WithFillCharacters('█', '░'), progress.WithoutPercentage(),
 		progress.WithColors(lipgloss.Color("2")))
-	return Model{keys: DefaultKeyMap(), styles: styles, tracker: sync.NewTracker(), bar: bar, dest: dest, Spin: "↻", Empty: DefaultEmpty}
+	return Model{keys: DefaultKeyMap(), styles: styles, tracker: engine.NewTracker(), bar: bar, dest: dest, Spin: "↻", Empty: DefaultEmpty}
 }
 
 // Keys returns the pane's key bindings.
 func (m Model) Keys() KeyMap { return m.keys }
 
 // Tracker is the state of every job.
-func (m Model) Tracker() *sync.Tracker { return m.tracker }
+func (m Model) Tracker() *engine.Tracker { return m.tracker }
 
 // Apply folds an engine event into the pane and returns the job it is
 // about, if any.
-func (m *Model) Apply(ev sync.Event) *sync.TrackedJob {
+func (m *Model) Apply(ev engine.Event) *engine.TrackedJob {
 	j := m.tracker.Apply(ev)
 	switch ev.(type) {
-	case sync.JobQueued, sync.JobDone, sync.JobFailed:
+	case engine.JobQueued, engine.JobDone, engine.JobFailed:
 		if !m.focused {
 			m.follow()
 		}
@@ -107,7 +107,7 @@ func (m *Model) Focus(on bool) {
 }
 
 // Selected returns the job under the cursor.
-func (m Model) Selected() (*sync.TrackedJob, bool) {
+func (m Model) Selected() (*engine.TrackedJob, bool) {
 	if m.cur.Pos < 0 || m.cur.Pos >= len(m.tracker.Order) {
 		return nil, false
 	}
@@ -129,7 +129,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 func (m *Model) follow() {
 	m.cur.Pos = len(m.tracker.Order) - 1
 	for i, id := range m.tracker.Order {
-		if st := m.tracker.Jobs[id].State; st == sync.Queued || st == sync.Running {
+		if st := m.tracker.Jobs[id].State; st == engine.Queued || st == engine.Running {
 			// The work in progress and what waits behind it, with the last
 			// job to end just above.
 			m.cur = list.Cursor{Pos: i, Top: max(0, i-1)}
@@ -147,12 +147,12 @@ func (m Model) Title() string {
 		return "Jobs"
 	}
 	c := m.tracker.Counts()
-	t := "Jobs " + strconv.Itoa(c[sync.Running]) + " running · " + strconv.Itoa(c[sync.Queued]) + " queued · " +
-		strconv.Itoa(c[sync.Done]) + " done"
-	if n := c[sync.Failed]; n > 0 {
+	t := "Jobs " + strconv.Itoa(c[engine.Running]) + " running · " + strconv.Itoa(c[engine.Queued]) + " queued · " +
+		strconv.Itoa(c[engine.Done]) + " done"
+	if n := c[engine.Failed]; n > 0 {
 		t += " · " + strconv.Itoa(n) + " failed"
 	}
-	if n := c[sync.Canceled]; n > 0 {
+	if n := c[engine.Canceled]; n > 0 {
 		t += " · " + strconv.Itoa(n) + " canceled"
 	}
 	return t
@@ -186,7 +186,7 @@ func (m Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
-func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Model) string {
+func (m Model) row(j *engine.TrackedJob, cursor bool, nameW int, bar progress.Model) string {
 	s := m.styles
 	name := jobName(j)
 	dest := "→ ?"
@@ -212,12 +212,12 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 	}
 	var icon, rest string
 	switch j.State {
-	case sync.Queued:
+	case engine.Queued:
 		icon, rest = s.Dim.Render("·"), s.Dim.Render("queued")
-	case sync.Running:
+	case engine.Running:
 		icon = s.Info.Render(m.Spin)
 		switch {
-		case j.Phase == sync.PhaseHashing:
+		case j.Phase == engine.PhaseHashing:
 			// Every byte is in; the archive is still being hashed.
 			rest = progress(1) + s.Info.Render("hashing")
 		case known:
@@ -227,7 +227,7 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 			got := format.Bytes(j.Bytes)
 			rest = theme.Fit(got, max(bar.Width()+5, len(got))) + " "
 		}
-		if j.Phase != sync.PhaseHashing {
+		if j.Phase != engine.PhaseHashing {
 			rest += format.Bytes(int64(j.Rate)) + "/s"
 			if d, ok := j.ETA(); ok && d >= time.Second {
 				rest += " " + d.Round(time.Second).String() + " left"
@@ -239,22 +239,22 @@ func (m Model) row(j *sync.TrackedJob, cursor bool, nameW int, bar progress.Mode
 		if j.Err != nil {
 			rest += s.Warn.Render(" retrying: " + Reason(j.Err))
 		}
-	case sync.Done:
+	case engine.Done:
 		icon = s.OK.Render("✓")
 		if bar.Width() > 0 {
 			rest = progress(1)
 		}
 		rest += m.Checks(j.Checks, j.Verified)
-	case sync.Failed:
+	case engine.Failed:
 		icon = s.Bad.Render("✗")
 		rest = s.Bad.Render(Reason(j.Err))
-	case sync.Canceled:
+	case engine.Canceled:
 		icon, rest = s.Dim.Render("⊘"), s.Dim.Render("canceled")
 	}
 	return icon + " " + head + rest
 }
 
-func jobName(j *sync.TrackedJob) string {
+func jobName(j *engine.TrackedJob) string {
 	if j.Info.Name != "" {
 		return j.Info.Label() // a module: no provider package to shorten
 	}

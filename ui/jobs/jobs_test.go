@@ -12,7 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -44,17 +44,17 @@ var index = hashing.Source{Kind: hashing.SourceMirrorIndex, Detail: "x/1.0.0.jso
 func TestLifecycle(t *testing.T) {
 	m := newPane(100, 8)
 	for i, plat := range []string{"linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64"} {
-		m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: sync.JobID(i + 1), Package: pkg(t, "1.0.0", plat), Src: "./src", Dst: "./dst", Size: 1000}})
+		m.Apply(engine.JobQueued{Job: engine.JobInfo{ID: engine.JobID(i + 1), Package: pkg(t, "1.0.0", plat), Src: "./src", Dst: "./dst", Size: 1000}})
 	}
-	m.Apply(sync.JobStarted{ID: 1, Attempt: 1})
-	m.Apply(sync.JobProgress{ID: 1, Bytes: 500, Total: 1000, Rate: 2e6})
-	m.Apply(sync.JobStarted{ID: 2, Attempt: 1})
-	m.Apply(sync.HashChecked{ID: 2, Check: hashing.Check{Source: index, Scheme: hashing.SchemeH1, Status: hashing.Match}})
-	m.Apply(sync.HashChecked{ID: 2, Check: hashing.Check{Source: index, Scheme: hashing.SchemeZip, Status: hashing.Match}})
-	m.Apply(sync.JobDone{ID: 2, Bytes: 1000, Verified: true})
-	m.Apply(sync.JobStarted{ID: 3, Attempt: 1})
+	m.Apply(engine.JobStarted{ID: 1, Attempt: 1})
+	m.Apply(engine.JobProgress{ID: 1, Bytes: 500, Total: 1000, Rate: 2e6})
+	m.Apply(engine.JobStarted{ID: 2, Attempt: 1})
+	m.Apply(engine.HashChecked{ID: 2, Check: hashing.Check{Source: index, Scheme: hashing.SchemeH1, Status: hashing.Match}})
+	m.Apply(engine.HashChecked{ID: 2, Check: hashing.Check{Source: index, Scheme: hashing.SchemeZip, Status: hashing.Match}})
+	m.Apply(engine.JobDone{ID: 2, Bytes: 1000, Verified: true})
+	m.Apply(engine.JobStarted{ID: 3, Attempt: 1})
 	conflict := &backends.OpError{Op: "commit", Side: "destination", Place: "./dst", Err: fmt.Errorf("mirror ./dst: %w", backends.ErrConflict)}
-	m.Apply(sync.JobFailed{ID: 3, Err: conflict})
+	m.Apply(engine.JobFailed{ID: 3, Err: conflict})
 
 	if got, want := m.Title(), "Jobs 1 running · 1 queued · 1 done · 1 failed"; got != want {
 		t.Errorf("title %q, want %q", got, want)
@@ -124,9 +124,9 @@ func TestReason(t *testing.T) {
 
 func TestUnknownSizeAndNarrow(t *testing.T) {
 	m := newPane(50, 4)
-	m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: 1, Package: pkg(t, "1.0.0", "linux_amd64"), Dst: "./elsewhere", Size: -1}})
-	m.Apply(sync.JobStarted{ID: 1, Attempt: 2})
-	m.Apply(sync.JobProgress{ID: 1, Bytes: 4096, Total: -1, Rate: 1000})
+	m.Apply(engine.JobQueued{Job: engine.JobInfo{ID: 1, Package: pkg(t, "1.0.0", "linux_amd64"), Dst: "./elsewhere", Size: -1}})
+	m.Apply(engine.JobStarted{ID: 1, Attempt: 2})
+	m.Apply(engine.JobProgress{ID: 1, Bytes: 4096, Total: -1, Rate: 1000})
 	view := ansi.Strip(m.View())
 	for _, want := range []string{"4.1 kB", "→ ?", "attempt 2"} {
 		if !strings.Contains(view, want) {
@@ -147,10 +147,10 @@ func keyDown() tea.KeyPressMsg { return tea.KeyPressMsg{Code: tea.KeyDown} }
 func TestModuleJobRow(t *testing.T) {
 	m := newPane(60, 4)
 	for i, v := range []string{"1.0.0", "2.0.0"} {
-		m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: sync.JobID(1 + i), Name: "registry.example.com/acme/network/aws " + v, Src: "registry://registry.example.com", Dst: "./dst", Size: -1}})
+		m.Apply(engine.JobQueued{Job: engine.JobInfo{ID: engine.JobID(1 + i), Name: "registry.example.com/acme/network/aws " + v, Src: "registry://registry.example.com", Dst: "./dst", Size: -1}})
 	}
-	m.Apply(sync.JobStarted{ID: 1, Attempt: 1})
-	m.Apply(sync.JobDone{ID: 1, Bytes: 300})
+	m.Apply(engine.JobStarted{ID: 1, Attempt: 1})
+	m.Apply(engine.JobDone{ID: 1, Bytes: 300})
 	v := ansi.Strip(m.View())
 	for _, want := range []string{"network/aws 1.0.0 → 2", "network/aws 2.0.0 → 2", "queued"} {
 		if !strings.Contains(v, want) {
@@ -172,7 +172,7 @@ func TestModuleJobRow(t *testing.T) {
 func TestPaging(t *testing.T) {
 	m := newPane(100, 5)
 	for i := range 40 {
-		m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: sync.JobID(i + 1), Package: pkg(t, fmt.Sprintf("1.%d.0", i), "linux_amd64"), Dst: "./dst", Size: 1}})
+		m.Apply(engine.JobQueued{Job: engine.JobInfo{ID: engine.JobID(i + 1), Package: pkg(t, fmt.Sprintf("1.%d.0", i), "linux_amd64"), Dst: "./dst", Size: 1}})
 	}
 	m.Focus(true)
 	m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
@@ -195,12 +195,12 @@ func TestPaging(t *testing.T) {
 // and the archive is being hashed, "hashing".
 func TestRowProgressAndHashing(t *testing.T) {
 	m := newPane(120, 4)
-	m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: 1, Package: pkg(t, "1.0.0", "linux_amd64"), Src: "registry://x", Dst: "./dst", Size: -1}})
-	m.Apply(sync.JobQueued{Job: sync.JobInfo{ID: 2, Package: pkg(t, "1.0.0", "linux_arm64"), Src: "registry://x", Dst: "./dst", Size: -1}})
-	m.Apply(sync.JobStarted{ID: 1, Attempt: 1})
-	m.Apply(sync.JobProgress{ID: 1, Bytes: 250, Total: 1000, Rate: 50})
-	m.Apply(sync.JobStarted{ID: 2, Attempt: 1})
-	m.Apply(sync.JobProgress{ID: 2, Bytes: 1000, Total: 1000, Rate: 50, Phase: sync.PhaseHashing})
+	m.Apply(engine.JobQueued{Job: engine.JobInfo{ID: 1, Package: pkg(t, "1.0.0", "linux_amd64"), Src: "registry://x", Dst: "./dst", Size: -1}})
+	m.Apply(engine.JobQueued{Job: engine.JobInfo{ID: 2, Package: pkg(t, "1.0.0", "linux_arm64"), Src: "registry://x", Dst: "./dst", Size: -1}})
+	m.Apply(engine.JobStarted{ID: 1, Attempt: 1})
+	m.Apply(engine.JobProgress{ID: 1, Bytes: 250, Total: 1000, Rate: 50})
+	m.Apply(engine.JobStarted{ID: 2, Attempt: 1})
+	m.Apply(engine.JobProgress{ID: 2, Bytes: 1000, Total: 1000, Rate: 50, Phase: engine.PhaseHashing})
 	view := strings.Split(ansi.Strip(m.View()), "\n")
 	if len(view) < 2 || !strings.Contains(view[0], "25%") || !strings.Contains(view[0], "15s left") {
 		t.Errorf("row of a download with a stated size:\n%s", strings.Join(view, "\n"))

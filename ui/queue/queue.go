@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/list"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
@@ -68,7 +68,7 @@ type Source struct {
 type Plan struct {
 	// Run is queued as it is; Forced is queued instead when the user
 	// forces (every task of it forced).
-	Run, Forced []sync.Task
+	Run, Forced []engine.Task
 	// Need sums the plan up in the pick step ("3 to copy, 1 differ").
 	Need string
 	// From is where Run's tasks come from, in place order.
@@ -175,7 +175,7 @@ func (m Model) Plan() Plan { return m.plan }
 func (m Model) Dest() Place { return m.req.Dests[m.cur.Pos] }
 
 // Tasks is what confirming queues.
-func (m Model) Tasks() []sync.Task {
+func (m Model) Tasks() []engine.Task {
 	if m.force {
 		return m.plan.Forced
 	}

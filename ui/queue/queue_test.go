@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/internal/keypress"
 	"github.com/tfmirror/tfmirror/ui/queue"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -21,7 +22,7 @@ func request(dests ...queue.Place) queue.Request {
 		Words: queue.Words{Unit: "package(s)", Place: "mirror", Verb: "copy", Jobs: "job(s)"},
 		N:     3, Subject: "acme/cloud", Dests: dests,
 		Plan: func(i int) queue.Plan {
-			run := make([]sync.Task, i+1) // the second place lacks more
+			run := make([]engine.Task, i+1) // the second place lacks more
 			for k := range run {
 				run[k] = sync.Transfer{}
 			}
@@ -97,7 +98,7 @@ func TestOnlyForceWouldDoAnything(t *testing.T) {
 	s := theme.New()
 	req := request(a, b)
 	req.Plan = func(i int) queue.Plan {
-		return queue.Plan{Forced: []sync.Task{sync.Transfer{Force: true}}, Need: "0 to copy, 1 differs",
+		return queue.Plan{Forced: []engine.Task{sync.Transfer{Force: true}}, Need: "0 to copy, 1 differs",
 			Work: i, Nothing: "1 differs: press f to replace it"}
 	}
 	d := queue.New(req)

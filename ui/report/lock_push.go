@@ -8,15 +8,15 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
-	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
 // pushLine is push's plain line for an event: one per archive pushed, with
 // its size, time and rate and its hashes, for logs and pipes.
-func pushLine(ev sync.Event, j *sync.TrackedJob) string {
+func pushLine(ev engine.Event, j *engine.TrackedJob) string {
 	switch ev := ev.(type) {
-	case sync.JobDone:
+	case engine.JobDone:
 		rate := int64(0)
 		if s := ev.Elapsed.Seconds(); s > 0 {
 			rate = int64(float64(ev.Bytes) / s)
@@ -24,11 +24,11 @@ func pushLine(ev sync.Event, j *sync.TrackedJob) string {
 		// The hashes computed: zh: always, h1: where it was needed.
 		return fmt.Sprintf("pushed %s  %s in %s (%s/s)  %s", j.Info.Package, HumanBytes(ev.Bytes),
 			ev.Elapsed.Round(time.Millisecond), HumanBytes(rate), hashList(ev.Sums.List()))
-	case sync.JobFailed:
+	case engine.JobFailed:
 		return fmt.Sprintf("failed %s: %s", j.Info.Package, Advised(ev.Err))
-	case sync.JobRetrying:
+	case engine.JobRetrying:
 		return fmt.Sprintf("retry  %s: attempt %d failed, retrying in %s: %v", j.Info.Package, ev.Attempt, ev.Delay, ev.Err)
-	case sync.IndexWritten:
+	case engine.IndexWritten:
 		if ev.Err != nil {
 			return fmt.Sprintf("failed %s: version indexes: %v", ev.Provider, ev.Err)
 		}

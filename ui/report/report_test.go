@@ -13,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
@@ -24,18 +25,18 @@ func pkg(t *testing.T) backends.Package {
 	return backends.Package{Provider: p, Version: v, Platform: plat}
 }
 
-func events(t *testing.T) []sync.Event {
-	info := sync.JobInfo{ID: 1, Package: pkg(t), Src: "registry://example.com", Dst: "./m", Size: 100}
+func events(t *testing.T) []engine.Event {
+	info := engine.JobInfo{ID: 1, Package: pkg(t), Src: "registry://example.com", Dst: "./m", Size: 100}
 	check := hashing.Check{Source: hashing.Source{Kind: hashing.SourceRegistrySigned, Detail: "key ABC"}, Scheme: hashing.SchemeZip, Status: hashing.Match}
-	return []sync.Event{
-		sync.JobQueued{Job: info},
-		sync.JobStarted{ID: 1, Attempt: 1},
-		sync.JobProgress{ID: 1, Bytes: 50, Total: 100, Rate: 1000},
-		sync.JobRetrying{ID: 1, Attempt: 1, Err: errors.New("reset"), Delay: time.Second},
-		sync.HashChecked{ID: 1, Check: check},
-		sync.JobDone{ID: 1, Bytes: 100, Verified: true, Result: hashing.Result{Checks: []hashing.Check{check}}},
-		sync.IndexWritten{Dst: "./m", Provider: pkg(t).Provider},
-		sync.Idle{},
+	return []engine.Event{
+		engine.JobQueued{Job: info},
+		engine.JobStarted{ID: 1, Attempt: 1},
+		engine.JobProgress{ID: 1, Bytes: 50, Total: 100, Rate: 1000},
+		engine.JobRetrying{ID: 1, Attempt: 1, Err: errors.New("reset"), Delay: time.Second},
+		engine.HashChecked{ID: 1, Check: check},
+		engine.JobDone{ID: 1, Bytes: 100, Verified: true, Result: hashing.Result{Checks: []hashing.Check{check}}},
+		engine.IndexWritten{Dst: "./m", Provider: pkg(t).Provider},
+		engine.Idle{},
 	}
 }
 
@@ -77,7 +78,7 @@ func TestPlainLines(t *testing.T) {
 	for _, ev := range events(t) {
 		r.Show(ev)
 	}
-	r.Show(sync.JobFailed{ID: 1, Err: errors.New("h1 mismatch against mirror index")})
+	r.Show(engine.JobFailed{ID: 1, Err: errors.New("h1 mismatch against mirror index")})
 	got := out.String()
 	for _, want := range []string{
 		"↻ example.com/acme/alpha 1.2.3 linux_amd64: attempt 1 failed, retrying in 1s: reset",
@@ -128,7 +129,7 @@ func TestHumanBytesAndSummary(t *testing.T) {
 // with the rate and the time left; once every byte is in and the archive is
 // still being hashed, it says so instead.
 func TestLiveLineProgress(t *testing.T) {
-	live := func(evs ...sync.Event) string {
+	live := func(evs ...engine.Event) string {
 		var out bytes.Buffer
 		r := report.NewSyncReporter(&out, report.SyncOptions{Mode: report.Live, Width: 120, Redraw: time.Nanosecond})
 		for _, ev := range evs {
@@ -136,16 +137,16 @@ func TestLiveLineProgress(t *testing.T) {
 		}
 		return out.String()
 	}
-	info := sync.JobInfo{ID: 1, Package: pkg(t), Src: "registry://example.com", Dst: "./m", Size: -1}
-	out := live(sync.JobQueued{Job: info}, sync.JobStarted{ID: 1, Attempt: 1},
-		sync.JobProgress{ID: 1, Bytes: 50 << 20, Total: 200 << 20, Rate: 10 << 20})
+	info := engine.JobInfo{ID: 1, Package: pkg(t), Src: "registry://example.com", Dst: "./m", Size: -1}
+	out := live(engine.JobQueued{Job: info}, engine.JobStarted{ID: 1, Attempt: 1},
+		engine.JobProgress{ID: 1, Bytes: 50 << 20, Total: 200 << 20, Rate: 10 << 20})
 	for _, want := range []string{"25.0%", "10.5 MB/s", "15s left"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("live line lacks %q:\n%s", want, out)
 		}
 	}
-	out = live(sync.JobQueued{Job: info}, sync.JobStarted{ID: 1, Attempt: 1},
-		sync.JobProgress{ID: 1, Bytes: 200 << 20, Total: 200 << 20, Rate: 10 << 20, Phase: sync.PhaseHashing})
+	out = live(engine.JobQueued{Job: info}, engine.JobStarted{ID: 1, Attempt: 1},
+		engine.JobProgress{ID: 1, Bytes: 200 << 20, Total: 200 << 20, Rate: 10 << 20, Phase: engine.PhaseHashing})
 	if !strings.Contains(out, "hashing") || strings.Contains(out, "left") {
 		t.Errorf("live line of a job being hashed:\n%s", out)
 	}

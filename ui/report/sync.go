@@ -15,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // SyncMode is how a SyncReporter shows events.
@@ -56,7 +57,7 @@ type SyncReporter struct {
 	// one write for a burst of them, not one each.
 	held    *bufio.Writer
 	o       SyncOptions
-	tracker *sync.Tracker
+	tracker *engine.Tracker
 	bar     progress.Model
 	live    int // lines of the live block on screen
 	drawn   time.Time
@@ -80,7 +81,7 @@ func NewSyncReporter(w io.Writer, o SyncOptions) *SyncReporter {
 	if !o.Color {
 		opts = append(opts, progress.WithColors(lipgloss.NoColor{}))
 	}
-	r := &SyncReporter{w: w, errw: errw, o: o, tracker: sync.NewTracker(), bar: progress.New(opts...)}
+	r := &SyncReporter{w: w, errw: errw, o: o, tracker: engine.NewTracker(), bar: progress.New(opts...)}
 	if o.Mode == JSONLines {
 		r.held = bufio.NewWriterSize(w, 64<<10)
 	}
@@ -105,10 +106,10 @@ func (r *SyncReporter) idle() {
 func (r *SyncReporter) Noun(n string) { r.o.Noun = n }
 
 // Tracker returns the state built from the events seen so far.
-func (r *SyncReporter) Tracker() *sync.Tracker { return r.tracker }
+func (r *SyncReporter) Tracker() *engine.Tracker { return r.tracker }
 
 // Show shows one event.
-func (r *SyncReporter) Show(ev sync.Event) {
+func (r *SyncReporter) Show(ev engine.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	j := r.tracker.Apply(ev)
@@ -131,7 +132,7 @@ func (r *SyncReporter) Show(ev sync.Event) {
 		fmt.Fprintln(r.w, line)
 	case r.o.Mode == Live && line != "":
 		r.clearLive()
-		if _, failed := ev.(sync.JobFailed); !failed {
+		if _, failed := ev.(engine.JobFailed); !failed {
 			line = truncate(line, r.o.Width-1)
 		}
 		fmt.Fprintln(r.w, line)
@@ -223,22 +224,22 @@ func (r *SyncReporter) summaryLines(s sync.Summary) {
 }
 
 // finishedLine is the permanent line for events that end something.
-func (r *SyncReporter) finishedLine(ev sync.Event, j *sync.TrackedJob) string {
+func (r *SyncReporter) finishedLine(ev engine.Event, j *engine.TrackedJob) string {
 	switch ev := ev.(type) {
-	case sync.JobDone:
+	case engine.JobDone:
 		verified := "not verified: the source states no hash"
 		if ev.Verified {
 			verified = checksSummary(ev.Result.Checks)
 		}
 		return fmt.Sprintf("%s %s  %s  %s", r.style("✓", "2"), j.Info.Label(), HumanBytes(ev.Bytes), verified)
-	case sync.JobFailed:
+	case engine.JobFailed:
 		if ev.Canceled {
 			return fmt.Sprintf("%s %s: cancelled", r.style("-", "3"), j.Info.Label())
 		}
 		return fmt.Sprintf("%s %s: %s", r.style("✗", "1"), j.Info.Label(), Advised(ev.Err))
-	case sync.JobRetrying:
+	case engine.JobRetrying:
 		return fmt.Sprintf("%s %s: attempt %d failed, retrying in %s: %s", r.style("↻", "3"), j.Info.Label(), ev.Attempt, ev.Delay, backends.Printable(ev.Err.Error()))
-	case sync.IndexWritten:
+	case engine.IndexWritten:
 		if ev.Err != nil {
 			return fmt.Sprintf("%s %s: index documents for %s: %s", r.style("✗", "1"), backends.PrintableLine(ev.Dst), ev.Provider, backends.Printable(ev.Err.Error()))
 		}
@@ -285,12 +286,12 @@ func (r *SyncReporter) redraw(force bool) {
 	var lines []string
 	for _, id := range r.tracker.Order {
 		j := r.tracker.Jobs[id]
-		if j.State != sync.Running {
+		if j.State != engine.Running {
 			continue
 		}
 		lines = append(lines, truncate(r.jobLine(j), r.o.Width-1))
 	}
-	lines = append(lines, truncate(fmt.Sprintf("  %d running · %d queued · %d done · %d failed", c[sync.Running], c[sync.Queued], c[sync.Done], c[sync.Failed]+c[sync.Canceled]), r.o.Width-1))
+	lines = append(lines, truncate(fmt.Sprintf("  %d running · %d queued · %d done · %d failed", c[engine.Running], c[engine.Queued], c[engine.Done], c[engine.Failed]+c[engine.Canceled]), r.o.Width-1))
 	for _, l := range lines {
 		fmt.Fprintln(r.w, l)
 	}
@@ -301,8 +302,8 @@ func (r *SyncReporter) redraw(force bool) {
 // known size, the rate and the time left, or, once every byte is in and
 // the archive is still being hashed, that; the bytes so far where the size
 // is unknown.
-func (r *SyncReporter) jobLine(j *sync.TrackedJob) string {
-	if j.Phase == sync.PhaseHashing {
+func (r *SyncReporter) jobLine(j *engine.TrackedJob) string {
+	if j.Phase == engine.PhaseHashing {
 		return fmt.Sprintf("  %s %6s %-21s  %s", r.bar.ViewAs(1), "100%", "hashing", j.Info.Label())
 	}
 	rate := HumanBytes(int64(j.Rate)) + "/s"
@@ -340,7 +341,7 @@ func truncate(s string, w int) string {
 }
 
 // EventJSON is the one-line JSON form of an event, with a "type" field.
-func EventJSON(ev sync.Event, j *sync.TrackedJob) map[string]any {
+func EventJSON(ev engine.Event, j *engine.TrackedJob) map[string]any {
 	m := map[string]any{}
 	if j != nil {
 		m["id"] = j.Info.ID
@@ -355,38 +356,38 @@ func EventJSON(ev sync.Event, j *sync.TrackedJob) map[string]any {
 	}
 	if j != nil && j.Info.Signer != nil {
 		switch ev.(type) {
-		case sync.JobQueued, sync.JobDone:
+		case engine.JobQueued, engine.JobDone:
 			// As ls --json and verify --json name it.
 			m["signer"] = j.Info.Signer
 		}
 	}
 	switch ev := ev.(type) {
-	case sync.JobQueued:
+	case engine.JobQueued:
 		m["type"], m["src"], m["dst"] = "queued", ev.Job.Src, ev.Job.Dst
 		if ev.Job.Size >= 0 {
 			m["size"] = ev.Job.Size
 		}
-	case sync.JobStarted:
+	case engine.JobStarted:
 		m["type"], m["attempt"] = "started", ev.Attempt
-	case sync.JobProgress:
+	case engine.JobProgress:
 		m["type"], m["bytes"], m["rate"], m["phase"] = "progress", ev.Bytes, int64(ev.Rate), ev.Phase.String()
 		if ev.Total >= 0 {
 			m["total"] = ev.Total
 		}
-	case sync.HashChecked:
+	case engine.HashChecked:
 		m["type"], m["check"] = "hash_checked", ev.Check
-	case sync.JobRetrying:
+	case engine.JobRetrying:
 		m["type"], m["attempt"], m["error"], m["delay_ms"] = "retrying", ev.Attempt, ev.Err.Error(), ev.Delay.Milliseconds()
-	case sync.JobDone:
+	case engine.JobDone:
 		m["type"], m["bytes"], m["h1"], m["zh"], m["verified"], m["elapsed_ms"] = "done", ev.Bytes, ev.Sums.H1, ev.Sums.ZH, ev.Verified, ev.Elapsed.Milliseconds()
-	case sync.JobFailed:
+	case engine.JobFailed:
 		m["type"], m["error"], m["canceled"] = "failed", Advised(ev.Err), ev.Canceled
-	case sync.IndexWritten:
+	case engine.IndexWritten:
 		m["type"], m["dst"], m["provider"] = "index_written", ev.Dst, ev.Provider.String()
 		if ev.Err != nil {
 			m["error"] = ev.Err.Error()
 		}
-	case sync.Idle:
+	case engine.Idle:
 		m["type"] = "idle"
 	case sync.PlanItemLeft:
 		pkg := ev.Item.Archive.Package

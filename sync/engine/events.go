@@ -1,4 +1,4 @@
-package sync
+package engine
 
 import (
 	"time"
@@ -42,7 +42,7 @@ func (i JobInfo) Label() string {
 // Event is something the engine reports. Front ends switch on the concrete
 // type; the engine never waits on how they show it except through the
 // channel's buffer.
-type Event interface{ isEvent() }
+type Event interface{ IsEvent() }
 
 // JobQueued: a job entered the queue.
 type JobQueued struct{ Job JobInfo }
@@ -131,12 +131,12 @@ type IndexWritten struct {
 // Idle: every job queued so far has ended.
 type Idle struct{}
 
-func (JobQueued) isEvent()    {}
-func (JobStarted) isEvent()   {}
-func (JobProgress) isEvent()  {}
-func (HashChecked) isEvent()  {}
-func (JobRetrying) isEvent()  {}
-func (JobDone) isEvent()      {}
-func (JobFailed) isEvent()    {}
-func (IndexWritten) isEvent() {}
-func (Idle) isEvent()         {}
+func (JobQueued) IsEvent()    {}
+func (JobStarted) IsEvent()   {}
+func (JobProgress) IsEvent()  {}
+func (HashChecked) IsEvent()  {}
+func (JobRetrying) IsEvent()  {}
+func (JobDone) IsEvent()      {}
+func (JobFailed) IsEvent()    {}
+func (IndexWritten) IsEvent() {}
+func (Idle) IsEvent()         {}
