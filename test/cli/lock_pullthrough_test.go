@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -44,7 +46,7 @@ func TestLockFromPullThroughHoldsWhatTerraformLocksFromTheOrigin(t *testing.T) {
 	w := newPullWorldWith(t, registrytest.Faults{NoPackages: true}, zips)
 	policy := writeFile(t, t.TempDir(), "policy.hcl", fmt.Sprintf("platforms = [\"%s\"]\n", strings.Join(plats, `", "`)))
 	cache := filepath.Join(t.TempDir(), "cache")
-	serveArgs := []string{cache, "--upstream", "origin", "--spec", policy, "--log-format", "json"}
+	serveArgs := []string{cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", policy, "--log-format", "json"}
 	url, cert, stop := startServeWith(t, w.env, serveArgs...)
 	caPEM, err := os.ReadFile(cert)
 	if err != nil {
@@ -173,4 +175,63 @@ func accessedZips(t *testing.T, log string, since time.Time) []string {
 		}
 	}
 	return out
+}
+
+// SIGTERM while the policy's platforms are being prefetched: serve stops
+// (the prefetches are no requests to drain), and nothing of them is left
+// in CACHE, staging files included.
+func TestPullThroughStopsPrefetchesOnSIGTERM(t *testing.T) {
+	plats := []string{"linux_amd64", "darwin_arm64", "windows_amd64", "linux_arm64"}
+	zips := map[string][]byte{}
+	for _, plat := range plats {
+		zips[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, pullAddr, "1.0.0", plat), "pull")
+	}
+	w := newPullWorldWith(t, registrytest.Faults{NoPackages: true}, zips)
+	asked := make(chan struct{}, len(plats))
+	release := make(chan struct{})
+	defer close(release)
+	w.reg.Wrap(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, ".zip") {
+				asked <- struct{}{}
+				<-release // held until the test ends
+			}
+			next.ServeHTTP(rw, r)
+		})
+	})
+	policy := writeFile(t, t.TempDir(), "policy.hcl", fmt.Sprintf("platforms = [\"%s\"]\n", strings.Join(plats, `", "`)))
+	cache := filepath.Join(t.TempDir(), "cache")
+	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", policy)
+	caPEM, _ := os.ReadFile(cert)
+	resp, err := pullClient(caPEM).Get(url + pullAddr + "/1.0.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the version document: %d %s", resp.StatusCode, body)
+	}
+	select {
+	case <-asked:
+	case <-time.After(time.Minute): // a bound for a loaded machine
+		t.Fatal("the mirror asked the origin for no archive within a minute of the version document")
+	}
+	stopped := make(chan string, 1)
+	go func() { stopped <- stop() }()
+	var log string
+	select {
+	case log = <-stopped:
+	case <-time.After(time.Minute):
+		t.Fatal("serve did not stop within a minute of SIGTERM while it prefetched")
+	}
+	if !strings.Contains(log, "prefetching") {
+		t.Errorf("serve's log does not say what it prefetched:\n%s", log)
+	}
+	filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".tfmirror-lock") {
+			t.Errorf("left in CACHE by a stopped prefetch: %s", p)
+		}
+		return nil
+	})
 }
