@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/ttlcache"
 	"github.com/tfmirror/tfmirror/backends/zipname"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -68,7 +69,7 @@ type Handler struct {
 	sums     map[sumKey]hashing.Sums       // a directory's zips
 	computed map[string]hashing.Sums       // zips of places that state no hashes, by location and size
 	h1s      map[hashing.Hash]hashing.Hash // the h1: of zips streamed whole, by their zh:
-	listings map[string]listing
+	listings ttlcache.Cache[listing]
 	flight   singleflight.Group
 }
 
@@ -100,7 +101,6 @@ const ListingTTL = 2 * time.Second
 
 // listing is one cached answer of the place: versions or archives.
 type listing struct {
-	at  time.Time
 	vs  []backends.Version // newest first
 	as  []backends.Archive // servable zips, newest version first
 	err error
@@ -111,7 +111,7 @@ type listing struct {
 func NewHandler(r backends.Reader, logger *log.Logger, opts hashing.Options) *Handler {
 	return &Handler{r: r, dir: newLocalDir(r), logger: logger, opts: opts,
 		sums: map[sumKey]hashing.Sums{}, computed: map[string]hashing.Sums{}, h1s: map[hashing.Hash]hashing.Hash{},
-		listings: map[string]listing{}}
+		listings: ttlcache.Cache[listing]{TTL: ListingTTL}}
 }
 
 // ServeHTTP answers GET and HEAD for the protocol's paths and 404 for
@@ -202,23 +202,10 @@ func parsePath(p string) (backends.Provider, string, bool) {
 // cached returns list's answer for key, reusing one younger than
 // ListingTTL; concurrent requests for one key share one call, made under a
 // context of its own (the request that started it may go away while others
-// wait for the result).
+// wait for the result). A failed listing is an answer too, reused as long.
 func (h *Handler) cached(ctx context.Context, key string, list func(context.Context) listing) listing {
-	h.mu.Lock()
-	l, ok := h.listings[key]
-	h.mu.Unlock()
-	if ok && time.Since(l.at) < ListingTTL {
-		return l
-	}
-	v, _, _ := h.flight.Do("list\x00"+key, func() (any, error) {
-		l := list(context.WithoutCancel(ctx))
-		l.at = time.Now()
-		h.mu.Lock()
-		h.listings[key] = l
-		h.mu.Unlock()
-		return l, nil
-	})
-	return v.(listing)
+	l, _, _ := h.listings.Get(ctx, key, func(ctx context.Context) (listing, error) { return list(ctx), nil })
+	return l
 }
 
 // versions returns p's versions that have zips to serve, newest first.

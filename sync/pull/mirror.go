@@ -11,10 +11,9 @@ import (
 	gosync "sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/trust"
+	"github.com/tfmirror/tfmirror/backends/ttlcache"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/audit"
@@ -89,8 +88,9 @@ type Mirror struct {
 	// verified are the zh: of CACHE's files this process landed or read
 	// whole, by the file's identity (see verified.go).
 	verified map[fileID]hashing.Hash
-	listed   map[string]timed // upstream listings, by key
-	group    singleflight.Group
+	// versionsUp and releases are the upstream's listings, by key.
+	versionsUp ttlcache.Cache[[]backends.Version]
+	releases   ttlcache.Cache[*release]
 	// prefetched are the versions whose prefetch started (prefetch.go),
 	// and prefetchSlots bounds the prefetches running.
 	prefetched    map[string]bool
@@ -100,21 +100,25 @@ type Mirror struct {
 	health        health
 }
 
-// timed is an upstream listing and when it was made.
-type timed struct {
-	at  time.Time
-	val any
-}
-
 var _ backends.Reader = (*Mirror)(nil)
 
 // New returns a pull-through mirror. Its fetches run until Close.
 func New(opts Options) *Mirror {
 	ctx, cancel := context.WithCancel(context.Background())
+	ttl := orDefaultTTL(opts.TTL)
 	return &Mirror{opts: opts, ctx: ctx, cancel: cancel,
 		flights: map[backends.PackageKey]*flight{}, landed: map[backends.PackageKey]bool{},
-		cached: map[string]bool{}, listed: map[string]timed{}, verified: map[fileID]hashing.Hash{},
+		cached: map[string]bool{}, verified: map[fileID]hashing.Hash{},
+		versionsUp: ttlcache.Cache[[]backends.Version]{TTL: ttl}, releases: ttlcache.Cache[*release]{TTL: ttl},
 		refused: map[backends.PackageKey]refusal{}}
+}
+
+// orDefaultTTL is ttl, or DefaultTTL for zero.
+func orDefaultTTL(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return DefaultTTL
+	}
+	return ttl
 }
 
 // Close stops the fetches still running (nothing of them lands) and waits
@@ -184,7 +188,7 @@ func (m *Mirror) Versions(ctx context.Context, p backends.Provider) ([]backends.
 
 // upstreamVersions lists p's versions upstream, through the listing cache.
 func (m *Mirror) upstreamVersions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
-	v, err := m.upstream(ctx, p, "versions\x00"+p.String(), func(ctx context.Context) (any, error) {
+	return upstream(ctx, m, &m.versionsUp, p, "versions\x00"+p.String(), func(ctx context.Context) ([]backends.Version, error) {
 		r, err := m.opts.Upstream(ctx, p)
 		if err != nil {
 			return nil, err
@@ -195,10 +199,6 @@ func (m *Mirror) upstreamVersions(ctx context.Context, p backends.Provider) ([]b
 		}
 		return vs, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.([]backends.Version), nil
 }
 
 // release is what the upstream offers of one version: the reader that
@@ -215,7 +215,7 @@ type release struct {
 // release lists p at v upstream, through the listing cache, and checks
 // the version's provenance as sync does.
 func (m *Mirror) release(ctx context.Context, p backends.Provider, v backends.Version) (*release, error) {
-	val, err := m.upstream(ctx, p, "archives\x00"+p.String()+"\x00"+v.String(), func(ctx context.Context) (any, error) {
+	return upstream(ctx, m, &m.releases, p, "archives\x00"+p.String()+"\x00"+v.String(), func(ctx context.Context) (*release, error) {
 		r, err := m.opts.Upstream(ctx, p)
 		if err != nil {
 			return nil, err
@@ -249,10 +249,6 @@ func (m *Mirror) release(ctx context.Context, p backends.Provider, v backends.Ve
 		}
 		return rel, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return val.(*release), nil
 }
 
 // signedOnly keeps, of a signed version's evidence, what the signature
@@ -299,36 +295,24 @@ func sameZip(hs []hashing.Hash, signed map[hashing.Hash]bool) bool {
 	return n > 0
 }
 
-// upstream returns load's answer for key, reusing one younger than the TTL;
-// concurrent requests share one load, which outlives the request that
-// started it. When load fails, the last answer is served, however old.
-func (m *Mirror) upstream(ctx context.Context, p backends.Provider, key string, load func(context.Context) (any, error)) (any, error) {
-	ttl := m.opts.TTL
-	if ttl <= 0 {
-		ttl = DefaultTTL
-	}
-	m.mu.Lock()
-	last, ok := m.listed[key]
-	m.mu.Unlock()
-	if ok && time.Since(last.at) < ttl {
-		return last.val, nil
-	}
-	v, err, _ := m.group.Do(key, func() (any, error) {
+// upstream returns load's answer for key through c, reusing one younger
+// than the TTL; concurrent requests share one load, which outlives the
+// request that started it. When load fails, the last answer is served,
+// however old.
+func upstream[V any](ctx context.Context, m *Mirror, c *ttlcache.Cache[V], p backends.Provider, key string, load func(context.Context) (V, error)) (V, error) {
+	v, stale, err := c.Get(ctx, key, func(ctx context.Context) (V, error) {
 		m.opts.Metrics.upstreamRequest()
-		v, err := load(context.WithoutCancel(ctx))
+		v, err := load(ctx)
 		m.health.upstream(err)
 		if err != nil {
 			m.opts.Metrics.upstreamError()
-			return nil, m.upstreamErr(p, err)
+			return v, m.upstreamErr(p, err)
 		}
-		m.mu.Lock()
-		m.listed[key] = timed{at: time.Now(), val: v}
-		m.mu.Unlock()
 		return v, nil
 	})
-	if err != nil && ok {
-		m.logf("warning: the upstream %s failed (%v); serving its listing of %s ago", m.opts.UpstreamName, err, time.Since(last.at).Round(time.Second))
-		return last.val, nil
+	if err != nil && stale > 0 {
+		m.logf("warning: the upstream %s failed (%v); serving its listing of %s ago", m.opts.UpstreamName, err, stale.Round(time.Second))
+		return v, nil
 	}
 	return v, err
 }

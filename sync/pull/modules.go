@@ -13,6 +13,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
+	"github.com/tfmirror/tfmirror/backends/ttlcache"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -54,13 +55,13 @@ type ModuleOptions struct {
 type ModuleMirror struct {
 	opts ModuleOptions
 
-	lists   listings
+	lists   ttlcache.Cache[[]modules.Version]
 	fetches singleflight.Group // one fetch per module version
 }
 
 // NewModules returns a pull-through mirror of modules.
 func NewModules(o ModuleOptions) *ModuleMirror {
-	return &ModuleMirror{opts: o}
+	return &ModuleMirror{opts: o, lists: ttlcache.Cache[[]modules.Version]{TTL: orDefaultTTL(o.TTL)}}
 }
 
 func (mm *ModuleMirror) String() string { return mm.opts.Cache.String() }
@@ -92,7 +93,7 @@ func (mm *ModuleMirror) held(ctx context.Context, m modules.Module) (map[string]
 // upstreamVersions lists m's versions upstream, through the listing
 // cache: served stale, with a warning, while the registry fails.
 func (mm *ModuleMirror) upstreamVersions(ctx context.Context, m modules.Module) ([]modules.Version, error) {
-	v, stale, err := mm.lists.get(ctx, "module versions\x00"+m.String(), mm.opts.TTL, func(ctx context.Context) (any, error) {
+	v, stale, err := mm.lists.Get(ctx, "module versions\x00"+m.String(), func(ctx context.Context) ([]modules.Version, error) {
 		up, err := mm.opts.Upstream(ctx, m.Host)
 		if err != nil {
 			return nil, err
@@ -114,7 +115,7 @@ func (mm *ModuleMirror) upstreamVersions(ctx context.Context, m modules.Module) 
 	if err != nil {
 		return nil, err
 	}
-	return v.([]modules.Version), nil
+	return v, nil
 }
 
 // ModuleVersions lists what CACHE holds of m with what the upstream
