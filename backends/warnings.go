@@ -1,6 +1,9 @@
 package backends
 
-import gosync "sync"
+import (
+	"context"
+	gosync "sync"
+)
 
 // WarningLog collects a place's warnings, each once, in order; it is safe
 // for concurrent use. Places embed it to implement Warner.
@@ -51,3 +54,18 @@ const (
 	NoticeWaiting = "waiting"
 	NoticeWarning = "warning"
 )
+
+type clientKey struct{}
+
+// WithClient names, in a request's context, who made it: the name of the
+// token it presented, or of its client certificate (serve --auth,
+// --client-ca); never the token itself.
+func WithClient(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, clientKey{}, name)
+}
+
+// ClientOf is the name WithClient gave ctx, or "".
+func ClientOf(ctx context.Context) string {
+	s, _ := ctx.Value(clientKey{}).(string)
+	return s
+}

@@ -82,6 +82,8 @@ type Access struct {
 	// Cut: the response was aborted part way (a zip that did not match,
 	// or a source that failed while it streamed).
 	Cut bool
+	// Client names who made the request (backends.ClientOf), or "".
+	Client string
 }
 
 // String is the access log's text line: METHOD PATH STATUS BYTES TIME.
@@ -89,6 +91,9 @@ func (a Access) String() string {
 	cut := ""
 	if a.Cut {
 		cut = " (cut short)"
+	}
+	if a.Client != "" {
+		cut += " client=" + a.Client
 	}
 	return fmt.Sprintf("%s %s %d %d %s%s", a.Method, a.Path, a.Status, a.Bytes, a.Elapsed.Round(time.Microsecond), cut)
 }
@@ -126,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lw.extend()
 		// A response cut short (http.ErrAbortHandler) is logged too.
 		v := recover()
-		a := Access{Method: r.Method, Path: r.URL.EscapedPath(), Status: lw.status, Bytes: lw.bytes, Elapsed: time.Since(start), Cut: v != nil}
+		a := Access{Method: r.Method, Path: r.URL.EscapedPath(), Status: lw.status, Bytes: lw.bytes, Elapsed: time.Since(start), Cut: v != nil, Client: backends.ClientOf(r.Context())}
 		switch {
 		case h.Access != nil:
 			h.Access(a)

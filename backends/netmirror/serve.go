@@ -3,6 +3,7 @@ package netmirror
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log"
@@ -44,6 +45,10 @@ type ServeOptions struct {
 	// Drain is how long requests in flight may take to finish once ctx is
 	// cancelled; zero means DefaultDrain.
 	Drain time.Duration
+	// ClientCAs, when set, are the CAs a client certificate is verified
+	// against (mTLS), as ClientAuth asks for one.
+	ClientCAs  *x509.CertPool
+	ClientAuth tls.ClientAuthType
 }
 
 // DefaultDrain is how long Serve lets requests in flight finish when told
@@ -121,7 +126,7 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 	srv := &http.Server{
 		Handler:           Bounded(handler, ctx.Done()),
 		MaxHeaderBytes:    MaxHeaderBytes,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, ClientCAs: opts.ClientCAs, ClientAuth: opts.ClientAuth},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          opts.Logger,

@@ -29,6 +29,7 @@ type Metrics struct {
 	verifyFailures             prometheus.Counter
 	refused                    prometheus.Counter
 	refusedHits                prometheus.Counter
+	clients                    *prometheus.CounterVec
 	inFlight                   prometheus.Gauge
 }
 
@@ -61,11 +62,13 @@ func NewMetrics() *Metrics {
 			Help: "Requests answered 404 because the policy refuses them."}),
 		refusedHits: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "refused_archive_hits_total",
 			Help: "Archive requests answered from memory as refused (they did not match their hashes lately), not fetched again."}),
+		clients: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "client_requests_total",
+			Help: "Requests by the name of the token or client certificate that made them (serve --auth, --client-ca; never the token) and status code; \"\" without one."}, []string{"client", "code"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "fetches_in_flight",
 			Help: "Fetches running."}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.hits, m.misses, m.upstreamReqs, m.upstreamErrs, m.fetches,
-		m.fetchBytes, m.servedBytes, m.verifyFailures, m.refused, m.refusedHits, m.inFlight,
+		m.fetchBytes, m.servedBytes, m.verifyFailures, m.refused, m.refusedHits, m.clients, m.inFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -96,6 +99,21 @@ func (m *Metrics) upstreamRequest() {
 func (m *Metrics) upstreamError() {
 	if m != nil {
 		m.upstreamErrs.Inc()
+	}
+}
+
+func (m *Metrics) client(name string, code int) {
+	if m != nil {
+		m.clients.WithLabelValues(name, strconv.Itoa(code)).Inc()
+	}
+}
+
+// Denied counts a request the server's authorization refused (401, 403),
+// by the client's name where it presented a known token.
+func (m *Metrics) Denied(code int, client string) {
+	if m != nil {
+		m.requests.WithLabelValues("denied", strconv.Itoa(code)).Inc()
+		m.client(client, code)
 	}
 }
 

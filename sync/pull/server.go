@@ -46,6 +46,9 @@ type Access struct {
 	Cut bool `json:"cut,omitempty"`
 	// Reason is why the policy refused the request (a 404).
 	Reason string `json:"reason,omitempty"`
+	// Client is the name of the token or client certificate that
+	// authorized the request (serve --auth, --client-ca); never the token.
+	Client string `json:"client,omitempty"`
 }
 
 // Text is the access log's text line.
@@ -57,6 +60,9 @@ func (a Access) Text() string {
 	}
 	if a.Reason != "" {
 		fmt.Fprintf(&b, " (%s)", a.Reason)
+	}
+	if a.Client != "" {
+		fmt.Fprintf(&b, " client=%s", a.Client)
 	}
 	return b.String()
 }
@@ -81,13 +87,14 @@ func AccessLog(w io.Writer, asJSON bool) func(Access) {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	a := Access{Time: time.Now(), Remote: r.RemoteAddr, Method: r.Method, Path: r.URL.EscapedPath()}
+	a := Access{Time: time.Now(), Remote: r.RemoteAddr, Method: r.Method, Path: r.URL.EscapedPath(), Client: backends.ClientOf(r.Context())}
 	kind := kindOf(r.URL.Path)
 	defer func() {
 		v := recover()
 		a.Elapsed = time.Since(a.Time)
 		a.Status, a.Bytes, a.Cut, a.Reason = rec.status, rec.bytes, v != nil, rec.reason
 		s.Metrics.request(kind, a.Status, a.Bytes, a.Elapsed, a.Reason != "")
+		s.Metrics.client(a.Client, a.Status)
 		if s.Access != nil {
 			s.Access(a)
 		}

@@ -28,8 +28,15 @@ func startServe(t *testing.T, dir string) (url, cert string, stop func() string)
 // (the place, flags) after `serve`.
 func startServeWith(t *testing.T, env []string, args ...string) (url, cert string, stop func() string) {
 	t.Helper()
+	url, cert, stop, _ = startServeCmd(t, env, args...)
+	return url, cert, stop
+}
+
+// startServeCmd is startServeWith, also returning the process.
+func startServeCmd(t *testing.T, env []string, args ...string) (url, cert string, stop func() string, cmd *exec.Cmd) {
+	t.Helper()
 	cert = filepath.Join(t.TempDir(), "serve-ca.pem")
-	cmd := exec.Command(tfmirrorBin, append(append([]string{"serve"}, args...), "--addr", "127.0.0.1:0", "--cert-out", cert)...)
+	cmd = exec.Command(tfmirrorBin, append(append([]string{"serve"}, args...), "--addr", "127.0.0.1:0", "--cert-out", cert)...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -70,7 +77,7 @@ func startServeWith(t *testing.T, env []string, args ...string) (url, cert strin
 		return stderr.String()
 	}
 	t.Cleanup(func() { stop() })
-	return url, cert, stop
+	return url, cert, stop, cmd
 }
 
 func TestCLIServeLsVerify(t *testing.T) {

@@ -61,6 +61,11 @@ func newServeCmd(env *Env) *cobra.Command {
 				return err
 			}
 			so.Handler = regserve.New(pf.plainHandler(cmd, r, so), regserve.Options{Providers: r, Modules: mods, Logger: so.Logger})
+			stop, err := pf.auth.secure(cmd.Context(), cmd.ErrOrStderr(), so.Logger.Printf, &so, deniedLog(pf.accessLog(cmd), nil))
+			if err != nil {
+				return err
+			}
+			defer stop()
 			err = netmirror.Serve(cmd.Context(), r, so)
 			printWarnings(cmd, r)
 			return pf.done(err)
@@ -150,6 +155,16 @@ signature and lock every platform's signed hash; others are left out, and
 logged) and modules.v1 below /v1/modules/HOST/. A CLI configuration's host block
 points a hostname at them: tfmirror config suggest PLACE --serve-url URL prints
 it.
+
+Who may use it: --auth FILE names bearer tokens by their SHA-256, each with a
+name and the providers and modules it may read (401 without a known token, 403
+for what its patterns leave out; reloaded on SIGHUP); the clients send theirs
+from a credentials "HOST" block or TF_TOKEN_HOST. Neither client sends it for
+archive downloads, so a version document lists its zips at URLs signed for the
+token (valid an hour). --client-ca FILE admits clients whose certificate that CA
+signed (with --auth, either suffices). The access log and /metrics name the
+token, never the token itself. Without either, serve on an address beyond
+loopback warns that anyone who reaches it may use it.
 
 One line per request goes to stderr (--log-format json: one JSON object per
 line). Ctrl-C or SIGTERM stops it gracefully, letting requests in flight

@@ -35,6 +35,7 @@ type pullFlags struct {
 	modules    string
 	trust      trustFlags
 	redirect   redirectFlags
+	auth       authFlags
 	// json: serve --json (JSON lines on stdout, ending in a summary).
 	json bool
 	js   *serveJSON
@@ -56,6 +57,7 @@ func (f *pullFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.modules, "modules", "", "serve modules.v1 from the module `PLACE` (a directory or oci://REGISTRY/TEMPLATE); with --upstream, what it lacks is fetched from each module's registry and landed there")
 	f.trust.add(cmd)
 	f.redirect.add(cmd)
+	f.auth.add(cmd)
 }
 
 // pullThrough reports whether serve runs as a pull-through mirror.
@@ -120,7 +122,7 @@ func (f *pullFlags) plainHandler(cmd *cobra.Command, r backends.Reader, so netmi
 	if f.logFormat == "json" || f.js != nil {
 		log := f.accessLog(cmd)
 		h.Access = func(a netmirror.Access) {
-			log(pull.Access{Time: time.Now().Add(-a.Elapsed), Method: a.Method, Path: a.Path, Status: a.Status, Bytes: a.Bytes, Elapsed: a.Elapsed, Cut: a.Cut})
+			log(pull.Access{Time: time.Now().Add(-a.Elapsed), Method: a.Method, Path: a.Path, Status: a.Status, Bytes: a.Bytes, Elapsed: a.Elapsed, Cut: a.Cut, Client: a.Client})
 		}
 	}
 	return h
@@ -180,6 +182,12 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	next := regserve.New(h, regserve.Options{Providers: m, Modules: mods, Logger: logger})
 	so.Handler = &pull.Server{Mirror: m, Next: next, Metrics: metrics, Access: f.accessLog(cmd)}
 	so.Logger, so.Drain = logger, f.drain
+	stop, err := f.auth.secure(ctx, stderr, logger.Printf, &so, deniedLog(f.accessLog(cmd), metrics))
+	if err != nil {
+		m.Close()
+		return err
+	}
+	defer stop()
 	err = netmirror.Serve(ctx, nil, so)
 	m.Close()
 	printWarnings(cmd, cache)
