@@ -15,7 +15,7 @@ import (
 
 // A module package is unlike a provider archive: a registry only says where
 // it lives, so the package has to be fetched and packed before anything can
-// be compared, and there is no index to flush. A ModuleTask runs that as an
+// be compared, and there is no index to flush. A moduleTask runs that as an
 // engine Task: the same workers, retries and events as provider transfers,
 // so front ends show module syncs as they show provider syncs (JobInfo.Name
 // and JobInfo.Module name the module).
@@ -43,29 +43,29 @@ type ModuleResult struct {
 	Err    error
 }
 
-// ModuleTask is one module version to mirror, as an engine Task. It keeps
+// moduleTask is one module version to mirror, as an engine Task. It keeps
 // how its job ended, for reports that print where each package landed.
-type ModuleTask struct {
+type moduleTask struct {
 	spec ModuleJobSpec
 
 	mu gosync.Mutex
 	r  ModuleResult
 }
 
-var _ engine.Task = (*ModuleTask)(nil)
+var _ engine.Task = (*moduleTask)(nil)
 
-// NewModuleTask returns the task of one module version.
-func NewModuleTask(s ModuleJobSpec) *ModuleTask {
+// newModuleTask returns the task of one module version.
+func newModuleTask(s ModuleJobSpec) *moduleTask {
 	// Until an attempt says otherwise, the job did not run (a job cancelled
 	// while queued never does).
-	return &ModuleTask{spec: s, r: ModuleResult{Spec: s, Err: context.Canceled}}
+	return &moduleTask{spec: s, r: ModuleResult{Spec: s, Err: context.Canceled}}
 }
 
 // ModuleTasks returns a task for each spec, ready for Engine.Enqueue.
 func ModuleTasks(specs []ModuleJobSpec) []engine.Task {
 	out := make([]engine.Task, len(specs))
 	for i, s := range specs {
-		out[i] = NewModuleTask(s)
+		out[i] = newModuleTask(s)
 	}
 	return out
 }
@@ -75,7 +75,7 @@ func ModuleTasks(specs []ModuleJobSpec) []engine.Task {
 func ModuleResults(tasks []engine.Task) []ModuleResult {
 	var out []ModuleResult
 	for _, t := range tasks {
-		if mt, ok := t.(*ModuleTask); ok {
+		if mt, ok := t.(*moduleTask); ok {
 			out = append(out, mt.Result())
 		}
 	}
@@ -83,31 +83,31 @@ func ModuleResults(tasks []engine.Task) []ModuleResult {
 }
 
 // Spec is what the task mirrors.
-func (t *ModuleTask) Spec() ModuleJobSpec { return t.spec }
+func (t *moduleTask) Spec() ModuleJobSpec { return t.spec }
 
 // Result is how the task's last attempt ended.
-func (t *ModuleTask) Result() ModuleResult {
+func (t *moduleTask) Result() ModuleResult {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.r
 }
 
 // record updates the task's result under the lock.
-func (t *ModuleTask) record(f func(r *ModuleResult)) {
+func (t *moduleTask) record(f func(r *ModuleResult)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f(&t.r)
 }
 
 // Info implements Task.
-func (t *ModuleTask) Info() engine.JobInfo {
+func (t *moduleTask) Info() engine.JobInfo {
 	s := t.spec
 	return engine.JobInfo{Name: s.Module.String() + " " + s.Version.String(), Module: s.Module, Src: s.Src, Dst: s.Dst.String(), Size: -1}
 }
 
 // Attempt builds the package from its location, then stores it; the
 // destination compares contents and writes only what differs.
-func (t *ModuleTask) Attempt(ctx context.Context, env engine.Env) (done engine.JobDone, err error) {
+func (t *moduleTask) Attempt(ctx context.Context, env engine.Env) (done engine.JobDone, err error) {
 	s := t.spec
 	defer func() { t.record(func(r *ModuleResult) { r.Err = err }) }()
 	start := time.Now()

@@ -46,16 +46,16 @@ func HashWorkers(r backends.Reader) int {
 	return engine.DefaultJobs()
 }
 
-// Ordered calls work(i) for every i in [0, n) on at most workers
+// ordered calls work(i) for every i in [0, n) on at most workers
 // goroutines, and done(i, result) on the calling goroutine in order of i,
 // each as soon as its result and those before it are in. At most window
 // results are made ahead of the one done waits for, so a run over many
 // providers holds a few of their results at a time, not all of them. Once
 // done returns an error it is not called again, but the work started goes
 // on to the end, as Parallel's would (what it warns of is the place's).
-// Work not yet started when ctx is cancelled is not started. Ordered
+// Work not yet started when ctx is cancelled is not started. ordered
 // returns done's first error, else ctx's, once every call has returned.
-func Ordered[T any](ctx context.Context, workers, window, n int, work func(i int) T, done func(i int, r T) error) error {
+func ordered[T any](ctx context.Context, workers, window, n int, work func(i int) T, done func(i int, r T) error) error {
 	workers = max(1, min(workers, n))
 	results := make([]chan T, n)
 	for i := range results {

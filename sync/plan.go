@@ -183,7 +183,7 @@ func planParts(ctx context.Context, src, dst backends.Reader, sel Selection, opt
 	// on in order.
 	selected := make(map[backends.Provider]bool, len(providers))
 	var held []backends.Provider // with packages dst would hold
-	err = Ordered(ctx, planWorkers(src, dst), window, len(providers), func(i int) providerPlan {
+	err = ordered(ctx, planWorkers(src, dst), window, len(providers), func(i int) providerPlan {
 		return planProvider(ctx, src, dst, sel, providers[i], opts)
 	}, func(i int, pp providerPlan) error {
 		if pp.err != nil {

@@ -395,7 +395,7 @@ func (s Selection) LockEvidence(pkg backends.Package) []hashing.Evidence {
 
 // Resolve lists the archives of r the selection wants, provider by provider,
 // newest version first. When a provider the selection names has none, or
-// nothing is selected at all, it returns them with a NoMatchError.
+// nothing is selected at all, it returns them with a noMatchError.
 func (s Selection) Resolve(ctx context.Context, r backends.Reader) ([]backends.Archive, error) {
 	var out []backends.Archive
 	unselected, err := s.resolveEach(ctx, r, func(_ backends.Provider, as []backends.Archive) error {
@@ -411,7 +411,7 @@ func (s Selection) Resolve(ctx context.Context, r backends.Reader) ([]backends.A
 // ResolveEach is Resolve handing fn each provider's archives, in order, as
 // they are listed, and keeping none: ls of 100,000 archives holds one
 // provider's at a time. It returns Resolve's error after the last call;
-// where the selection names providers (Names), that can be a NoMatchError
+// where the selection names providers (Names), that can be a noMatchError
 // after some calls have been made, and a place failing to list a provider
 // ends it after the calls for those before.
 func (s Selection) ResolveEach(ctx context.Context, r backends.Reader, fn func(p backends.Provider, as []backends.Archive) error) error {
@@ -469,14 +469,14 @@ func (s Selection) ArchivesOf(ctx context.Context, r backends.Reader, p backends
 // carrying it says what the place holds instead.
 var ErrNothingSelected = errors.New("nothing selected")
 
-// NoMatchError says, for each provider a selection names, why it selects
+// noMatchError says, for each provider a selection names, why it selects
 // nothing in a place.
-type NoMatchError struct{ Reasons []string }
+type noMatchError struct{ Reasons []string }
 
-func (e *NoMatchError) Error() string { return strings.Join(e.Reasons, "; ") }
+func (e *noMatchError) Error() string { return strings.Join(e.Reasons, "; ") }
 
 // Is makes errors.Is(err, ErrNothingSelected) hold.
-func (e *NoMatchError) Is(target error) bool { return target == ErrNothingSelected }
+func (e *noMatchError) Is(target error) bool { return target == ErrNothingSelected }
 
 // names reports whether the selection asks for p by name: a --provider
 // filter or a lock file entry, rather than every provider of a place.
@@ -521,7 +521,7 @@ func (s Selection) unmatched(ctx context.Context, r backends.Reader, p backends.
 	return fmt.Sprintf("%s offers %s for none of the platforms %s", r, p, platformList(s.Platforms))
 }
 
-// checkSelected returns a NoMatchError when providers the selection names
+// checkSelected returns a noMatchError when providers the selection names
 // (or, naming none, every provider) selected nothing in r.
 func (s Selection) checkSelected(ctx context.Context, r backends.Reader, providers []backends.Provider, selected map[backends.Provider]bool) error {
 	var reasons []string
@@ -545,7 +545,7 @@ func (s Selection) checkSelected(ctx context.Context, r backends.Reader, provide
 	if len(reasons) == 0 {
 		return nil
 	}
-	return &NoMatchError{Reasons: reasons}
+	return &noMatchError{Reasons: reasons}
 }
 
 // noProviders says that no provider of r matches the selection, and which

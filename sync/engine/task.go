@@ -48,7 +48,7 @@ func (o Options) withDefaults() Options {
 }
 
 // Task is one job's work. The operations' provider package transfer
-// (sync.Transfer) and module package (sync.ModuleTask) are both Tasks: the
+// (sync.Transfer) and module copy (sync.ModuleTasks) are both Tasks: the
 // engine runs them on the
 // same workers, with the same queue, retries and events, and knows nothing
 // else of them.
