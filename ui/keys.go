@@ -22,6 +22,7 @@ type KeyMap struct {
 	SpecGaps           key.Binding
 	Reload             key.Binding
 	LockGaps           key.Binding
+	Copy               key.Binding
 	Help               key.Binding
 	Quit, ForceQuit    key.Binding
 }
@@ -38,6 +39,7 @@ func DefaultKeyMap() KeyMap {
 		SpecGaps:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "queue the spec's gaps")),
 		Reload:    key.NewBinding(key.WithKeys("ctrl+r", "f5"), key.WithHelp("ctrl+r", "list places again")),
 		LockGaps:  key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "queue the lock's gaps")),
+		Copy:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy hash")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit now")),
@@ -51,7 +53,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.LockGaps, k.Events, k.Reload, k.Help, k.Quit, k.ForceQuit}}
+	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.LockGaps, k.Copy, k.Events, k.Reload, k.Help, k.Quit, k.ForceQuit}}
 }
 
 // helpScreenKeys is the keys of the help screen: it scrolls where it is
@@ -183,6 +185,8 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return m.reload(), true
 	case key.Matches(k, m.keys.LockGaps):
 		m.openLockGaps()
+	case key.Matches(k, m.keys.Copy):
+		return m.copyNext(), true
 	default:
 		return nil, false
 	}

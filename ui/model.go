@@ -156,6 +156,10 @@ type Model struct {
 	showEvents  bool // the events pane in place of the jobs pane
 	detailsPref int  // 0: by terminal size; 1: shown; -1: folded
 	showHelp    bool
+	// copySubject is what Details showed when y last copied, and
+	// copyNextAt the index of what y copies next of it.
+	copySubject string
+	copyNextAt  int
 	helpTop     int // the help screen's first line on screen
 	confirmQuit bool
 	quitting    bool

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -51,6 +53,13 @@ func (m *Model) updateMouse(msg tea.MouseMsg) tea.Cmd {
 		return nil
 	}
 	if m.focus != paneJobs && m.view().typing(m.focus) {
+		return nil
+	}
+	if _, click := msg.(tea.MouseClickMsg); click && ms.Y == 0 && ms.Button == tea.MouseLeft {
+		// The header: the place clicked, named in full.
+		if p, ok := m.headerPlaceAt(ms.X); ok {
+			m.setStatus(statusInfo, fmt.Sprintf("[%d] %s", p.num, placeLabel(p)))
+		}
 		return nil
 	}
 	p, x, y, ok := m.paneAt(ms.X, ms.Y)

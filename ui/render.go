@@ -118,18 +118,28 @@ func (m Model) headerView() string {
 	head := " " + s.Accent.Render("tfmirror") + s.Dim.Render(m.view().words().places)
 	room := m.w - theme.Width(head) - 1
 	names := make([]string, len(places))
-	kinds := 0
+	kinds, nums := 0, 0
 	for i, p := range places {
 		names[i] = p.name
-		room -= len(fmt.Sprintf("[%d]   ", p.num))
+		nums += len(fmt.Sprintf("[%d]   ", p.num))
 		kinds += len(" (" + p.kind + ")")
 	}
+	if room-nums < 14*len(places) {
+		// Tight: the names need the room more than the word "mirrors".
+		head = " " + s.Accent.Render("tfmirror") + s.Dim.Render(" ─ ")
+		room = m.w - theme.Width(head) - 1
+	}
+	room -= nums
 	// Kinds go first when names would be cut short.
 	withKinds := room-kinds >= 12*len(places)
 	if withKinds {
 		room -= kinds
 	}
 	widths := share(names, room)
+	for i := range widths {
+		widths[i] = max(3, widths[i])
+	}
+	short := theme.ShortPlaces(names, widths)
 	parts := make([]string, 0, len(places))
 	for i, p := range places {
 		num := fmt.Sprintf("[%d]", p.num)
@@ -137,7 +147,7 @@ func (m Model) headerView() string {
 		if withKinds {
 			kind = " (" + p.kind + ")"
 		}
-		name := theme.Apart(names[i], names, max(8, widths[i]))
+		name := short[i]
 		if p.compared {
 			parts = append(parts, s.Compared.Render(num)+" "+name+s.Dim.Render(kind))
 		} else {
@@ -145,6 +155,23 @@ func (m Model) headerView() string {
 		}
 	}
 	return theme.Fit(head+strings.Join(parts, "  "), m.w)
+}
+
+// headerPlaceAt is the place whose name the header draws at column x.
+func (m Model) headerPlaceAt(x int) (place, bool) {
+	line := ansi.Strip(m.headerView())
+	places := m.view().header()
+	best, at := -1, -1
+	for i, p := range places {
+		tag := fmt.Sprintf("[%d] ", p.num)
+		if k := strings.Index(line, tag); k >= 0 && theme.Width(line[:k]) <= x && k > at {
+			best, at = i, k
+		}
+	}
+	if best < 0 {
+		return place{}, false
+	}
+	return places[best], true
 }
 
 // share divides room among names: short names get what they need, and
@@ -266,12 +293,38 @@ func (m Model) fullHelpLines() []string {
 	if words.listNote != "" {
 		legend = append(legend, "", m.styles.Bold.Render(words.list)+", beside each:", "  "+words.listNote)
 	}
-	out := beside(pane, legend, m.w-2)
+	out := append(m.placeLines(), "")
+	out = append(out, beside(pane, legend, m.w-2)...)
 	out = append(out, "", m.styles.Bold.Render(" Everywhere"))
 	out = append(out, indent(h.FullHelpView(m.globalKeys().FullHelp()))...)
 	return append(out, "", m.styles.Bold.Render(" Mouse"),
 		"  click   a pane, a "+m.view().words().item+", a cell (again: select)",
 		"  wheel   moves the cursor of the pane under it")
+}
+
+// placeLines names every place of the view in full, wrapped: what the
+// header shortens (a click on a name there shows it on the status line).
+func (m Model) placeLines() []string {
+	out := []string{m.styles.Bold.Render(" " + strings.ToUpper(m.view().words().marks[:1]) + m.view().words().marks[1:] + "s")}
+	for _, p := range m.view().header() {
+		line := fmt.Sprintf("[%d] %s", p.num, placeLabel(p))
+		for _, l := range strings.Split(ansi.Hardwrap(line, max(10, m.w-6), true), "\n") {
+			out = append(out, "  "+l)
+		}
+	}
+	return out
+}
+
+// placeLabel is a place's full name with what it is.
+func placeLabel(p place) string {
+	what := p.kind
+	if p.writable {
+		what += ", writable"
+	}
+	if p.compared {
+		what += ", compared"
+	}
+	return p.name + " (" + what + ")"
 }
 
 // beside sets right to the right of left where both fit in w cells, and

@@ -184,7 +184,12 @@ func (m Model) cellLines() []string {
 	for _, n := range c.Notes {
 		lines = append(lines, m.wrap(n, 1)...)
 	}
-	for _, mr := range c.Mirrors {
+	names := make([]string, len(c.Mirrors))
+	for i, mr := range c.Mirrors {
+		names[i] = mr.Name
+	}
+	short := m.shortNames(names)
+	for i, mr := range c.Mirrors {
 		a := mr.Archive
 		size := ""
 		if a != nil && a.Size >= 0 {
@@ -193,7 +198,7 @@ func (m Model) cellLines() []string {
 		if a != nil && a.Layout == backends.Unpacked {
 			size += " unpacked"
 		}
-		lines = append(lines, m.placeLines(place{mr.Number, mr.Name, mr.Compared, mr.Mark, mr.Mark.Label(), mr.Err}, a != nil, size)...)
+		lines = append(lines, m.placeLines(place{mr.Number, mr.Name, short[i], mr.Compared, mr.Mark, mr.Mark.Label(), mr.Err}, a != nil, size)...)
 		if mr.Err != nil || a == nil {
 			continue
 		}
@@ -219,20 +224,27 @@ func (m Model) cellLines() []string {
 	return lines
 }
 
-// hashLines shows a stated hash and its source: on one line where both
-// fit, else the source under the hash.
+// hashLines shows a stated hash in full, wrapped, and its source: beside
+// the hash's end where both fit, else under it.
 func (m Model) hashLines(h hashing.Hash, src hashing.Source) []string {
-	hash := "    " + theme.Fit(h.Short(), 13) + " "
-	if room := m.w - theme.Width(hash); room >= len(src.Kind) {
-		return []string{hash + m.styles.Dim.Render(sourceLabel(src, room))}
+	// Cut at the width, never at a "/" of base64: the lines read as one.
+	lines := strings.Split(ansi.Hardwrap(h.String(), max(8, m.w-4), false), "\n")
+	for i := range lines {
+		lines[i] = "    " + lines[i]
 	}
-	return []string{hash, "      " + m.styles.Dim.Render(sourceLabel(src, m.w-6))}
+	last := lines[len(lines)-1]
+	if room := m.w - theme.Width(last) - 2; room >= len(src.Kind) {
+		lines[len(lines)-1] = last + "  " + m.styles.Dim.Render(sourceLabel(src, room))
+		return lines
+	}
+	return append(lines, "      "+m.styles.Dim.Render(sourceLabel(src, m.w-6)))
 }
 
 // place is what Details says of any place before what it holds.
 type place struct {
 	num      int
 	name     string
+	short    string // name shortened to the pane, told apart from the others
 	compared bool
 	mark     theme.Mark
 	label    string // the mark's name, where the place lacks the thing
@@ -249,7 +261,7 @@ func (m Model) placeLines(p place, held bool, suffix string) []string {
 		num = s.Compared.Render(num)
 	}
 	head := num + " " + s.Glyphs[p.mark] + " "
-	name := theme.ShortPlace(p.name, max(6, m.w-theme.Width(head)))
+	name := p.short
 	switch {
 	case p.err != nil:
 		return append([]string{head + name}, m.wrapStyled(s.Bad.Render, "cannot list: "+p.err.Error(), 4)...)
@@ -264,6 +276,17 @@ func (m Model) placeLines(p place, held bool, suffix string) []string {
 	}
 	// The name whole where it fits, what follows it on a line of its own.
 	return append([]string{head + name}, m.wrapStyled(s.Dim.Render, strings.TrimSpace(suffix), 4)...)
+}
+
+// shortNames shortens the names of the places Details lists to the room
+// beside their number and mark, told apart from each other (as the header
+// does).
+func (m Model) shortNames(names []string) []string {
+	w := make([]int, len(names))
+	for i := range w {
+		w[i] = max(6, m.w-len("[1] ◇ "))
+	}
+	return theme.ShortPlaces(names, w)
 }
 
 // sourceLabel names a source of truth in w cells: its kind, then as much of

@@ -54,7 +54,7 @@ func TestCell(t *testing.T) {
 	view := ansi.Strip(m.View())
 	for _, want := range []string{
 		"2.0.0 linux_amd64",
-		"[1] ✗ ./a 1.2 kB", "h1:AAAAAAAA…  mirror index …/2.0.0.json",
+		"[1] ✗ ./a 1.2 kB", "h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n      mirror index …/acme/cloud/2.0.0.json", // the hash whole
 		"✗ verified: mismatch", "\n    h1 mismatch against mirror index: want h1:AAA, got", // the prefix naming mirror and package is dropped
 		"[2] ◐ /srv/mirrors/b unpacked", "◐ no hashes stated", "verifying…",
 		"[3] ! https://m.example/", "cannot list: GET https://m.example/acme/cloud/\n    index.json: HTTP 503",
@@ -84,7 +84,7 @@ func TestCell(t *testing.T) {
 	if !strings.Contains(ansi.Strip(pane28x8(cell).View()), "more (tab to scroll)") {
 		t.Errorf("a pane taller than its room says so:\n%s", ansi.Strip(pane28x8(cell).View()))
 	}
-	for _, want := range []string{"[1] ✗ ./a 1.2 kB", "h1:AAAAAAAA…", "mirror index …0.0.json", "[4] ○ ./d missing", "checked on arrival", "✓ h1 mirror index"} {
+	for _, want := range []string{"[1] ✗ ./a 1.2 kB", "h1:AAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAA=", "mirror index …0.0.json", "[4] ○ ./d missing", "checked on arrival", "✓ h1 mirror index"} {
 		if !all[want] {
 			t.Errorf("scrolling through the pane never shows the line %q; saw %v", want, all)
 		}

@@ -49,8 +49,13 @@ func (m Model) moduleLines() []string {
 	s := m.styles
 	v := m.mod
 	lines := []string{s.Bold.Render(v.Version) + " " + s.Dim.Render(theme.Truncate(v.Module.Short(), max(1, m.w-len(v.Version)-1)))}
-	for _, p := range v.Places {
-		lines = append(lines, m.placeLines(place{p.Number, p.Name, p.Compared, p.Mark, p.Label, p.Err}, p.Listing != nil, "")...)
+	names := make([]string, len(v.Places))
+	for i, p := range v.Places {
+		names[i] = p.Name
+	}
+	short := m.shortNames(names)
+	for i, p := range v.Places {
+		lines = append(lines, m.placeLines(place{p.Number, p.Name, short[i], p.Compared, p.Mark, p.Label, p.Err}, p.Listing != nil, "")...)
 		if p.Err != nil {
 			continue
 		}

@@ -309,7 +309,9 @@ func (m Model[K]) row(it Item[K], cursor, short bool) string {
 		room -= theme.Width(badge) + 1
 	}
 	note := ""
-	if it.Note != "" && m.w >= 28 && room-len(it.Note)-1 >= min(theme.Width(it.Label), 10) {
+	// The note (a version) goes before the name is cut: the name is what
+	// the row is for.
+	if it.Note != "" && m.w >= 28 && room-len(it.Note)-1 >= theme.Width(it.Label) {
 		note = it.Note
 	}
 	if note != "" {

@@ -204,13 +204,15 @@ func (m Model) pickLines(s *theme.Styles, w int) []string {
 	r := m.req
 	lines := []string{fmt.Sprintf(" Queue %d %s of %s %s which %s?", r.N, r.Words.Unit, r.Subject, r.Words.toward(), r.Words.Place), ""}
 	names := make([]string, len(r.Dests))
+	rooms := make([]int, len(r.Dests))
 	for i, d := range r.Dests {
 		names[i] = d.Name
+		rooms[i] = w - 2 - 4 - len(r.Plan(i).Need) - len(d.Kind) - 10
 	}
+	short := theme.ShortPlaces(names, rooms)
 	for i, d := range r.Dests {
 		need := r.Plan(i).Need
-		room := w - 2 - 4 - len(need) - len(d.Kind) - 10
-		line := fmt.Sprintf("[%d] %s (%s)", d.Num, theme.Apart(d.Name, names, room), d.Kind)
+		line := fmt.Sprintf("[%d] %s (%s)", d.Num, short[i], d.Kind)
 		if i == m.cur.Pos {
 			lines = append(lines, " "+s.Accent.Render("▸ ")+s.Cursor.Render(line)+" "+need)
 		} else {

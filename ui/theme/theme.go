@@ -3,7 +3,6 @@ package theme
 import (
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textinput"
@@ -191,35 +190,215 @@ func TruncateLeft(s string, w int) string {
 	return "…" + ansi.TruncateLeft(s, n-w+1, "")
 }
 
-// ShortPlace shortens a place's name to w cells, keeping what tells places
-// apart: the last path segment of a directory, the end of a URL.
+// ShortPlace shortens a place's name to w cells by one rule, the same
+// wherever a place is named: it keeps what tells places apart, the scheme
+// (its kind), the host, and the last path element (for an OCI template,
+// the last element that is not only ${...} variables), and leaves out,
+// in this order, the elements between them, then the template's
+// variables, then the start of the host. Only where even that does not fit
+// is the last element cut.
 func ShortPlace(name string, w int) string {
 	if Width(name) <= w {
 		return name
 	}
+	if w <= 1 {
+		return Truncate(name, w)
+	}
+	scheme, host, elems := splitPlace(name)
+	last := len(elems) - 1
+	for last > 0 && onlyVariables(elems[last]) {
+		last--
+	}
+	var tail string
+	if last >= 0 && last < len(elems)-1 {
+		tail = "/" + strings.Join(elems[last+1:], "/")
+	}
+	lastEl, mid := "", ""
+	if last >= 0 {
+		lastEl = elems[last]
+		if last > 0 {
+			mid = "/…"
+		}
+	}
+	if host == "" && scheme == "" {
+		// A directory: its last element, after as many of those before it
+		// as fit.
+		for k := 0; k < last; k++ {
+			if c := "…/" + strings.Join(elems[k+1:last+1], "/") + tail; Width(c) <= w {
+				return c
+			}
+		}
+	}
+	sep := ""
+	if lastEl != "" {
+		sep = "/"
+	}
+	for _, c := range []string{
+		scheme + host + mid + sep + lastEl + tail,
+		scheme + host + mid + sep + lastEl + ifSome(tail, "/…"),
+	} {
+		if Width(c) <= w {
+			return c
+		}
+	}
+	// The host's start goes (its end, a port or a domain, tells it apart),
+	// down to a few cells; then the last element is cut in the middle.
+	rest := mid + sep + lastEl + ifSome(tail, "/…")
+	if room := w - Width(scheme) - Width(rest); room >= 5 && host != "" {
+		return scheme + TruncateLeft(host, room) + rest
+	}
+	if host == "" && lastEl != "" {
+		if c := "…/" + lastEl + ifSome(tail, "/…"); Width(c) <= w && last > 0 {
+			return c
+		}
+		return TruncateLeft(strings.Join(elems[:last+1], "/")+ifSome(tail, "/…"), w) // a file's end: its type
+	}
+	if lastEl == "" && host != "" && w-Width(scheme) < 6 {
+		return TruncateLeft(host, w) // a bare host: its end tells it apart
+	}
+	// Then the host's end in five cells, and the last element cut.
+	if avail := w - Width(scheme) - Width(mid+sep); host != "" && lastEl != "" && avail >= 8 {
+		hostW := max(7, avail-min(Width(lastEl), 5))
+		return scheme + TruncateLeft(host, hostW) + mid + sep + cutMiddle([]rune(lastEl), avail-hostW)
+	}
+	// Then the last element goes: the host's end is kept; at the very
+	// least, the scheme, which says the kind.
+	if room := w - Width(scheme) - 2; host != "" && room >= 2 {
+		return scheme + TruncateLeft(host, room) + ifSome(lastEl+tail, "/…")
+	}
+	switch short := strings.TrimSuffix(scheme, "//"); {
+	case scheme != "" && w >= Width(scheme)+1:
+		return scheme + "…"
+	case scheme != "" && w >= Width(short)+1:
+		return short + "…"
+	}
+	return cutMiddle([]rune(scheme+host+rest), w)
+}
+
+// ShortPlaces shortens each of names to w cells as ShortPlace does, and
+// where two come out the same, keeps instead the path element that tells
+// them apart (the last one that differs), before their last element.
+func ShortPlaces(names []string, w []int) []string {
+	out := make([]string, len(names))
+	seen := map[string][]int{}
+	for i, n := range names {
+		out[i] = ShortPlace(n, w[i])
+		if Width(n) > w[i] {
+			seen[alike(n)] = append(seen[alike(n)], i)
+		}
+	}
+	for _, same := range seen {
+		if len(same) < 2 {
+			continue
+		}
+		for _, i := range same {
+			for _, j := range same {
+				if i != j {
+					out[i] = toldApart(names[i], names[j], w[i])
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// alike is what ShortPlace keeps of a name: names alike in it can read
+// the same once shortened.
+func alike(name string) string {
+	scheme, host, elems := splitPlace(name)
+	last := len(elems) - 1
+	for last > 0 && onlyVariables(elems[last]) {
+		last--
+	}
+	if last < 0 {
+		return scheme + host
+	}
+	return scheme + host + "/" + elems[last]
+}
+
+// toldApart shortens name to w cells keeping the last path element in
+// which it differs from other, and its last element.
+func toldApart(name, other string, w int) string {
+	scheme, host, elems := splitPlace(name)
+	_, oHost, oElems := splitPlace(other)
+	if host != oHost || len(elems) == 0 {
+		return ShortPlace(name, w)
+	}
+	d := len(elems) - 1
+	for k := 1; k <= len(elems) && k <= len(oElems); k++ {
+		if elems[len(elems)-k] != oElems[len(oElems)-k] {
+			d = len(elems) - k
+			break
+		}
+	}
+	prefix := "…/"
+	if scheme != "" {
+		prefix = scheme + "…/"
+	}
+	end := ""
+	if d < len(elems)-1 {
+		end = "/" + elems[len(elems)-1]
+		if d < len(elems)-2 {
+			end = "/…" + end
+		}
+	}
+	// The last element, which both share, goes before the telling one is
+	// cut.
+	more := ifSome(end, "/…")
+	for _, c := range []string{prefix + strings.Join(elems[d:], "/"), prefix + elems[d] + end, prefix + elems[d] + more} {
+		if Width(c) <= w {
+			return c
+		}
+	}
+	return prefix + Truncate(elems[d], max(1, w-Width(prefix)-Width(more))) + more
+}
+
+func ifSome(s, then string) string {
+	if s == "" {
+		return ""
+	}
+	return then
+}
+
+// splitPlace parts a place's name: the scheme with its "://" (none for a
+// path), the host (a URL's), and the path's elements; a path's leading
+// "/" or "./" is kept on its first element.
+func splitPlace(name string) (scheme, host string, elems []string) {
+	rest := name
 	if i := strings.Index(name, "://"); i >= 0 {
-		// A URL: its host tells it apart (the registry, the mirror's
-		// server), then its path's end; the cut is in the middle.
-		rest := name[i+3:]
-		host := rest
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			host = rest[:j]
-		}
-		from := utf8.RuneCountInString(name[:i+3])
-		if rest == host+"/" {
-			name = strings.TrimSuffix(name, "/") // a path of "/" tells nothing
-		}
-		if host != "" {
-			return cutAround([]rune(name), from, from+utf8.RuneCountInString(host), w)
+		scheme, rest = name[:i+3], name[i+3:]
+		host, rest, _ = strings.Cut(rest, "/")
+	}
+	for _, e := range strings.Split(strings.TrimRight(rest, "/"), "/") {
+		if e != "" {
+			elems = append(elems, e)
 		}
 	}
-	trimmed := strings.TrimRight(name, "/")
-	if i := strings.LastIndex(trimmed, "/"); i >= 0 {
-		if base := "…/" + trimmed[i+1:]; Width(base) <= w {
-			return base
-		}
+	return scheme, host, elems
+}
+
+// onlyVariables reports whether a template element is nothing but ${...}
+// variables and separators: what every place of one template shares.
+func onlyVariables(e string) bool {
+	if !strings.Contains(e, "${") {
+		return false
 	}
-	return TruncateLeft(name, w)
+	for e != "" {
+		i := strings.Index(e, "${")
+		if i < 0 {
+			return strings.Trim(e, "_-.") == ""
+		}
+		if strings.Trim(e[:i], "_-.") != "" {
+			return false
+		}
+		j := strings.IndexByte(e[i:], '}')
+		if j < 0 {
+			return false
+		}
+		e = e[i+j+1:]
+	}
+	return true
 }
 
 // Box draws a bordered box of exactly w x h cells with title set into the

@@ -45,10 +45,16 @@ func TestShortPlace(t *testing.T) {
 		{"/tmp/tfmirror-demo-123/primary", 12, "…/primary"},
 		{"/tmp/tfmirror-demo-123/primary/", 12, "…/primary"},
 		{"/tmp/tfmirror-demo-123/a-very-long-basename", 12, "…ng-basename"},
-		{"https://mirror.corp.example/terraform/", 20, "…irror.corp.example…"},
-		{"https://127.0.0.1:8443/", 12, "….0.0.1:8443"},
-		{"oci://reg.corp/tf/${namespace}_${type}", 16, "…reg.corp…{type}"}, // the registry host kept, cut in the middle
-		{"oci://localhost:5000/tf/${namespace}/${type}", 24, "…localhost:5000…/${type}"},
+		{"/tmp/TestX/001/world/secondary", 20, "…/world/secondary"},
+		{"https://mirror.corp.example/terraform/", 30, "https://…orp.example/terraform"},
+		{"https://127.0.0.1:8443/", 14, "https://…:8443"},
+		// The scheme, the host, the last element that is not only
+		// variables: never a stray "}".
+		{"oci://reg.corp/tf/${namespace}_${type}", 20, "oci://reg.corp/tf/…"},
+		{"oci://localhost:5000/tf/${namespace}/${type}", 24, "oci://…calhost:5000/tf/…"},
+		{"oci://127.0.0.1:5055/tf/${namespace}/${type}", 20, "oci://…0.1:5055/tf/…"},
+		{"oci://registry.example.corp.internal:5000/terraform/providers/${namespace}_${type}", 30, "oci://…rnal:5000/…/providers/…"},
+		{"s3://my-very-long-bucket-name-prod/mirrors/terraform/providers", 30, "s3://…et-name-prod/…/providers"},
 	} {
 		if got := ShortPlace(tc.in, tc.w); got != tc.want || Width(got) > tc.w {
 			t.Errorf("ShortPlace(%q, %d) = %q (width %d), want %q", tc.in, tc.w, got, Width(got), tc.want)
@@ -122,7 +128,7 @@ func TestApart(t *testing.T) {
 		{tf, []string{tofu}, 28, "r…terraform.io/hashicorp/aws"},
 		{"/srv/a/mirror", []string{"/srv/b/mirror"}, 10, "/…a/mirror"},
 		{"/srv/b/mirror", []string{"/srv/a/mirror"}, 10, "/…b/mirror"},
-		{"https://mirror.corp.example/terraform/providers/", nil, 20, "…irror.corp.example…"},                                 // alike to none: as ShortPlace
+		{"https://mirror.corp.example/terraform/providers/", nil, 30, "https://…p.example/…/providers"},                       // alike to none: as ShortPlace
 		{"acme/cloud", []string{"acme/cloudx"}, 6, "…cloud"},                                                                  // told apart by where it ends
 		{"registry.terraform.io/acme/cloud-extra-long", []string{"registry.terraform.io/acme/cloud"}, 16, "…loud-extra-long"}, // a telling part too long for the room: its end
 		{"abcdef", nil, 1, "…"},
