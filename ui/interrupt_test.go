@@ -97,3 +97,27 @@ func TestModelQuitQuestionMoot(t *testing.T) {
 		t.Errorf("job %s; want done", stateOf(h.m, 0))
 	}
 }
+
+// TestModelQuitConfirmedSaysWhatItCancelled: q with a job running, then
+// y, cancels the job and notes it as Ctrl-C does: Run returns an
+// *Interrupted naming it (the command prints it and exits 130).
+func TestModelQuitConfirmedSaysWhatItCancelled(t *testing.T) {
+	cfg, release := slowWorld(t)
+	defer close(release)
+	h := newHarness(t, cfg, 120, 40)
+	h.until("load", loaded)
+	h.press("enter")
+	h.gotoCell("2.1.0", "linux_amd64")
+	h.press("enter", "enter")
+	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == sync.Running })
+	h.press("q", "y")
+	h.until("the quit", func(Model) bool { return h.quit })
+	if h.m.interrupted == nil {
+		t.Fatal("q, y with a job running did not note what it cancelled")
+	}
+	h.m.Shutdown()
+	err := interruptedBy(h.m.interrupted, h.m.jobs.Tracker())
+	if !strings.Contains(err.Error(), "cancelled: registry.terraform.io/acme/cloud 2.1.0 linux_amd64 -> ./secondary") {
+		t.Errorf("what q, y cancelled is not said:\n%s", err)
+	}
+}

@@ -130,6 +130,9 @@ func (m *Model) updateKey(k tea.KeyPressMsg) tea.Cmd {
 	case m.confirmQuit:
 		m.confirmQuit = false
 		if k.String() == "y" || k.String() == "enter" {
+			// Confirmed: the jobs are cancelled and said, as Ctrl-C says
+			// them, and the exit code is 130.
+			m.interrupt()
 			return m.quit()
 		}
 		m.setStatus(statusInfo, "")

@@ -71,7 +71,7 @@ func TestCLIDemoThreeJobs(t *testing.T) {
 	cfg := writeFile(t, dir, "cli.tfrc", fmt.Sprintf("provider_installation {\n  oci_mirror {\n    repository_template = %q\n    include = [\"registry.terraform.io/acme/widget\"]\n  }\n}\n"+
 		"oci_default_credentials {\n  discover_ambient_credentials = false\n}\n", strings.TrimPrefix(srv.oci, "oci://")))
 	work := t.TempDir()
-	writeFile(t, work, "main.tf", "terraform {\n  required_providers {\n    widget = { source = \"acme/widget\", version = \"1.0.0\" }\n  }\n}\n")
+	writeFile(t, work, "main.tf", "terraform {\n  required_providers {\n    widget = { source = \"registry.terraform.io/acme/widget\", version = \"1.0.0\" }\n  }\n}\n")
 	cmd := exec.Command(tofu, "-chdir="+work, "init", "-input=false", "-no-color")
 	cmd.Env = append(cleanEnv(t), "TF_CLI_CONFIG_FILE="+cfg, "SSL_CERT_FILE="+filepath.Join(keep, "server.pem"), "SSL_CERT_DIR="+dir, "TF_PLUGIN_CACHE_DIR=", "TF_IN_AUTOMATION=1")
 	out, err := cmd.CombinedOutput()

@@ -205,11 +205,14 @@ func TestCLIDemoInATerminal(t *testing.T) {
 }
 
 // TestCLIUIQuitCancelsJobs quits while a job is still copying (the demo's
-// network mirror slowed to a crawl): the UI asks first, then cancels the job
-// and leaves neither the archive nor a staging file behind.
+// network mirror slowed to a crawl): the UI asks first, then cancels the
+// job, says on stderr what it cancelled and exits 130, as Ctrl-C does, and
+// leaves neither the archive nor a staging file behind.
 func TestCLIUIQuitCancelsJobs(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "world")
-	s := newTmux(t, 120, 36, nil, "demo", "--keep", keep, "--rate", "20000")
+	out := t.TempDir()
+	code, stderr := filepath.Join(out, "code"), filepath.Join(out, "stderr")
+	s := newTmuxShell(t, 120, 36, nil, fmt.Sprintf("%s demo --keep %s --rate 20000 2>%s; echo $? >%s", tfmirrorBin, keep, stderr, code))
 	s.waitLoaded("acme/cloud", "2.1.0", "◇◇○")
 	s.keys("Enter", "Enter") // matrix; queue 2.1.0 darwin_amd64 (768 kB)
 	s.waitFor("to which mirror?")
@@ -221,6 +224,13 @@ func TestCLIUIQuitCancelsJobs(t *testing.T) {
 	s.waitFor("quit and cancel them? y/n")
 	s.keys("y")
 	s.waitGone()
+	if got, _ := os.ReadFile(code); strings.TrimSpace(string(got)) != "130" {
+		t.Errorf("exit %q after q, y cancelled a job; want 130", got)
+	}
+	msg, _ := os.ReadFile(stderr)
+	if !strings.Contains(string(msg), "cancelled: registry.terraform.io/acme/cloud 2.1.0 darwin_amd64 -> "+filepath.Join(keep, "secondary")) {
+		t.Errorf("stderr does not say what q, y cancelled:\n%s", msg)
+	}
 	secondary := filepath.Join(keep, "secondary")
 	if _, err := os.Stat(filepath.Join(secondary, "registry.terraform.io", "acme", "cloud", "terraform-provider-cloud_2.1.0_darwin_amd64.zip")); !os.IsNotExist(err) {
 		t.Errorf("the cancelled archive is in the destination: %v", err)
