@@ -109,7 +109,7 @@ func TestModelQuitConfirmedSaysWhatItCancelled(t *testing.T) {
 	h.press("enter")
 	h.gotoCell("2.1.0", "linux_amd64")
 	h.press("enter", "enter")
-	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == sync.Running })
+	h.until("the job to run", func(m Model) bool { return len(m.jobs.Tracker().Order) == 1 && stateOf(m, 0) == engine.Running })
 	h.press("q", "y")
 	h.until("the quit", func(Model) bool { return h.quit })
 	if h.m.interrupted == nil {
