@@ -15,6 +15,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/hashing"
 )
 
 // Whole locks without downloads, with the real clients. An origin that
@@ -234,4 +235,60 @@ func TestPullThroughStopsPrefetchesOnSIGTERM(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// From an origin that states every platform's h1: (OpenTofu 1.12's
+// packages field), the pull-through's version document states them at
+// once: `tfmirror lock` from the mirror, before any client installed
+// anything, writes every platform's h1: and zh:, and nothing asks the
+// mirror or the origin for an archive; terraform and tofu init
+// -lockfile=readonly through the mirror accept the lock with nothing to
+// add.
+func TestLockFromPullThroughOfARegistryStatingPackages(t *testing.T) {
+	clients := pullClients(t)
+	plats := []string{"linux_amd64", "darwin_arm64", "windows_amd64", "linux_arm64"}
+	zips := map[string][]byte{}
+	var want []string
+	for _, plat := range plats {
+		zips[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, pullAddr, "1.0.0", plat), "pull")
+		f := filepath.Join(t.TempDir(), "a.zip")
+		os.WriteFile(f, zips[plat], 0o644)
+		s, err := hashing.HashPath(f, hashing.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, string(s.H1), string(s.ZH))
+	}
+	w := newPullWorldWith(t, registrytest.Faults{}, zips)
+	cache := filepath.Join(t.TempDir(), "cache")
+	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--log-format", "json")
+	caPEM, _ := os.ReadFile(cert)
+	cfg := pullConfig(t)
+	args := []string{"lock", url, "--from", cfg, "--ca-cert", cert}
+	for _, p := range plats {
+		args = append(args, "--platform", p)
+	}
+	if r := run(t, cleanEnv(t), args...); r.code != 0 {
+		t.Fatalf("tfmirror lock from the pull-through mirror: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got := lockHashes(t, filepath.Join(cfg, ".terraform.lock.hcl"))
+	for _, h := range want {
+		if !slices.Contains(got, h) {
+			t.Errorf("the lock lacks %s (the registry states every platform's h1: and zh:): %v", h, got)
+		}
+	}
+	if zs := accessedZips(t, stop(), time.Time{}); len(zs) > 0 || w.reg.Count(registrytest.KindArchive) > 0 {
+		t.Errorf("locking asked the mirror for %v and the origin for %d archives; want none", zs, w.reg.Count(registrytest.KindArchive))
+	}
+	url, cert, _ = startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1")
+	caPEM, _ = os.ReadFile(cert)
+	lock, _ := os.ReadFile(filepath.Join(cfg, ".terraform.lock.hcl"))
+	for name, bin := range clients {
+		dir := pullConfig(t)
+		writeFile(t, dir, ".terraform.lock.hcl", string(lock))
+		out, err := runClient(t, bin, caPEM, networkMirror(url), dir, "init", "-lockfile=readonly", "-input=false", "-no-color")
+		if err != nil || !strings.Contains(out, "Installed 127.0.0.1/acme/alpha v1.0.0") || notUpdated(out) {
+			t.Errorf("%s init -lockfile=readonly with the lock tfmirror wrote: %v (want it installed, with nothing the lock lacks)\n%s", name, err, out)
+		}
+	}
 }
