@@ -98,6 +98,7 @@ type Mirror struct {
 	queued        int                             // prefetches waiting for a slot
 	refused       map[backends.PackageKey]refusal // archives refused lately
 	health        health
+	fleet         fleet // the fetch leases it holds in CACHE (fleet.go)
 }
 
 var _ backends.Reader = (*Mirror)(nil)
@@ -441,7 +442,7 @@ func (m *Mirror) Open(ctx context.Context, a backends.Archive) (io.ReadCloser, e
 	if err := m.refusedRecently(key); err != nil {
 		return nil, m.upstreamErr(a.Provider, err)
 	}
-	return m.fetchOrJoin(ctx, a.Package)
+	return m.fleetFetch(ctx, a.Package)
 }
 
 // openCached opens pkg from CACHE when it holds it (landed since it was
