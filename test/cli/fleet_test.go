@@ -35,25 +35,13 @@ func TestFleetFetchesEachZipOnce(t *testing.T) {
 		wg.Go(func() {
 			for j := range seeds {
 				s := seeds[(i+j)%len(seeds)]
-				url := urls[i%replicas] + "example.com/acme/alpha/" + s.Package.Filename()
-				resp, err := hcs[i%replicas].Get(url)
-				if err != nil {
+				if err := getWhole(hcs[i%replicas], urls[i%replicas]+"example.com/acme/alpha/"+s.Package.Filename(), s.Zip); err != nil {
 					errs <- err
-					return
-				}
-				b, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != 200 || !bytes.Equal(b, s.Zip) {
-					errs <- fmt.Errorf("%s: status %d, %d bytes (%v), not the zip's %d", url, resp.StatusCode, len(b), err, len(s.Zip))
 				}
 			}
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	reportAll(t, &wg, errs)
 	total := 0
 	for i, url := range urls {
 		waitLanded(t, url, certs[i])
@@ -63,5 +51,30 @@ func TestFleetFetchesEachZipOnce(t *testing.T) {
 	t.Logf("%d processes, %d clients, %d zips of %d KiB: %d fetches from the upstream, %.2f per zip (target <= 1.2)", replicas, clients, len(seeds), 512, total, perZip)
 	if total > 2*len(seeds) {
 		t.Errorf("the fleet fetched %d times for %d zips: the leases did not coalesce the misses", total, len(seeds))
+	}
+}
+
+// getWhole downloads url with c: an error unless it answers 200 with want.
+func getWhole(c *http.Client, url string, want []byte) error {
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || !bytes.Equal(b, want) {
+		return fmt.Errorf("%s: status %d, %d bytes (%v), not the zip's %d", url, resp.StatusCode, len(b), err, len(want))
+	}
+	return nil
+}
+
+// reportAll waits for wg, then fails the test with each error sent on
+// errs.
+func reportAll(t *testing.T, wg *gosync.WaitGroup, errs chan error) {
+	t.Helper()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

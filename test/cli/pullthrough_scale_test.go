@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -65,25 +64,13 @@ func convergeOn(t *testing.T, w *pullWorld, zips map[string][]byte, env []string
 			defer wg.Done()
 			for j := range scalePlats {
 				plat := scalePlats[(i+j)%len(scalePlats)]
-				url := urls[i%2] + pullAddr + "/terraform-provider-alpha_1.0.0_" + plat + ".zip"
-				resp, err := clients[i%2].Get(url)
-				if err != nil {
+				if err := getWhole(clients[i%2], urls[i%2]+pullAddr+"/terraform-provider-alpha_1.0.0_"+plat+".zip", zips[plat]); err != nil {
 					errs <- err
-					return
-				}
-				b, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != 200 || !bytes.Equal(b, zips[plat]) {
-					errs <- fmt.Errorf("%s: status %d, %d bytes (%v), not the zip's %d", url, resp.StatusCode, len(b), err, len(zips[plat]))
 				}
 			}
 		}()
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	reportAll(t, &wg, errs)
 	total := 0
 	for i, url := range urls {
 		waitLanded(t, url, certs[i])
