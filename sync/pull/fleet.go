@@ -12,6 +12,8 @@ import (
 	gosync "sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/tfmirror/tfmirror/backends"
 )
 
@@ -49,6 +51,8 @@ type fleet struct {
 	me   string // this process, as a lease names it
 	mu   gosync.Mutex
 	held map[backends.PackageKey]bool // leases kept by a keepLease
+	// group makes one lease take, and one wait, per zip at a time.
+	group singleflight.Group
 }
 
 var errLeaseHeld = errors.New("another process holds the lease")
@@ -85,7 +89,7 @@ func (m *Mirror) fleetFetch(ctx context.Context, pkg backends.Package) (io.ReadC
 		if local || attempt == 5 { // a fetch here to join, or the fleet keeps failing
 			return m.fetchOrJoin(ctx, pkg)
 		}
-		v, err, _ := m.group.Do("lease\x00"+leaseName(pkg), func() (any, error) {
+		v, err, _ := m.fleet.group.Do("lease\x00"+leaseName(pkg), func() (any, error) {
 			return m.takeLease(ctx, nk, pkg)
 		})
 		if err != nil {
@@ -97,7 +101,7 @@ func (m *Mirror) fleetFetch(ctx context.Context, pkg backends.Package) (io.ReadC
 			m.keepLease(nk, pkg)
 			return rc, err
 		}
-		v, err, _ = m.group.Do("await\x00"+leaseName(pkg), func() (any, error) {
+		v, err, _ = m.fleet.group.Do("await\x00"+leaseName(pkg), func() (any, error) {
 			return m.awaitLease(ctx, nk, pkg)
 		})
 		if err != nil {
