@@ -214,8 +214,9 @@ func (v *providersView) updateLockTied(msg lockTiedMsg) tea.Cmd {
 	return nil
 }
 
-// lockPlatforms are the columns of p's matrix: the platforms p's locked
-// hashes are tied to, in any locked version, and those of --platform.
+// lockPlatforms are the columns of p's matrix: the platforms the lock is
+// about (lockcheck.LockTies.About, check's rule): those of --platform, or
+// else those p's locked hashes are tied to, in any locked version.
 func (v *providersView) lockPlatforms(p backends.Provider) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -227,7 +228,7 @@ func (v *providersView) lockPlatforms(p backends.Provider) []string {
 	}
 	for _, ver := range v.lock.versions[p] {
 		if t := v.lock.tied[lockKey{p, ver.String()}]; t != nil {
-			for _, pl := range t.ties.Platforms {
+			for _, pl := range t.ties.About(v.sel.Platforms) {
 				add(pl)
 			}
 		}
@@ -365,10 +366,41 @@ func (v *providersView) rebuildLock() {
 		d.Marks[r] = make([][]theme.Mark, len(plats))
 		for c, plat := range plats {
 			v.cellInputs(in, v.current, cmp, d.Rows[r], plat)
-			d.Marks[r][c] = cellMarks(in, nil)
+			d.Marks[r][c] = v.lockMarks(in, cmp, lockKey{v.current, d.Rows[r]}, plat)
 		}
 	}
 	v.grid.SetData(d)
+}
+
+// lockMarks are a lock view cell's marks: each place compared with the
+// lock, not with the first place. The place holding a package other than
+// the locked one is marked ≠; a place holding the locked one keeps its
+// agreeing mark, whatever the others hold.
+func (v *providersView) lockMarks(in []cellInput, cmp []int, k lockKey, plat string) []theme.Mark {
+	marks := cellMarks(in, nil)
+	t := v.lock.tied[k]
+	if t == nil {
+		return marks
+	}
+	for j, i := range cmp {
+		if in[j].archive == nil || in[j].verify.failed() {
+			continue
+		}
+		switch {
+		case t.differs[i][plat]:
+			marks[j] = theme.MarkDiffers
+		case marks[j] == theme.MarkDiffers || marks[j] == theme.MarkUnverified:
+			if lockNames(*in[j].archive, v.lock.locked[k].Hashes) {
+				marks[j] = agreeing(in[j])
+			}
+		}
+	}
+	return marks
+}
+
+// lockNames reports whether the lock names one of a's hashes.
+func lockNames(a backends.Archive, locked []hashing.Hash) bool {
+	return slices.ContainsFunc(a.Hashes(), func(h hashing.Hash) bool { return slices.Contains(locked, h) })
 }
 
 // lockLines are the lines under the matrix of the provider shown: which
@@ -441,7 +473,7 @@ func (v *providersView) lockDetails(row string) []string {
 	for i := range t.held {
 		for _, plat := range v.lockPlatforms(k.p) {
 			if t.differs[i][plat] {
-				out = append(out, fmt.Sprintf("[%d] %s: not the locked package (none of its hashes is locked): init fails its checksum; L, then f, replaces it", v.places[i].num, plat))
+				out = append(out, fmt.Sprintf("[%d] %s: ≠ not the locked package (none of its hashes is locked): init fails its checksum; L, then f, replaces it", v.places[i].num, plat))
 			}
 		}
 	}
@@ -455,7 +487,7 @@ func (v *providersView) lockDetails(row string) []string {
 }
 
 // lockWords name what L queues.
-var lockWords = queue.Words{Unit: "missing package(s)", Place: "source", Verb: "copy", Jobs: "job(s)", From: true,
+var lockWords = queue.Words{Unit: "package(s) missing or differing", Place: "source", Verb: "copy", Jobs: "job(s)", From: true,
 	Nothing: "the compared mirrors hold every package the lock needs",
 	NoDest:  "no place holds a package the compared mirrors lack"}
 
@@ -501,10 +533,12 @@ func (v *providersView) lockSource(g lockGap, i int) bool {
 }
 
 // lockPlan copies from place src each gap it holds into the compared
-// place that lacks it.
+// place that lacks it, and, forced (f, as curation's dialog does), also
+// replaces each package a compared place holds other than the locked one.
 func (v *providersView) lockPlan(gaps []lockGap, src int) queue.Plan {
 	s := v.sh.styles
 	var q queue.Plan
+	var differ []sync.Transfer
 	lacks, readOnly := 0, 0
 	for _, g := range gaps {
 		dst := v.mirrors[g.place].writer
@@ -513,6 +547,8 @@ func (v *providersView) lockPlan(gaps []lockGap, src int) queue.Plan {
 			readOnly++
 		case g.place == src || !v.lockSource(g, src):
 			lacks++
+		case g.differs:
+			differ = append(differ, sync.Transfer{Src: v.mirrors[src].reader, Dst: dst, Archive: v.lock.tied[g.key].held[src][g.plat], Force: true})
 		default:
 			t := sync.Transfer{Src: v.mirrors[src].reader, Dst: dst, Archive: v.lock.tied[g.key].held[src][g.plat]}
 			q.Run = append(q.Run, t)
@@ -520,19 +556,28 @@ func (v *providersView) lockPlan(gaps []lockGap, src int) queue.Plan {
 			q.Forced = append(q.Forced, t)
 		}
 	}
-	q.Need, q.Work = fmt.Sprintf("%d to copy", len(q.Run)), len(q.Run)
-	if len(q.Run) > 0 {
+	for _, t := range differ {
+		q.Forced = append(q.Forced, t)
+	}
+	q.Need, q.Work = fmt.Sprintf("%d missing to copy", len(q.Run)), len(q.Forced)
+	if n := len(differ); n > 0 {
+		q.Need += fmt.Sprintf(", %d differ from the lock", n)
+		q.Nothing = fmt.Sprintf("%d differ from the lock: press f to replace them", n)
+	}
+	if len(q.Forced) > 0 {
 		q.From = []queue.Source{{Place: v.queuePlace(src), N: len(q.Run)}}
 	}
+	var notes []queue.Note
 	if lacks > 0 {
-		q.Notes = append(q.Notes, queue.Note{Style: s.Warn, Text: fmt.Sprintf("○ %d it does not hold as a zip: skipped (pick another source for them)", lacks)})
+		notes = append(notes, queue.Note{Style: s.Warn, Text: fmt.Sprintf("○ %d it does not hold as the locked zip: skipped (pick another source for them)", lacks)})
 	}
 	if readOnly > 0 {
-		q.Notes = append(q.Notes, queue.Note{Style: s.Dim, Text: fmt.Sprintf("○ %d in read-only places: skipped", readOnly)})
+		notes = append(notes, queue.Note{Style: s.Dim, Text: fmt.Sprintf("○ %d in read-only places: skipped", readOnly)})
 	}
-	q.ForceNotes = append(q.ForceNotes, q.Notes...)
-	if len(q.Run) > 0 {
-		q.ForceNotes = append(q.ForceNotes, queue.Note{Style: s.Warn, Text: "force: archives that turn out different are replaced"})
+	q.Notes, q.ForceNotes = notes, slices.Clone(notes)
+	if n := len(differ); n > 0 {
+		q.Notes = append(q.Notes, queue.Note{Style: s.Warn, Text: fmt.Sprintf("≠ %d differ from the lock there: skipped (f replaces them)", n)})
+		q.ForceNotes = append(q.ForceNotes, queue.Note{Style: s.Bad, Text: fmt.Sprintf("≠ %d differ from the lock there: will be REPLACED with the locked package (force)", n)})
 	}
 	return q
 }
@@ -588,13 +633,8 @@ func (v *providersView) lockTitle() string {
 	}
 	// The gaps come first: at 80 columns the title is cut at the end.
 	title := v.current.String()
-	if v.lock.tied != nil {
-		switch n := len(v.lockGaps(&v.current)); n {
-		case 0:
-			title += " ─ ok"
-		default:
-			title += fmt.Sprintf(" ─ %d missing", n)
-		}
+	if _, long, _, _ := v.lockStatus(v.current); long != "" {
+		title += " ─ " + long // the words the list says
 	}
 	title += " ─ locked " + strings.Join(vs, ", ")
 	var nums []string

@@ -113,7 +113,7 @@ func TestEndToEndLockGaps(t *testing.T) {
 	tm, waitFor, press := newProgram(t, cfg)
 	waitFor("acme/alpha", "1.0.0 2 missing", "darwin_arm64", "windows_amd64", "untied locked hashes: 1", listed)
 	press("L")
-	waitFor("2 missing package(s) of 1 lock file from [2] registry://", "2 to copy: 2 from [2] registry://")
+	waitFor("2 package(s) missing or differing of 1 lock file from [2] registry://", "2 to copy: 2 from [2] registry://")
 	press("enter")
 	waitFor("2 done", "1.0.0 ok")
 	press("q")

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -185,10 +186,10 @@ func TestLockViewNothingTied(t *testing.T) {
 	}
 }
 
-// --platform adds a column the lock does not cover and no place holds:
-// every compared mirror lacks it, for every locked provider, so each is a
-// gap, and L finds no source for them (the dialog says so for the source
-// it offers: alpha's two and widget's two).
+// --platform names the platforms the lock is about, as check's does: the
+// one column, even where the lock does not cover it and no place holds
+// it: every compared mirror lacks it, for every locked provider, so each
+// is a gap, and L finds no source for them.
 func TestLockViewPlatformColumn(t *testing.T) {
 	cfg, _ := lockWorld(t)
 	plat, err := backends.ParsePlatform("linux_arm64")
@@ -199,22 +200,19 @@ func TestLockViewPlatformColumn(t *testing.T) {
 	h := newHarness(t, cfg, 120, 40)
 	h.until("the lock's hashes tied", tied)
 	_, platforms, marks := matrixData(h.m)
-	if fmt.Sprint(platforms) != "[darwin_arm64 linux_amd64 linux_arm64 windows_amd64]" {
+	if fmt.Sprint(platforms) != "[linux_arm64]" {
 		t.Fatalf("columns %v", platforms)
 	}
-	if m := marks[0][2]; len(m) != 2 || m[0] != theme.MarkMissing || m[1] != theme.MarkMissing {
+	if m := marks[0][0]; len(m) != 2 || m[0] != theme.MarkMissing || m[1] != theme.MarkMissing {
 		t.Errorf("linux_arm64 marks %v, want missing in both", m)
 	}
 	alpha := h.m.prov().lockedProviders()[0]
-	if n := h.m.prov().lockNote(alpha); n != "1.1.0 4 missing" {
-		t.Errorf("note %q: want the mirror's 2 gaps and linux_arm64 in both places", n)
+	if n := h.m.prov().lockNote(alpha); n != "1.1.0 2 missing" {
+		t.Errorf("note %q: want linux_arm64 in both places", n)
 	}
 	h.press("L")
-	if h.m.dialog == nil {
-		t.Fatalf("no dialog: %q", h.m.sh.status.text)
-	}
-	if s := h.screen(); !strings.Contains(s, "2 to copy: 2 from [2] ./origin") || !strings.Contains(s, "○ 4 it does not hold as a zip: skipped") {
-		t.Errorf("dialog:\n%s", s)
+	if h.m.dialog != nil || !strings.Contains(h.m.sh.status.text, "no place holds") {
+		t.Errorf("L with no source: dialog %v, status %q", h.m.dialog != nil, h.m.sh.status.text)
 	}
 }
 
@@ -241,14 +239,28 @@ func TestLockViewArchiveTheLockDoesNotName(t *testing.T) {
 	if n := h.m.prov().lockNote(alpha); n != "1.1.0 2 missing, 1 differ" {
 		t.Errorf("note %q, want the two missing and the one differing", n)
 	}
-	if d := strings.Join(h.m.prov().lockDetails("1.1.0"), "\n"); !strings.Contains(d, "[1] linux_amd64: not the locked package") {
+	if d := strings.Join(h.m.prov().lockDetails("1.1.0"), "\n"); !strings.Contains(d, "[1] linux_amd64: ≠ not the locked package") {
 		t.Errorf("details:\n%s", d)
+	}
+	// The mark is on the place holding the wrong package, not on the one
+	// holding the locked one.
+	_, platforms, marks := matrixData(h.m)
+	col := slices.Index(platforms, "linux_amd64")
+	if m := marks[0][col]; len(m) != 2 || m[0] != theme.MarkDiffers || m[1] == theme.MarkDiffers || m[1] == theme.MarkMissing {
+		t.Errorf("linux_amd64 marks %v, want ≠ on ./mirror only", m)
+	}
+	if title := h.m.prov().lockTitle(); !strings.Contains(title, "2 missing, 1 differ") {
+		t.Errorf("title %q counts otherwise than the list", title)
 	}
 	h.press("L")
 	if h.m.dialog == nil {
 		t.Fatalf("no dialog: %q", h.m.sh.status.text)
 	}
-	if s := h.screen(); !strings.Contains(s, "3 to copy: 3 from [2] ./origin") {
+	if s := h.screen(); !strings.Contains(s, "3 package(s) missing or differing") || !strings.Contains(s, "2 to copy: 2 from [2] ./origin") || !strings.Contains(s, "1 differ from the lock there: skipped (f replaces them)") {
 		t.Errorf("dialog:\n%s", s)
+	}
+	h.press("f")
+	if s := h.screen(); !strings.Contains(s, "will be REPLACED with the locked package") {
+		t.Errorf("dialog, forced:\n%s", s)
 	}
 }

@@ -30,15 +30,19 @@ Each row says what init would do and how to fix it (usually tfmirror sync to
 copy a package in, or tfmirror lock to record its hashes). Hashes are computed
 from the archives, not taken from the mirror's word.
 
-Platforms: --platform, or by default every platform MIRROR holds for any
-locked provider at its locked version, so a provider missing a platform its
-siblings have is reported, and every platform a locked hash is tied to. A
-lock names hashes, not platforms: a hash is tied to a platform by an archive
-MIRROR holds, or by the signed SHA256SUMS MIRROR keeps as provenance (tfmirror
-sync keeps it) naming terraform-provider-TYPE_VERSION_OS_ARCH.zip. A locked
-h1: no archive matches is a package of some platform MIRROR lacks. Other
-hashes (the zh: of a release's _manifest.json, which terraform providers lock
-records from a registry) are tied to no package: a note, never a problem.
+Platforms: those the lock is about, the same for check, sync --from/--lock
+and the UI's lock view: --platform's, or by default every platform a locked
+hash is tied to. Other platforms MIRROR holds are none of the lock's business:
+never missing, never a mismatch. A lock names hashes, not platforms: a hash is
+tied to a platform by an archive MIRROR holds, or by the signed SHA256SUMS
+MIRROR keeps as provenance (tfmirror sync keeps it) naming
+terraform-provider-TYPE_VERSION_OS_ARCH.zip. A platform tied only that way is
+assumed (a registry lock holds every platform's zh:): the row says so, and
+--platform narrows the check to yours. A locked h1: no archive matches is a
+package of some platform MIRROR lacks ("init on some platform would fail").
+Other hashes (the zh: of a release's _manifest.json) are tied to no package: a
+note, never a problem. A malformed h1: or zh: (bad base64, 63 hex digits) is
+named "malformed" with FILE:LINE, and is no gap: init passes over it.
 --provider limits the check to some providers.
 
 With --from DIR (repeatable) instead of --lock, every .terraform.lock.hcl under
