@@ -46,6 +46,11 @@ type Listing struct {
 	Source *Location
 	// Digest is the OCI manifest digest (OCI places only).
 	Digest string
+	// SHA256 (hex) of the package zip and Revision, the git commit it was
+	// built from, are its provenance, where a mirror keeps them (a
+	// directory's record, an OCI manifest's layer and annotations).
+	SHA256   string
+	Revision string
 	// Err is why the location could not be found; the listing still names
 	// the version.
 	Err error

@@ -148,8 +148,12 @@ func TestModulesV1ThroughAHostBlock(t *testing.T) {
 		}
 	}
 	rec, _ := os.ReadFile(filepath.Join(modcache, "127.0.0.1", "acme", "gitmod", "aws", "1.0.0.json"))
-	if !strings.Contains(string(rec), `"revision"`) || !strings.Contains(string(rec), `"zh"`) {
+	var kept struct{ Revision, ZH string }
+	if json.Unmarshal(rec, &kept); len(kept.Revision) != 40 || !strings.HasPrefix(kept.ZH, "zh:") {
 		t.Errorf("the git module's record keeps no commit or sha256:\n%s", rec)
+	} else if r := run(t, w.env, "ls", modcache, "--module", "127.0.0.1/acme/gitmod/aws"); r.code != 0 ||
+		!strings.Contains(r.stdout, kept.Revision[:12]) || !strings.Contains(r.stdout, kept.ZH[3:15]) {
+		t.Errorf("ls --module of the module cache does not show the commit %s and sha256 %s: exit %d\n%s%s", kept.Revision, kept.ZH, r.code, r.stdout, r.stderr)
 	}
 	if n := w.reg.Count("/download"); n != 3 {
 		t.Errorf("the module registry answered %d downloads, want 3 (one per package)", n)

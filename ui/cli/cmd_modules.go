@@ -113,7 +113,7 @@ func runModulesLs(cmd *cobra.Command, env *Env, arg string, sel *selectionFlags,
 			failed = true
 		}
 		for _, it := range ls.Items {
-			row := report.ModuleRow{Module: m.String(), Version: it.Version.String(), Listed: it.Listed, Location: it.Location, Digest: it.Digest}
+			row := report.ModuleRow{Module: m.String(), Version: it.Version.String(), Listed: it.Listed, Location: it.Location, Digest: it.Digest, SHA256: it.SHA256, Revision: it.Revision}
 			if row.Listed == row.Version {
 				row.Listed = ""
 			}

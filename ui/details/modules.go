@@ -80,6 +80,22 @@ func (m Model) moduleLines() []string {
 			lines = append(lines, "    "+s.Bad.Render("≠ digest differs from ["+strconv.Itoa(v.Ref)+"]'s"))
 		}
 		lines = append(lines, m.wrap(backends.PrintableLine(it.Location), 4)...)
+		for _, prov := range moduleProvenance(*it) {
+			lines = append(lines, m.wrap(prov, 4)...)
+		}
 	}
 	return lines
+}
+
+// moduleProvenance is what a mirror keeps of where a package came from:
+// its zip's sha256 and the git commit it was built from, a line each.
+func moduleProvenance(it modules.Listing) []string {
+	var out []string
+	if it.SHA256 != "" {
+		out = append(out, "sha256:"+it.SHA256)
+	}
+	if it.Revision != "" {
+		out = append(out, "commit:"+it.Revision)
+	}
+	return out
 }

@@ -26,7 +26,8 @@ func TestModuleVersion(t *testing.T) {
 			Listing: &modules.Listing{Module: mod, Version: v, Listed: "1.2.0", Location: "oci://other.example.com/m?digest=sha256:cd", Digest: "sha256:cd"}},
 		{Number: 4, Name: "./modules", Mark: theme.MarkMissing, Label: "missing"},
 		{Number: 8, Name: "./other", Mark: theme.MarkStated, Label: "present",
-			Listing: &modules.Listing{Module: mod, Version: v, Listed: "1.2.0.zip", Location: "/srv/other/registry.example.com/acme/network/aws/1.2.0.zip"}},
+			Listing: &modules.Listing{Module: mod, Version: v, Listed: "1.2.0.zip", Location: "/srv/other/registry.example.com/acme/network/aws/1.2.0.zip",
+				SHA256: strings.Repeat("c", 64), Revision: "0123456789abcdef0123456789abcdef01234567"}},
 		{Number: 5, Name: "registry://other.example.com", Mark: theme.MarkMissing, Label: "missing", Note: "serves other.example.com's modules, not registry.example.com's"},
 		{Number: 6, Name: "registry://down.example.com", Mark: theme.MarkError, Label: "error", Err: errors.New("GET https://down.example.com/.well-known/terraform.json: HTTP 503")},
 		{Number: 7, Name: "registry://registry.example.com", Mark: theme.MarkError, Label: "error",
@@ -48,6 +49,7 @@ func TestModuleVersion(t *testing.T) {
 		"serves other.example.com's modules, not", // wrapped at a space
 		"cannot list: GET https://down.example.com/.well-known/terraform.json: HTTP 503",
 		"✗ no location: download location: HTTP 404",
+		"sha256:" + strings.Repeat("c", 64), "commit:0123456789abcdef0123456789abcdef01234567", // the mirror's provenance
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("module details lack %q:\n%s", want, got)

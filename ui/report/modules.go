@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/tfmirror/tfmirror/sync"
@@ -16,6 +17,8 @@ type ModuleRow struct {
 	Listed   string `json:"listed,omitempty"`
 	Location string `json:"location,omitempty"`
 	Digest   string `json:"digest,omitempty"`
+	SHA256   string `json:"sha256,omitempty"`
+	Revision string `json:"revision,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
 
@@ -28,7 +31,14 @@ func ModuleRows(w io.Writer, rows []ModuleRow, asJSON bool) error {
 		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODULE\tVERSION\tLOCATION")
+	// A mirror that keeps the packages' provenance shows it: the zip's
+	// sha256 and the commit it was built from (their first 12 digits).
+	prov := slices.ContainsFunc(rows, func(r ModuleRow) bool { return r.SHA256 != "" || r.Revision != "" })
+	if prov {
+		fmt.Fprintln(tw, "MODULE\tVERSION\tSHA256\tCOMMIT\tLOCATION")
+	} else {
+		fmt.Fprintln(tw, "MODULE\tVERSION\tLOCATION")
+	}
 	for _, r := range rows {
 		v := r.Version
 		if r.Listed != "" {
@@ -37,6 +47,10 @@ func ModuleRows(w io.Writer, rows []ModuleRow, asJSON bool) error {
 		loc := r.Location
 		if r.Error != "" {
 			loc = "error: " + r.Error
+		}
+		if prov {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Module, v, orDash(short12(r.SHA256)), orDash(short12(r.Revision)), loc)
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Module, v, loc)
 	}
@@ -76,3 +90,5 @@ func ModuleSources(w io.Writer, results []sync.ModuleResult, asJSON bool) {
 	}
 	tw.Flush()
 }
+
+func short12(s string) string { return s[:min(len(s), 12)] }

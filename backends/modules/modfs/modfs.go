@@ -239,6 +239,7 @@ func (s *Store) ListModule(ctx context.Context, m modules.Module, c backends.Ver
 		sub := ""
 		if rec, err := s.record(m, v); err == nil {
 			sub = rec.Subdir
+			it.SHA256, it.Revision = strings.TrimPrefix(rec.ZH, "zh:"), rec.Revision
 		}
 		it.Location = modules.JoinSubdir(filepath.Join(dir, byVersion[v.String()]), sub)
 		out.Items = append(out.Items, it)

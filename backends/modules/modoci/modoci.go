@@ -504,6 +504,7 @@ func (s *Store) ListModule(ctx context.Context, m modules.Module, c backends.Ver
 				it.Err = s.opError("read "+tag, s.tmpl.Registry+"/"+repoName, m.String()+" "+v.String(), err)
 			} else {
 				it.Digest = h.desc.Digest.String()
+				it.SHA256, it.Revision = h.layer.Digest.Encoded(), h.manifest.Annotations[modules.AnnotationRevision]
 				it.Location = modules.OCIAddress(s.tmpl.Registry, repoName, h.manifest.Annotations[modules.AnnotationSubdir], it.Digest, "")
 			}
 			out.Items[i] = it
