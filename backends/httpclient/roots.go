@@ -44,18 +44,49 @@ func (e usageError) Is(target error) bool { return target == backends.ErrUsage }
 // connections per host for concurrent metadata requests; the default of 2
 // would make most of them pay for a new TLS handshake.
 func NewTransport(roots *x509.CertPool) *http.Transport {
+	return NewClientTransport(roots, nil)
+}
+
+// NewClientTransport is NewTransport presenting cert (nil: none) to servers
+// that ask for a client certificate (mTLS).
+func NewClientTransport(roots *x509.CertPool, cert *tls.Certificate) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 32
 	t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if cert != nil {
+		t.TLSClientConfig.Certificates = []tls.Certificate{*cert}
+	}
 	return t
+}
+
+// LoadClientCert loads the client certificate and key every HTTPS request
+// presents (--client-cert, --client-key): nil when both are "".
+func LoadClientCert(certFile, keyFile string) (*tls.Certificate, error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return nil, nil
+	case certFile == "" || keyFile == "":
+		return nil, usageError{fmt.Errorf("give both --client-cert and --client-key, or neither")}
+	}
+	c, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--client-cert %s / --client-key %s: %v", certFile, keyFile, err)}
+	}
+	return &c, nil
 }
 
 // New returns a Client with the default limits whose transport trusts the
 // system pool plus caFile ("" for none).
 func New(caFile string) (Client, error) {
+	return NewWith(caFile, nil)
+}
+
+// NewWith is New presenting cert to servers that ask for a client
+// certificate.
+func NewWith(caFile string, cert *tls.Certificate) (Client, error) {
 	roots, err := LoadRoots(caFile)
 	if err != nil {
 		return Client{}, err
 	}
-	return Client{HTTP: &http.Client{Transport: NewTransport(roots)}}, nil
+	return Client{HTTP: &http.Client{Transport: NewClientTransport(roots, cert)}}, nil
 }

@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"io"
 	"net/http"
@@ -23,6 +24,9 @@ type Options struct {
 	Insecure bool
 	// RootCAs, when set, replaces the system's trusted roots.
 	RootCAs *x509.CertPool
+	// ClientCert, when set, is presented to a registry that asks for a
+	// client certificate (mTLS).
+	ClientCert *tls.Certificate
 	// Credentials, when set, replaces the credentials found the way container
 	// tools find them (see ociclient.DefaultCredentials).
 	Credentials credentials.Store
@@ -67,7 +71,7 @@ func newClient(o Options) (*auth.Client, error) {
 	// Idle connections are kept for every job at once (the default keeps
 	// two per host), so that concurrent uploads reuse their connections
 	// instead of each paying for a new TLS handshake.
-	base := httpclient.NewTransport(o.RootCAs)
+	base := httpclient.NewClientTransport(o.RootCAs, o.ClientCert)
 	base.TLSClientConfig.InsecureSkipVerify = o.Insecure // opt-in, for registries with self-signed certificates
 	timeout := o.Timeout
 	if timeout <= 0 {

@@ -4,6 +4,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -180,6 +181,10 @@ type Options struct {
 	// are (--provider HOST/NAMESPACE/TYPE) and the keys that check its
 	// SHA256SUMS.sig (--signing-key); Signatures apply to them.
 	Release push.ReleaseOptions
+	// ClientCertFile and ClientKeyFile are the client certificate every
+	// HTTPS place is presented (--client-cert, --client-key): network
+	// mirrors, registries, OCI registries, object storage.
+	ClientCertFile, ClientKeyFile string
 	// Notify, when set, is told at once what a place's writer waits for
 	// and what it must say as it happens (an OCI repository's lock taken
 	// over).
@@ -196,9 +201,18 @@ func (o Options) NetClient() (httpclient.Client, error) {
 	if o.HTTPClient != nil {
 		return httpclient.Client{HTTP: o.HTTPClient, Debug: o.Debug, Timeout: o.Timeout}, nil
 	}
-	c, err := httpclient.New(o.CACertFile)
+	cert, err := o.ClientCert()
+	if err != nil {
+		return httpclient.Client{}, err
+	}
+	c, err := httpclient.NewWith(o.CACertFile, cert)
 	c.Debug, c.Timeout = o.Debug, o.Timeout
 	return c, err
+}
+
+// ClientCert is the client certificate HTTPS places present, or nil.
+func (o Options) ClientCert() (*tls.Certificate, error) {
+	return httpclient.LoadClientCert(o.ClientCertFile, o.ClientKeyFile)
 }
 
 // Tokens are the bearer tokens for network places: Credentials, or the
@@ -221,7 +235,11 @@ func (o Options) tlsClient() (*http.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: httpclient.NewTransport(roots)}, nil
+	cert, err := o.ClientCert()
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: httpclient.NewClientTransport(roots, cert)}, nil
 }
 
 // Opener opens one kind of place. Kinds register theirs in Openers.
@@ -260,7 +278,11 @@ func Openers() map[Kind]Opener {
 			if err != nil {
 				return nil, err
 			}
-			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, Hashing: o.Hashing, Credentials: o.OCICredentials, Debug: o.Debug, Notify: o.Notify})
+			cert, err := o.ClientCert()
+			if err != nil {
+				return nil, err
+			}
+			return oci.Open(s.Raw, s.Target, oci.Options{PlainHTTP: o.PlainHTTP, Insecure: o.Insecure, RootCAs: roots, ClientCert: cert, Hashing: o.Hashing, Credentials: o.OCICredentials, Debug: o.Debug, Notify: o.Notify})
 		},
 		S3: func(ctx context.Context, s Spec, o Options) (backends.Reader, error) {
 			hc, err := o.tlsClient()

@@ -247,7 +247,11 @@ func (f *pullFlags) reach(pol *pull.Policy, o *place.Options) (func(string) stri
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	o.HTTPClient = &http.Client{Transport: r.Transport(httpclient.NewTransport(roots))}
+	cert, err := o.ClientCert()
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	o.HTTPClient = &http.Client{Transport: r.Transport(httpclient.NewClientTransport(roots, cert))}
 	return func(host string) string {
 		bare := bareHost(host)
 		switch {

@@ -33,8 +33,11 @@ type Env struct {
 	// allHashes (--hashes all) computes h1: for every archive.
 	allHashes bool
 	caCert    string
-	plainHTTP bool
-	insecure  bool
+	// clientCert and clientKey (--client-cert, --client-key) are presented
+	// to every HTTPS place that asks for a client certificate.
+	clientCert, clientKey string
+	plainHTTP             bool
+	insecure              bool
 	// debug (--debug) sends a line per HTTP request attempt to stderr.
 	debug      bool
 	stderr     io.Writer
@@ -101,7 +104,7 @@ func (env *Env) addHashesFlag(cmd *cobra.Command, what string) {
 // provider and module places alike.
 func (env *Env) placeOptions() place.Options {
 	env.credsOnce.Do(env.loadCredentials)
-	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
+	return place.Options{Hashing: env.hashing(), CACertFile: env.caCert, ClientCertFile: env.clientCert, ClientKeyFile: env.clientKey, PlainHTTP: env.plainHTTP, Insecure: env.insecure,
 		Credentials: env.httpCreds, OCICredentials: env.ociCreds, Debug: env.debugLog(), S3Endpoint: env.s3Endpoint, Signatures: signatures(), Release: env.release,
 		Notify: env.notice}
 }

@@ -130,6 +130,9 @@ AWS configuration, --s3-endpoint for S3-compatible stores).`,
 		"the most bytes hashing one zip may unpack (a guard against zip bombs); -1 for no limit")
 	root.PersistentFlags().StringVar(&env.caCert, "ca-cert", "",
 		"PEM `FILE` of extra CA certificates to trust for https://, registry://, oci:// and s3:// places, such as the one tfmirror serve writes")
+	root.PersistentFlags().StringVar(&env.clientCert, "client-cert", "",
+		"PEM `FILE` of a client certificate to present to https://, registry://, oci:// and s3:// places that ask for one (mTLS; with --client-key), the pull-through's upstream included")
+	root.PersistentFlags().StringVar(&env.clientKey, "client-key", "", "PEM `FILE` of the private key of --client-cert")
 	root.PersistentFlags().BoolVar(&env.plainHTTP, "plain-http", false, "talk plain HTTP to oci:// registries (local test registries; OpenTofu itself needs HTTPS)")
 	root.PersistentFlags().BoolVar(&env.insecure, "insecure", false, "do not verify the TLS certificates of oci:// registries")
 	root.PersistentFlags().BoolVar(&env.debug, "debug", false,
