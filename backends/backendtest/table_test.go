@@ -52,6 +52,7 @@ type own struct {
 // shared case holds them: the test in that place's package that does.
 var ownContract = []own{
 	{"ProviderChecker", func(r backends.Reader) bool { _, ok := r.(backends.ProviderChecker); return ok }, map[string]string{"backends/oci": "TestCheckProviders"}},
+	{"Refresher", func(r backends.Reader) bool { _, ok := r.(backends.Refresher); return ok }, map[string]string{"backends/registry": "TestRefreshListsAfresh"}},
 }
 
 // notOfAPlace are the interfaces in package backends that are not a

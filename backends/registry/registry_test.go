@@ -707,3 +707,28 @@ func TestSignedHashes(t *testing.T) {
 		t.Errorf("hashes from a document no key of the registry signed: %v", got)
 	}
 }
+
+// TestRefreshListsAfresh: a registry's versions are listed once and
+// remembered; after Refresh the next listing asks the registry again.
+func TestRefreshListsAfresh(t *testing.T) {
+	srv := registrytest.New(t, alpha())
+	r := open(t, srv, nil)
+	ctx := context.Background()
+	p := provider(t, srv.Host(), "acme", "alpha")
+	for range 2 {
+		if _, err := r.Versions(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := srv.Count(registrytest.KindVersions); n != 1 {
+		t.Fatalf("two listings made %d versions requests, want 1 (remembered)", n)
+	}
+	r.Refresh(p)
+	vs, err := r.Versions(ctx, p)
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("after Refresh: %v, %v", vs, err)
+	}
+	if n := srv.Count(registrytest.KindVersions); n != 2 {
+		t.Errorf("the listing after Refresh made %d versions requests in all, want 2", n)
+	}
+}

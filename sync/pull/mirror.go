@@ -20,9 +20,10 @@ import (
 )
 
 // Source opens the upstream place that offers provider p: one place for
-// every provider, or each provider's own origin registry. It is called
-// again once what it listed has expired, so a place that remembers its
-// listings (a registry) is asked afresh.
+// every provider, or each provider's own origin registry. The mirror calls
+// it once per hostname and keeps the reader; when a listing of it expires,
+// a reader that remembers its listings (backends.Refresher: a registry) is
+// refreshed, not opened anew.
 type Source func(ctx context.Context, p backends.Provider) (backends.Reader, error)
 
 // DefaultTTL is how long an upstream listing is reused unless
@@ -88,6 +89,8 @@ type Mirror struct {
 	// verified are the zh: of CACHE's files this process landed or read
 	// whole, by the file's identity (see verified.go).
 	verified map[fileID]hashing.Hash
+	// upstreams are the upstream readers, by hostname (upstreamOf).
+	upstreams map[string]backends.Reader
 	// versionsUp and releases are the upstream's listings, by key.
 	versionsUp ttlcache.Cache[[]backends.Version]
 	releases   ttlcache.Cache[*release]
@@ -109,7 +112,7 @@ func New(opts Options) *Mirror {
 	ttl := orDefaultTTL(opts.TTL)
 	return &Mirror{opts: opts, ctx: ctx, cancel: cancel,
 		flights: map[backends.PackageKey]*flight{}, landed: map[backends.PackageKey]bool{},
-		cached: map[string]bool{}, verified: map[fileID]hashing.Hash{},
+		cached: map[string]bool{}, verified: map[fileID]hashing.Hash{}, upstreams: map[string]backends.Reader{},
 		versionsUp: ttlcache.Cache[[]backends.Version]{TTL: ttl}, releases: ttlcache.Cache[*release]{TTL: ttl},
 		refused: map[backends.PackageKey]refusal{}}
 }
@@ -190,7 +193,7 @@ func (m *Mirror) Versions(ctx context.Context, p backends.Provider) ([]backends.
 // upstreamVersions lists p's versions upstream, through the listing cache.
 func (m *Mirror) upstreamVersions(ctx context.Context, p backends.Provider) ([]backends.Version, error) {
 	return upstream(ctx, m, &m.versionsUp, p, "versions\x00"+p.String(), func(ctx context.Context) ([]backends.Version, error) {
-		r, err := m.opts.Upstream(ctx, p)
+		r, err := m.freshUpstream(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +220,7 @@ type release struct {
 // the version's provenance as sync does.
 func (m *Mirror) release(ctx context.Context, p backends.Provider, v backends.Version) (*release, error) {
 	return upstream(ctx, m, &m.releases, p, "archives\x00"+p.String()+"\x00"+v.String(), func(ctx context.Context) (*release, error) {
-		r, err := m.opts.Upstream(ctx, p)
+		r, err := m.freshUpstream(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -294,6 +297,40 @@ func sameZip(hs []hashing.Hash, signed map[hashing.Hash]bool) bool {
 		}
 	}
 	return n > 0
+}
+
+// upstreamOf returns the upstream reader of p's hostname, opened the
+// first time and kept (one registry client and transport per host, not one
+// per listing).
+func (m *Mirror) upstreamOf(ctx context.Context, p backends.Provider) (backends.Reader, error) {
+	m.mu.Lock()
+	r, ok := m.upstreams[p.Hostname]
+	m.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := m.opts.Upstream(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if have, ok := m.upstreams[p.Hostname]; ok {
+		return have, nil // another request opened it meanwhile
+	}
+	m.upstreams[p.Hostname] = r
+	return r, nil
+}
+
+// freshUpstream is upstreamOf for a listing of p that expired: what the
+// reader remembers of p is forgotten (backends.Refresher), so the listing
+// asks the upstream again.
+func (m *Mirror) freshUpstream(ctx context.Context, p backends.Provider) (backends.Reader, error) {
+	r, err := m.upstreamOf(ctx, p)
+	if rf, ok := r.(backends.Refresher); ok && err == nil {
+		rf.Refresh(p)
+	}
+	return r, err
 }
 
 // upstream returns load's answer for key through c, reusing one younger

@@ -72,7 +72,7 @@ func (m *Mirror) ProvenanceVersions(ctx context.Context, p backends.Provider) (m
 	if m.Offline() || m.refuses(p) != "" {
 		return out, nil
 	}
-	r, err := m.opts.Upstream(ctx, p)
+	r, err := m.upstreamOf(ctx, p)
 	if err != nil {
 		m.logf("warning: %s: the upstream %s failed (%v); offering what the cache holds", p, m.opts.UpstreamName, err)
 		return out, nil

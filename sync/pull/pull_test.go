@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -506,5 +507,34 @@ func TestUpstreamThatStatesHashesOnly(t *testing.T) {
 	})
 	if len(landed) != 1 || landed[0] != seeds[0].Package.Filename() {
 		t.Errorf("CACHE holds %v, want only %s", landed, seeds[0].Package.Filename())
+	}
+}
+
+// TestOneUpstreamReaderPerHost: the upstream of a host is opened once and
+// kept; a listing past its TTL asks the registry again through that one
+// reader (backends.Refresher), not through a new registry client.
+func TestOneUpstreamReaderPerHost(t *testing.T) {
+	var opens atomic.Int32
+	zips := map[string][]byte{"linux_amd64": registrytest.ProviderZip("alpha", "1.0.0", "linux")}
+	w := newWorldWith(t, func(o *pull.Options) {
+		o.TTL = time.Millisecond
+		open := o.Upstream
+		o.Upstream = func(ctx context.Context, p backends.Provider) (backends.Reader, error) {
+			opens.Add(1)
+			return open(ctx, p)
+		}
+	}, registrytest.Faults{}, nil, zips)
+	ctx := context.Background()
+	deadline := time.Now().Add(time.Minute)
+	for w.reg.Count(registrytest.KindVersions) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the registry was asked for the versions %d times in a minute of expired listings, want 3", w.reg.Count(registrytest.KindVersions))
+		}
+		if vs, err := w.m.Versions(ctx, w.prov); err != nil || len(vs) != 1 {
+			t.Fatalf("Versions: %v, %v", vs, err)
+		}
+	}
+	if n := opens.Load(); n != 1 {
+		t.Errorf("the upstream of one host was opened %d times, want once", n)
 	}
 }
