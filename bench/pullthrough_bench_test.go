@@ -326,6 +326,11 @@ func (pw *pullBenchWorld) serve(b *testing.B, bin, cache string) *pullServer {
 	cmd := exec.Command(bin, "serve", cache, "--upstream", "registry://"+pw.reg.Host(), "--addr", "127.0.0.1:0",
 		"--tls-cert", pw.cert, "--tls-key", pw.key, "--spool-dir", b.TempDir())
 	cmd.Env = pw.env
+	return startServer(b, cmd, pw.pool)
+}
+
+// startServer starts a serve command and waits for the URL it prints.
+func startServer(b *testing.B, cmd *exec.Cmd, pool *x509.CertPool) *pullServer {
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = io.Discard
 	if os.Getenv("TFMIRROR_BENCH_LOG") != "" {
@@ -334,7 +339,7 @@ func (pw *pullBenchWorld) serve(b *testing.B, bin, cache string) *pullServer {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	s := &pullServer{cmd: cmd, c: client(pw.pool)}
+	s := &pullServer{cmd: cmd, c: client(pool)}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		if i := strings.Index(sc.Text(), " at https://"); i >= 0 && strings.HasPrefix(sc.Text(), "Serving ") {
