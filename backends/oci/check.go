@@ -2,6 +2,7 @@ package oci
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,6 +38,11 @@ func (m *Mirror) CheckProviders(ps []backends.Provider) error {
 	}
 	backends.SortProviders(all)
 	e := &TemplateError{Place: m.name, Template: m.tmpl.String(), Unpinned: m.tmpl.Unpinned(all)}
+	if !m.tmpl.Uses("type") && len(all) > 0 && !slices.ContainsFunc(e.Unpinned, func(u ocitemplate.Unpinned) bool { return u.Symbol == "type" }) {
+		// One type now; the next provider written would share its
+		// repository and take its tags. Refused before anything is pushed.
+		e.NoType = true
+	}
 	byRepo := map[Repository][]backends.Provider{}
 	for _, p := range all {
 		// A provider the template gives no valid address for is refused
@@ -51,7 +57,7 @@ func (m *Mirror) CheckProviders(ps []backends.Provider) error {
 		}
 	}
 	sort.Slice(e.Shared, func(i, j int) bool { return e.Shared[i].Repository.String() < e.Shared[j].Repository.String() })
-	if len(e.Unpinned) > 0 || len(e.Shared) > 0 {
+	if len(e.Unpinned) > 0 || len(e.Shared) > 0 || e.NoType {
 		return e
 	}
 	m.w.accepted = all
@@ -70,6 +76,10 @@ type TemplateError struct {
 	// Shared are the repositories the template gives to more than one
 	// provider.
 	Shared []SharedRepository
+	// NoType: the template does not use ${type}, so it names one
+	// repository for every provider of a namespace, however few are
+	// written now.
+	NoType bool
 }
 
 // SharedRepository is one repository and the providers a template maps to
@@ -82,6 +92,10 @@ type SharedRepository struct {
 func (e *TemplateError) Is(target error) bool { return target == backends.ErrUsage }
 
 func (e *TemplateError) Error() string {
+	if e.NoType && len(e.Unpinned) == 0 && len(e.Shared) == 0 {
+		return fmt.Sprintf("oci mirror %s: the repository template %q does not use ${type}, so every provider of a namespace would share one repository, their version tags overwriting each other: add ${type} as a path segment of its own (e.g. %s/${type})",
+			e.Place, e.Template, strings.TrimSuffix(e.Template, "/"))
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "oci mirror %s: the repository template cannot tell the providers to write apart", e.Place)
 	if len(e.Unpinned) > 0 {

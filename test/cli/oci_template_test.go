@@ -31,6 +31,10 @@ func TestCLIOCITemplateMustTellProvidersApart(t *testing.T) {
 		{"two hosts, diff", []string{"diff", src, readme}, 2, []string{"does not use ${hostname}"}},
 		{"two types", []string{"push", src, "oci://" + reg.Host() + "/tf/${hostname}/${namespace}", "-p", "registry.terraform.io/hashicorp/aws", "-p", "registry.terraform.io/hashicorp/random"}, 2,
 			[]string{"does not use ${type}", "2 types (aws, random)"}},
+		{"one type, no ${type}", []string{"sync", src, "oci://" + reg.Host() + "/tf/${namespace}", "-p", "registry.terraform.io/hashicorp/aws"}, 2,
+			[]string{"does not use ${type}", "add ${type} as a path segment of its own"}},
+		{"push, no ${type}", []string{"push", src, "oci://" + reg.Host() + "/tf/${namespace}", "-p", "registry.terraform.io/hashicorp/aws"}, 2,
+			[]string{"does not use ${type}", "add ${type}"}},
 		{"one host selected", []string{"sync", src, readme, "-p", "registry.terraform.io/hashicorp/aws", "-p", "registry.terraform.io/hashicorp/random"}, 0, nil},
 	}
 	for _, tt := range tests {

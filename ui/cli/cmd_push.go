@@ -142,7 +142,7 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 	if err != nil {
 		return err
 	}
-	srcs, err := pushSources(cmd, env, f, s, pol, srcArgs)
+	srcs, notes, err := pushSources(cmd, env, f, s, pol, srcArgs)
 	if err != nil {
 		return err
 	}
@@ -154,6 +154,10 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 			return err
 		}
 		plans = append(plans, plan)
+	}
+	// The release's notes once the plans stand: a usage error comes alone.
+	for _, n := range notes {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
 	}
 	aud, err := f.trust.openAudit("push")
 	if err != nil {
@@ -195,16 +199,16 @@ func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, providers []backe
 // and URLs) as they are, and every zip file together as one place, with
 // the SHA256SUMS given beside them and their checked signatures
 // (push.OpenRelease).
-func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, pol *trust.Policy, args []string) ([]backends.Reader, error) {
+func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, pol *trust.Policy, args []string) ([]backends.Reader, []string, error) {
 	a, err := push.Classify(cmd.Context(), args, f.sel.signingKeys...)
 	if err != nil {
-		return nil, fmt.Errorf("push: %w", err)
+		return nil, nil, fmt.Errorf("push: %w", err)
 	}
 	var srcs []backends.Reader
 	for _, p := range a.Places {
 		r, err := openPlace(cmd.Context(), p, env.placeOptions())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		srcs = append(srcs, r)
 	}
@@ -213,14 +217,11 @@ func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, p
 		naming.Platform = f.sel.platforms[0]
 	}
 	zips, notes, err := push.OpenRelease(cmd.Context(), a, push.ReleaseOptions{Naming: naming, SigningKeys: f.sel.signingKeys, Signatures: pol.Signatures})
-	for _, n := range notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("push: %w", err)
+		return nil, nil, fmt.Errorf("push: %w", err)
 	}
 	if zips == nil {
-		return srcs, nil
+		return srcs, notes, nil
 	}
-	return append([]backends.Reader{zips}, srcs...), nil
+	return append([]backends.Reader{zips}, srcs...), notes, nil
 }
