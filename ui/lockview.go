@@ -139,13 +139,14 @@ func (v *providersView) lockTie() tea.Cmd {
 	for i, mr := range v.mirrors {
 		readers[i] = mr.reader
 	}
-	return func() tea.Msg { return tieLocks(ctx, gen, keys, locked, readers) }
+	named := v.sel.Platforms
+	return func() tea.Msg { return tieLocks(ctx, gen, keys, locked, readers, named) }
 }
 
 // tieLocks lists every place's archives of each locked provider version
 // and ties the lock's hashes with them and the signed SHA256SUMS the places
 // keep or sign with; a few versions at a time.
-func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Locked, readers []backends.Reader) lockTiedMsg {
+func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Locked, readers []backends.Reader, named []backends.Platform) lockTiedMsg {
 	out := make([]*lockTied, len(keys))
 	sync.Parallel(ctx, 4, len(keys), func(i int) {
 		k := keys[i]
@@ -180,7 +181,11 @@ func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Loc
 		for j := range readers {
 			t.differs[j] = map[string]bool{}
 			for plat, a := range t.held[j] {
-				t.differs[j][plat] = differsFromLock(a, locked[i].Hashes, idx)
+				// A platform --platform names is one the lock is about: an
+				// archive there with none of the locked hashes fails
+				// init's checksum, as check says.
+				t.differs[j][plat] = differsFromLock(a, locked[i].Hashes, idx) ||
+					slices.Contains(named, a.Platform) && len(a.Hashes()) > 0 && !lockNames(a, locked[i].Hashes)
 			}
 		}
 		out[i] = t
