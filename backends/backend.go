@@ -328,6 +328,18 @@ type HashingReader interface {
 	ZipHash() (h hashing.Hash, ok bool)
 }
 
+// H1Reader is implemented by archive streams whose zip's h1: is computed
+// elsewhere once they have ended (a pull-through's fetch computes it as it
+// lands the zip): a server that checks the stream against a stated h1:
+// need not spool and hash the same bytes again for every client.
+type H1Reader interface {
+	io.Reader
+	// ZipH1 waits, once the stream has been read to its end, until the
+	// h1: is known: "" where it will not be, an error where the zip
+	// turned out not to be the one its place states.
+	ZipH1() (hashing.Hash, error)
+}
+
 // SizedReader is implemented by archive streams that know how many bytes
 // they will deliver before the first is read (an HTTP Content-Length),
 // where the listing did not say, so progress can show a percentage.

@@ -163,7 +163,7 @@ func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool
 		sink = io.Discard
 	}
 	var spool *os.File
-	if withH1 && h.h1Of(knownZH) == "" {
+	if _, told := src.(backends.H1Reader); withH1 && !told && h.h1Of(knownZH) == "" {
 		f, err := os.CreateTemp("", "tfmirror-serve-*.zip")
 		if err != nil {
 			return hashing.Sums{}, err
@@ -209,7 +209,7 @@ func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool
 			return hashing.Sums{}, errors.New("the place's stream ended without stating the hash of what it sent")
 		}
 	}
-	if err := h.addH1(&sums, spool, withH1); err != nil {
+	if err := h.addH1(&sums, spool, withH1, src); err != nil {
 		return sums, err
 	}
 	if check != nil {
@@ -229,11 +229,17 @@ func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool
 }
 
 // addH1 sets sums.H1 where withH1: from the spool file where there is one,
-// else from a zip of the same zh: streamed whole before.
-func (h *Handler) addH1(sums *hashing.Sums, spool *os.File, withH1 bool) error {
+// else from a zip of the same zh: streamed whole before, else from the
+// stream itself (backends.H1Reader), which may say the zip is wrong.
+func (h *Handler) addH1(sums *hashing.Sums, spool *os.File, withH1 bool, src io.Reader) error {
 	if spool == nil {
 		if withH1 {
 			sums.H1 = h.h1Of(sums.ZH)
+		}
+		if hr, ok := src.(backends.H1Reader); ok && withH1 && sums.H1 == "" {
+			h1, err := hr.ZipH1()
+			sums.H1 = h1
+			return err
 		}
 		return nil
 	}

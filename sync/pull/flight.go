@@ -42,6 +42,11 @@ type flight struct {
 	zh       hashing.Hash  // what the upstream's stream says it hashed, once complete
 	err      error         // the fetch failed
 	refs     int           // readers, and the fetch itself
+
+	// finished is closed once the fetch has ended; h1 is then the h1: it
+	// computed of the zip it landed, if any.
+	finished chan struct{}
+	h1       hashing.Hash
 }
 
 // opened records whether the upstream's stream hashes what it sends, the
@@ -58,7 +63,7 @@ func newFlight(dir string, key backends.PackageKey) (*flight, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spooling %s: %w", key.Provider, err)
 	}
-	fl := &flight{key: key, spool: f, wake: make(chan struct{}), ready: make(chan struct{}), refs: 1}
+	fl := &flight{key: key, spool: f, wake: make(chan struct{}), ready: make(chan struct{}), finished: make(chan struct{}), refs: 1}
 	if os.Remove(f.Name()) != nil {
 		fl.name = f.Name() // a system that cannot unlink an open file
 	}
@@ -126,6 +131,15 @@ func (f *flight) fail(err error) {
 	f.changed()
 }
 
+// finish records that the fetch ended, landing a zip whose h1: is h1 ("":
+// none, or not computed).
+func (f *flight) finish(h1 hashing.Hash) {
+	f.mu.Lock()
+	f.h1 = h1
+	f.mu.Unlock()
+	close(f.finished)
+}
+
 // ref takes a reference for a reader. A flight holds its fetch's own until
 // it has left the mirror's map, so one found there is never closed.
 func (f *flight) ref() {
@@ -169,7 +183,10 @@ type flightReader struct {
 	once    gosync.Once
 }
 
-var _ backends.HashingReader = (*flightReader)(nil)
+var (
+	_ backends.HashingReader = (*flightReader)(nil)
+	_ backends.H1Reader      = (*flightReader)(nil)
+)
 
 func (r *flightReader) Read(p []byte) (int, error) {
 	if !r.started {
@@ -223,6 +240,19 @@ func (r *flightReader) ZipHash() (hashing.Hash, bool) {
 	r.f.mu.Lock()
 	defer r.f.mu.Unlock()
 	return r.f.zh, r.f.zh != ""
+}
+
+// ZipH1 implements backends.H1Reader: once the fetch has ended, the h1:
+// it computed as it landed the zip, or why it did not land it.
+func (r *flightReader) ZipH1() (hashing.Hash, error) {
+	select {
+	case <-r.f.finished:
+	case <-r.ctx.Done():
+		return "", r.ctx.Err()
+	}
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	return r.f.h1, r.f.err
 }
 
 func (r *flightReader) Close() error {
@@ -383,6 +413,11 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 		m.refuse(f.key, failed)
 		f.fail(m.upstreamErr(a.Provider, failed))
 	}
+	var h1 hashing.Hash
+	if landed {
+		h1 = done.Sums.H1
+	}
+	f.finish(h1)
 	f.release()
 }
 

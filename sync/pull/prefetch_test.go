@@ -258,3 +258,52 @@ func TestAWrongStatedH1IsRefused(t *testing.T) {
 		t.Errorf("the log does not name the h1: mismatch:\n%s", w.logs)
 	}
 }
+
+// Clients of a zip CACHE lacks, from a registry that states its h1:, are
+// checked against the h1: the fetch computes as it lands the zip: the
+// server spools no copy of its own per client to hash (none is in the
+// temp directory while they stream), and each client gets the whole zip.
+func TestClientsShareTheFetchsH1(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	zips := map[string][]byte{"linux_amd64": bigZip(t, "alpha", "1.0.0", "linux_amd64", 1<<20)}
+	w := newWorld(t, registrytest.Faults{}, nil, zips)
+	g := newGate()
+	w.reg.Wrap(g.wrap)
+	const clients = 4
+	bodies := make(chan []byte, clients)
+	halfway := make(chan struct{}, clients)
+	for range clients {
+		go func() {
+			resp, err := w.get(t, t.Context(), "terraform-provider-alpha_1.0.0_linux_amd64.zip")
+			if err != nil {
+				bodies <- nil
+				halfway <- struct{}{}
+				return
+			}
+			defer resp.Body.Close()
+			first := make([]byte, 64<<10)
+			io.ReadFull(resp.Body, first)
+			halfway <- struct{}{}
+			rest, _ := io.ReadAll(resp.Body)
+			bodies <- append(first, rest...)
+		}()
+	}
+	for range clients {
+		select {
+		case <-halfway:
+		case <-time.After(time.Minute): // a bound for a loaded machine
+			t.Fatal("the clients received nothing within a minute")
+		}
+	}
+	spooled, _ := filepath.Glob(filepath.Join(tmp, "tfmirror-serve-*"))
+	close(g.open)
+	for range clients {
+		if b := <-bodies; string(b) != string(zips["linux_amd64"]) {
+			t.Errorf("a client got %d bytes, not the %d of the zip\n%s", len(b), len(zips["linux_amd64"]), w.logs)
+		}
+	}
+	if len(spooled) > 0 {
+		t.Errorf("the server spooled %d copies of the zip to hash while the fetch computes its h1:", len(spooled))
+	}
+}
