@@ -183,5 +183,7 @@ func printServing(out io.Writer, what string, s netmirror.Serving) {
 	}
 	fmt.Fprintf(out, "\nAdd to the CLI configuration (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):\n\n")
 	fmt.Fprintf(out, "provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n\n", s.URL)
+	fmt.Fprintf(out, "Or move a hostname's registry protocols (providers.v1, modules.v1) onto it with a host block:\n")
+	fmt.Fprintf(out, "  tfmirror config suggest PLACE --serve-url %s   # prints one per hostname\n\n", s.URL)
 	fmt.Fprintln(out, "Requests are logged to stderr; Ctrl-C stops.")
 }
