@@ -75,6 +75,8 @@ type Handler struct {
 
 // Access is one request as the access log records it.
 type Access struct {
+	// Remote is the client's address (http.Request.RemoteAddr).
+	Remote       string
 	Method, Path string
 	Status       int
 	Bytes        int64
@@ -131,7 +133,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lw.extend()
 		// A response cut short (http.ErrAbortHandler) is logged too.
 		v := recover()
-		a := Access{Method: r.Method, Path: r.URL.EscapedPath(), Status: lw.status, Bytes: lw.bytes, Elapsed: time.Since(start), Cut: v != nil, Client: backends.ClientOf(r.Context())}
+		a := Access{Remote: r.RemoteAddr, Method: r.Method, Path: r.URL.EscapedPath(), Status: lw.status, Bytes: lw.bytes, Elapsed: time.Since(start), Cut: v != nil, Client: backends.ClientOf(r.Context())}
 		switch {
 		case h.Access != nil:
 			h.Access(a)

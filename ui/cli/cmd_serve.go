@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"strconv"
 	"strings"
@@ -54,7 +53,7 @@ func newServeCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			so.Logger = log.New(cmd.ErrOrStderr(), "", log.LstdFlags)
+			so.Logger = pf.serveLogger(cmd.ErrOrStderr())
 			so.Ready = pf.ready(cmd, "Serving "+args[0]+" as a network mirror", args[0], "")
 			mods, err := pf.serveModules(cmd.Context(), env.placeOptions(), so.Logger, nil)
 			if err != nil {

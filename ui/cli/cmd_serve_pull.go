@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -81,6 +84,39 @@ func (f *pullFlags) checkLogFormat() error {
 	return nil
 }
 
+// serveLogger is where serve's lines other than the access log go (what
+// landed, errors), in the access log's format: an RFC 3339 time first, or
+// a JSON object with --log-format json.
+func (f *pullFlags) serveLogger(w io.Writer) *log.Logger {
+	return log.New(&logLines{w: w, json: f.logFormat == "json"}, "", 0)
+}
+
+// logLines writes each line a log.Logger gives it (one Write per line)
+// stamped with the time as the access log is.
+type logLines struct {
+	mu   gosync.Mutex
+	w    io.Writer
+	json bool
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	msg := strings.TrimRight(string(p), "\n")
+	line := []byte(now + " " + msg)
+	if l.json {
+		line, _ = json.Marshal(struct {
+			Time    string `json:"time"`
+			Message string `json:"message"`
+		}{now, msg})
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := l.w.Write(append(line, '\n')); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // accessLog is where each request's line goes: stdout's JSON lines with
 // --json, else stderr in the --log-format.
 func (f *pullFlags) accessLog(cmd *cobra.Command) func(pull.Access) {
@@ -119,11 +155,10 @@ func (f *pullFlags) done(err error) error {
 func (f *pullFlags) plainHandler(cmd *cobra.Command, r backends.Reader, so netmirror.ServeOptions) http.Handler {
 	h := netmirror.NewHandler(r, so.Logger, so.Hashing)
 	h.Redirect = f.redirect.duration()
-	if f.logFormat == "json" || f.js != nil {
-		log := f.accessLog(cmd)
-		h.Access = func(a netmirror.Access) {
-			log(pull.Access{Time: time.Now().Add(-a.Elapsed), Method: a.Method, Path: a.Path, Status: a.Status, Bytes: a.Bytes, Elapsed: a.Elapsed, Cut: a.Cut, Client: a.Client})
-		}
+	// The one access log format of every serve mode (pull.AccessLog).
+	log := f.accessLog(cmd)
+	h.Access = func(a netmirror.Access) {
+		log(pull.Access{Time: time.Now().Add(-a.Elapsed), Remote: a.Remote, Method: a.Method, Path: a.Path, Status: a.Status, Bytes: a.Bytes, Elapsed: a.Elapsed, Cut: a.Cut, Client: a.Client})
 	}
 	return h
 }
@@ -161,7 +196,7 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	logger := log.New(stderr, "", log.LstdFlags)
+	logger := f.serveLogger(stderr)
 	metrics := pull.NewMetrics()
 	upstream := backends.RedactPlace(f.upstream)
 	if f.offline {
