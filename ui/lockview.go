@@ -581,8 +581,8 @@ func (v *providersView) lockPlan(gaps []lockGap, src int) queue.Plan {
 	}
 	q.Notes, q.ForceNotes = notes, slices.Clone(notes)
 	if n := len(differ); n > 0 {
-		q.Notes = append(q.Notes, queue.Note{Style: s.Warn, Text: fmt.Sprintf("≠ %d differ from the lock there: skipped (f replaces them)", n)})
-		q.ForceNotes = append(q.ForceNotes, queue.Note{Style: s.Bad, Text: fmt.Sprintf("≠ %d differ from the lock there: will be REPLACED with the locked package (force)", n)})
+		q.Notes = append(q.Notes, queue.Note{Style: s.Warn, Text: fmt.Sprintf("≠ %d differ from the lock: skipped (f replaces them)", n)})
+		q.ForceNotes = append(q.ForceNotes, queue.Note{Style: s.Bad, Text: fmt.Sprintf("≠ %d differ from the lock: will be REPLACED (force)", n)})
 	}
 	return q
 }

@@ -3,8 +3,11 @@ package ui
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/exp/golden"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
@@ -12,6 +15,7 @@ import (
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/demo"
+	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
 // verdicts is, per locked provider, "ok" or "fails": the lock view's (its
@@ -112,5 +116,74 @@ func TestLockViewAgreesWithCheck(t *testing.T) {
 			}
 			t.Logf("verdicts: %v", ui)
 		})
+	}
+}
+
+// TestLockViewDemoWrongPlace: the demo's world, `ui W/secondary W/primary
+// --lock W/infra/.terraform.lock.hcl` on acme/cloud. Cell 2.0.0
+// linux_amd64 marks secondary, which holds a package the lock does not
+// name, ≠, and primary, which holds the locked one, ◇; the title and the
+// list say "1 missing, 1 differ". L's dialog counts the two apart and,
+// with f, replaces the differing one in the same pass: both jobs land and
+// the provider is ok. Golden screens at 80x24 and 120x40 (go test ./ui
+// -run TestLockViewDemoWrongPlace -update).
+func TestLockViewDemoWrongPlace(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {120, 40}} {
+		w, err := demo.Build(t.Context(), filepath.Join(t.TempDir(), "W"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lockPath := filepath.Join(w.Infra, lockfile.DefaultName)
+		f, err := lockfile.Load(lockPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locks := &Locks{Files: []string{"W/infra/.terraform.lock.hcl"}}
+		for p, l := range lockcheck.LockedFromFile(f, "W/infra/.terraform.lock.hcl") {
+			locks.Entries = append(locks.Entries, LockEntry{Provider: p, Locked: l})
+		}
+		cfg := Config{Locks: locks}
+		for _, dir := range []string{w.Secondary, w.Primary} {
+			r, err := fs.Open("W/"+filepath.Base(dir), dir, fs.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Mirrors = append(cfg.Mirrors, Mirror{Reader: r, Kind: "fs"})
+		}
+		h := newHarness(t, cfg, size.w, size.h)
+		snap := func(name string) {
+			t.Helper()
+			t.Run(name+"_"+itoa(size.w)+"x"+itoa(size.h), func(t *testing.T) {
+				golden.RequireEqual(t, []byte(h.screen()))
+			})
+		}
+		h.until("the lock's hashes tied", tied)
+		v := h.m.prov()
+		cloud := v.lockedProviders()[0]
+		if n := v.lockNote(cloud); n != "2.0.0 1 missing, 1 differ" {
+			t.Errorf("cloud: %q", n)
+		}
+		_, platforms, marks := matrixData(h.m)
+		col := slices.Index(platforms, "linux_amd64")
+		if col < 0 || len(marks[0][col]) != 2 || marks[0][col][0] != theme.MarkDiffers || marks[0][col][1] == theme.MarkDiffers {
+			t.Errorf("2.0.0 linux_amd64 marks %v in %v: want ≠ on secondary only", marks, platforms)
+		}
+		snap("marks")
+		h.press("L")
+		if h.m.dialog == nil {
+			t.Fatalf("no dialog: %q", h.m.sh.status.text)
+		}
+		// One source holds the gaps (primary): the dialog confirms at once.
+		snap("queue")
+		h.press("f")
+		if s := h.screen(); !strings.Contains(s, "will be REPLACED (force)") {
+			t.Errorf("forced dialog:\n%s", s)
+		}
+		snap("forced")
+		h.press("enter")
+		h.until("the jobs landed and the lock tied again", func(m Model) bool {
+			return tied(m) && m.prov().lockNote(cloud) == "2.0.0 ok"
+		})
+		snap("landed")
 	}
 }

@@ -256,11 +256,11 @@ func TestLockViewArchiveTheLockDoesNotName(t *testing.T) {
 	if h.m.dialog == nil {
 		t.Fatalf("no dialog: %q", h.m.sh.status.text)
 	}
-	if s := h.screen(); !strings.Contains(s, "3 package(s) missing or differing") || !strings.Contains(s, "2 to copy: 2 from [2] ./origin") || !strings.Contains(s, "1 differ from the lock there: skipped (f replaces them)") {
+	if s := h.screen(); !strings.Contains(s, "3 package(s) missing or differing") || !strings.Contains(s, "2 to copy: 2 from [2] ./origin") || !strings.Contains(s, "1 differ from the lock: skipped (f replaces them)") {
 		t.Errorf("dialog:\n%s", s)
 	}
 	h.press("f")
-	if s := h.screen(); !strings.Contains(s, "will be REPLACED with the locked package") {
+	if s := h.screen(); !strings.Contains(s, "will be REPLACED (force)") {
 		t.Errorf("dialog, forced:\n%s", s)
 	}
 }
