@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,6 +41,9 @@ type Place struct {
 	// fail, and why: those steps skip, saying so, and TestCapabilityTable
 	// shows them. A gap is a defect to fix, not a way to pass.
 	Gaps map[string]string
+	// HTTPClient trusts the place's endpoints, for the cases that fetch a
+	// URL the place hands out (Presigner). Nil where no case needs it.
+	HTTPClient *http.Client
 }
 
 // Capability is one capability a place may have, detected by type
@@ -90,6 +94,7 @@ var Capabilities = []Capability{
 			return r.(backends.VersionsLister).ArchivesAt(ctx, p, vs)
 		}, false)
 	}},
+	{Name: "Presigner", Case: "Presigner", Has: is[backends.Presigner], run: presigner},
 	{Name: "LocalPather", Case: "LocalPath", Has: is[backends.LocalPather], run: localPath},
 	{Name: "Warner", Case: "Warner", Has: is[backends.Warner], run: warner},
 }

@@ -63,6 +63,7 @@ var notOfAPlace = map[string]string{
 	"SentCounter":   "a staged archive's",
 	"HashingReader": "an archive stream's",
 	"SizedReader":   "an archive stream's",
+	"H1Reader":      "an archive stream's",
 	"Credentials":   "a credential store's",
 }
 

@@ -63,6 +63,7 @@ func TestReaderSuite(t *testing.T) {
 func TestConformance(t *testing.T) {
 	srv := s3test.Start(t)
 	backendtest.Conformance(t, backendtest.Place{
+		HTTPClient: srv.HTTPClient(),
 		Empty: func(t *testing.T) func(*testing.T) backends.Writer {
 			bucket := srv.Bucket(t)
 			return func(t *testing.T) backends.Writer { return openStore(t, srv, bucket, "") }
