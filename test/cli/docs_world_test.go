@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends/s3/s3test"
+	"github.com/tfmirror/tfmirror/backends/serveauth"
 	"github.com/tfmirror/tfmirror/backends/tlscert"
 )
 
@@ -121,6 +122,14 @@ provider "%[1]s/hashicorp/aws" {
 }
 `, origin, w.oci, template))
 	writeFile(t, w.dir, "trust.hcl", fmt.Sprintf("require_signature = true\n\nprovider %q {\n  fingerprints = [%q]\n}\n", origin+"/hashicorp/*", w.origin.Fingerprint()))
+	// Who may use serve (docs/pull-through.md): a tokens file, a CA of
+	// client certificates, and a client certificate it signed.
+	writeFile(t, w.dir, "tokens.hcl", fmt.Sprintf("token \"ci\" {\n  sha256    = %q\n  providers = [\"registry.terraform.io/hashicorp/*\"]\n}\n", serveauth.HashToken("docs-token")))
+	cca, ccert, ckey := clientCA(t, "ci-bridge")
+	for name, from := range map[string]string{"clients-ca.pem": cca, "client.pem": ccert, "client.key": ckey} {
+		b, _ := os.ReadFile(from)
+		writeFile(t, w.dir, name, string(b))
+	}
 	writeFile(t, w.dir, "policy.hcl", fmt.Sprintf("platforms = [\"linux_amd64\", \"darwin_arm64\"]\nallow     = [%q]\n", origin+"/hashicorp/*"))
 	return w
 }

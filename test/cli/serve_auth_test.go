@@ -159,3 +159,20 @@ func TestServeWarnsWhenExposedWithoutAuth(t *testing.T) {
 		t.Errorf("no warning:\n%s", stderr.String())
 	}
 }
+
+// config suggest prints, for a network mirror, the credentials block the
+// clients need when it asks for a token, commented out (the token is the
+// operator's to give), and the TF_TOKEN_ variable where the host has no port.
+func TestConfigSuggestPrintsTheCredentialsBlock(t *testing.T) {
+	for url, want := range map[string][]string{
+		"https://mirror.corp:8443/": {`# credentials "mirror.corp:8443" {`, `#   token = "TOKEN"`},
+		"https://Mirror.Corp/tf/":   {`# credentials "mirror.corp" {`, "TF_TOKEN_mirror_corp"},
+	} {
+		r := run(t, nil, "config", "suggest", url, "-p", "registry.terraform.io/hashicorp/aws")
+		for _, w := range want {
+			if r.code != 0 || !strings.Contains(r.stdout, w) {
+				t.Errorf("config suggest %s: exit %d, no %q in\n%s", url, r.code, w, r.stdout)
+			}
+		}
+	}
+}

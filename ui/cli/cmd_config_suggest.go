@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -108,6 +109,9 @@ func suggestConfig(ctx context.Context, out io.Writer, env *Env, arg string, nam
 	list := "[\n" + quotedLines(held, "      ") + "    ]"
 	fmt.Fprintf(out, "provider_installation {\n  %s {\n%s    include = %s\n  }\n  direct {\n    exclude = %s\n  }\n}\n",
 		method.name, method.body, list, list)
+	if u, err := url.Parse(arg); err == nil && s.Kind == place.NetMirror && u.Host != "" {
+		fmt.Fprint(out, credentialsHint(strings.ToLower(u.Host)))
+	}
 	return nil
 }
 

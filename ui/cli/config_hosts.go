@@ -69,7 +69,22 @@ func suggestHosts(ctx context.Context, out io.Writer, env *Env, arg string, f ho
 	fmt.Fprintf(out, "# Credentials: a client sends the token it holds for a hostname above (its credentials \"HOST\"\n"+
 		"# block or TF_TOKEN_ variable) to %s, not to the hostname's own registry: give it a token for the mirror\n"+
 		"# (or none), never the origin's.\n", u.Host)
+	for _, h := range hosts {
+		fmt.Fprint(out, credentialsHint(h))
+	}
 	return nil
+}
+
+// credentialsHint is the credentials block a client needs for host when
+// the mirror asks for a token (tfmirror serve --auth), commented out: the
+// token is the operator's to give.
+func credentialsHint(host string) string {
+	env := " (or set " + backends.TokenEnvName(host) + ")"
+	if strings.Contains(host, ":") {
+		env = "" // a variable's name cannot hold a port
+	}
+	return fmt.Sprintf("# If the mirror asks for a token (tfmirror serve --auth), uncomment with it%s:\n"+
+		"# credentials %q {\n#   token = \"TOKEN\"\n# }\n", env, host)
 }
 
 // hostBlockText is the host block for hostname host served at base.
