@@ -176,3 +176,30 @@ func TestConfigSuggestPrintsTheCredentialsBlock(t *testing.T) {
 		}
 	}
 }
+
+// A pull-through whose upstream is a mirror asking for a token reads it
+// with the CLI configuration's credentials block for the upstream's host,
+// and serves terraform init and tofu init.
+func TestPullThroughUsesTheCLIConfigurationsCredentials(t *testing.T) {
+	host := runtime.GOOS + "_" + runtime.GOARCH
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{host}))
+	tokens := filepath.Join(t.TempDir(), "tokens.hcl")
+	os.WriteFile(tokens, []byte(fmt.Sprintf("token \"bridge\" {\n  sha256 = %q\n  providers = [\"*/*/*\"]\n}\n", serveauth.HashToken("tok-BRIDGE"))), 0o644)
+	upURL, upCert, stopUp := startServeWith(t, cleanEnv(t), src, "--auth", tokens)
+	upHost := strings.TrimSuffix(strings.TrimPrefix(upURL, "https://"), "/")
+	cfg := filepath.Join(t.TempDir(), "cli.tfrc")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("credentials %q {\n  token = \"tok-BRIDGE\"\n}\n", upHost)), 0o644)
+	env := append(cleanEnv(t), "TF_CLI_CONFIG_FILE="+cfg)
+	url, pemFile, stop := startServeWith(t, env, filepath.Join(t.TempDir(), "cache"), "--upstream", upURL, "--ca-cert", upCert)
+	caPEM, _ := os.ReadFile(pemFile)
+	for name, bin := range pullClients(t) {
+		out, _, err := clientInit(t, bin, caPEM, networkMirror(url), "example.com/acme/alpha", "1.0.0")
+		if err != nil || !strings.Contains(out, "Installed example.com/acme/alpha v1.0.0") {
+			t.Errorf("%s init through a pull-through of a mirror asking for a token: %v\n%s", name, err, out)
+		}
+	}
+	stop()
+	if log := stopUp(); !strings.Contains(log, "client=bridge") || strings.Contains(log, " 401 ") {
+		t.Errorf("the upstream's log:\n%s", log)
+	}
+}
