@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 )
@@ -169,4 +172,25 @@ func tamperSums(t *testing.T, file string, doc []byte) {
 		t.Fatal(err)
 	}
 	os.WriteFile(file, out, 0o644)
+}
+
+// ls of a mirror that keeps the provenance of some versions of a provider
+// and not of others says which are not offered through providers.v1.
+func TestLsNotesVersionsWithoutProvenance(t *testing.T) {
+	dir := t.TempDir()
+	seeds := backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0", "2.0.0"}, []string{"linux_amd64"})
+	backendtest.WritePacked(t, dir, seeds)
+	m, err := fs.Open(dir, dir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := backendtest.Versions(seeds)[0]
+	p, v := signed[0].Package.Provider, signed[0].Package.Version
+	if err := m.WriteProvenance(context.Background(), p, v, backendtest.NewSigner(t, "ls").Provenance(t, signed)); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, cleanEnv(t), "ls", dir)
+	if r.code != 0 || !strings.Contains(r.stderr, "keeps no signed SHA256SUMS of example.com/acme/alpha 2.0.0") || strings.Contains(r.stderr, "alpha 1.0.0") {
+		t.Errorf("ls: exit %d, want a note naming 2.0.0 alone\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }

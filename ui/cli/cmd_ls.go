@@ -154,6 +154,9 @@ func lsPlace(cmd *cobra.Command, env *Env, arg string, s sync.Selection, signers
 	if err == nil && signers {
 		sigs = sync.Signatures(cmd.Context(), r, as, signatures())
 	}
+	if err == nil && !signers {
+		noteUnsigned(cmd.Context(), cmd.ErrOrStderr(), r, as)
+	}
 	printWarnings(cmd, r)
 	return as, sigs, noCatalogue(err)
 }
