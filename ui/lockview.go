@@ -58,6 +58,8 @@ type lockTied struct {
 	// package the lock names (differsFromLock): init fails its checksum.
 	differs []map[string]bool
 	errs    []error
+	// h1Of is the platform of each locked h1: tied to one.
+	h1Of map[hashing.Hash]string
 }
 
 // lockState is the lock view's part of the Providers view.
@@ -177,6 +179,7 @@ func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Loc
 			}
 			t.ties = idx.Tie(locked[i])
 		}
+		t.h1Of = h1Platforms(idx, locked[i].Hashes)
 		t.differs = make([]map[string]bool, len(readers))
 		for j := range readers {
 			t.differs[j] = map[string]bool{}
@@ -431,6 +434,9 @@ func (v *providersView) lockLines() []string {
 	}
 	if len(unplaced) > 0 {
 		lines = append(lines, s.Bad.Render(fmt.Sprintf(" locked h1: of no held package: %d (init fails on a platform no place holds)", len(unplaced))))
+	}
+	if !tying {
+		lines = append(lines, v.completeLines()...)
 	}
 	if len(untied) > 0 {
 		lines = append(lines, s.Dim.Render(fmt.Sprintf(" untied locked hashes: %d (%s)", len(untied), untiedWhat(untied))))

@@ -264,3 +264,19 @@ func TestLockViewArchiveTheLockDoesNotName(t *testing.T) {
 		t.Errorf("dialog, forced:\n%s", s)
 	}
 }
+
+// Per lock file, the view says for how many of the platforms it is about
+// it holds each provider's h1: (what init -lockfile=readonly and a
+// filesystem mirror need): alpha's lock has the h1: of darwin_arm64 and
+// linux_amd64, and only the signed zh: of windows_amd64.
+func TestLockViewComplete(t *testing.T) {
+	cfg, _ := lockWorld(t)
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	if n, m, ok := h.m.prov().lockComplete("infra/.terraform.lock.hcl"); !ok || n != 2 || m != 3 {
+		t.Errorf("complete for %d of %d (%v), want 2 of 3", n, m, ok)
+	}
+	if s := h.screen(); !strings.Contains(s, "infra/.terraform.lock.hcl: complete for 2 of 3 platforms") {
+		t.Errorf("screen:\n%s", s)
+	}
+}
