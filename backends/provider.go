@@ -223,7 +223,7 @@ func ParseProviderFilter(s string) (ProviderFilter, error) {
 		if err != nil {
 			return ProviderFilter{}, err
 		}
-		return ProviderFilter{Hostname: p.Hostname, Namespace: p.Namespace, Type: p.Type}, nil
+		return ProviderFilter(p), nil
 	}
 	return ProviderFilter{}, fmt.Errorf("provider %q: want HOSTNAME/NAMESPACE/TYPE or NAMESPACE/TYPE", s)
 }

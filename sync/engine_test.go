@@ -233,7 +233,6 @@ type faultySource struct {
 	backends.Reader
 	mu     gosync.Mutex
 	opens  int
-	fail   func(n int) io.Reader // stream for the n-th open, or nil for the real one
 	stream func(real io.ReadCloser, n int) io.ReadCloser
 }
 

@@ -55,12 +55,11 @@ func realRegistry(t *testing.T, reg *ocitest.Registry) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(u)
+	p := &httputil.ReverseProxy{}
 	p.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: reg.RootCAs(), MinVersion: tls.VersionTLS12}}
-	direct := p.Director
-	p.Director = func(r *http.Request) {
-		direct(r)
-		r.Header.Set(bypassHeader, "1")
+	p.Rewrite = func(r *httputil.ProxyRequest) {
+		r.SetURL(u)
+		r.Out.Header.Set(bypassHeader, "1")
 	}
 	return p
 }

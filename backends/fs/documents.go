@@ -159,7 +159,8 @@ func (m *Mirror) Flush(ctx context.Context, p backends.Provider) error {
 	if err := docs.commit(); err != nil {
 		return fmt.Errorf("mirror %s: %s: %w", m.name, p, err)
 	}
-	if err := docs.add(mirrordoc.IndexName, index); err == nil {
+	err = docs.add(mirrordoc.IndexName, index)
+	if err == nil {
 		err = docs.commit()
 	}
 	if err != nil {

@@ -81,7 +81,7 @@ func TestMetadataRetries(t *testing.T) {
 // The last error of a retried request keeps what it wraps and reports.
 func TestRetriedErrorKeepsItsKind(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "busy", 503)
+		http.Error(w, "busy", http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL + "/x")
@@ -96,7 +96,7 @@ func TestRetriedErrorKeepsItsKind(t *testing.T) {
 // Cancelling the caller's context ends the waits between tries at once.
 func TestRetryStopsOnCancel(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "busy", 503)
+		http.Error(w, "busy", http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL + "/x")

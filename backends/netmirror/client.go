@@ -9,7 +9,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -43,8 +42,6 @@ type Mirror struct {
 	base *url.URL
 	opts Options
 	auth *httpclient.Auth
-
-	mu sync.Mutex
 }
 
 var (

@@ -262,7 +262,6 @@ func TestLockFromPullThroughOfARegistryStatingPackages(t *testing.T) {
 	w := newPullWorldWith(t, registrytest.Faults{}, zips)
 	cache := filepath.Join(t.TempDir(), "cache")
 	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--log-format", "json")
-	caPEM, _ := os.ReadFile(cert)
 	cfg := pullConfig(t)
 	args := []string{"lock", url, "--from", cfg, "--ca-cert", cert}
 	for _, p := range plats {
@@ -281,7 +280,7 @@ func TestLockFromPullThroughOfARegistryStatingPackages(t *testing.T) {
 		t.Errorf("locking asked the mirror for %v and the origin for %d archives; want none", zs, w.reg.Count(registrytest.KindArchive))
 	}
 	url, cert, _ = startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1")
-	caPEM, _ = os.ReadFile(cert)
+	caPEM, _ := os.ReadFile(cert)
 	lock, _ := os.ReadFile(filepath.Join(cfg, ".terraform.lock.hcl"))
 	for name, bin := range clients {
 		dir := pullConfig(t)

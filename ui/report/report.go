@@ -206,7 +206,7 @@ func (fw *FindingWriter) Add(fs []sync.Finding) error {
 			continue
 		}
 		c := fw.rowCells(f)
-		fw.tabs = fw.tabs || strings.ContainsAny(c[0]+c[1]+c[2]+c[3]+c[4], "\t\n\v\f\xff")
+		fw.tabs = fw.tabs || strings.ContainsAny(c[0]+c[1]+c[2]+c[3]+c[4], "\t\n\v\f\uFFFD") // U+FFFD: also any invalid UTF-8
 		fw.widths = widest(fw.widths, c)
 		fw.rows = append(fw.rows, c)
 	}

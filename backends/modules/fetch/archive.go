@@ -304,7 +304,7 @@ func (x *extractor) tar(r io.Reader) error {
 		switch h.Typeflag {
 		case tar.TypeDir:
 			err = x.dir(h.Name)
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg: // tar.Reader reports the legacy TypeRegA as TypeReg
 			err = x.file(h.Name, tr, h.Size, fs.FileMode(h.Mode))
 		case tar.TypeSymlink:
 			err = x.symlink(h.Name, h.Linkname)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +27,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	tfmirrorBin = filepath.Join(dir, "tfmirror")
-	goTool, err := exec.LookPath("go")
+	goTool, err := exec.LookPath("go") // go test puts its GOROOT/bin first on PATH
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goTool = "go"
 	}
 	if out, err := exec.Command(goTool, "build", "-o", tfmirrorBin, "github.com/tfmirror/tfmirror").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building tfmirror: %v\n%s", err, out)

@@ -72,15 +72,15 @@ var samples = sync.OnceValues(func() (map[string][]byte, error) {
 
 // stdInflate is what compress/flate makes of data: the bytes, the error,
 // and how many bytes of data it read (it reads an io.ByteReader exactly).
-func stdInflate(data []byte) ([]byte, error, int) {
+func stdInflate(data []byte) ([]byte, int, error) {
 	r := bytes.NewReader(data)
 	out, err := io.ReadAll(flate.NewReader(r))
-	return out, err, len(data) - r.Len()
+	return out, len(data) - r.Len(), err
 }
 
 // ourInflate is what inflate makes of data read through a bufio.Reader of
 // size bufSize over src's pieces.
-func ourInflate(data []byte, bufSize int, piece func(io.Reader) io.Reader, limit int64) ([]byte, error, int) {
+func ourInflate(data []byte, bufSize int, piece func(io.Reader) io.Reader, limit int64) ([]byte, int, error) {
 	r := bytes.NewReader(data)
 	br := bufio.NewReaderSize(piece(r), bufSize)
 	var out bytes.Buffer
@@ -89,7 +89,7 @@ func ourInflate(data []byte, bufSize int, piece func(io.Reader) io.Reader, limit
 		panic("inflate miscounted what it wrote")
 	}
 	rest, _ := io.ReadAll(br)
-	return out.Bytes(), err, len(data) - len(rest)
+	return out.Bytes(), len(data) - len(rest), err
 }
 
 func whole(r io.Reader) io.Reader { return r }
@@ -97,7 +97,7 @@ func whole(r io.Reader) io.Reader { return r }
 func TestInflateMatchesFlate(t *testing.T) {
 	trailer := []byte("PK\x07\x08 the next header")
 	for name, stream := range inflateSamples(t) {
-		want, err, _ := stdInflate(stream)
+		want, _, err := stdInflate(stream)
 		if err != nil {
 			t.Fatalf("%s: compress/flate: %v", name, err)
 		}
@@ -106,7 +106,7 @@ func TestInflateMatchesFlate(t *testing.T) {
 			size  int
 			piece func(io.Reader) io.Reader
 		}{{64 << 10, whole}, {16, whole}, {4096, iotest.OneByteReader}, {100, iotest.HalfReader}} {
-			got, err, read := ourInflate(data, c.size, c.piece, -1)
+			got, read, err := ourInflate(data, c.size, c.piece, -1)
 			if err != nil {
 				t.Fatalf("%s (buffer %d): %v", name, c.size, err)
 			}
@@ -126,12 +126,12 @@ func TestInflateLimit(t *testing.T) {
 	w.Write(make([]byte, 1<<20))
 	w.Close()
 	for _, limit := range []int64{0, 1000, 1<<20 - 1} {
-		got, err, _ := ourInflate(b.Bytes(), 64<<10, whole, limit)
+		got, _, err := ourInflate(b.Bytes(), 64<<10, whole, limit)
 		if !errors.Is(err, ErrLimit) || int64(len(got)) != limit+1 {
 			t.Errorf("limit %d: %d bytes, %v; want %d bytes, ErrLimit", limit, len(got), err, limit+1)
 		}
 	}
-	if got, err, _ := ourInflate(b.Bytes(), 64<<10, whole, 1<<20); err != nil || len(got) != 1<<20 {
+	if got, _, err := ourInflate(b.Bytes(), 64<<10, whole, 1<<20); err != nil || len(got) != 1<<20 {
 		t.Errorf("limit of exactly the size: %d bytes, %v", len(got), err)
 	}
 }
@@ -160,9 +160,9 @@ func TestInflateRefusesWhatFlateRefuses(t *testing.T) {
 }
 
 func compareInflate(t testing.TB, name string, data []byte) {
-	want, werr, wread := stdInflate(data)
+	want, wread, werr := stdInflate(data)
 	for _, size := range []int{16, 64 << 10} {
-		got, err, read := ourInflate(data, size, whole, 64<<20)
+		got, read, err := ourInflate(data, size, whole, 64<<20)
 		if err != nil {
 			continue // refused: ZipH1 decides
 		}
