@@ -586,11 +586,22 @@ func (b *base[K, V]) gridTitle(name string) string {
 	}
 	switch n, shown := len(b.grid.Data().Rows), b.grid.Shown(); {
 	case n > 0 && shown < n:
-		name += fmt.Sprintf(" ─ %d of %d versions", shown, n)
+		name += fmt.Sprintf(" ─ %d of %s", shown, plural(n, "version"))
 	case n > 0:
-		name += fmt.Sprintf(" ─ %d versions", n)
+		name += " ─ " + plural(n, "version")
+	}
+	if b.grid.GapsOnly() {
+		name += " ─ o: gaps only" // a sign it is on, and how to turn it off
 	}
 	return name
+}
+
+// plural is "1 version", "2 versions".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // gridLines draws the grid of the item shown, or says why there is none:

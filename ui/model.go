@@ -363,15 +363,44 @@ func jobTitle(j *engine.TrackedJob) string {
 }
 
 // idleStatus sums up the jobs once the engine is idle.
+// A failure redone (the same package to the same place landed by a later
+// job, as f or R does it) is no longer counted: the line says so.
 func (m *Model) idleStatus() {
-	c := m.jobs.Tracker().Counts()
+	tr := m.jobs.Tracker()
+	c := tr.Counts()
+	redone := redoneFailures(tr)
+	failed := c[engine.Failed] - redone
 	kind := statusInfo
-	if c[engine.Failed] > 0 {
+	if failed > 0 {
 		kind = statusBad
 	}
-	if !m.quitting {
-		m.setStatus(kind, fmt.Sprintf("queue idle: %d done, %d failed, %d canceled", c[engine.Done], c[engine.Failed], c[engine.Canceled]))
+	text := fmt.Sprintf("queue idle: %d done, %d failed, %d canceled", c[engine.Done], failed, c[engine.Canceled])
+	if redone > 0 {
+		text += fmt.Sprintf(" (%d failed, then redone)", redone)
 	}
+	if !m.quitting {
+		m.setStatus(kind, text)
+	}
+}
+
+// redoneFailures counts the failed jobs whose package a later job landed
+// in the same place.
+func redoneFailures(tr *engine.Tracker) int {
+	type key struct{ label, dst string }
+	landed := map[key]int{} // the last position a job of the key landed at
+	for i, id := range tr.Order {
+		if j := tr.Jobs[id]; j.State == engine.Done {
+			landed[key{j.Info.Label(), j.Info.Dst}] = i
+		}
+	}
+	n := 0
+	for i, id := range tr.Order {
+		j := tr.Jobs[id]
+		if last, ok := landed[key{j.Info.Label(), j.Info.Dst}]; ok && j.State == engine.Failed && last > i {
+			n++
+		}
+	}
+	return n
 }
 
 // cancelJob and retryJob act on the job under the jobs pane's cursor.

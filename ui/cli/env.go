@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	gosync "sync"
 
 	"context"
@@ -182,9 +183,22 @@ func openPlace(ctx context.Context, arg string, o place.Options) (backends.Reade
 		return nil, &exitError{code: exitProblem, err: err}
 	}
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w%s", err, registryHint(arg))}
 	}
 	return r, nil
+}
+
+// registryHint is, for a place that reads like a provider's address
+// (HOST/NAMESPACE/TYPE, no such directory), how to name its registry.
+func registryHint(arg string) string {
+	parts := strings.Split(arg, "/")
+	if len(parts) != 3 || !strings.Contains(parts[0], ".") || strings.Contains(arg, "://") {
+		return ""
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (to read the provider %s from its registry: registry://%s -p %s/%s)", arg, parts[0], parts[1], parts[2])
 }
 
 // printWarnings reports the junk a place tolerated.

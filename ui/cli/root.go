@@ -158,6 +158,6 @@ AWS configuration, --s3-endpoint for S3-compatible stores).`,
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &rootUI, args) }
 	root.AddCommand(newServeCmd(env))
-	root.AddCommand(newLockCmd(env), newCheckCmd(env), newConfigCmd(env), newVersionCmd())
+	root.AddCommand(newLockCmd(env), newCheckCmd(env), newConfigCmd(env), newVersionCmd(), newManCmd())
 	return root, env
 }
