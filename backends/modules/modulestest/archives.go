@@ -136,10 +136,14 @@ func GitRepo(t testing.TB, tags []string, snapshots [][]Entry) string {
 		}
 		for _, e := range snap {
 			p := filepath.Join(dir, filepath.FromSlash(e.Name))
-			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			switch {
 			case e.Dir:
-				os.MkdirAll(p, 0o755)
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
 			case e.Link != "":
 				if err := os.Symlink(e.Link, p); err != nil {
 					t.Fatal(err)

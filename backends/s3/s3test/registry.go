@@ -48,8 +48,11 @@ func (s *Server) Registry(t testing.TB, bucket string) *Registry {
 	}
 	r := &Registry{Root: "/registry", caFile: filepath.Join(dir, "registry.pem"), caPEM: certPEM}
 	keyFile := filepath.Join(dir, "registry-key.pem")
-	os.WriteFile(r.caFile, certPEM, 0o600)
-	os.WriteFile(keyFile, keyPEM, 0o600)
+	for name, b := range map[string][]byte{r.caFile: certPEM, keyFile: keyPEM} {
+		if err := os.WriteFile(name, b, 0o600); err != nil {
+			t.Fatalf("s3test: %v", err)
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("s3test: %v", err)
@@ -57,7 +60,9 @@ func (s *Server) Registry(t testing.TB, bucket string) *Registry {
 	r.Host = l.Addr().String()
 	l.Close()
 	cfgFile := filepath.Join(dir, "config.yml")
-	os.WriteFile(cfgFile, []byte(s.registryConfig(bucket, r, keyFile)), 0o600)
+	if err := os.WriteFile(cfgFile, []byte(s.registryConfig(bucket, r, keyFile)), 0o600); err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
 	logFile, err := os.Create(filepath.Join(dir, "registry.log"))
 	if err != nil {
 		t.Fatalf("s3test: %v", err)
