@@ -190,8 +190,11 @@ func writeAtomic(dst string, b []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	os.Chmod(tmp.Name(), 0o644)
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	err = os.Chmod(tmp.Name(), 0o644) // CreateTemp made it 0600
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
