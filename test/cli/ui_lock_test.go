@@ -39,7 +39,7 @@ func TestCLIUILock(t *testing.T) {
 		t.Errorf("no gap shown:\n%s", scr)
 	}
 	s.keys("L")
-	scr = s.waitFor("2 missing package(s) of 1 lock file from [2]", "2 to copy: 2 from [2] registry")
+	scr = s.waitFor("2 package(s) missing or differing of 1 lock file", "2 to copy: 2 from [2] registry")
 	t.Logf("L:\n%s", scr)
 	s.keys("Enter")
 	scr = s.waitFor("2 done", "─ ok ─")
