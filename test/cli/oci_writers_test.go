@@ -230,25 +230,25 @@ func variedSeeds(t *testing.T, providers, versions, platforms []string) []backen
 	return out
 }
 
-// Two providers pushed one at a time into one repository (each push alone
-// names one provider, so the template is valid for it): the second is
-// refused, by the annotation tfmirror writes on its indexes, and alpha's
-// index is left as it was.
+// Two providers of one type pushed one at a time into one repository
+// (each push alone names one namespace, so a template without
+// ${namespace} is valid for it): the second is refused, by the annotation
+// tfmirror writes on its indexes, and the first's index is left as it was.
 func TestCLIRefusesAnotherProvidersIndex(t *testing.T) {
 	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true})
 	src := t.TempDir()
-	backendtest.WritePacked(t, src, backendtest.Seeds(t, []string{"example.com/acme/alpha", "example.com/acme/beta"}, []string{"1.0.0"}, []string{"linux_amd64"}))
-	dst := "oci://" + reg.Host() + "/one-repository"
+	backendtest.WritePacked(t, src, backendtest.Seeds(t, []string{"example.com/acme/alpha", "example.com/other/alpha"}, []string{"1.0.0"}, []string{"linux_amd64"}))
+	dst := "oci://" + reg.Host() + "/one-repository/${type}"
 	if r := run(t, cleanEnv(t), "sync", src, dst, "-p", "example.com/acme/alpha", "--plain-http"); r.code != 0 {
-		t.Fatalf("alpha: %d\n%s", r.code, r.stderr)
+		t.Fatalf("acme/alpha: %d\n%s", r.code, r.stderr)
 	}
-	r := run(t, cleanEnv(t), "sync", src, dst, "-p", "example.com/acme/beta", "--plain-http", "--force")
+	r := run(t, cleanEnv(t), "sync", src, dst, "-p", "example.com/other/alpha", "--plain-http", "--force")
 	if r.code != 1 || !strings.Contains(r.stderr, `tag "1.0.0" holds the index of example.com/acme/alpha`) {
-		t.Fatalf("beta into alpha's index: exit %d\n%s", r.code, r.stderr)
+		t.Fatalf("other/alpha into acme/alpha's index: exit %d\n%s", r.code, r.stderr)
 	}
 	r = run(t, cleanEnv(t), "ls", dst, "-p", "example.com/acme/alpha", "--plain-http")
 	if r.code != 0 || !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "example.com/acme/alpha 1.0.0 linux_amd64") {
-		t.Fatalf("alpha after the refusal: %d\n%s%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("acme/alpha after the refusal: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
