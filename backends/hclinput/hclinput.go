@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/apparentlymart/go-textseg/v15/textseg"
 	"github.com/hashicorp/hcl/v2"
@@ -271,4 +272,26 @@ func skipJSONString(src []byte, start int) int {
 		}
 	}
 	return i
+}
+
+// Message joins the error diagnostics of diags into one line, each
+// "SUMMARY: DETAIL", led by "FILE:LINE: " where located and the
+// diagnostic has a subject (a file's; an expression parsed from a flag has
+// no file worth naming).
+func Message(diags hcl.Diagnostics, located bool) string {
+	var parts []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + d.Detail
+		}
+		if located && d.Subject != nil {
+			msg = fmt.Sprintf("%s:%d: %s", d.Subject.Filename, d.Subject.Start.Line, msg)
+		}
+		parts = append(parts, msg)
+	}
+	return strings.Join(parts, "; ")
 }

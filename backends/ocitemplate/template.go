@@ -14,6 +14,7 @@ import (
 	"oras.land/oras-go/v2/registry"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/hclinput"
 )
 
 // Template is an oci_mirror repository_template: an HCL string template over
@@ -50,7 +51,7 @@ func Parse(raw string) (*Template, error) {
 	}
 	expr, diags := hclsyntax.ParseTemplate([]byte(raw), "<repository template>", hcl.InitialPos)
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("repository template %q: %s", raw, diagText(diags))
+		return nil, fmt.Errorf("repository template %q: %s", raw, hclinput.Message(diags, false))
 	}
 	t := &Template{raw: raw, expr: expr, uses: map[string]bool{}}
 	for _, tr := range expr.Variables() {
@@ -97,7 +98,7 @@ func (t *Template) Resolve(p backends.Provider) (Repository, error) {
 	}}
 	v, diags := t.expr.Value(ctx)
 	if diags.HasErrors() {
-		return Repository{}, fmt.Errorf("repository template %q for %s: %s", t.raw, p, diagText(diags))
+		return Repository{}, fmt.Errorf("repository template %q for %s: %s", t.raw, p, hclinput.Message(diags, false))
 	}
 	v, err := convert.Convert(v, cty.String)
 	if err != nil || v.IsNull() || !v.IsKnown() {
@@ -217,21 +218,6 @@ func (t *Template) FixedRegistry() (string, bool) {
 		return "", false
 	}
 	return host, true
-}
-
-func diagText(diags hcl.Diagnostics) string {
-	var msgs []string
-	for _, d := range diags {
-		if d.Severity != hcl.DiagError {
-			continue
-		}
-		msg := d.Summary
-		if d.Detail != "" {
-			msg += ": " + d.Detail
-		}
-		msgs = append(msgs, msg)
-	}
-	return strings.Join(msgs, "; ")
 }
 
 // Unpinned applies OpenTofu's rule for oci_mirror templates to the

@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/cliconfig"
+	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -83,7 +83,7 @@ func parseFile(path string, b []byte) (Tokens, error) {
 		diags = append(diags, gohcl.DecodeBody(f.Body, nil, &body)...)
 	}
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("--auth %w", diagErr(diags))
+		return nil, fmt.Errorf("--auth %s", hclinput.Message(diags, true))
 	}
 	out := Tokens{}
 	names := map[string]bool{}
@@ -133,23 +133,4 @@ func parseToken(name, sum string, provs, mods []string) (*Token, error) {
 		t.Modules = append(t.Modules, m)
 	}
 	return t, nil
-}
-
-// diagErr is HCL's diagnostics as one error naming FILE:LINE.
-func diagErr(diags hcl.Diagnostics) error {
-	var parts []string
-	for _, d := range diags {
-		if d.Severity != hcl.DiagError {
-			continue
-		}
-		msg := d.Summary
-		if d.Detail != "" {
-			msg += ": " + d.Detail
-		}
-		if d.Subject != nil {
-			msg = fmt.Sprintf("%s:%d: %s", d.Subject.Filename, d.Subject.Start.Line, msg)
-		}
-		parts = append(parts, msg)
-	}
-	return fmt.Errorf("%s", strings.Join(parts, "; "))
 }
