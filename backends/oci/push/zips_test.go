@@ -10,22 +10,10 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/ocitemplate"
 	"github.com/tfmirror/tfmirror/hashing"
 )
-
-func filters(t *testing.T, ss ...string) []backends.ProviderFilter {
-	t.Helper()
-	var out []backends.ProviderFilter
-	for _, s := range ss {
-		f, err := backends.ParseProviderFilter(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, f)
-	}
-	return out
-}
 
 func TestIdentify(t *testing.T) {
 	tests := []struct {
@@ -35,30 +23,30 @@ func TestIdentify(t *testing.T) {
 		want   string // packages, or the error fragment after "error: "
 	}{
 		{"goreleaser names", []string{"dist/terraform-provider-alpha_1.2.3_linux_amd64.zip", "terraform-provider-alpha_1.2.3_darwin_arm64.zip"},
-			Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha")},
+			Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha")},
 			"registry.opentofu.org/acme/alpha 1.2.3 linux_amd64; registry.opentofu.org/acme/alpha 1.2.3 darwin_arm64"},
 		{"full address", []string{"terraform-provider-alpha_1.2.3-rc.1_linux_amd64.zip"},
-			Naming{Providers: filters(t, "example.com/acme/alpha")}, "example.com/acme/alpha 1.2.3-rc.1 linux_amd64"},
+			Naming{Providers: backendtest.ProviderFilters(t, "example.com/acme/alpha")}, "example.com/acme/alpha 1.2.3-rc.1 linux_amd64"},
 		{"several providers", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip", "terraform-provider-beta_2.0.0_linux_amd64.zip"},
-			Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha", "registry.opentofu.org/acme/beta")},
+			Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha", "registry.opentofu.org/acme/beta")},
 			"registry.opentofu.org/acme/alpha 1.0.0 linux_amd64; registry.opentofu.org/acme/beta 2.0.0 linux_amd64"},
-		{"upper case name", []string{"Terraform-Provider-Alpha_1.0.0_Linux_AMD64.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha")},
+		{"upper case name", []string{"Terraform-Provider-Alpha_1.0.0_Linux_AMD64.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha")},
 			"registry.opentofu.org/acme/alpha 1.0.0 linux_amd64"},
-		{"other name with flags", []string{"build/provider.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha"), Version: "= 0.3.0", Platform: "linux_arm64"},
+		{"other name with flags", []string{"build/provider.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha"), Version: "= 0.3.0", Platform: "linux_arm64"},
 			"registry.opentofu.org/acme/alpha 0.3.0 linux_arm64"},
-		{"standard name beats flags", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha"), Version: "2.0.0", Platform: "darwin_amd64"},
+		{"standard name beats flags", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha"), Version: "2.0.0", Platform: "darwin_amd64"},
 			"registry.opentofu.org/acme/alpha 1.0.0 linux_amd64"},
 		{"no provider", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{}, "error: needs --provider"},
-		{"other name without flags", []string{"provider.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha")}, "error: pass an exact --version and one --platform"},
-		{"other name with a constraint", []string{"provider.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha"), Version: "~> 1.0", Platform: "linux_amd64"}, "error: pass an exact --version"},
-		{"type not given", []string{"terraform-provider-gamma_1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha", "registry.opentofu.org/acme/beta")}, "error: names none of the providers"},
-		{"same type twice", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha", "registry.opentofu.org/other/alpha")}, "error: several --provider values"},
-		{"bad version in name", []string{"terraform-provider-alpha_v1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha")}, "error: cannot tell the version"},
-		{"bad platform in name", []string{"terraform-provider-alpha_1.0.0_linux.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha")}, "error: cannot tell the version"},
-		{"no hostname", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{Providers: filters(t, "acme/alpha")}, "error: write the full address"},
-		{"bad platform flag", []string{"provider.zip"}, Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha"), Version: "1.0.0", Platform: "linux"}, "error: --platform"},
+		{"other name without flags", []string{"provider.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha")}, "error: pass an exact --version and one --platform"},
+		{"other name with a constraint", []string{"provider.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha"), Version: "~> 1.0", Platform: "linux_amd64"}, "error: pass an exact --version"},
+		{"type not given", []string{"terraform-provider-gamma_1.0.0_linux_amd64.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha", "registry.opentofu.org/acme/beta")}, "error: names none of the providers"},
+		{"same type twice", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha", "registry.opentofu.org/other/alpha")}, "error: several --provider values"},
+		{"bad version in name", []string{"terraform-provider-alpha_v1.0.0_linux_amd64.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha")}, "error: cannot tell the version"},
+		{"bad platform in name", []string{"terraform-provider-alpha_1.0.0_linux.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha")}, "error: cannot tell the version"},
+		{"no hostname", []string{"terraform-provider-alpha_1.0.0_linux_amd64.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "acme/alpha")}, "error: write the full address"},
+		{"bad platform flag", []string{"provider.zip"}, Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha"), Version: "1.0.0", Platform: "linux"}, "error: --platform"},
 		{"duplicate", []string{"a/terraform-provider-alpha_1.0.0_linux_amd64.zip", "b/terraform-provider-alpha_1.0.0_linux_amd64.zip"},
-			Naming{Providers: filters(t, "registry.opentofu.org/acme/alpha")}, "error: are both registry.opentofu.org/acme/alpha 1.0.0 linux_amd64"},
+			Naming{Providers: backendtest.ProviderFilters(t, "registry.opentofu.org/acme/alpha")}, "error: are both registry.opentofu.org/acme/alpha 1.0.0 linux_amd64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
