@@ -26,7 +26,11 @@ import (
 func TestCLIDemoThreeJobs(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "world")
 	s := newTmux(t, 120, 40, []string{"NO_COLOR=1"}, "demo", "--keep", keep, "--rate", "0")
-	s.waitLoaded("acme/cloud", "compare 1 ↔ 3 ↔ 4 ↔ 5", "◇◇○○")
+	s.waitLoaded("acme/cloud", "acme/widget", "compare 1 ↔ 3 ↔ 4 ↔ 5")
+	// The cursor stays on the first provider listed, which is widget when
+	// the release's listing comes in first: Home goes to the top.
+	s.keys("Home")
+	s.waitFor("registry.terraform.io/acme/cloud", "◇◇○○")
 
 	// 1. Curate.
 	s.keys("Enter", "Right", "Space", "Enter")
