@@ -489,6 +489,20 @@ func requests(kind string, want int) func(t *testing.T, h *faultSwitch) {
 	}
 }
 
+// requestsWithin checks that between lo and hi requests of kind were made.
+// A fault that first asks the real registry for its answer (and so takes
+// longer than a client's header timeout on a loaded machine) may be met by
+// the client's own retries as well as the engine's: the count is bounded,
+// not exact.
+func requestsWithin(kind string, lo, hi int) func(t *testing.T, h *faultSwitch) {
+	return func(t *testing.T, h *faultSwitch) {
+		t.Helper()
+		if got := h.count(kind); got < lo || got > hi {
+			t.Errorf("%d %s requests, want %d to %d", got, kind, lo, hi)
+		}
+	}
+}
+
 // netMirrorUnderFaults serves w.src as a network mirror behind a fault
 // switch, read with short timeouts.
 func netMirrorUnderFaults(t *testing.T, w *faultWorld, timeout time.Duration) (*faultSwitch, *netmirror.Mirror, string) {
