@@ -135,7 +135,7 @@ func (b *docBatch) commit() error {
 // abort closes the staged files and removes those not in place.
 func (b *docBatch) abort() {
 	for i, f := range b.files {
-		f.Close()
+		_ = f.Close() // discarded, or synced before it was placed
 		if i >= b.placed && b.tmps[i] != "" {
 			os.Remove(b.tmps[i])
 		}

@@ -23,7 +23,7 @@ func listDir(dir string) (entries []os.DirEntry, size func(name string) (int64, 
 	}
 	entries, err = f.ReadDir(-1)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // read only
 		return nil, nil, nil, err
 	}
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
@@ -35,7 +35,7 @@ func listDir(dir string) (entries []os.DirEntry, size func(name string) (int64, 
 		}
 		return st.Size, nil
 	}
-	return entries, size, func() { f.Close() }, nil
+	return entries, size, func() { _ = f.Close() }, nil
 }
 
 // readFileInto reads the file at path into *buf, when buf is not nil,
@@ -55,7 +55,7 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 		return nil, err
 	}
 	r := fdReader{fd: fd, name: path} // on the stack: a scan reads thousands
-	defer r.Close()
+	defer func() { _ = r.Close() }()  // read only
 	b := (*buf)[:0]
 	if cap(b) == 0 {
 		b = make([]byte, 0, 2048) // a version document of a few platforms in one read
@@ -163,7 +163,7 @@ func openReadFD(name string) (int, error) {
 		return -1, err
 	}
 	if err := regular.CheckFD(fd, name); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd) // refused before any read
 		return -1, err
 	}
 	return fd, nil

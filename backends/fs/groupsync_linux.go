@@ -87,7 +87,7 @@ func fewDirtyPages() bool {
 	if err != nil {
 		return false
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }() // read only
 	var buf [8192]byte
 	n, err := unix.Read(fd, buf[:])
 	if err != nil || n <= 0 {

@@ -65,7 +65,7 @@ func (m *Mirror) lockProvider(ctx context.Context, p backends.Provider) (func(),
 	go func() { got <- waitLock(f) }()
 	locked := func(err error) error {
 		if err != nil {
-			f.Close()
+			_ = f.Close() // the lock file: nothing was written to it
 			<-pl.turn
 			return fmt.Errorf("lock %s: %w", m.rel(f.Name()), err)
 		}
@@ -99,7 +99,7 @@ type providerLock struct {
 // this process if one waits; otherwise it is released.
 func (pl *providerLock) release() {
 	if pl.waiting.Load() == 0 && pl.held != nil {
-		pl.held.Close()
+		_ = pl.held.Close() // releases the flock; nothing was written to it
 		pl.held = nil
 	}
 	<-pl.turn

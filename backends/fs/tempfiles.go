@@ -32,10 +32,10 @@ func createLocked(dir, prefix string) (*os.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	lockFile(f)
+	_ = lockFile(f) // where flock fails, no sweeper can lock it either
 	final := filepath.Join(dir, strings.Replace(filepath.Base(f.Name()), newMarker, tempMarker, 1))
 	if err := rename(f.Name(), final); err != nil {
-		f.Close()
+		_ = f.Close() // removed below
 		os.Remove(f.Name())
 		return nil, "", err
 	}
@@ -76,10 +76,10 @@ func mkdirLocked(dir, prefix string) (*os.File, string, error) {
 		os.RemoveAll(tmp)
 		return nil, "", err
 	}
-	lockFile(d)
+	_ = lockFile(d) // where flock fails, no sweeper can lock it either
 	final := filepath.Join(dir, strings.Replace(filepath.Base(tmp), newMarker, tempMarker, 1))
 	if err := os.Rename(tmp, final); err != nil {
-		d.Close()
+		_ = d.Close() // removed below
 		os.RemoveAll(tmp)
 		return nil, "", err
 	}
@@ -146,7 +146,7 @@ func sweepStaleNamed(dir, prefix string) {
 				if lockFile(f) == nil {
 					os.RemoveAll(p)
 				}
-				f.Close()
+				_ = f.Close() // only opened to be locked
 			}
 			continue
 		}
@@ -157,7 +157,7 @@ func sweepStaleNamed(dir, prefix string) {
 		if lockFile(f) == nil {
 			os.Remove(p)
 		}
-		f.Close()
+		_ = f.Close() // only opened to be locked
 	}
 }
 

@@ -46,7 +46,7 @@ func createUnnamed(dir string) (*os.File, error) {
 	f := os.NewFile(uintptr(fd), unnamedPath(fd))
 	if umask()&0o644 != 0 {
 		if err := f.Chmod(0o644); err != nil {
-			f.Close()
+			_ = f.Close() // unnamed: gone once closed
 			return nil, err
 		}
 	}

@@ -101,7 +101,7 @@ func (s *staged) Abort() error {
 		return nil
 	}
 	s.done = true
-	s.f.Close()
+	_ = s.f.Close() // discarded: nothing of it is kept
 	if s.unnamed {
 		return nil // a file without a name is gone once closed
 	}
@@ -111,7 +111,7 @@ func (s *staged) Abort() error {
 func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err error) {
 	defer func() {
 		if err != nil {
-			s.Abort()
+			_ = s.Abort() // err, the one that matters, is returned
 		}
 	}()
 	if err := ctx.Err(); err != nil {
@@ -207,7 +207,7 @@ func placeUnnamed(f *os.File, path string) error {
 // in one step: a link (a link cannot replace) under a staging name beside
 // it, locked as createLocked's are, renamed over it.
 func replaceUnnamed(f *os.File, path string) error {
-	lockFile(f)
+	_ = lockFile(f) // where flock fails, no sweeper can lock it either
 	dir, base := filepath.Split(path)
 	tmp, err := freshName(dir, "."+base+tempMarker, func(name string) error { return linkUnnamed(f, name) })
 	if err != nil {
@@ -223,7 +223,7 @@ func replaceUnnamed(f *os.File, path string) error {
 // landed finishes a commit whose archive was put in place.
 func (s *staged) landed(sums hashing.Sums) error {
 	s.done = true
-	s.f.Close()
+	_ = s.f.Close() // synced before it took its name
 	// The bytes are durable (synced before they took the name); the directory
 	// entry is made so by the next Flush, before an index lists it.
 	s.m.markUnsynced(filepath.Dir(s.target))
@@ -254,7 +254,7 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 		return s.fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	defer d.Close() // the lock is held until the directory is in place
+	defer func() { _ = d.Close() }() // the lock, held until the directory is in place
 	if err := hashing.Extract(s.path, tmp, s.m.opts.Hashing); err != nil {
 		return s.fail(err)
 	}
