@@ -41,7 +41,7 @@ func Commit(f *os.File, tmp, path string, data []byte, mode os.FileMode) error {
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
-	f.Close()
+	_ = f.Close() // synced above; closed already where closeBeforeRename
 	if err != nil {
 		os.Remove(tmp)
 		return err
@@ -54,8 +54,8 @@ func Commit(f *os.File, tmp, path string, data []byte, mode os.FileMode) error {
 // where the system allows; it is best effort.
 func SyncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+		_ = d.Sync() // EINVAL on filesystems that cannot sync a directory
+		_ = d.Close()
 	}
 }
 
