@@ -19,7 +19,7 @@ func (b *Bundle) Audit(ctx context.Context, p backends.Provider) []backends.Prob
 	if err != nil {
 		return []backends.Problem{{Package: backends.Package{Provider: p}, Detail: fmt.Sprintf("bundle %s: %v", b.name, err)}}
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	var out []backends.Problem
 	dir := ProviderDir(p) + "/"
 	for _, fl := range b.manifest.Files {

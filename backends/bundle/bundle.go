@@ -119,7 +119,7 @@ func Open(name, file string, opts Options) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", name, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	if fi, err := f.Stat(); err != nil || fi.IsDir() {
 		return nil, fmt.Errorf("bundle %s: not a file (a bundle is the .tar file tfmirror export writes)", name)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -62,7 +63,7 @@ func NewStaging(out string, h hashing.Options) (*Staging, error) {
 	m, err := fs.Open(out+" (staging)", dir, fs.Options{Hashing: h})
 	if err != nil {
 		os.RemoveAll(dir)
-		lock.Close()
+		_ = lock.Close() // releases the lock; the directory is gone
 		return nil, err
 	}
 	return &Staging{Mirror: m, dir: dir, out: out, lock: lock, hashing: h}, nil
@@ -76,7 +77,7 @@ func (s *Staging) Pack(ctx context.Context) (*Manifest, error) {
 // Remove deletes the staging mirror.
 func (s *Staging) Remove() error {
 	err := os.RemoveAll(s.dir)
-	s.lock.Close()
+	_ = s.lock.Close() // releases the lock; nothing was written to it
 	return err
 }
 
@@ -248,7 +249,7 @@ func hashFile(name string) (int64, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
@@ -266,7 +267,7 @@ func writeTar(ctx context.Context, out, root string, manifest []byte, files []Fi
 		return err
 	}
 	defer func() {
-		tmp.Close()
+		_ = tmp.Close() // synced before it was placed, or discarded
 		if err != nil {
 			os.Remove(tmpPath)
 		}
@@ -304,10 +305,7 @@ func writeTar(ctx context.Context, out, root string, manifest []byte, files []Fi
 	if err := fs.PlaceStaging(tmp, tmpPath, out); err != nil {
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(out)); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	atomicfile.SyncDir(filepath.Dir(out))
 	return nil
 }
 
@@ -318,7 +316,7 @@ func copyFile(tw *tar.Writer, root string, f File) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }() // read only
 	h := sha256.New()
 	if err := writeEntry(tw, f.Path, f.Size, io.TeeReader(io.LimitReader(src, f.Size), h)); err != nil {
 		return err
