@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -41,10 +42,15 @@ const lsExample = `  tfmirror ls ./mirror
   tfmirror ls registry://registry.terraform.io -p hashicorp/null -v latest
   tfmirror ls registry://registry.opentofu.org --module terraform-aws-modules/vpc/aws -v ">= 5.0"`
 
+// lsFlags are ls's options, bound to its flags.
+type lsFlags struct {
+	sel    selectionFlags
+	mods   moduleFlags
+	asJSON bool
+}
+
 func newLsCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var mods moduleFlags
-	var asJSON bool
+	var f lsFlags
 	cmd := &cobra.Command{
 		Use:     "ls [MIRROR] [selection]",
 		Short:   "List the packages in a place: provider, version, platform, hashes",
@@ -57,54 +63,59 @@ func newLsCmd(env *Env) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				configured, err := defaultMirrors()
-				if err != nil {
-					return usageErr("reading your CLI configuration: %v (see tfmirror config)", err)
-				}
-				if len(configured) == 0 {
-					return usageErr("ls: no MIRROR given, and your CLI configuration names no mirror in provider_installation (see tfmirror config)")
-				}
-				args = configured
-			}
-			if mods.set() {
-				return runModulesLs(cmd, env, args[0], &sel, mods.modules, asJSON)
-			}
-			return runLs(cmd, env, args, &sel, asJSON)
+			return runLs(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
-	sel.add(cmd)
-	mods.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of packages")
+	f.sel.add(cmd)
+	f.mods.add(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print a JSON array of packages")
 	return cmd
 }
 
-// runLs lists every place in args; one that cannot be opened or listed is
+// runLs lists the places in args, or those of the CLI configuration.
+func runLs(ctx context.Context, env *Env, f *lsFlags, args []string, st streams) error {
+	if len(args) == 0 {
+		configured, err := defaultMirrors()
+		if err != nil {
+			return usageErr("reading your CLI configuration: %v (see tfmirror config)", err)
+		}
+		if len(configured) == 0 {
+			return usageErr("ls: no MIRROR given, and your CLI configuration names no mirror in provider_installation (see tfmirror config)")
+		}
+		args = configured
+	}
+	if f.mods.set() {
+		return runModulesLs(ctx, env, args[0], &f.sel, f.mods.modules, f.asJSON, st)
+	}
+	return lsPlaces(ctx, env, args, &f.sel, f.asJSON, st)
+}
+
+// lsPlaces lists every place in args; one that cannot be opened or listed is
 // reported and does not hide the others, and makes the exit status 1.
-func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJSON bool) error {
+func lsPlaces(ctx context.Context, env *Env, args []string, sel *selectionFlags, asJSON bool, st streams) error {
 	s, err := sel.selection()
 	if err != nil {
 		return err
 	}
 	if len(args) == 1 && versionsOnly(args[0], s) {
-		return lsVersions(cmd, env, args[0], s, asJSON)
+		return lsVersions(ctx, env, args[0], s, asJSON, st)
 	}
 	if asJSON && !s.Names() {
-		return lsJSON(cmd, env, args, s)
+		return lsJSON(ctx, env, args, s, st)
 	}
 	var all []backends.Archive
 	var sigs []sync.Signature
 	failed := 0
 	for _, arg := range args {
-		as, placeSigs, err := lsPlace(cmd, env, arg, s, asJSON)
-		if emptyListing(cmd, s, err) {
+		as, placeSigs, err := lsPlace(ctx, env, arg, s, asJSON, st)
+		if emptyListing(st, s, err) {
 			continue
 		}
 		if err != nil && len(args) == 1 {
 			return err
 		}
 		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", err)
+			fmt.Fprintf(st.stderr, "tfmirror: %v\n", err)
 			failed++
 		}
 		for len(placeSigs) < len(as) {
@@ -112,11 +123,11 @@ func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJ
 		}
 		all, sigs = append(all, as...), append(sigs, placeSigs...)
 	}
-	if err := report.SignedPackages(cmd.OutOrStdout(), all, sigs, asJSON); err != nil {
+	if err := report.SignedPackages(st.stdout, all, sigs, asJSON); err != nil {
 		return err
 	}
 	if failed > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %d of %d places could not be listed (see above)\n", failed, len(args))
+		fmt.Fprintf(st.stderr, "tfmirror: %d of %d places could not be listed (see above)\n", failed, len(args))
 		return errProblem
 	}
 	return nil
@@ -127,37 +138,37 @@ func runLs(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, asJ
 // empty lock file selects nothing) found nothing, and notes it on stderr.
 // That is an answer, as the clients read an empty mirror or lock file:
 // nothing, without error. A selection that matches nothing stays a problem.
-func emptyListing(cmd *cobra.Command, s sync.Selection, err error) bool {
+func emptyListing(st streams, s sync.Selection, err error) bool {
 	if !errors.Is(err, sync.ErrNothingSelected) || len(s.Providers) > 0 || !s.Versions.IsZero() || len(s.Platforms) > 0 || len(s.Locked) > 0 || s.Pinned != nil {
 		return false
 	}
 	if s.Locked != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "tfmirror: note: the lock file locks no provider: nothing to list")
+		fmt.Fprintln(st.stderr, "tfmirror: note: the lock file locks no provider: nothing to list")
 		return true
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: note: %v: nothing to list\n", err)
+	fmt.Fprintf(st.stderr, "tfmirror: note: %v: nothing to list\n", err)
 	return true
 }
 
 // lsPlace lists one place's selected archives, and with signers who signed
 // each (a Signature per archive, from the place's provenance).
-func lsPlace(cmd *cobra.Command, env *Env, arg string, s sync.Selection, signers bool) ([]backends.Archive, []sync.Signature, error) {
+func lsPlace(ctx context.Context, env *Env, arg string, s sync.Selection, signers bool, st streams) ([]backends.Archive, []sync.Signature, error) {
 	if err := needsVersion(arg, s); err != nil {
 		return nil, nil, err
 	}
-	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+	r, err := openPlace(ctx, arg, env.placeOptions())
 	if err != nil {
 		return nil, nil, err
 	}
-	as, err := s.Resolve(cmd.Context(), r)
+	as, err := s.Resolve(ctx, r)
 	var sigs []sync.Signature
 	if err == nil && signers {
-		sigs = sync.Signatures(cmd.Context(), r, as, signatures())
+		sigs = sync.Signatures(ctx, r, as, signatures())
 	}
 	if err == nil && !signers {
-		noteUnsigned(cmd.Context(), cmd.ErrOrStderr(), r, as)
+		noteUnsigned(ctx, st.stderr, r, as)
 	}
-	printWarnings(cmd, r)
+	st.warnings(r)
 	return as, sigs, noCatalogue(err)
 }
 
@@ -166,12 +177,12 @@ func lsPlace(cmd *cobra.Command, env *Env, arg string, s sync.Selection, signers
 // of them whole. Such a selection fails only where it selects nothing at
 // all, before any row; a place that fails to list a provider after others
 // leaves their rows, and the array is closed.
-func lsJSON(cmd *cobra.Command, env *Env, args []string, s sync.Selection) error {
-	rows := report.NewPackageRows(cmd.OutOrStdout())
+func lsJSON(ctx context.Context, env *Env, args []string, s sync.Selection, st streams) error {
+	rows := report.NewPackageRows(st.stdout)
 	failed := 0
 	for _, arg := range args {
-		err := lsPlaceEach(cmd, env, arg, s, rows)
-		if emptyListing(cmd, s, err) {
+		err := lsPlaceEach(ctx, env, arg, s, rows, st)
+		if emptyListing(st, s, err) {
 			continue
 		}
 		if err != nil && len(args) == 1 {
@@ -181,7 +192,7 @@ func lsJSON(cmd *cobra.Command, env *Env, args []string, s sync.Selection) error
 			return err
 		}
 		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", err)
+			fmt.Fprintf(st.stderr, "tfmirror: %v\n", err)
 			failed++
 		}
 	}
@@ -189,7 +200,7 @@ func lsJSON(cmd *cobra.Command, env *Env, args []string, s sync.Selection) error
 		return err
 	}
 	if failed > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %d of %d places could not be listed (see above)\n", failed, len(args))
+		fmt.Fprintf(st.stderr, "tfmirror: %d of %d places could not be listed (see above)\n", failed, len(args))
 		return errProblem
 	}
 	return nil
@@ -197,11 +208,10 @@ func lsJSON(cmd *cobra.Command, env *Env, args []string, s sync.Selection) error
 
 // lsPlaceEach writes one place's selected archives to rows, with who
 // signed each, a provider at a time.
-func lsPlaceEach(cmd *cobra.Command, env *Env, arg string, s sync.Selection, rows *report.PackageRows) error {
+func lsPlaceEach(ctx context.Context, env *Env, arg string, s sync.Selection, rows *report.PackageRows, st streams) error {
 	if err := needsVersion(arg, s); err != nil {
 		return err
 	}
-	ctx := cmd.Context()
 	r, err := openPlace(ctx, arg, env.placeOptions())
 	if err != nil {
 		return err
@@ -209,7 +219,7 @@ func lsPlaceEach(cmd *cobra.Command, env *Env, arg string, s sync.Selection, row
 	err = s.ResolveEach(ctx, r, func(_ backends.Provider, as []backends.Archive) error {
 		return rows.Add(as, sync.Signatures(ctx, r, as, signatures()))
 	})
-	printWarnings(cmd, r)
+	st.warnings(r)
 	return noCatalogue(err)
 }
 
@@ -222,18 +232,18 @@ func versionsOnly(arg string, s sync.Selection) bool {
 }
 
 // lsVersions prints the versions a registry offers of each named provider.
-func lsVersions(cmd *cobra.Command, env *Env, arg string, s sync.Selection, asJSON bool) error {
-	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+func lsVersions(ctx context.Context, env *Env, arg string, s sync.Selection, asJSON bool, st streams) error {
+	r, err := openPlace(ctx, arg, env.placeOptions())
 	if err != nil {
 		return err
 	}
-	ps, err := s.ProvidersIn(cmd.Context(), r)
+	ps, err := s.ProvidersIn(ctx, r)
 	if err != nil {
 		return noCatalogue(err)
 	}
 	var rows []report.VersionRow
 	for _, p := range ps {
-		vs, err := r.Versions(cmd.Context(), p)
+		vs, err := r.Versions(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -242,9 +252,9 @@ func lsVersions(cmd *cobra.Command, env *Env, arg string, s sync.Selection, asJS
 			rows = append(rows, report.VersionRow{Provider: p.String(), Version: v.String()})
 		}
 	}
-	printWarnings(cmd, r)
+	st.warnings(r)
 	if !asJSON {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: versions only; give --version to list packages and their hashes\n", arg)
+		fmt.Fprintf(st.stderr, "%s: versions only; give --version to list packages and their hashes\n", arg)
 	}
-	return report.Versions(cmd.OutOrStdout(), rows, asJSON)
+	return report.Versions(st.stdout, rows, asJSON)
 }

@@ -82,8 +82,7 @@ func defaultModuleHost(arg string) string {
 }
 
 // runModulesLs is ls --module.
-func runModulesLs(cmd *cobra.Command, env *Env, arg string, sel *selectionFlags, raw []string, asJSON bool) error {
-	ctx := cmd.Context()
+func runModulesLs(ctx context.Context, env *Env, arg string, sel *selectionFlags, raw []string, asJSON bool, st streams) error {
 	c, err := onlyModuleSelection(sel)
 	if err != nil {
 		return err
@@ -101,15 +100,15 @@ func runModulesLs(cmd *cobra.Command, env *Env, arg string, sel *selectionFlags,
 	for _, m := range mods {
 		ls, err := l.ListModule(ctx, m, c)
 		for _, w := range ls.Warnings {
-			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			fmt.Fprintln(st.stderr, "warning:", w)
 		}
 		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", err)
+			fmt.Fprintf(st.stderr, "tfmirror: %v\n", err)
 			failed = true
 			continue
 		}
 		if len(ls.Items) == 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %s: %s: no version matches %q\n", l, m, c)
+			fmt.Fprintf(st.stderr, "tfmirror: %s: %s: no version matches %q\n", l, m, c)
 			failed = true
 		}
 		for _, it := range ls.Items {
@@ -124,7 +123,7 @@ func runModulesLs(cmd *cobra.Command, env *Env, arg string, sel *selectionFlags,
 			rows = append(rows, row)
 		}
 	}
-	if err := report.ModuleRows(cmd.OutOrStdout(), rows, asJSON); err != nil {
+	if err := report.ModuleRows(st.stdout, rows, asJSON); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {

@@ -202,13 +202,7 @@ func registryHint(arg string) string {
 }
 
 // printWarnings reports the junk a place tolerated.
-func printWarnings(cmd *cobra.Command, r backends.Reader) {
-	if w, ok := r.(backends.Warner); ok {
-		for _, msg := range w.Warnings() {
-			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", msg)
-		}
-	}
-}
+func printWarnings(cmd *cobra.Command, r backends.Reader) { streamsOf(cmd).warnings(r) }
 
 // notice shows what a place says as it happens: through the command's
 // reporter (a JSON line with --json), or as a line on stderr.
@@ -253,11 +247,7 @@ func reporter(cmd *cobra.Command, asJSON, push bool) *report.SyncReporter {
 }
 
 // isTerminal reports whether the command talks to a terminal both ways.
-func isTerminal(cmd *cobra.Command) bool {
-	out, ok := cmd.OutOrStdout().(*os.File)
-	in, ok2 := cmd.InOrStdin().(*os.File)
-	return ok && ok2 && term.IsTerminal(out.Fd()) && term.IsTerminal(in.Fd())
-}
+func isTerminal(cmd *cobra.Command) bool { return streamsOf(cmd).isTerminal() }
 
 // summaryErr is a run's exit: interrupted, a problem (the reporter has said
 // which), or success.

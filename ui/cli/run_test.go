@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/ui/report"
+)
+
+// These tests call the run functions with options and buffers, as the
+// cobra wiring does, without building or running the binary.
+
+// testRun is a run's streams as buffers, and the Env the global flags'
+// defaults make.
+type testRun struct {
+	env            *Env
+	stdout, stderr bytes.Buffer
+}
+
+func newTestRun() *testRun {
+	r := &testRun{}
+	r.env = &Env{maxUnpacked: hashing.DefaultMaxUnpacked, stderr: &r.stderr}
+	return r
+}
+
+func (r *testRun) streams() streams {
+	return streams{stdin: strings.NewReader(""), stdout: &r.stdout, stderr: &r.stderr}
+}
+
+// exitOf is the exit code err makes, as Execute would return it.
+func exitOf(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	default:
+		return exitProblem
+	}
+}
+
+// packedMirror is a filesystem mirror of two providers, one version, two
+// platforms: four packages.
+func packedMirror(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	backendtest.WritePacked(t, dir, backendtest.Seeds(t,
+		[]string{"example.com/acme/alpha", "example.com/acme/beta"}, []string{"1.0.0"}, []string{"linux_amd64", "darwin_arm64"}))
+	return dir
+}
+
+func TestRunLs(t *testing.T) {
+	mirror := packedMirror(t)
+	cases := []struct {
+		name     string
+		flags    lsFlags
+		args     []string
+		exit     int
+		rows     int
+		only     string // in every row's provider and platform
+		inStderr string
+	}{
+		{name: "every package", args: []string{mirror}, rows: 4},
+		{name: "a provider", flags: lsFlags{sel: selectionFlags{providers: []string{"acme/beta"}}}, args: []string{mirror}, rows: 2, only: "acme/beta"},
+		{name: "a platform", flags: lsFlags{sel: selectionFlags{platforms: []string{"linux_amd64"}}}, args: []string{mirror}, rows: 2, only: "linux_amd64"},
+		{name: "platform typo", flags: lsFlags{sel: selectionFlags{platforms: []string{"linux_x86_64"}}}, args: []string{mirror}, exit: exitUsage},
+		{name: "selection matches nothing", flags: lsFlags{sel: selectionFlags{providers: []string{"acme/gamma"}}}, args: []string{mirror}, exit: exitProblem},
+		{name: "no such place", args: []string{mirror + "/nowhere"}, exit: exitUsage},
+		{name: "one place of two missing", args: []string{mirror, mirror + "/nowhere"}, exit: exitProblem, rows: 4, inStderr: "1 of 2 places could not be listed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestRun()
+			tc.flags.asJSON = true
+			err := runLs(context.Background(), r.env, &tc.flags, tc.args, r.streams())
+			if got := exitOf(err); got != tc.exit {
+				t.Fatalf("exit %d (%v), want %d; stderr:\n%s", got, err, tc.exit, r.stderr.String())
+			}
+			if !strings.Contains(r.stderr.String(), tc.inStderr) {
+				t.Errorf("stderr does not say %q:\n%s", tc.inStderr, r.stderr.String())
+			}
+			if tc.exit == exitUsage {
+				return
+			}
+			var rows []report.PackageJSON
+			if tc.rows > 0 || r.stdout.Len() > 0 {
+				if err := json.Unmarshal(r.stdout.Bytes(), &rows); err != nil {
+					t.Fatalf("stdout is not a JSON array of packages: %v\n%s", err, r.stdout.String())
+				}
+			}
+			if len(rows) != tc.rows {
+				t.Fatalf("%d rows, want %d:\n%s", len(rows), tc.rows, r.stdout.String())
+			}
+			for _, row := range rows {
+				if !strings.Contains(row.Provider+" "+row.Platform, tc.only) {
+					t.Errorf("row %s %s %s outside the selection (%s)", row.Provider, row.Version, row.Platform, tc.only)
+				}
+			}
+		})
+	}
+}
+
+// ls without --json writes a table with a line per package.
+func TestRunLsTable(t *testing.T) {
+	r := newTestRun()
+	err := runLs(context.Background(), r.env, &lsFlags{}, []string{packedMirror(t)}, r.streams())
+	if err != nil {
+		t.Fatalf("ls: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	for _, want := range []string{"example.com/acme/alpha", "example.com/acme/beta", "darwin_arm64", "linux_amd64"} {
+		if !strings.Contains(r.stdout.String(), want) {
+			t.Errorf("the table does not name %s:\n%s", want, r.stdout.String())
+		}
+	}
+}
