@@ -107,11 +107,7 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 	v.sh.warn(num, msg.warnings, "tfmirror ls "+v.places[msg.mirror].name)
 	v.setItems()
 	v.unmatchedFilters()
-	var cmds []tea.Cmd
-	if p, ok := v.list.Selected(); ok && !v.hasCurrent {
-		cmds = append(cmds, v.selectItem(p, true))
-		v.firstLoad = cmds[0] != nil
-	}
+	cmds := v.followCursor()
 	if len(mr.providers) > 0 {
 		v.newestPending++
 		newest := newestCmd(v.sh.ctx, mr.reader, mr.providers)
@@ -122,6 +118,30 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 		}
 	}
 	return tea.Batch(append(cmds, v.survey())...)
+}
+
+// followCursor shows the provider under the list's cursor where it is not
+// the one shown: the first provider listed, or, until the user moves the
+// cursor or opens a provider, the one a later catalogue put on the first
+// row. The newest versions wait while the first provider is listed.
+func (v *providersView) followCursor() []tea.Cmd {
+	p, ok := v.list.Selected()
+	if !ok || v.hasCurrent && (p == v.current || v.list.Held()) {
+		return nil
+	}
+	cmd := v.selectItem(p, true)
+	if cmd != nil {
+		v.firstLoad = true
+		return []tea.Cmd{cmd}
+	}
+	if !v.firstLoad {
+		return nil
+	}
+	// Already listed: the newest versions held back go now.
+	v.firstLoad = false
+	later := v.newestLater
+	v.newestLater = nil
+	return append(later, v.survey())
 }
 
 // setItems lists every provider some mirror lists (or the user named, or

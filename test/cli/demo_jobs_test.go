@@ -27,9 +27,8 @@ func TestCLIDemoThreeJobs(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "world")
 	s := newTmux(t, 120, 40, []string{"NO_COLOR=1"}, "demo", "--keep", keep, "--rate", "0")
 	s.waitLoaded("acme/cloud", "acme/widget", "compare 1 ↔ 3 ↔ 4 ↔ 5")
-	// The cursor stays on the first provider listed, which is widget when
-	// the release's listing comes in first: Home goes to the top.
-	s.keys("Home")
+	// The cursor stays on the first row, cloud, also when the release's
+	// listing (widget) comes in first.
 	s.waitFor("registry.terraform.io/acme/cloud", "◇◇○○")
 
 	// 1. Curate.

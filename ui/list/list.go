@@ -81,6 +81,9 @@ type Model[K comparable] struct {
 	cur    Cursor
 	filter filterline.Model
 	w, h   int
+	// held: the user moved the cursor or opened its item; until then the
+	// cursor stays on the first row as items arrive.
+	held bool
 }
 
 // New returns an empty list.
@@ -109,8 +112,9 @@ func (m *Model[K]) SetSize(w, h int) {
 	m.clamp()
 }
 
-// SetItems replaces the list, keeping the cursor on the same item and the
-// notes already known.
+// SetItems replaces the list, keeping the notes already known, and the
+// cursor on the same item once the user has moved it or opened its item
+// (Hold); until then on the first row, whatever arrived above it.
 func (m *Model[K]) SetItems(keys []K) {
 	at, ok := m.Selected()
 	notes := map[K]string{}
@@ -140,11 +144,22 @@ func (m *Model[K]) SetItems(keys []K) {
 		m.items[i].span = sp
 	}
 	m.refilter()
-	if ok {
+	switch {
+	case !m.held:
+		m.cur = Cursor{}
+	case ok:
 		m.moveTo(at)
 	}
 	m.clamp()
 }
+
+// Hold keeps the cursor on its item as items arrive from now on: the user
+// opened it. Moving the cursor (keys, click, wheel) holds it too.
+func (m *Model[K]) Hold() { m.held = true }
+
+// Held reports whether the cursor stays on its item as items arrive,
+// rather than on the first row.
+func (m Model[K]) Held() bool { return m.held }
 
 // SetNote sets the note shown beside k.
 func (m *Model[K]) SetNote(k K, note string) {
@@ -206,7 +221,9 @@ func (m Model[K]) Update(msg tea.Msg) (Model[K], tea.Cmd) {
 	if key.Matches(k, m.opts.Keys.Filter) {
 		return m, m.filter.Start()
 	}
-	m.opts.Keys.Move(&m.cur, k, len(m.shown), max(1, m.rowsOnScreen()))
+	if m.opts.Keys.Move(&m.cur, k, len(m.shown), max(1, m.rowsOnScreen())) {
+		m.held = true
+	}
 	m.clamp()
 	return m, nil
 }
@@ -347,6 +364,7 @@ func (m *Model[K]) Click(y int) bool {
 		return false
 	}
 	m.cur.Pos = m.cur.Top + y
+	m.held = true
 	m.clamp()
 	return true
 }
@@ -354,6 +372,7 @@ func (m *Model[K]) Click(y int) bool {
 // Scroll moves the cursor by n items (negative: up), as the arrows do.
 func (m *Model[K]) Scroll(n int) {
 	m.cur.Pos += n
+	m.held = true
 	m.clamp()
 }
 
