@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,9 +9,14 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
+// verifyFlags are verify's options, bound to its flags.
+type verifyFlags struct {
+	sel    selectionFlags
+	asJSON bool
+}
+
 func newVerifyCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var asJSON bool
+	var f verifyFlags
 	cmd := &cobra.Command{
 		Use:   "verify MIRROR [selection]",
 		Short: "Recompute every archive's hashes and compare them with what the place states",
@@ -24,41 +30,47 @@ lists them). Exits 1 when anything is wrong.`,
   tfmirror verify ./mirror --provider hashicorp/aws --json`,
 		Args: exactArgs(1, "MIRROR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sel.selection()
-			if err != nil {
-				return err
-			}
-			if err := needsVersion(args[0], s); err != nil {
-				return err
-			}
-			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
-			if err != nil {
-				return err
-			}
-			// Findings are written as verified, a batch at a time (the
-			// table's lines keep their cells until the last).
-			fw := report.NewFindingWriter(cmd.OutOrStdout(), asJSON)
-			err = sync.VerifyEach(cmd.Context(), r, s, sync.VerifyOptions{Hashing: env.hashing(), Signatures: signatures()}, fw.Add)
-			printWarnings(cmd, r)
-			if err != nil {
-				if asJSON && fw.Len() > 0 {
-					fw.Close() // the rows of the batches before, a whole array
-				}
-				return noCatalogue(err)
-			}
-			if err := fw.Close(); err != nil {
-				return err
-			}
-			if !asJSON {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", r, fw.Summary())
-			}
-			if fw.Count(sync.StatusOK) != fw.Len() {
-				return errProblem
-			}
-			return nil
+			return runVerify(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
-	sel.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
+	f.sel.add(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
 	return cmd
+}
+
+// runVerify verifies the selected archives of the place args[0] names.
+func runVerify(ctx context.Context, env *Env, f *verifyFlags, args []string, st streams) error {
+	asJSON := f.asJSON
+	s, err := f.sel.selection()
+	if err != nil {
+		return err
+	}
+	if err := needsVersion(args[0], s); err != nil {
+		return err
+	}
+	r, err := openPlace(ctx, args[0], env.placeOptions())
+	if err != nil {
+		return err
+	}
+	// Findings are written as verified, a batch at a time (the
+	// table's lines keep their cells until the last).
+	fw := report.NewFindingWriter(st.stdout, asJSON)
+	err = sync.VerifyEach(ctx, r, s, sync.VerifyOptions{Hashing: env.hashing(), Signatures: signatures()}, fw.Add)
+	st.warnings(r)
+	if err != nil {
+		if asJSON && fw.Len() > 0 {
+			fw.Close() // the rows of the batches before, a whole array
+		}
+		return noCatalogue(err)
+	}
+	if err := fw.Close(); err != nil {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(st.stderr, "%s: %s\n", r, fw.Summary())
+	}
+	if fw.Count(sync.StatusOK) != fw.Len() {
+		return errProblem
+	}
+	return nil
 }

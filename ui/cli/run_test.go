@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,4 +121,43 @@ func TestRunLsTable(t *testing.T) {
 			t.Errorf("the table does not name %s:\n%s", want, r.stdout.String())
 		}
 	}
+}
+
+// verify finds every archive of an intact mirror ok, and exits 1 naming
+// the one archive that no longer unpacks.
+func TestRunVerify(t *testing.T) {
+	mirror := packedMirror(t)
+	r := newTestRun()
+	if err := runVerify(context.Background(), r.env, &verifyFlags{asJSON: true}, []string{mirror}, r.streams()); err != nil {
+		t.Fatalf("verify of an intact mirror: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if got := verifyStatuses(t, r.stdout.Bytes()); got["ok"] != 4 {
+		t.Fatalf("statuses %v, want 4 ok", got)
+	}
+
+	damaged := filepath.Join(mirror, "example.com/acme/beta/terraform-provider-beta_1.0.0_linux_amd64.zip")
+	if err := os.WriteFile(damaged, []byte("not a zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = newTestRun()
+	err := runVerify(context.Background(), r.env, &verifyFlags{asJSON: true}, []string{mirror}, r.streams())
+	if exitOf(err) != exitProblem {
+		t.Fatalf("verify of a damaged mirror: exit %d (%v), want 1", exitOf(err), err)
+	}
+	if got := verifyStatuses(t, r.stdout.Bytes()); got["ok"] != 3 || len(got) != 2 {
+		t.Fatalf("statuses %v, want 3 ok and one problem", got)
+	}
+}
+
+func verifyStatuses(t *testing.T, out []byte) map[string]int {
+	t.Helper()
+	var rows []report.FindingJSON
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatalf("not a JSON array of findings: %v\n%s", err, out)
+	}
+	n := map[string]int{}
+	for _, row := range rows {
+		n[string(row.Status)]++
+	}
+	return n
 }
