@@ -276,7 +276,7 @@ func (c *Client) doWith(ctx context.Context, hc *http.Client, u *url.URL, auth *
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		resp.Body.Close()
+		_ = resp.Body.Close() // an error answer, read for its excerpt
 		return nil, &StatusError{URL: RedactURL(resp.Request.URL), Status: resp.StatusCode, Body: cleanExcerpt(excerpt)}
 	}
 	return resp, nil
@@ -321,7 +321,7 @@ func (c *Client) get(ctx context.Context, u *url.URL, auth *Auth, accept string)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read only
 	body, err := c.readAll(ctx, resp.Request.URL, resp.Body)
 	if err != nil {
 		return nil, err

@@ -111,7 +111,7 @@ func (t *transport) logf(req *http.Request, attempt int, format string, args ...
 		sent = " (" + formatBytes(req.ContentLength) + " sent)"
 	}
 	line := fmt.Sprintf("debug: %s %s%s %s (attempt %d)\n", req.Method, RedactURL(req.URL), sent, fmt.Sprintf(format, args...), attempt)
-	io.WriteString(t.debug, line)
+	_, _ = io.WriteString(t.debug, line) // the --debug trace, as fmt.Fprint to stderr
 }
 
 // loggedBody writes the request's line when its body is done: at its end,
