@@ -35,7 +35,7 @@ func Walk(ctx context.Context, root string, skip func(name string) bool, visit f
 	if err != nil {
 		return fmt.Errorf("%s: %w", root, reason(err))
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // a directory, read only
 	return w.dir(f, root, 0)
 }
 
@@ -110,11 +110,11 @@ func (w *walker) dir(f *os.File, path string, depth int) error {
 			return w.unreadable(p, depth+1, err)
 		}
 		if link && w.skip != nil && w.skip(e.Name()) {
-			sub.Close()
+			_ = sub.Close() // a directory, read only
 			continue
 		}
 		err = w.dir(sub, p, depth+1)
-		sub.Close()
+		_ = sub.Close() // a directory, read only
 		if err != nil {
 			return err
 		}
