@@ -152,7 +152,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		// The server would wait for the body to arrive (to keep the
 		// connection) however slowly it trickles in: refuse it, do not
 		// wait for it past Stall, and close.
-		http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.stall()))
+		// (A recorder has no deadline to set.)
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.stall()))
 		w.Header().Set("Connection", "close")
 		http.Error(w, "a network mirror's requests have no body", http.StatusBadRequest)
 		return
@@ -431,7 +432,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
-	w.Write(b)
+	_, _ = w.Write(b) // a client gone: no one left to tell
 }
 
 // logWriter records the status and size of a response for the log line,
@@ -451,7 +452,7 @@ func (l *logWriter) extend() {
 	if l.rc == nil {
 		l.rc = http.NewResponseController(l.ResponseWriter)
 	}
-	l.rc.SetWriteDeadline(time.Now().Add(l.stall))
+	_ = l.rc.SetWriteDeadline(time.Now().Add(l.stall))
 }
 
 func (l *logWriter) WriteHeader(code int) {

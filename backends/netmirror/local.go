@@ -133,7 +133,7 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, a backends.A
 		h.fail(w, err)
 		return
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	info, err := f.Stat()
 	if err != nil {
 		h.fail(w, err)

@@ -88,7 +88,7 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // closed already by Shutdown or Close
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	info := Serving{Addr: ln.Addr().String()}
 
@@ -184,7 +184,7 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, drain ti
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		srv.Close()
+		_ = srv.Close() // the drain ran out: cut the rest
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)

@@ -70,7 +70,7 @@ func (h *Handler) computedSums(ctx context.Context, a backends.Archive) (hashing
 		if err != nil {
 			return hashing.Sums{}, err
 		}
-		defer rc.Close()
+		defer func() { _ = rc.Close() }() // read only
 		return h.streamSums(io.Discard, rc, a.Size, true, "", nil)
 	})
 	if err != nil {
@@ -108,7 +108,7 @@ func (h *Handler) serveStream(ctx context.Context, w http.ResponseWriter, r *htt
 		h.fail(w, err)
 		return
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	cw := &countingWriter{w: w}
 	_, err = h.streamSums(cw, rc, a.Size, wants(ev, hashing.SchemeH1), stated(ev, hashing.SchemeZip), func(s hashing.Sums) error {
 		return hashing.Verify(s, ev...).Err()
@@ -169,7 +169,7 @@ func (h *Handler) streamSums(w io.Writer, src io.Reader, size int64, withH1 bool
 			return hashing.Sums{}, err
 		}
 		defer os.Remove(f.Name())
-		defer f.Close()
+		defer func() { _ = f.Close() }() // a spool, removed after
 		spool, sink = f, io.MultiWriter(sink, f)
 	}
 	// Two buffers take turns: one is read into while the other holds the
