@@ -25,7 +25,7 @@ func pushBlob(ctx context.Context, r *remote.Repository, desc ocispec.Descriptor
 		if err != nil {
 			return err
 		}
-		defer rc.Close()
+		defer func() { _ = rc.Close() }() // read only
 		err = r.Blobs().Push(ctx, desc, rc)
 		if errors.Is(err, errdef.ErrAlreadyExists) {
 			return nil

@@ -120,7 +120,7 @@ func classify(err error, op, place string, repo Repository, pkg string) error {
 	if err == nil {
 		return nil
 	}
-	ociclient.PlainDetails(err)
+	err = ociclient.PlainDetails(err)
 	var already *Error
 	if errors.As(err, &already) {
 		return err

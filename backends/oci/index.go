@@ -238,7 +238,7 @@ func (m *Mirror) flushLocked(ctx context.Context, r *remote.Repository, addr Rep
 			return nil
 		})
 	}
-	g.Wait()
+	_ = g.Wait() // every job returns nil: its error is in errs[i]
 	return errs
 }
 

@@ -396,7 +396,7 @@ func fetchManifest(ctx context.Context, r *remote.Repository, desc ocispec.Descr
 		}
 		return nil, err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	b, err := content.ReadAll(rc, desc)
 	if err != nil {
 		if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, io.ErrUnexpectedEOF) {

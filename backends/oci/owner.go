@@ -141,7 +141,7 @@ func zipNames(ctx context.Context, r *remote.Repository, layer ocispec.Descripto
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	var zr *zip.Reader
 	if rs, ok := rc.(io.ReadSeeker); ok {
 		zr, err = zip.NewReader(&seekerAt{rs: rs}, layer.Size)
@@ -154,7 +154,7 @@ func zipNames(ctx context.Context, r *remote.Repository, layer ocispec.Descripto
 			return nil, ferr
 		}
 		defer os.Remove(f.Name())
-		defer f.Close()
+		defer func() { _ = f.Close() }() // a spool, removed after
 		if _, err := io.Copy(f, io.LimitReader(rc, layer.Size)); err != nil {
 			return nil, err
 		}

@@ -122,7 +122,7 @@ func readReferrer(ctx context.Context, r *remote.Repository, d ocispec.Descripto
 	if err != nil {
 		return referrer{}, err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	raw, err := content.ReadAll(rc, *layer)
 	if err != nil {
 		if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, io.ErrUnexpectedEOF) {

@@ -181,7 +181,7 @@ func (s *Staged) Abort() error {
 	if s.f == nil {
 		return nil // the caller's file
 	}
-	s.f.Close()
+	_ = s.f.Close() // discarded: removed below
 	return os.Remove(s.path)
 }
 
@@ -196,7 +196,7 @@ func (s *Staged) errorf(format string, args ...any) error {
 // version's index. A platform the registry already lists with a different
 // zip is refused with backends.ErrConflict unless force.
 func (s *Staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err error) {
-	defer s.Abort()
+	defer func() { _ = s.Abort() }() // removes the local spool only
 	if s.done {
 		return s.errorf("commit after abort")
 	}

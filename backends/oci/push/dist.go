@@ -227,7 +227,7 @@ func isZip(path string) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	magic := make([]byte, 4)
 	_, err = io.ReadFull(f, magic)
 	return err == nil && bytes.Equal(magic, []byte("PK\x03\x04"))

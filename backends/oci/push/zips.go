@@ -179,7 +179,7 @@ func checkExecutable(f ZipFile) error {
 	if err != nil {
 		return fmt.Errorf("not a usable zip: %w", err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	prefix := "terraform-provider-" + f.Package.Provider.Type
 	for _, e := range r.File {
 		if hashing.HasExecutable(e.Name, e.FileInfo().IsDir(), prefix) {
