@@ -320,7 +320,7 @@ func (r *Registry) Open(ctx context.Context, a backends.Archive) (io.ReadCloser,
 		return nil, r.errorf("%s: %w", short(a.Package), err)
 	}
 	if d.size >= 0 && dl.Size >= 0 && dl.Size != d.size {
-		dl.Close()
+		_ = dl.Close() // refused before any read
 		return nil, r.errorf("%s: GET %s: %d bytes, but the registry's packages say %d", short(a.Package), httpclient.RedactURL(dl.URL), dl.Size, d.size)
 	}
 	return &verifyingReader{rc: dl, h: hashing.NewZipHasher(), want: d.shasum, size: d.size, r: r, pkg: short(a.Package), url: httpclient.RedactURL(dl.URL)}, nil
