@@ -143,5 +143,5 @@ func writeJSON(w http.ResponseWriter, v any) {
 	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.Write(b)
+	_, _ = w.Write(b) // a client gone: no one left to tell
 }

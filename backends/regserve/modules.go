@@ -135,7 +135,7 @@ func (h *Handler) modulePackage(ctx context.Context, w http.ResponseWriter, r *h
 		h.fail(w, m.String()+" "+v.String(), err)
 		return
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	w.Header().Set("Content-Type", "application/zip")
 	if size >= 0 {
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))

@@ -271,5 +271,5 @@ func (h *Handler) archive(ctx context.Context, p backends.Provider, v backends.V
 func writeBytes(w http.ResponseWriter, contentType string, b []byte) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
-	w.Write(b)
+	_, _ = w.Write(b) // a client gone: no one left to tell
 }
