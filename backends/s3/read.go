@@ -138,7 +138,7 @@ func (s *Store) getDoc(ctx context.Context, key string) (doc, error) {
 		}
 		return doc{}, fmt.Errorf("mirror %s: %s: %w", s.name, s.location(key), err)
 	}
-	defer out.Body.Close()
+	defer func() { _ = out.Body.Close() }() // read only
 	b, err := io.ReadAll(io.LimitReader(out.Body, httpclient.DefaultMaxDocument+1))
 	if err != nil {
 		return doc{}, fmt.Errorf("mirror %s: %s: %w", s.name, s.location(key), backends.Transient(err))

@@ -109,7 +109,7 @@ func (st *staged) Abort() error {
 		return nil
 	}
 	st.done = true
-	st.f.Close()
+	_ = st.f.Close() // a spool of what was uploaded, or discarded
 	if st.source {
 		return nil
 	}
@@ -127,7 +127,7 @@ func (st *staged) fail(err error) error {
 // listing is dropped from the version document, so that no instant shows
 // the new bytes under the old hashes.
 func (st *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) error {
-	defer st.Abort()
+	defer func() { _ = st.Abort() }() // removes the local spool only
 	defer st.s.forget(st.pkg.Provider)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -220,7 +220,7 @@ func (s *Store) hashObject(ctx context.Context, key string) (hashing.Hash, strin
 	if err != nil {
 		return "", "", classify(err)
 	}
-	defer out.Body.Close()
+	defer func() { _ = out.Body.Close() }() // read only
 	zh := hashing.NewZipHasher()
 	if _, err := io.Copy(zh, out.Body); err != nil {
 		return "", "", backends.Transient(err)
@@ -479,12 +479,12 @@ func (s *Store) findSums(ctx context.Context, o archiveObject, wantH1 bool) (has
 		return hashing.Sums{}, err
 	}
 	defer os.Remove(tmp.Name())
-	defer tmp.Close()
+	defer func() { _ = tmp.Close() }() // a spool, removed after
 	out, err := s.client.GetObject(ctx, &s3api.GetObjectInput{Bucket: &s.bucket, Key: &o.key})
 	if err != nil {
 		return hashing.Sums{}, s.errorf(err, "%s", s.location(o.key))
 	}
-	defer out.Body.Close()
+	defer func() { _ = out.Body.Close() }() // read only
 	if _, err := io.Copy(tmp, out.Body); err != nil {
 		return hashing.Sums{}, backends.Transient(err)
 	}
