@@ -109,5 +109,5 @@ func (a *Auth) serveSigned(next http.Handler, w http.ResponseWriter, r *http.Req
 		s.status = http.StatusOK
 	}
 	w.WriteHeader(s.status)
-	w.Write(body)
+	_, _ = w.Write(body) // a client gone: no one left to tell
 }
