@@ -58,7 +58,7 @@ func sniff(file string) (Format, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	head := make([]byte, 262)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
@@ -103,7 +103,7 @@ func Extract(ctx context.Context, file string, f Format, dst string, lim Limits)
 	if err != nil {
 		return err
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read only
 	var r io.Reader = bufio.NewReader(fh)
 	switch f {
 	case TarGz:
@@ -111,7 +111,7 @@ func Extract(ctx context.Context, file string, f Format, dst string, lim Limits)
 		if err != nil {
 			return fmt.Errorf("not a gzip stream: %v", err)
 		}
-		defer gz.Close()
+		defer func() { _ = gz.Close() }() // its errors come with the reads
 		r = gz
 	case TarBz2:
 		r = bzip2.NewReader(r)
@@ -241,7 +241,7 @@ func (x *extractor) zip(file string) error {
 	if err != nil {
 		return fmt.Errorf("not a usable zip: %v", err)
 	}
-	defer z.Close()
+	defer func() { _ = z.Close() }() // read only
 	if len(z.File) == 0 {
 		return fmt.Errorf("the zip has no entries: %w", ErrEmpty)
 	}
@@ -261,7 +261,7 @@ func (x *extractor) zip(file string) error {
 				return fmt.Errorf("entry %q: %v", f.Name, err)
 			}
 			b, err := io.ReadAll(io.LimitReader(rc, 4096))
-			rc.Close()
+			_ = rc.Close() // read only
 			if err != nil {
 				return fmt.Errorf("entry %q: %v", f.Name, err)
 			}
@@ -274,7 +274,7 @@ func (x *extractor) zip(file string) error {
 				return fmt.Errorf("entry %q: %v", f.Name, err)
 			}
 			err = x.file(f.Name, rc, int64(f.UncompressedSize64), mode)
-			rc.Close()
+			_ = rc.Close() // read only
 			if err != nil {
 				return err
 			}
@@ -341,11 +341,11 @@ func (x *extractor) tar(r io.Reader) error {
 		}
 		fi, err := f.Stat()
 		if err != nil || !os.SameFile(li, fi) {
-			f.Close()
+			_ = f.Close() // read only
 			return fmt.Errorf("hard link %q -> %q: the target is not a file in the archive: %w", name, target, ErrUnsafePath)
 		}
 		err = x.file(name, f, fi.Size(), fi.Mode())
-		f.Close()
+		_ = f.Close() // read only
 		if err != nil {
 			return err
 		}

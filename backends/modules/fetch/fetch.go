@@ -126,7 +126,7 @@ func (b *Builder) pack(ctx context.Context, tree string) (*modules.Package, erro
 	ok := false
 	defer func() {
 		if !ok {
-			out.Close()
+			_ = out.Close() // discarded: removed below
 			os.Remove(out.Name())
 		}
 	}()

@@ -203,7 +203,7 @@ func (f *fetcher) download(u *url.URL, auth *httpclient.Auth, sniffing bool) (st
 	if err != nil {
 		return "", "", err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }() // read only
 	limit := f.b.opts.MaxDownload
 	if d.Size > limit {
 		return "", "", fmt.Errorf("GET %s: the archive is %d bytes, more than the %d allowed: %w", httpclient.RedactURL(d.URL), d.Size, limit, ErrTooLarge)
@@ -249,7 +249,7 @@ func (c *checksum) check(file string) error {
 	if err != nil {
 		return err
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read only
 	if _, err := io.Copy(h, fh); err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ func addFile(zw *zip.Writer, e packEntry) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	// The size was counted against the limits when walking; a file that
 	// grew since is cut off there rather than blowing the budget.
 	n, err := io.Copy(dst, io.LimitReader(f, e.size+1))
