@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/backends/readers"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -136,7 +137,7 @@ func (s *Store) writeZip(ctx context.Context, pkg *modules.Package, dst string, 
 	if err != nil {
 		return 0, "", err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read only
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
 	if err != nil {
 		return 0, "", err
@@ -144,7 +145,7 @@ func (s *Store) writeZip(ctx context.Context, pkg *modules.Package, dst string, 
 	ok := false
 	defer func() {
 		if !ok {
-			tmp.Close()
+			_ = tmp.Close() // discarded: removed below
 			os.Remove(tmp.Name())
 		}
 	}()
@@ -176,30 +177,8 @@ func (s *Store) writeZip(ctx context.Context, pkg *modules.Package, dst string, 
 	return n, zh.Sum(), nil
 }
 
-func writeAtomic(dst string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	err = os.Chmod(tmp.Name(), 0o644) // CreateTemp made it 0600
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
+// writeAtomic replaces dst with b, synced before it takes the name.
+func writeAtomic(dst string, b []byte) error { return atomicfile.Write(dst, b, 0o644) }
 
 func (s *Store) record(m modules.Module, v modules.Version) (Record, error) {
 	var rec Record

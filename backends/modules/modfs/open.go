@@ -26,7 +26,7 @@ func (s *Store) OpenPackage(ctx context.Context, m modules.Module, v modules.Ver
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close() // read only
 		return nil, 0, s.fail(m.String()+" "+v.String(), "open", err)
 	}
 	return f, fi.Size(), nil
