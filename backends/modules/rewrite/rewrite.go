@@ -16,6 +16,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/backends/modules"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -82,35 +83,10 @@ func (f File) Diff() string {
 	return udiff.Unified("a/"+filepath.ToSlash(name), "b/"+filepath.ToSlash(name), string(f.Old), string(f.New))
 }
 
-// Write replaces the file with New atomically, keeping its permissions.
-func (f File) Write() error {
-	fi, err := os.Stat(f.Path)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(f.New); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), fi.Mode().Perm()); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), f.Path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
+// Write replaces the file with New atomically (synced before it takes the
+// name), keeping its permissions; through a symbolic link, the file it names
+// is replaced and the link kept.
+func (f File) Write() error { return atomicfile.Replace(f.Path, f.New, 0o644) }
 
 // Rewrite reads the .tf and .tofu files of the configuration in dir (not
 // its subdirectories) and returns each with its module blocks rewritten;

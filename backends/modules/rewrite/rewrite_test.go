@@ -246,3 +246,30 @@ func TestRewriteProblemsShowNoGoValues(t *testing.T) {
 		t.Errorf("problem: %s", msg)
 	}
 }
+
+// TestWriteKeepsASymbolicLink: a configuration file that is a symbolic link
+// (a shared file linked into several roots) is written through the link:
+// the file it names gets the new text, its mode is kept, the link stays.
+func TestWriteKeepsASymbolicLink(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared.tf")
+	if err := os.WriteFile(shared, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "main.tf")
+	if err := os.Symlink("shared.tf", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := (rewrite.File{Path: link, Old: []byte("old\n"), New: []byte("new\n")}).Write(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("main.tf is no longer a symbolic link (%v)", err)
+	}
+	if b, err := os.ReadFile(shared); err != nil || string(b) != "new\n" {
+		t.Fatalf("shared.tf holds %q (%v), want the new text", b, err)
+	}
+	if fi, err := os.Stat(shared); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("shared.tf's mode changed: %v (%v)", fi.Mode().Perm(), err)
+	}
+}
