@@ -149,7 +149,7 @@ func (s *Store) repo(m modules.Module) (*remote.Repository, string, error) {
 // opError names the place, repository and package, and classifies what
 // the registry answered against the backends sentinels.
 func (s *Store) opError(op, repo, what string, err error) error {
-	ociclient.PlainDetails(err)
+	err = ociclient.PlainDetails(err)
 	var resp *errcode.ErrorResponse
 	kind := error(nil)
 	hint := ""
@@ -224,7 +224,7 @@ func (s *Store) read(ctx context.Context, r *remote.Repository, desc ocispec.Des
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	b, err := content.ReadAll(rc, desc)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", desc.Digest, err)
@@ -373,7 +373,7 @@ func (s *Store) pushBlobs(ctx context.Context, r *remote.Repository, repoName st
 				progress(n)
 			}
 		}))
-		f.Close()
+		_ = f.Close() // read only: the push's error follows
 		if err != nil {
 			return ocispec.Descriptor{}, 0, s.opError("push layer "+layer.Digest.String(), s.tmpl.Registry+"/"+repoName, pkg.Label(), err)
 		}
