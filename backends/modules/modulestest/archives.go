@@ -55,7 +55,9 @@ func Zip(t testing.TB, entries []Entry) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write([]byte(body))
+		if _, err := w.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -81,13 +83,17 @@ func TarGz(t testing.TB, entries []Entry) []byte {
 			t.Fatal(err)
 		}
 		if h.Typeflag == tar.TypeReg {
-			tw.Write([]byte(e.Body))
+			if _, err := tw.Write([]byte(e.Body)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	gz.Close()
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return buf.Bytes()
 }
 

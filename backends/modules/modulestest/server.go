@@ -97,7 +97,7 @@ func start(t testing.TB, tls bool) *Server {
 	if err != nil {
 		t.Fatalf("modulestest: listen: %v", err)
 	}
-	srv.Listener.Close()
+	_ = srv.Listener.Close() // replaced by l, unused
 	srv.Listener = l
 	// Clients that give up mid-handshake (a test's binary exiting) are
 	// normal here, not worth a log line.
@@ -202,7 +202,7 @@ func (s *Server) List(module string, listed ...string) {
 
 // File serves b at path (for package archives).
 func (s *Server) File(path string, b []byte) {
-	s.Handle(path, func(w http.ResponseWriter, r *http.Request) { w.Write(b) })
+	s.Handle(path, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(b) })
 }
 
 // Handle serves path with h (exact path match).
@@ -324,5 +324,5 @@ func (s *Server) downloadAnswer(w http.ResponseWriter, module, ver string) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v) // the client reports what it got
 }
