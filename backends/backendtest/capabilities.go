@@ -175,7 +175,7 @@ func commitErr(ctx context.Context, w backends.Writer, pkg backends.Package, dat
 	if err != nil {
 		return fmt.Errorf("stage %s: %w", pkg, err)
 	}
-	defer st.Abort()
+	defer func() { _ = st.Abort() }() // after Commit, a no-op
 	if _, err := st.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", pkg, err)
 	}

@@ -65,7 +65,7 @@ func Nginx(t testing.TB, root, cert, key, extra string) string {
 			t.Fatal(err)
 		}
 		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
+		_ = l.Close() // only asked for a free port
 		if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, d, port, cert, key, root, extra), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -76,8 +76,8 @@ func Nginx(t testing.TB, root, cert, key, extra string) string {
 			t.Fatal(err)
 		}
 		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		stop := func() { cmd.Process.Signal(os.Interrupt); <-exited }
+		go func() { _ = cmd.Wait(); close(exited) }() // stopped by us, or awaitListening says
+		stop := func() { _ = cmd.Process.Signal(os.Interrupt); <-exited }
 		if awaitListening(fmt.Sprintf("127.0.0.1:%d", port), exited) {
 			t.Cleanup(stop)
 			return fmt.Sprintf("https://127.0.0.1:%d/", port)
@@ -95,7 +95,7 @@ func Nginx(t testing.TB, root, cert, key, extra string) string {
 func awaitListening(addr string, exited <-chan struct{}) bool {
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
+			_ = c.Close() // only a probe
 			return true
 		}
 		select {

@@ -74,7 +74,7 @@ func buildNullZip(t testing.TB, src, zipPath, plat string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin.Close()
+	_ = bin.Close() // only its name is wanted: go build writes it
 	defer os.Remove(bin.Name())
 	cmd := exec.Command(goBin, "build", "-trimpath", "-o", bin.Name(),
 		"-ldflags", "-s -w -X main.version="+NullProviderVersion, ".")

@@ -101,7 +101,7 @@ func checkArchive(ctx context.Context, t *testing.T, r backends.Reader, a backen
 		t.Fatalf("%s: Open: %v", a.Package, err)
 	}
 	got, err := io.ReadAll(rc)
-	rc.Close()
+	_ = rc.Close() // read only
 	if err != nil {
 		t.Fatalf("%s: read: %v", a.Package, err)
 	}
@@ -133,7 +133,9 @@ func WriterSuite(t *testing.T, empty func(t *testing.T) backends.Writer) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.Write(zipA)
+		if _, err := st.Write(zipA); err != nil {
+			t.Fatal(err)
+		}
 		if as, err := w.Archives(ctx, pkg.Provider, pkg.Version); err == nil && len(as) > 0 {
 			t.Fatalf("a staged archive is visible before commit: %v", as)
 		}
@@ -198,7 +200,7 @@ func Commit(ctx context.Context, t testing.TB, w backends.Writer, pkg backends.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Abort()
+	defer func() { _ = st.Abort() }() // after Commit, a no-op
 	if _, err := st.Write(data); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +226,7 @@ func readBack(ctx context.Context, t *testing.T, w backends.Writer, pkg backends
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	b, err := io.ReadAll(rc)
 	if err != nil {
 		t.Fatal(err)

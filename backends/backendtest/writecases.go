@@ -101,7 +101,7 @@ func fileStager(t *testing.T, pl Place) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Abort()
+	defer func() { _ = st.Abort() }() // after Commit, a no-op
 	if err := st.Commit(ctx, sumsOf(t, s), false); err != nil {
 		t.Fatal(err)
 	}
