@@ -45,10 +45,13 @@ func ReadProvenance(ctx context.Context, r backends.Reader, p backends.Provider,
 
 // Signature is what a place's provenance says of one archive's version:
 // who signed it, or why the proof does not check; neither when the place
-// keeps none.
+// keeps none. Unkept says that the place keeps provenance (a
+// backends.ProvenanceReader) but none of this version: serve offers it
+// through its network mirror, not providers.v1.
 type Signature struct {
 	Signed *Signed
 	Err    error
+	Unkept bool
 }
 
 // Signatures reads and checks r's provenance of the versions of as, once
@@ -56,11 +59,13 @@ type Signature struct {
 func Signatures(ctx context.Context, r backends.Reader, as []backends.Archive, opts provenance.Options) []Signature {
 	byVersion := map[string]Signature{}
 	out := make([]Signature, len(as))
+	_, keeps := r.(backends.ProvenanceReader)
 	for i, a := range as {
 		k := a.Provider.String() + " " + a.Version.String()
 		s, done := byVersion[k]
 		if !done {
 			s.Signed, s.Err = ReadProvenance(ctx, r, a.Provider, a.Version, opts)
+			s.Unkept = keeps && s.Signed == nil && s.Err == nil
 			byVersion[k] = s
 		}
 		out[i] = s

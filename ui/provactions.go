@@ -39,6 +39,9 @@ func (v *providersView) showDetails(d *details.Model, c grid.Cell) {
 		}
 		if a := in[k].archive; a != nil {
 			cell.Package = a.Package
+			if l := v.listingOf(v.current, i); l != nil {
+				dm.Withheld = l.data.withheld(c.Row)
+			}
 			vk := verifyKey{i, a.Key()}
 			if ver := v.verified[vk]; ver != nil {
 				f := ver.finding

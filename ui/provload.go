@@ -52,6 +52,11 @@ func (v *providersView) loadProvider(ctx context.Context, i int, p backends.Prov
 		}
 		h.archives[s][a.Platform.String()] = a
 	}
+	if pl, ok := r.(backends.ProvenanceLister); ok && err == nil && len(as) > 0 {
+		// Which versions providers.v1 offers, for Details; a listing
+		// that fails leaves it unknown.
+		h.kept, _ = pl.ProvenanceVersions(ctx, p)
+	}
 	return h, warningsAbout(r, p), err
 }
 

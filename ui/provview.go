@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/regserve"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/engine"
@@ -39,6 +40,21 @@ type provHolding struct {
 	vs []backends.Version
 	// archives by version string, then platform string.
 	archives map[string]map[string]backends.Archive
+	// kept are the versions whose provenance the mirror keeps, where it
+	// lists them at once (a directory, a bucket); nil where unknown.
+	kept map[string]bool
+}
+
+// withheld says why serve's providers.v1 leaves version out of this
+// mirror, or "" where it offers it or that is not known. As ls notes it,
+// only where the mirror keeps the provenance of some other version: one
+// that keeps none (filled by tofu providers mirror) would say it of every
+// cell, and serve's 404 for the provider says why.
+func (h provHolding) withheld(version string) string {
+	if len(h.kept) == 0 || h.kept[version] || h.archives[version] == nil {
+		return ""
+	}
+	return regserve.Withheld
 }
 
 func (h provHolding) versions() []backends.Version { return h.vs }

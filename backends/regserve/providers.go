@@ -122,6 +122,10 @@ func (h *Handler) providerVersions(ctx context.Context, w http.ResponseWriter, p
 	writeJSON(w, doc)
 }
 
+// Withheld is why providers.v1 leaves out a version of a place, as ls
+// and the UI say it: the place keeps no provenance of it.
+const Withheld = "not offered through providers.v1: no signed SHA256SUMS kept (provenance); serve's network mirror still serves it"
+
 // withheld is the line logged for a version providers.v1 leaves out.
 func withheld(src backends.Reader, p backends.Provider, v backends.Version) string {
 	return fmt.Sprintf("providers.v1: %s %s is not offered: %s keeps no signed SHA256SUMS of it (its provenance); the network mirror still serves it", p, v, src)

@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -88,6 +89,26 @@ func (s *Store) provenanceHeld(ctx context.Context, p backends.Provider) (map[st
 	s.provenance[p] = heldProvenance{at: at, keys: keys}
 	s.mu.Unlock()
 	return keys, nil
+}
+
+var _ backends.ProvenanceLister = (*Store)(nil)
+
+// ProvenanceVersions lists the versions of p whose provenance documents
+// are in its provenance folder (one listing, reused as Provenance reuses
+// it).
+func (s *Store) ProvenanceVersions(ctx context.Context, p backends.Provider) (map[string]bool, error) {
+	keys, err := s.provenanceHeld(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	pfx := s.providerPrefix(p) + provenance.DirName + "/"
+	out := make(map[string]bool, len(keys))
+	for k := range keys {
+		if v, ok := strings.CutSuffix(strings.TrimPrefix(k, pfx), provenance.FileName("")); ok && !strings.Contains(v, "/") {
+			out[v] = true
+		}
+	}
+	return out, nil
 }
 
 // heldProvenance is a listing of a provider's provenance folder.

@@ -97,6 +97,14 @@ func TestProvenanceOnlyWhereTheListingShowsIt(t *testing.T) {
 	if prov, lists := rec.counts(); prov != 1 || lists != 1 {
 		t.Fatalf("alpha's provenance took %d requests for documents and %d listings, want 1 and 1: %v", prov, lists, rec.provenances)
 	}
+	// Which versions keep one (for providers.v1, ls and the UI): the same
+	// listing, reused.
+	if kept, err := r.ProvenanceVersions(ctx, alpha); err != nil || len(kept) != 1 || !kept[v100.String()] {
+		t.Fatalf("ProvenanceVersions(alpha) = %v, %v; want %s alone", kept, err, v100)
+	}
+	if _, lists := rec.counts(); lists != 1 {
+		t.Fatalf("ProvenanceVersions listed the folder again (%d listings)", lists)
+	}
 
 	// beta has none: its listing, made to list its versions, says so.
 	vs, err := r.Versions(ctx, beta)
@@ -118,5 +126,8 @@ func TestProvenanceOnlyWhereTheListingShowsIt(t *testing.T) {
 	}
 	if _, err := r.Provenance(ctx, beta, vs[0]); err != nil {
 		t.Fatalf("the provenance just written: %v", err)
+	}
+	if kept, err := r.ProvenanceVersions(ctx, beta); err != nil || len(kept) != 1 || !kept[vs[0].String()] {
+		t.Fatalf("ProvenanceVersions(beta) = %v, %v; want %s alone", kept, err, vs[0])
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -192,5 +193,24 @@ func TestLsNotesVersionsWithoutProvenance(t *testing.T) {
 	r := run(t, cleanEnv(t), "ls", dir)
 	if r.code != 0 || !strings.Contains(r.stderr, "keeps no signed SHA256SUMS of example.com/acme/alpha 2.0.0") || strings.Contains(r.stderr, "alpha 1.0.0") {
 		t.Errorf("ls: exit %d, want a note naming 2.0.0 alone\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// ls --json says it on each row of 2.0.0, with the signer of 1.0.0's;
+	// the same with a provider named (the rows listed whole).
+	for _, args := range [][]string{{"ls", dir, "--json"}, {"ls", dir, "--json", "-p", "example.com/acme/alpha"}} {
+		r = run(t, cleanEnv(t), args...)
+		var rows []struct {
+			Version  string                  `json:"version"`
+			Signer   *struct{ KeyID string } `json:"signer"`
+			Withheld string                  `json:"withheld"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 0 || len(rows) != 2 {
+			t.Fatalf("%v: exit %d, %v\n%s%s", args, r.code, err, r.stdout, r.stderr)
+		}
+		for _, row := range rows {
+			signed := row.Version == "1.0.0"
+			if signed != (row.Signer != nil) || signed != (row.Withheld == "") || (!signed && !strings.Contains(row.Withheld, "not offered through providers.v1")) {
+				t.Errorf("%v: row of %s: signer %v, withheld %q", args, row.Version, row.Signer, row.Withheld)
+			}
+		}
 	}
 }

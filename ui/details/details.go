@@ -33,6 +33,9 @@ type Mirror struct {
 	Origin    string
 	Verifying bool
 	Err       error // listing the mirror failed
+	// Withheld says why serve's providers.v1 does not offer the package's
+	// version from this mirror (no provenance kept); "" where it does.
+	Withheld string
 }
 
 // Cell is the package under the matrix cursor.
@@ -220,6 +223,9 @@ func (m Model) cellLines() []string {
 			lines = append(lines, "    "+s.Warn.Render("◐ no hashes stated"))
 		}
 		lines = append(lines, m.verifyLines(mr)...)
+		if mr.Withheld != "" {
+			lines = append(lines, m.wrapStyled(s.Dim.Render, mr.Withheld, 4)...)
+		}
 	}
 	return lines
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/provenance"
+	"github.com/tfmirror/tfmirror/backends/regserve"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/ui/format"
@@ -30,6 +31,9 @@ type PackageJSON struct {
 	// provenance the place keeps does not check.
 	Signer      *provenance.Signer `json:"signer,omitempty"`
 	SignerError string             `json:"signer_error,omitempty"`
+	// Withheld says why serve's providers.v1 does not offer the version
+	// (the place keeps no provenance of it); its network mirror does.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // Packages writes archives as `ls` shows them.
@@ -93,6 +97,9 @@ func (r *PackageRows) Add(as []backends.Archive, sigs []sync.Signature) error {
 			}
 			if sigs[i].Err != nil {
 				row.SignerError = sigs[i].Err.Error()
+			}
+			if sigs[i].Unkept {
+				row.Withheld = regserve.Withheld
 			}
 		}
 		if row.Hashes == nil {
