@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,7 +105,7 @@ func newPushCmd(env *Env) *cobra.Command {
 		Example: pushExample,
 		Args:    minArgs(2, "SRC... and OCI_DST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPush(cmd, env, args[:len(args)-1], args[len(args)-1], &f)
+			return runPush(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
 	f.sel.add(cmd)
@@ -117,10 +118,11 @@ func newPushCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-// runPush plans every source against the OCI destination, runs the plans
-// as one run, and prints the oci_mirror block for the providers it holds.
-func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *pushFlags) error {
-	ctx := cmd.Context()
+// runPush plans every source (args but the last) against the OCI
+// destination (the last), runs the plans as one run, and prints the
+// oci_mirror block for the providers it holds.
+func runPush(ctx context.Context, env *Env, f *pushFlags, args []string, st streams) error {
+	srcArgs, dstArg := args[:len(args)-1], args[len(args)-1]
 	s, err := f.sel.selection()
 	if err != nil {
 		return err
@@ -142,14 +144,14 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 	if err != nil {
 		return err
 	}
-	srcs, notes, err := pushSources(cmd, env, f, s, pol, srcArgs)
+	srcs, notes, err := pushSources(ctx, env, f, s, pol, srcArgs)
 	if err != nil {
 		return err
 	}
 	var plans []*sync.Plan
 	for _, src := range srcs {
 		plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{Hashing: env.hashing(), Trust: pol})
-		printWarnings(cmd, src)
+		st.warnings(src)
 		if err != nil {
 			return err
 		}
@@ -157,24 +159,24 @@ func runPush(cmd *cobra.Command, env *Env, srcArgs []string, dstArg string, f *p
 	}
 	// The release's notes once the plans stand: a usage error comes alone.
 	for _, n := range notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
+		fmt.Fprintf(st.stderr, "note: %s\n", n)
 	}
 	aud, err := f.trust.openAudit("push")
 	if err != nil {
 		return err
 	}
 	eng := env.engine(ctx, f.jobs)
-	rep := env.reporter(cmd, f.asJSON, true)
+	rep := env.syncReporter(st, f.asJSON, true)
 	sum := sync.Sync(ctx, eng, dst, f.force, withAudit(rep, aud), plans...)
-	printWarnings(cmd, dst)
-	printMirrorConfig(cmd, mirror, sum.Held, env.plainHTTP, f.asJSON)
+	st.warnings(dst)
+	printMirrorConfig(st, mirror, sum.Held, env.plainHTTP, f.asJSON)
 	rep.Finish(sum)
-	return closeAudit(cmd, aud, summaryErr(ctx, sum))
+	return st.closeAudit(aud, summaryErr(ctx, sum))
 }
 
 // printMirrorConfig prints the provider_installation block that installs
 // providers (sorted) from the OCI mirror.
-func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, providers []backends.Provider, plainHTTP, asJSON bool) {
+func printMirrorConfig(st streams, mirror *oci.Mirror, providers []backends.Provider, plainHTTP, asJSON bool) {
 	if len(providers) == 0 {
 		return
 	}
@@ -185,12 +187,12 @@ func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, providers []backe
 			include = append(include, p.String())
 		}
 		b, _ := json.Marshal(map[string]any{"type": "oci_mirror_config", "repository_template": mirror.Template().String(), "include": include, "config": block, "notes": notes})
-		fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+		fmt.Fprintf(st.stdout, "%s\n", b)
 		return
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "\nAdd to the OpenTofu CLI configuration (~/.tofurc, or the file TF_CLI_CONFIG_FILE names):\n\n%s", block)
+	fmt.Fprintf(st.stdout, "\nAdd to the OpenTofu CLI configuration (~/.tofurc, or the file TF_CLI_CONFIG_FILE names):\n\n%s", block)
 	for _, n := range notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
+		fmt.Fprintf(st.stderr, "note: %s\n", n)
 	}
 }
 
@@ -199,14 +201,14 @@ func printMirrorConfig(cmd *cobra.Command, mirror *oci.Mirror, providers []backe
 // and URLs) as they are, and every zip file together as one place, with
 // the SHA256SUMS given beside them and their checked signatures
 // (push.OpenRelease).
-func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, pol *trust.Policy, args []string) ([]backends.Reader, []string, error) {
-	a, err := push.Classify(cmd.Context(), args, f.sel.signingKeys...)
+func pushSources(ctx context.Context, env *Env, f *pushFlags, s sync.Selection, pol *trust.Policy, args []string) ([]backends.Reader, []string, error) {
+	a, err := push.Classify(ctx, args, f.sel.signingKeys...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("push: %w", err)
 	}
 	var srcs []backends.Reader
 	for _, p := range a.Places {
-		r, err := openPlace(cmd.Context(), p, env.placeOptions())
+		r, err := openPlace(ctx, p, env.placeOptions())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -216,7 +218,7 @@ func pushSources(cmd *cobra.Command, env *Env, f *pushFlags, s sync.Selection, p
 	if len(f.sel.platforms) == 1 {
 		naming.Platform = f.sel.platforms[0]
 	}
-	zips, notes, err := push.OpenRelease(cmd.Context(), a, push.ReleaseOptions{Naming: naming, SigningKeys: f.sel.signingKeys, Signatures: pol.Signatures})
+	zips, notes, err := push.OpenRelease(ctx, a, push.ReleaseOptions{Naming: naming, SigningKeys: f.sel.signingKeys, Signatures: pol.Signatures})
 	if err != nil {
 		return nil, nil, fmt.Errorf("push: %w", err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/bundle"
@@ -219,31 +218,18 @@ func (env *Env) notice(n backends.Notice) {
 	}
 }
 
-// reporter is reporter's, which also shows the places' notices.
+// reporter is syncReporter for a command not yet given its streams.
 func (env *Env) reporter(cmd *cobra.Command, asJSON, push bool) *report.SyncReporter {
-	rep := reporter(cmd, asJSON, push)
+	return env.syncReporter(streamsOf(cmd), asJSON, push)
+}
+
+// syncReporter is streams.reporter's, which also shows the places' notices.
+func (env *Env) syncReporter(st streams, asJSON, push bool) *report.SyncReporter {
+	rep := st.reporter(asJSON, push)
 	env.noticeMu.Lock()
 	env.notices = rep.Notice
 	env.noticeMu.Unlock()
 	return rep
-}
-
-// reporter is the sink of a run's events: live progress on a terminal,
-// plain lines otherwise, JSON lines with --json; colour only on a terminal
-// without NO_COLOR. Job lines go to stdout, the rest to stderr.
-func reporter(cmd *cobra.Command, asJSON, push bool) *report.SyncReporter {
-	o := report.SyncOptions{Mode: report.Plain, Err: cmd.ErrOrStderr(), Push: push}
-	f, ok := cmd.OutOrStdout().(*os.File)
-	switch {
-	case asJSON:
-		o.Mode = report.JSONLines
-	case ok && term.IsTerminal(f.Fd()):
-		o.Mode = report.Live
-		o.Width, _, _ = term.GetSize(f.Fd())
-		_, noColor := os.LookupEnv("NO_COLOR")
-		o.Color = !noColor
-	}
-	return report.NewSyncReporter(cmd.OutOrStdout(), o)
 }
 
 // isTerminal reports whether the command talks to a terminal both ways.

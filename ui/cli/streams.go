@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/sync/audit"
+	"github.com/tfmirror/tfmirror/ui/report"
 )
 
 // streams are where a run function reads and writes: the command's
@@ -46,4 +48,38 @@ func (st streams) isTerminal() bool {
 	out, ok := st.stdout.(*os.File)
 	in, ok2 := st.stdin.(*os.File)
 	return ok && ok2 && term.IsTerminal(out.Fd()) && term.IsTerminal(in.Fd())
+}
+
+// reporter is the sink of a run's events: live progress on a terminal,
+// plain lines otherwise, JSON lines with --json; colour only on a terminal
+// without NO_COLOR. Job lines go to stdout, the rest to stderr.
+func (st streams) reporter(asJSON, push bool) *report.SyncReporter {
+	o := report.SyncOptions{Mode: report.Plain, Err: st.stderr, Push: push}
+	f, ok := st.stdout.(*os.File)
+	switch {
+	case asJSON:
+		o.Mode = report.JSONLines
+	case ok && term.IsTerminal(f.Fd()):
+		o.Mode = report.Live
+		o.Width, _, _ = term.GetSize(f.Fd())
+		_, noColor := os.LookupEnv("NO_COLOR")
+		o.Color = !noColor
+	}
+	return report.NewSyncReporter(st.stdout, o)
+}
+
+// closeAudit closes the audit log, if any; a log that could not be written
+// whole makes a successful run fail (it did not leave the record asked
+// for).
+func (st streams) closeAudit(l *audit.Log, err error) error {
+	if l == nil {
+		return err
+	}
+	if cerr := l.Close(); cerr != nil {
+		fmt.Fprintf(st.stderr, "tfmirror: %v\n", cerr)
+		if err == nil {
+			return errProblem
+		}
+	}
+	return err
 }

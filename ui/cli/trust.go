@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -102,20 +101,9 @@ func withAudit(sink sync.Sink, l *audit.Log) sync.Sink {
 	return sync.Sinks{sink, l}
 }
 
-// closeAudit closes the audit log, if any; a log that could not be written
-// whole makes a successful run fail (it did not leave the record asked
-// for).
+// closeAudit is streams.closeAudit for a command not yet given its streams.
 func closeAudit(cmd *cobra.Command, l *audit.Log, err error) error {
-	if l == nil {
-		return err
-	}
-	if cerr := l.Close(); cerr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "tfmirror: %v\n", cerr)
-		if err == nil {
-			return errProblem
-		}
-	}
-	return err
+	return streamsOf(cmd).closeAudit(l, err)
 }
 
 // auditPrune records what a prune removed: who signed each removed package
