@@ -121,7 +121,7 @@ func NewWithOptions(t testing.TB, o Options) *Registry {
 		cancel()
 		t.Fatalf("ocitest: listen: %v", err)
 	}
-	srv.Listener.Close()
+	_ = srv.Listener.Close() // replaced by l, unused
 	srv.Listener = l
 	if !o.Logs {
 		// Clients that hang up mid-handshake (tests of TLS failures) would
@@ -146,7 +146,7 @@ func NewWithOptions(t testing.TB, o Options) *Registry {
 	r.server = srv
 	t.Cleanup(func() {
 		srv.Close()
-		app.Shutdown()
+		_ = app.Shutdown() // the test is over
 		cancel()
 	})
 	return r

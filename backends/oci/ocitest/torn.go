@@ -39,11 +39,14 @@ func (d tornDriver) PutContent(ctx context.Context, path string, content []byte)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
 	time.Sleep(tornPause)
 	if _, err := w.Write(content); err != nil {
-		w.Cancel(ctx)
+		_ = w.Cancel(ctx) // closes it; the write's error is the one to return
 		return err
 	}
-	return w.Commit(ctx)
+	if err := w.Commit(ctx); err != nil {
+		_ = w.Close() // the commit's error is the one to return
+		return err
+	}
+	return w.Close()
 }
