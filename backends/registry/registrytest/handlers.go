@@ -228,7 +228,7 @@ func writeJSON(w http.ResponseWriter, ct string, v any) {
 func writeBody(w http.ResponseWriter, ct string, b []byte) {
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
-	w.Write(b)
+	_, _ = w.Write(b) // a client gone: no one left to tell
 }
 
 func writeStatus(w http.ResponseWriter, code int) {
@@ -321,7 +321,9 @@ func Zip(files map[string]string) []byte {
 		if err != nil {
 			panic(err) // writes to a bytes.Buffer do not fail
 		}
-		io.WriteString(w, files[n])
+		if _, err := io.WriteString(w, files[n]); err != nil {
+			panic(err) // writes to a bytes.Buffer do not fail
+		}
 	}
 	if err := zw.Close(); err != nil {
 		panic(err)
@@ -360,16 +362,26 @@ func Tamper(zb []byte) []byte {
 		if err != nil {
 			return flip()
 		}
-		content, _ := io.ReadAll(rc)
-		rc.Close()
+		content, err := io.ReadAll(rc)
+		_ = rc.Close() // read only
+		if err != nil {
+			return flip()
+		}
 		if i == 0 && len(content) > 0 {
 			content[len(content)-1] ^= 1
 		}
 		h := &zip.FileHeader{Name: f.Name, Method: zip.Store, Modified: f.Modified}
 		h.SetMode(f.Mode())
-		w, _ := zw.CreateHeader(h)
-		w.Write(content)
+		w, err := zw.CreateHeader(h)
+		if err == nil {
+			_, err = w.Write(content)
+		}
+		if err != nil {
+			panic(err) // writes to a bytes.Buffer do not fail
+		}
 	}
-	zw.Close()
+	if err := zw.Close(); err != nil {
+		panic(err) // writes to a bytes.Buffer do not fail
+	}
 	return buf.Bytes()
 }

@@ -228,7 +228,7 @@ func (s *Server) startTLS(addr string, h http.Handler) (*httptest.Server, error)
 		if err != nil {
 			return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
 		}
-		srv.Listener.Close()
+		_ = srv.Listener.Close() // replaced by l, unused
 		srv.Listener = l
 	}
 	srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
