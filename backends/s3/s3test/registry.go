@@ -58,7 +58,7 @@ func (s *Server) Registry(t testing.TB, bucket string) *Registry {
 		t.Fatalf("s3test: %v", err)
 	}
 	r.Host = l.Addr().String()
-	l.Close()
+	_ = l.Close() // only asked for a free port
 	cfgFile := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(cfgFile, []byte(s.registryConfig(bucket, r, keyFile)), 0o600); err != nil {
 		t.Fatalf("s3test: %v", err)
@@ -67,7 +67,7 @@ func (s *Server) Registry(t testing.TB, bucket string) *Registry {
 	if err != nil {
 		t.Fatalf("s3test: %v", err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }() // the child writes its own copy
 	cmd := exec.Command(bin, "serve", cfgFile)
 	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+s.caFile, "SSL_CERT_DIR="+filepath.Dir(s.caFile), "AWS_CA_BUNDLE=")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -75,8 +75,8 @@ func (s *Server) Registry(t testing.TB, bucket string) *Registry {
 		t.Fatalf("s3test: docker-registry: %v", err)
 	}
 	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	go func() { _ = cmd.Wait(); close(done) }() // killed by the cleanup
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(certPEM)
 	if err := awaitTLS("docker-registry", r.Host, roots, done, logFile.Name()); err != nil {

@@ -163,12 +163,12 @@ func (s *Server) start(t testing.TB, bin, keyFile, logFile string) error {
 		return err
 	}
 	addr := l.Addr().String()
-	l.Close()
+	_ = l.Close() // only asked for a free port
 	logf, err := os.Create(logFile)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }() // the child writes its own copy
 	cmd := exec.Command(bin, "--access", AccessKey, "--secret", SecretKey, "--port", addr, "--region", Region,
 		"--cert", s.caFile, "--key", keyFile, "--keep-alive", "--quiet", "posix", s.Dir)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -176,9 +176,9 @@ func (s *Server) start(t testing.TB, bin, keyFile, logFile string) error {
 		return err
 	}
 	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	go func() { _ = cmd.Wait(); close(done) }() // killed by Stop
 	if err := awaitTLS("versitygw", addr, s.roots, done, logFile); err != nil {
-		cmd.Process.Kill()
+		_ = cmd.Process.Kill() // done says when it is gone
 		<-done
 		return err
 	}
@@ -201,7 +201,7 @@ func awaitTLS(name, addr string, roots *x509.CertPool, done <-chan struct{}, log
 		}
 		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{RootCAs: roots})
 		if err == nil {
-			conn.Close()
+			_ = conn.Close() // only a probe
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -214,7 +214,7 @@ func awaitTLS(name, addr string, roots *x509.CertPool, done <-chan struct{}, log
 // Stop kills the server (by its PID) and waits for it to exit.
 func (s *Server) Stop() {
 	if s.cmd != nil && s.cmd.Process != nil {
-		s.cmd.Process.Kill()
+		_ = s.cmd.Process.Kill() // done says when it is gone
 		<-s.done
 	}
 }
@@ -235,8 +235,12 @@ func (s *Server) CPU() time.Duration {
 		return 0
 	}
 	var user, sys int64
-	fmt.Sscan(f[11], &user)
-	fmt.Sscan(f[12], &sys)
+	if _, err := fmt.Sscan(f[11], &user); err != nil {
+		return 0
+	}
+	if _, err := fmt.Sscan(f[12], &sys); err != nil {
+		return 0
+	}
 	return time.Duration(user+sys) * 10 * time.Millisecond
 }
 
@@ -321,7 +325,7 @@ func (s *Server) Get(t testing.TB, bucket, key string) (int, string, []byte) {
 	if err != nil {
 		t.Fatalf("s3test: GET %s: %v", key, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read only
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("s3test: GET %s: %v", key, err)
