@@ -22,6 +22,7 @@ type KeyMap struct {
 	SpecGaps           key.Binding
 	Reload             key.Binding
 	LockGaps           key.Binding
+	LockFill           key.Binding
 	Copy               key.Binding
 	Help               key.Binding
 	Quit, ForceQuit    key.Binding
@@ -38,7 +39,8 @@ func DefaultKeyMap() KeyMap {
 		Modules:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "modules")),
 		SpecGaps:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "queue the spec's gaps")),
 		Reload:    key.NewBinding(key.WithKeys("ctrl+r", "f5"), key.WithHelp("ctrl+r", "list places again")),
-		LockGaps:  key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "queue the lock's gaps")),
+		LockGaps:  key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "queue lock gaps")),
+		LockFill:  key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "complete locks")),
 		Copy:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy hash")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -48,12 +50,12 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.SpecGaps, k.LockGaps, k.NextPane, k.Modules, k.Events, k.Help, k.Quit}
+	return []key.Binding{k.SpecGaps, k.LockGaps, k.LockFill, k.NextPane, k.Modules, k.Events, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.LockGaps, k.Copy, k.Events, k.Reload, k.Help, k.Quit, k.ForceQuit}}
+	return [][]key.Binding{{k.NextPane, k.PrevPane, k.Details, k.Compare, k.Modules}, {k.SpecGaps, k.LockGaps, k.LockFill, k.Copy, k.Events, k.Reload, k.Help, k.Quit, k.ForceQuit}}
 }
 
 // helpScreenKeys is the keys of the help screen: it scrolls where it is
@@ -102,6 +104,8 @@ func (m Model) globalKeys() KeyMap {
 // paneKeys is the focused pane's help, or the dialog's.
 func (m Model) paneKeys() help.KeyMap {
 	switch {
+	case m.preview != nil:
+		return m.preview.keys
 	case m.dialog != nil:
 		return m.dialog.HelpKeys()
 	case m.focus == paneDetails:
@@ -137,6 +141,8 @@ func (m *Model) updateKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		m.setStatus(statusInfo, "")
 		return nil
+	case m.preview != nil:
+		return m.updatePreview(k)
 	case m.dialog != nil:
 		return m.updateDialog(k)
 	case m.showHelp:
@@ -188,6 +194,8 @@ func (m *Model) updateGlobal(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return m.reload(), true
 	case key.Matches(k, m.keys.LockGaps):
 		m.openLockGaps()
+	case key.Matches(k, m.keys.LockFill):
+		return m.startLockFill(), true
 	case key.Matches(k, m.keys.Copy):
 		return m.copyNext(), true
 	default:

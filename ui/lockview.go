@@ -58,8 +58,8 @@ type lockTied struct {
 	// package the lock names (differsFromLock): init fails its checksum.
 	differs []map[string]bool
 	errs    []error
-	// h1Of is the platform of each locked h1: tied to one.
-	h1Of map[hashing.Hash]string
+	// platOf is the platform of each locked hash tied to one.
+	platOf map[hashing.Hash]string
 }
 
 // lockState is the lock view's part of the Providers view.
@@ -78,6 +78,12 @@ type lockState struct {
 	gen     uint64
 	running bool
 	again   bool
+	// filling: C is hashing or writing; none are the platforms it found
+	// no place holding; learned, the hashes it computed, by key and
+	// platform, for the tying.
+	filling bool
+	none    []fillTarget
+	learned map[lockKey]map[string][]hashing.Hash
 }
 
 // lockTiedMsg is a tying of every locked provider version.
@@ -142,13 +148,17 @@ func (v *providersView) lockTie() tea.Cmd {
 		readers[i] = mr.reader
 	}
 	named := v.sel.Platforms
-	return func() tea.Msg { return tieLocks(ctx, gen, keys, locked, readers, named) }
+	learned := make([]map[string][]hashing.Hash, len(keys))
+	for i, k := range keys {
+		learned[i] = s.learned[k]
+	}
+	return func() tea.Msg { return tieLocks(ctx, gen, keys, locked, learned, readers, named) }
 }
 
 // tieLocks lists every place's archives of each locked provider version
 // and ties the lock's hashes with them and the signed SHA256SUMS the places
 // keep or sign with; a few versions at a time.
-func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Locked, readers []backends.Reader, named []backends.Platform) lockTiedMsg {
+func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Locked, learned []map[string][]hashing.Hash, readers []backends.Reader, named []backends.Platform) lockTiedMsg {
 	out := make([]*lockTied, len(keys))
 	sync.Parallel(ctx, 4, len(keys), func(i int) {
 		k := keys[i]
@@ -165,6 +175,7 @@ func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Loc
 				t.errs[j] = err
 			}
 		}
+		learn(idx, k, locked[i].Version, learned[i])
 		t.ties = idx.Tie(locked[i])
 		if len(t.ties.Unplaced)+len(t.ties.Untied) > 0 {
 			// Archives that state no hash are read where that is cheap:
@@ -179,7 +190,7 @@ func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Loc
 			}
 			t.ties = idx.Tie(locked[i])
 		}
-		t.h1Of = h1Platforms(idx, locked[i].Hashes)
+		t.platOf = tiedPlatforms(idx, locked[i].Hashes)
 		t.differs = make([]map[string]bool, len(readers))
 		for j := range readers {
 			t.differs[j] = map[string]bool{}

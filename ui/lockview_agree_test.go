@@ -13,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	placeopen "github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/demo"
 	"github.com/tfmirror/tfmirror/ui/theme"
@@ -184,6 +185,9 @@ func TestLockViewDemoWrongPlace(t *testing.T) {
 		h.until("the jobs landed and the lock tied again", func(m Model) bool {
 			return tied(m) && m.prov().lockNote(cloud) == "2.0.0 ok"
 		})
+		if c := h.m.jobs.Tracker().Counts(); c[engine.Failed] != 0 || c[engine.Done] == 0 {
+			t.Errorf("L, f, enter: jobs %v, want every one done and none failed", c)
+		}
 		snap("landed")
 	}
 }

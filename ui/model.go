@@ -148,6 +148,8 @@ type Model struct {
 	events  events.Model
 	details details.Model
 	dialog  *queue.Model
+	// preview is C's preview of what it adds to the lock files.
+	preview *fillPreview
 	help    help.Model
 	spinner spinner.Model
 
@@ -183,6 +185,7 @@ func New(ctx context.Context, cfg Config) Model {
 	m := Model{sh: sh, cfg: cfg, styles: &styles, keys: DefaultKeyMap(), helpKeys: defaultHelpScreenKeys(), engine: cfg.Engine, nums: map[string]int{}}
 	m.keys.SpecGaps.SetEnabled(cfg.Spec != nil)
 	m.keys.LockGaps.SetEnabled(cfg.Locks != nil)
+	m.keys.LockFill.SetEnabled(cfg.Locks != nil)
 	prov := newProvidersView(sh, cfg)
 	m.views[viewProviders] = prov
 	if mods := newModulesView(sh, cfg.Modules); mods != nil {
@@ -262,6 +265,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.updateEngine(msg.ev)
 	case specGapsMsg:
 		m.openSpecGaps(msg)
+	case fillMsg:
+		cmd = m.updateFill(msg)
 	case enqueuedMsg:
 		m.sh.setStatus(statusInfo, fmt.Sprintf("queued %d %s to %s", len(msg.ids), msg.jobs, msg.dest))
 	case engineClosedMsg:

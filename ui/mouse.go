@@ -43,7 +43,7 @@ func (m Model) paneAt(x, y int) (p pane, ix, iy int, ok bool) {
 // mouse too: it is left alone until that is done.
 func (m *Model) updateMouse(msg tea.MouseMsg) tea.Cmd {
 	ms := msg.Mouse()
-	if m.dialog != nil || m.confirmQuit || m.quitting {
+	if m.dialog != nil || m.preview != nil || m.confirmQuit || m.quitting {
 		return nil
 	}
 	if m.showHelp {

@@ -87,10 +87,14 @@ func (m Model) render() string {
 		left += "\n" + m.styles.Box("Details", strings.Split(m.details.View(), "\n"), m.lay.leftW, m.lay.detailsH, m.focus == paneDetails)
 	}
 	focused := m.focus == paneMatrix
-	if m.dialog != nil {
+	switch {
+	case m.preview != nil:
+		title, lines = m.preview.view(m.styles, m.lay.rightW, m.lay.matrixH)
+		focused = true
+	case m.dialog != nil:
 		title, lines = m.dialog.View(m.styles, m.lay.rightW)
 		focused = true
-	} else {
+	default:
 		title, lines = m.view().gridBox()
 	}
 	right := m.styles.Box(title, lines, m.lay.rightW, m.lay.matrixH, focused) + "\n" + m.bottomBox()
@@ -211,7 +215,7 @@ func (m Model) statusView() string {
 // Where they do not all fit, the pane's last keys go first, then the
 // global keys but help and quit, which always stay.
 func (m Model) helpView() string {
-	if m.dialog != nil {
+	if m.dialog != nil || m.preview != nil {
 		return " " + m.help.ShortHelpView(m.paneKeys().ShortHelp())
 	}
 	g := m.globalKeys()
@@ -297,6 +301,7 @@ func (m Model) fullHelpLines() []string {
 	out = append(out, beside(pane, legend, m.w-2)...)
 	out = append(out, "", m.styles.Bold.Render(" Everywhere"))
 	out = append(out, indent(h.FullHelpView(m.globalKeys().FullHelp()))...)
+	out = append(out, m.lockHelpLines()...)
 	return append(out, "", m.styles.Bold.Render(" Mouse"),
 		"  click   a pane, a "+m.view().words().item+", a cell (again: select)",
 		"  wheel   moves the cursor of the pane under it")
@@ -357,6 +362,8 @@ func beside(left, right []string, w int) []string {
 
 func (m Model) paneName() string {
 	switch {
+	case m.preview != nil:
+		return "Lock preview"
 	case m.dialog != nil:
 		return "Queue dialog"
 	case m.focus == paneProviders:

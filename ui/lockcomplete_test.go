@@ -1,0 +1,145 @@
+package ui
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/lockfile"
+	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
+)
+
+// testPkgDir is the package's directory, where the golden files are.
+var testPkgDir, _ = os.Getwd()
+
+// fillWorld is lockWorld with its two lock files on disk (in the test's
+// working directory), infra's as `terraform init` through the origin
+// writes it on linux_amd64: the h1: of that one platform and the signed
+// zh: of every SHA256SUMS line. want is what `tfmirror lock` (lockcheck,
+// from the origin, for the three platforms) makes of infra's file. snap
+// is golden.RequireEqual, run from the package's directory.
+func fillWorld(t *testing.T) (cfg Config, want []byte, snap func(t *testing.T, screen string)) {
+	cfg, _ = lockWorld(t)
+	pkg := testPkgDir
+	work := t.TempDir()
+	t.Chdir(work)
+	snap = func(t *testing.T, screen string) {
+		t.Helper()
+		if err := os.Chdir(pkg); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chdir(work)
+		golden.RequireEqual(t, []byte(screen))
+	}
+	origin := cfg.Mirrors[1].Reader
+	alpha := cfg.Locks.Entries[0]
+	as, err := origin.Archives(t.Context(), alpha.Provider, alpha.Locked.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drop []hashing.Hash
+	var plats []backends.Platform
+	for _, a := range as {
+		plats = append(plats, a.Platform)
+		ls, err := lockcheck.PackageLockHashes(t.Context(), origin, a, hashing.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Platform.String() != "linux_amd64" {
+			drop = append(drop, ls.Unpacked)
+		}
+	}
+	for i, e := range cfg.Locks.Entries {
+		e.Locked.Hashes = slices.DeleteFunc(slices.Clone(e.Locked.Hashes), func(h hashing.Hash) bool { return slices.Contains(drop, h) })
+		cfg.Locks.Entries[i] = e
+		f := lockfile.New(lockfile.HeaderTerraform)
+		if err := f.Set(lockfile.Provider{Addr: e.Provider, Version: e.Locked.Version, Hashes: e.Locked.Hashes}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(e.Locked.Source), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Save(e.Locked.Source); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if _, probs, err := lockcheck.UpdateLock(t.Context(), origin, f, lockcheck.LockRequest{Platforms: plats}); err != nil || len(probs) > 0 {
+				t.Fatalf("lock: %v %v", probs, err)
+			}
+			want = f.Bytes()
+		}
+	}
+	return cfg, want, snap
+}
+
+// TestLockViewFill: C completes the lock files from the places. infra's
+// lock is complete for 1 of 3 platforms; the preview lists the h1: of
+// darwin_arm64 and windows_amd64 from the origin (./mirror holds only
+// linux_amd64), says the file will be complete for 3 of 3, and corp's
+// (widget, held nowhere) has nothing to add. enter writes it: the file is
+// byte for byte what `tfmirror lock` writes from the origin for the three
+// platforms, the status line names it and the hashes added, and the view,
+// reading it again, says "complete for 3 of 3". Golden screens at 80x24
+// and 120x40 (go test ./ui -run TestLockViewFill -update).
+func TestLockViewFill(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {120, 40}} {
+		cfg, want, golden := fillWorld(t)
+		h := newHarness(t, cfg, size.w, size.h)
+		snap := func(name string) {
+			t.Helper()
+			t.Run(name+"_"+itoa(size.w)+"x"+itoa(size.h), func(t *testing.T) { golden(t, h.screen()) })
+		}
+		h.until("the lock's hashes tied", tied)
+		if n, m, _ := h.m.prov().lockComplete("infra/.terraform.lock.hcl"); n != 1 || m != 3 {
+			t.Fatalf("infra complete for %d of %d, want 1 of 3", n, m)
+		}
+		before, err := os.ReadFile("infra/.terraform.lock.hcl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.press("C")
+		h.until("the preview", func(m Model) bool { return m.preview != nil })
+		s := h.screen()
+		for _, w := range []string{"complete for 1 of 3 platforms, then 3 of 3", "darwin_arm64 from [2] ./origin", "windows_amd64 from [2] ./origin", "nothing to add"} {
+			if !strings.Contains(s, w) {
+				t.Errorf("preview lacks %q:\n%s", w, s)
+			}
+		}
+		if p := h.m.preview; p.adds != 2 {
+			t.Errorf("the preview adds %d hashes, want 2 (the h1: of darwin_arm64 and windows_amd64)", p.adds)
+		}
+		if now, _ := os.ReadFile("infra/.terraform.lock.hcl"); !bytes.Equal(now, before) {
+			t.Fatal("the preview wrote the lock file")
+		}
+		snap("preview")
+		h.press("enter")
+		h.until("the lock written and tied again", func(m Model) bool {
+			n, _, ok := m.prov().lockComplete("infra/.terraform.lock.hcl")
+			return tied(m) && ok && n == 3 && !m.prov().lock.filling
+		})
+		if st := h.m.status(); st.kind != statusInfo || st.text != "infra/.terraform.lock.hcl: 2 hashes added" {
+			t.Errorf("status %q", st.text)
+		}
+		got, err := os.ReadFile("infra/.terraform.lock.hcl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("the lock file as C wrote it:\n%s\nas tfmirror lock writes it:\n%s", got, want)
+		}
+		if s := h.screen(); !strings.Contains(s, "infra/.terraform.lock.hcl: complete for 3 of 3") {
+			t.Errorf("screen:\n%s", s)
+		}
+		snap("completed")
+		if help := strings.Join(h.m.fullHelpLines(), "\n"); !strings.Contains(help, "completes every lock file") {
+			t.Errorf("help does not say what C does:\n%s", help)
+		}
+	}
+}
