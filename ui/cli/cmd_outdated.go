@@ -108,7 +108,7 @@ func outdatedUpstream(cmd *cobra.Command, env *Env, mirror, source, specFile str
 	if source != "" || !c.IsZero() {
 		return nil, nil, usageErr("--spec names the sources and versions: --source and --version do not apply with it")
 	}
-	_, w, d, err := specFor(cmd, env, specFile, mirror)
+	_, w, d, err := specFor(cmd.Context(), env, streamsOf(cmd), specFile, mirror)
 	if err != nil {
 		return nil, nil, err
 	}

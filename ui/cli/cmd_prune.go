@@ -74,7 +74,9 @@ func newPruneCmd(env *Env) *cobra.Command {
 		Long:    pruneLong,
 		Example: pruneExample,
 		Args:    exactArgs(1, "DST"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runPrune(cmd, env, args[0], &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPrune(cmd.Context(), env, &f, args, streamsOf(cmd))
+		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.keep, "keep", 0, "keep the newest `N` versions of each provider, remove the older ones")
@@ -89,14 +91,14 @@ func newPruneCmd(env *Env) *cobra.Command {
 
 // runPrune is prune: the retention from the flags, the plan, a
 // confirmation, one call into sync.Prune, the result.
-func runPrune(cmd *cobra.Command, env *Env, dstArg string, f *pruneFlags) error {
-	ctx := cmd.Context()
+func runPrune(ctx context.Context, env *Env, f *pruneFlags, args []string, st streams) error {
+	dstArg := args[0]
 	ret, err := f.retention(ctx)
 	if err != nil {
 		return err
 	}
 	if f.spec != "" {
-		s, w, d, err := specFor(cmd, env, f.spec, dstArg)
+		s, w, d, err := specFor(ctx, env, st, f.spec, dstArg)
 		if err != nil {
 			return err
 		}
@@ -111,24 +113,24 @@ func runPrune(cmd *cobra.Command, env *Env, dstArg string, f *pruneFlags) error 
 		return usageErr("%s: prune removes packages from a filesystem or OCI mirror; this place cannot be changed", dstArg)
 	}
 	plan, err := sync.PlanPrune(ctx, dst, ret)
-	printWarnings(cmd, dst)
+	st.warnings(dst)
 	if err != nil {
 		return noCatalogue(err)
 	}
 	remove, _ := plan.Count()
 	if !f.asJSON || !f.yes || remove == 0 {
-		if err := report.Findings(cmd.OutOrStdout(), plan.Findings(), f.asJSON); err != nil {
+		if err := report.Findings(st.stdout, plan.Findings(), f.asJSON); err != nil {
 			return err
 		}
 		if !f.asJSON {
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", dst, report.Summary(plan.Findings()))
+			fmt.Fprintf(st.stderr, "%s: %s\n", dst, report.Summary(plan.Findings()))
 		}
 	}
 	if remove == 0 {
 		return nil
 	}
-	if !f.yes && !confirm(cmd, fmt.Sprintf("Remove %d packages from %s? [y/N] ", remove, dst)) {
-		fmt.Fprintln(cmd.ErrOrStderr(), "nothing removed: run again with --yes to remove them")
+	if !f.yes && !st.confirm(fmt.Sprintf("Remove %d packages from %s? [y/N] ", remove, dst)) {
+		fmt.Fprintln(st.stderr, "nothing removed: run again with --yes to remove them")
 		return nil
 	}
 	aud, err := f.trust.openAudit("prune")
@@ -136,7 +138,7 @@ func runPrune(cmd *cobra.Command, env *Env, dstArg string, f *pruneFlags) error 
 		return err
 	}
 	res := auditPrune(ctx, aud, dst, plan, func() sync.PruneResult { return sync.Prune(ctx, dst, plan) })
-	return closeAudit(cmd, aud, reportPrune(cmd, dst, plan, res, f.asJSON))
+	return st.closeAudit(aud, reportPrune(ctx, st, dst, plan, res, f.asJSON))
 }
 
 // retention is the rules the flags describe, with the lock files read.
@@ -191,12 +193,12 @@ func lockedUnder(ctx context.Context, dirs []string) (sync.LockedVersions, error
 
 // confirm asks on the terminal; without one (a script, a pipe) the answer
 // is no.
-func confirm(cmd *cobra.Command, question string) bool {
-	in, ok := cmd.InOrStdin().(*os.File)
+func (st streams) confirm(question string) bool {
+	in, ok := st.stdin.(*os.File)
 	if !ok || !term.IsTerminal(in.Fd()) {
 		return false
 	}
-	fmt.Fprint(cmd.ErrOrStderr(), question)
+	fmt.Fprint(st.stderr, question)
 	line, _ := bufio.NewReader(in).ReadString('\n')
 	answer := strings.ToLower(strings.TrimSpace(line))
 	return answer == "y" || answer == "yes"
@@ -205,7 +207,7 @@ func confirm(cmd *cobra.Command, question string) bool {
 // reportPrune writes what prune did for each package the plan removed:
 // removed, left or error (with --json, after the rows the plan kept, so
 // the array describes every package); the place's notes on stderr.
-func reportPrune(cmd *cobra.Command, dst backends.Reader, plan *sync.PrunePlan, res sync.PruneResult, asJSON bool) error {
+func reportPrune(ctx context.Context, st streams, dst backends.Reader, plan *sync.PrunePlan, res sync.PruneResult, asJSON bool) error {
 	rows := res.Findings
 	if asJSON {
 		rows = nil
@@ -216,18 +218,18 @@ func reportPrune(cmd *cobra.Command, dst backends.Reader, plan *sync.PrunePlan, 
 		}
 		rows = append(rows, res.Findings...)
 	} else {
-		fmt.Fprintln(cmd.OutOrStdout())
+		fmt.Fprintln(st.stdout)
 	}
-	if err := report.Findings(cmd.OutOrStdout(), rows, asJSON); err != nil {
+	if err := report.Findings(st.stdout, rows, asJSON); err != nil {
 		return err
 	}
 	for _, n := range res.Notes {
-		tell(cmd, "note: %s", n)
+		st.tell("note: %s", n)
 	}
 	if !asJSON {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", dst, report.Summary(res.Findings))
+		fmt.Fprintf(st.stderr, "%s: %s\n", dst, report.Summary(res.Findings))
 	}
-	if err := cmd.Context().Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if !res.OK() {

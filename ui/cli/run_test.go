@@ -131,7 +131,7 @@ func TestRunVerify(t *testing.T) {
 	if err := runVerify(context.Background(), r.env, &verifyFlags{asJSON: true}, []string{mirror}, r.streams()); err != nil {
 		t.Fatalf("verify of an intact mirror: %v; stderr:\n%s", err, r.stderr.String())
 	}
-	if got := verifyStatuses(t, r.stdout.Bytes()); got["ok"] != 4 {
+	if got := findingStatuses(t, r.stdout.Bytes()); got["ok"] != 4 {
 		t.Fatalf("statuses %v, want 4 ok", got)
 	}
 
@@ -144,12 +144,12 @@ func TestRunVerify(t *testing.T) {
 	if exitOf(err) != exitProblem {
 		t.Fatalf("verify of a damaged mirror: exit %d (%v), want 1", exitOf(err), err)
 	}
-	if got := verifyStatuses(t, r.stdout.Bytes()); got["ok"] != 3 || len(got) != 2 {
+	if got := findingStatuses(t, r.stdout.Bytes()); got["ok"] != 3 || len(got) != 2 {
 		t.Fatalf("statuses %v, want 3 ok and one problem", got)
 	}
 }
 
-func verifyStatuses(t *testing.T, out []byte) map[string]int {
+func findingStatuses(t *testing.T, out []byte) map[string]int {
 	t.Helper()
 	var rows []report.FindingJSON
 	if err := json.Unmarshal(out, &rows); err != nil {
@@ -160,4 +160,43 @@ func verifyStatuses(t *testing.T, out []byte) map[string]int {
 		n[string(row.Status)]++
 	}
 	return n
+}
+
+// prune --keep 1 plans the older versions away; without --yes and with no
+// terminal to ask on, nothing goes; with it, they go.
+func TestRunPrune(t *testing.T) {
+	mirror := t.TempDir()
+	backendtest.WritePacked(t, mirror, backendtest.Seeds(t,
+		[]string{"example.com/acme/alpha"}, []string{"1.0.0", "1.1.0", "2.0.0"}, []string{"linux_amd64"}))
+	zips := func() int {
+		m, err := filepath.Glob(filepath.Join(mirror, "example.com/acme/alpha/*.zip"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(m)
+	}
+	r := newTestRun()
+	if err := runPrune(context.Background(), r.env, &pruneFlags{keep: 1}, []string{mirror}, r.streams()); err != nil {
+		t.Fatalf("prune without --yes: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if !strings.Contains(r.stderr.String(), "nothing removed") || zips() != 3 {
+		t.Fatalf("prune without --yes and no terminal: %d zips left, stderr:\n%s", zips(), r.stderr.String())
+	}
+
+	r = newTestRun()
+	if err := runPrune(context.Background(), r.env, &pruneFlags{keep: 1, yes: true, asJSON: true}, []string{mirror}, r.streams()); err != nil {
+		t.Fatalf("prune --yes: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if got := findingStatuses(t, r.stdout.Bytes()); got["removed"] != 2 || got["keep"] != 1 {
+		t.Fatalf("prune --yes --json: statuses %v, want 2 removed and 1 keep", got)
+	}
+	if zips() != 1 {
+		t.Fatalf("%d zips left after prune --keep 1 --yes, want 1", zips())
+	}
+
+	r = newTestRun()
+	err := runPrune(context.Background(), r.env, &pruneFlags{}, []string{mirror}, r.streams())
+	if exitOf(err) != exitUsage {
+		t.Fatalf("prune with neither --keep nor --spec: exit %d (%v), want 2", exitOf(err), err)
+	}
 }

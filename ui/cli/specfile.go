@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync/spec"
@@ -16,7 +15,7 @@ import (
 // returning what it wants of the destination written as dst; the spec's
 // notes and problems are said on stderr. dst must be one of the spec's
 // destinations.
-func specFor(cmd *cobra.Command, env *Env, path, dst string) (*spec.Spec, *spec.Wanted, spec.Destination, error) {
+func specFor(ctx context.Context, env *Env, st streams, path, dst string) (*spec.Spec, *spec.Wanted, spec.Destination, error) {
 	s, err := spec.Load(path)
 	if err != nil {
 		return nil, nil, spec.Destination{}, err
@@ -24,7 +23,7 @@ func specFor(cmd *cobra.Command, env *Env, path, dst string) (*spec.Spec, *spec.
 	open := func(ctx context.Context, arg string) (backends.Reader, error) {
 		return openPlace(ctx, arg, env.placeOptions())
 	}
-	w, err := s.Wanted(cmd.Context(), open)
+	w, err := s.Wanted(ctx, open)
 	if err != nil {
 		return nil, nil, spec.Destination{}, err
 	}
@@ -33,10 +32,10 @@ func specFor(cmd *cobra.Command, env *Env, path, dst string) (*spec.Spec, *spec.
 		return nil, nil, spec.Destination{}, usageErr("%s is not a destination of spec %s (its destinations: %s)", dst, path, strings.Join(s.Destinations, ", "))
 	}
 	for _, n := range w.Notes {
-		tell(cmd, "note: %s", n)
+		st.tell("note: %s", n)
 	}
 	for _, p := range w.Problems {
-		tell(cmd, "warning: spec %s: %s", path, p.Detail)
+		st.tell("warning: spec %s: %s", path, p.Detail)
 	}
 	return s, w, d, nil
 }
