@@ -11,9 +11,12 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
+	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
+	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
 // testPkgDir is the package's directory, where the golden files are.
@@ -141,5 +144,112 @@ func TestLockViewFill(t *testing.T) {
 		if help := strings.Join(h.m.fullHelpLines(), "\n"); !strings.Contains(help, "completes every lock file") {
 			t.Errorf("help does not say what C does:\n%s", help)
 		}
+	}
+}
+
+// At 80x24, with --platform naming three platforms no place holds, the
+// preview is taller than its box: it scrolls (G shows its end), and says
+// of each such platform that no place holds the locked package. esc
+// writes nothing.
+func TestLockViewFillScrolls(t *testing.T) {
+	cfg, _, _ := fillWorld(t)
+	for _, s := range []string{"darwin_arm64", "linux_amd64", "windows_amd64", "linux_arm64", "freebsd_amd64", "openbsd_amd64"} {
+		pl, err := backends.ParsePlatform(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Selection.Platforms = append(cfg.Selection.Platforms, pl)
+	}
+	before, err := os.ReadFile("infra/.terraform.lock.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, cfg, 80, 24)
+	h.until("the lock's hashes tied", tied)
+	h.press("C")
+	h.until("the preview", func(m Model) bool { return m.preview != nil })
+	first := h.screen()
+	if !strings.Contains(first, "Complete the lock files from the places ─ 1-") || strings.Contains(first, "openbsd_amd64") {
+		t.Errorf("the preview does not scroll:\n%s", first)
+	}
+	h.press("G")
+	last := h.screen()
+	if last == first || !strings.Contains(last, "openbsd_amd64") || !strings.Contains(last, "no place holds the locked") {
+		t.Errorf("after G:\n%s", last)
+	}
+	h.press("esc")
+	if h.m.preview != nil || h.m.status().text != "the lock files were left as they are" {
+		t.Errorf("esc: preview %v, status %q", h.m.preview != nil, h.m.status().text)
+	}
+	if now, _ := os.ReadFile("infra/.terraform.lock.hcl"); !bytes.Equal(now, before) {
+		t.Error("esc wrote the lock file")
+	}
+}
+
+// A lock file changed between the preview and enter (its provider moved
+// to another version) is left as it now is, and the status line names it
+// and says to press C again.
+func TestLockViewFillChangedMeanwhile(t *testing.T) {
+	cfg, _, _ := fillWorld(t)
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	h.press("C")
+	h.until("the preview", func(m Model) bool { return m.preview != nil })
+	f, err := lockfile.Load("infra/.terraform.lock.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := cfg.Locks.Entries[0].Provider
+	old, _ := backends.ParseVersion("1.0.0")
+	if err := f.Set(lockfile.Provider{Addr: alpha, Version: old}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Save("infra/.terraform.lock.hcl"); err != nil {
+		t.Fatal(err)
+	}
+	moved := f.Bytes()
+	h.press("enter")
+	h.until("the write's answer", func(m Model) bool { return !m.prov().lock.filling && m.preview == nil })
+	st := h.m.status()
+	if st.kind != statusBad || !strings.Contains(st.text, "infra/.terraform.lock.hcl: it changed since the preview") || !strings.Contains(st.text, "press C again") {
+		t.Errorf("status %v %q", st.kind, st.text)
+	}
+	if now, _ := os.ReadFile("infra/.terraform.lock.hcl"); !bytes.Equal(now, moved) {
+		t.Errorf("the file changed meanwhile was written:\n%s", now)
+	}
+}
+
+// A place holding a package other than the locked one (≠: rebuilt under
+// the same name) is never where C takes hashes from: ./mirror's
+// darwin_arm64 differs, so its hashes come from the origin, and the file
+// is what `tfmirror lock` writes from the origin.
+func TestLockViewFillNotFromDiffering(t *testing.T) {
+	cfg, want, _ := fillWorld(t)
+	dir := cfg.Mirrors[0].Reader.(*fs.Mirror).Dir()
+	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.1.0", "darwin_arm64")
+	backendtest.WritePacked(t, dir, []backendtest.Seed{{Package: pkg, Zip: backendtest.ProviderZip(t, pkg, "rebuilt")}})
+	m, err := fs.Open("./mirror", dir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Flush(t.Context(), pkg.Provider); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Mirrors[0].Reader = m
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	_, platforms, marks := matrixData(h.m)
+	if col := slices.Index(platforms, "darwin_arm64"); col < 0 || marks[0][col][0] != theme.MarkDiffers {
+		t.Fatalf("darwin_arm64 in ./mirror is not marked ≠: %v %v", platforms, marks)
+	}
+	h.press("C")
+	h.until("the preview", func(m Model) bool { return m.preview != nil })
+	if s := h.screen(); !strings.Contains(s, "darwin_arm64 from [2] ./origin") {
+		t.Errorf("preview:\n%s", s)
+	}
+	h.press("enter")
+	h.until("the lock written", func(m Model) bool { return !m.prov().lock.filling && tied(m) })
+	if got, _ := os.ReadFile("infra/.terraform.lock.hcl"); !bytes.Equal(got, want) {
+		t.Errorf("written:\n%s\nwant:\n%s", got, want)
 	}
 }
