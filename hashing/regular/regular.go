@@ -95,11 +95,11 @@ func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close() // refused before any read
 		return nil, err
 	}
 	if err := Check(path, fi); err != nil {
-		f.Close()
+		_ = f.Close() // refused before any read
 		return nil, err
 	}
 	return f, nil
@@ -114,7 +114,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	var r io.Reader = f
 	if limit > 0 {
 		r = io.LimitReader(f, limit+1)
