@@ -40,7 +40,7 @@ func OpenZip(path string) (ZipFile, error) {
 			return ZipFile{r, f}, nil
 		}
 	}
-	f.Close()
+	_ = f.Close() // read only
 	return ZipFile{}, err
 }
 
@@ -88,7 +88,7 @@ func ZipH1(path string, opts Options) (Hash, error) {
 	if err != nil {
 		return "", &ZipError{Path: path, Err: err}
 	}
-	defer z.Close()
+	defer func() { _ = z.Close() }() // read only
 	z.RegisterDecompressor(zip.Deflate, func(r io.Reader) io.ReadCloser { return flate.NewReader(r) })
 
 	files := make([]string, 0, len(z.File))
@@ -173,7 +173,7 @@ func ZipZH(path string) (Hash, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	w := NewZipHasher()
 	if _, err := io.Copy(w, f); err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
@@ -201,7 +201,7 @@ func HashZipSums(path string, h1 bool, opts Options) (Sums, error) {
 	if err != nil {
 		return Sums{}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	s := NewStream(true, h1, opts)
 	defer s.Close()
 	buf := copyBuffers.get()

@@ -22,7 +22,7 @@ func CheckExecutable(path, typ string) error {
 	if err != nil {
 		return &ZipError{Path: path, Err: err}
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	prefix := "terraform-provider-" + strings.ToLower(typ)
 	for _, e := range r.File {
 		if HasExecutable(e.Name, e.FileInfo().IsDir(), prefix) {

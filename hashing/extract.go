@@ -15,7 +15,7 @@ func Extract(zipPath, dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer z.Close()
+	defer func() { _ = z.Close() }() // read only
 	left := opts.MaxUnpacked
 	if left == 0 {
 		left = DefaultMaxUnpacked
@@ -55,7 +55,7 @@ func extractFile(f *zip.File, dst string, mode os.FileMode, limit int64) (int64,
 	if err != nil {
 		return 0, err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
 		return 0, err
