@@ -155,7 +155,7 @@ func (f *flight) release() {
 	last := f.refs == 0
 	f.mu.Unlock()
 	if last {
-		f.spool.Close()
+		_ = f.spool.Close() // a spool: removed below
 		if f.name != "" {
 			os.Remove(f.name)
 		}

@@ -227,7 +227,7 @@ func (mm *ModuleMirror) fetch(ctx context.Context, m modules.Module, v modules.V
 	if err != nil {
 		return err
 	}
-	defer pkg.Remove()
+	defer func() { _ = pkg.Remove() }() // the temporary zip; a leftover is in TempDir
 	stored, err := mm.opts.Cache.Put(ctx, pkg, false, nil)
 	if err != nil {
 		return fmt.Errorf("module %s %s: landing it in %s: %w", m, v, mm.opts.Cache, err)

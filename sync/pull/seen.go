@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/atomicfile"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
 
@@ -93,19 +94,7 @@ func (s *SeenDir) write(p backends.Provider, seen map[string]time.Time) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".first-seen-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
+	return atomicfile.Write(file, append(b, '\n'), 0o600)
 }
 
 // NoteSeen keeps first sightings in a place's notes (backends.NoteKeeper:

@@ -81,7 +81,7 @@ func AccessLog(w io.Writer, asJSON bool) func(Access) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		w.Write(append(line, '\n'))
+		_, _ = w.Write(append(line, '\n')) // stderr, as fmt.Fprint: no one left to tell
 	}
 }
 
@@ -126,7 +126,7 @@ func (s *Server) health(w http.ResponseWriter) {
 	}{"ok", s.Mirror.Offline(), s.Mirror.Health()})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(append(b, '\n'))
+	_, _ = w.Write(append(b, '\n')) // a client gone: no one left to tell
 }
 
 // kindOf names the kind of request for the metrics.

@@ -42,7 +42,7 @@ func (m *Mirror) openLocal(a backends.Archive) (rc io.ReadCloser, ok bool, err e
 	}
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
-		f.Close()
+		_ = f.Close() // refused before any read
 		return nil, false, nil
 	}
 	id := idOf(info)
