@@ -71,7 +71,7 @@ func fetchToTemp(ctx context.Context, r backends.Reader, a backends.Archive) (st
 	if err != nil {
 		return "", err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	f, err := os.CreateTemp("", "tfmirror-lock-*.zip")
 	if err != nil {
 		return "", err
@@ -125,7 +125,7 @@ func unpacksAsIs(zipPath string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer z.Close()
+	defer func() { _ = z.Close() }() // read only
 	seen := map[string]bool{}
 	for _, f := range z.File {
 		n := f.Name
