@@ -115,7 +115,7 @@ func (t *moduleTask) Attempt(ctx context.Context, env engine.Env) (done engine.J
 	if err != nil {
 		return engine.JobDone{}, &backends.OpError{Op: "fetch", Side: "source", Place: s.Src, Err: err}
 	}
-	defer pkg.Remove()
+	defer func() { _ = pkg.Remove() }() // the temporary zip; a leftover is in TempDir
 	t.record(func(r *ModuleResult) { r.Sums = pkg.Sums })
 	if err := ctx.Err(); err != nil {
 		return engine.JobDone{}, err

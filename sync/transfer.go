@@ -131,12 +131,12 @@ func (t Transfer) Attempt(ctx context.Context, env engine.Env) (engine.JobDone, 
 	if err != nil {
 		return engine.JobDone{}, t.opErr("open", "source", src, err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	st, sink, err := t.stage(ctx)
 	if err != nil {
 		return engine.JobDone{}, t.opErr("stage", "destination", dst, err)
 	}
-	defer st.Abort()
+	defer func() { _ = st.Abort() }() // a no-op after Commit; else the error that matters is returned
 	if zh := statedZH(st, a, env.Hashing); sink == io.Discard && zh != "" {
 		if err := t.checkExecutable(st); err != nil {
 			return engine.JobDone{}, err
@@ -419,7 +419,7 @@ func copyFull(st io.Writer, s *hashing.Stream, in io.Reader, size int64) (int64,
 			if _, werr := st.Write((*buf)[:m]); werr != nil {
 				return n, werr
 			}
-			s.Write((*buf)[:m])
+			_, _ = s.Write((*buf)[:m]) // a Stream's Write never fails
 			n += int64(m)
 		}
 		if err == io.EOF {

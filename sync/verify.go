@@ -88,13 +88,13 @@ func hashArchive(ctx context.Context, r backends.Reader, a backends.Archive, opt
 	if err != nil {
 		return hashing.Sums{}, err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // read only
 	f, err := os.CreateTemp("", "tfmirror-verify-*.zip")
 	if err != nil {
 		return hashing.Sums{}, err
 	}
 	defer os.Remove(f.Name())
-	defer f.Close()
+	defer func() { _ = f.Close() }() // a spool, removed after
 	s := hashing.NewStream(true, h1, opts)
 	defer s.Close()
 	if _, err := io.Copy(io.MultiWriter(f, s), readers.WithContext(ctx, rc)); err != nil {
