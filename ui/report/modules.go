@@ -66,7 +66,8 @@ func ModuleSources(w io.Writer, results []sync.ModuleResult, asJSON bool) {
 			if r.Err != nil {
 				continue
 			}
-			enc.Encode(map[string]any{
+			// To stdout, as fmt.Fprint: no one left to tell.
+			_ = enc.Encode(map[string]any{
 				"type": "module_source", "module": r.Spec.Module.String(), "version": r.Spec.Version.String(),
 				"source": r.Stored.Address, "tag_source": r.Stored.TagAddress, "present": r.Stored.Present,
 				"h1": r.Sums.H1, "zh": r.Sums.ZH,

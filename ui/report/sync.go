@@ -98,7 +98,7 @@ func (r *SyncReporter) Idle() {
 
 func (r *SyncReporter) idle() {
 	if r.held != nil {
-		r.held.Flush()
+		_ = r.held.Flush() // stdout, as fmt.Fprint: no one left to tell
 	}
 }
 
@@ -179,7 +179,7 @@ func (r *SyncReporter) Notice(n backends.Notice) {
 	if r.o.Mode == JSONLines {
 		b, _ := json.Marshal(map[string]any{"type": n.Kind, "dst": n.Place, "detail": n.Message})
 		r.held.Write(append(b, '\n'))
-		r.held.Flush()
+		_ = r.held.Flush() // stdout, as fmt.Fprint: no one left to tell
 		return
 	}
 	if r.o.Mode == Live {
