@@ -97,7 +97,7 @@ func inSecondary(r Release, platform string) (salt string, ok bool) {
 		return "", r.Version != "3.2.0"
 	case "acme/legacy":
 		var minor int
-		fmt.Sscanf(r.Version, "0.%d.0", &minor)
+		_, _ = fmt.Sscanf(r.Version, "0.%d.0", &minor) // the demo's own versions, all 0.N.0
 		return "", minor <= 20 && platform == "linux_amd64"
 	}
 	return "", false

@@ -95,7 +95,7 @@ func (w *World) ServeModules(ctx context.Context) (*ModuleRegistry, error) {
 			return
 		}
 		rw.Header().Set("Content-Type", "application/zip")
-		rw.Write(b)
+		_, _ = rw.Write(b) // a client gone: no one left to tell
 	})
 	cert, err := w.cert()
 	if err != nil {
@@ -107,7 +107,7 @@ func (w *World) ServeModules(ctx context.Context) (*ModuleRegistry, error) {
 	}
 	r := &ModuleRegistry{Host: ts.addr, Client: ts.client, ts: ts}
 	if err := r.seed(ctx, w.Modules); err != nil {
-		ts.close()
+		_ = ts.close() // the seeding error is the one to report
 		return nil, fmt.Errorf("demo: filling the module directory: %w", err)
 	}
 	return r, nil
@@ -157,7 +157,7 @@ func (r *ModuleRegistry) seed(ctx context.Context, dir string) error {
 		return err
 	}
 	b := r.Builder("")
-	defer b.Close()
+	defer func() { _ = b.Close() }() // removes its temporary git mirrors
 	for _, rel := range ModuleReleases() {
 		if !inModuleDir(rel) {
 			continue
@@ -183,7 +183,7 @@ func (r *ModuleRegistry) seed(ctx context.Context, dir string) error {
 			return err
 		}
 		_, err = store.Put(ctx, pkg, false, nil)
-		pkg.Remove()
+		_ = pkg.Remove() // the temporary zip, stored or not
 		if err != nil {
 			return err
 		}

@@ -61,7 +61,7 @@ func (w *World) ServeOCI(ctx context.Context) (*OCIRegistry, error) {
 		cancel()
 		return nil, fmt.Errorf("demo: serving the OCI registry: %w", err)
 	}
-	ts.onClose = func() { app.Shutdown(); cancel() }
+	ts.onClose = func() { _ = app.Shutdown(); cancel() } // the demo is over
 	return &OCIRegistry{Host: ts.addr, Client: ts.client, ts: ts, app: app}, nil
 }
 

@@ -127,7 +127,7 @@ func serveTLS(ctx context.Context, h http.Handler, wc *worldCert) (*tlsServer, e
 	go func() { ts.done <- srv.ServeTLS(ln, "", "") }()
 	go func() {
 		<-ctx.Done()
-		srv.Close()
+		_ = srv.Close() // the demo is over; ServeTLS returns
 	}()
 	return ts, nil
 }
