@@ -65,7 +65,9 @@ func makeArchive(typ string) (archive, error) {
 	if _, err := tmp.Write(buf.Bytes()); err != nil {
 		return archive{}, err
 	}
-	tmp.Close()
+	if err := tmp.Close(); err != nil {
+		return archive{}, err
+	}
 	h1, err := dirhash.HashZip(tmp.Name(), dirhash.Hash1)
 	if err != nil {
 		return archive{}, err
