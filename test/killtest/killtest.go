@@ -122,7 +122,7 @@ func (ks Kills) attempt(t *testing.T, i int, window time.Duration, rng *rand.Ran
 	}()
 	k := Kill{I: i, Cmd: cmd, Exited: exited}
 	defer func() { // a Ready or a moment that fails the test leaves no process behind
-		cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Process.Signal(syscall.SIGKILL) // fails only once it has exited
 		<-exited
 	}()
 	if ks.Ready != nil {
@@ -135,7 +135,7 @@ func (ks Kills) attempt(t *testing.T, i int, window time.Duration, rng *rand.Ran
 	case <-exited:
 	case <-time.After(k.Delay):
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Process.Signal(syscall.SIGKILL) // fails only once it has exited
 	<-exited
 	k.Err = waitErr
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
