@@ -160,8 +160,14 @@ func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
 	reg.ResetRequests()
 	f := lockfile.New(lockfile.HeaderOpenTofu)
 	req := lockcheck.LockRequest{Selection: sync.Selection{Providers: filters(t, "example.com/acme/alpha")}, Platforms: plats(t, chkPlatforms...)}
-	if _, problems, err := lockcheck.UpdateLock(ctx, dst, f, req); err != nil || len(problems) != 0 {
+	ups, problems, err := lockcheck.UpdateLock(ctx, dst, f, req)
+	if err != nil || len(problems) != 0 {
 		t.Fatalf("%v %+v", err, problems)
+	}
+	// The registry states only the layers' zh:: every platform is locked
+	// without an h1:, and the update says so.
+	if len(ups) != 1 || len(ups[0].NoH1) != len(chkPlatforms) || len(ups[0].Warnings("REG")) != 1 || !strings.Contains(ups[0].Warnings("REG")[0], "-lockfile=readonly") {
+		t.Errorf("no h1: not reported: %+v", ups)
 	}
 	if n := reg.Count(http.MethodGet, "/blobs/"); n != 0 {
 		t.Errorf("%d blob fetches, want none: %v", n, reg.Requests())
@@ -178,8 +184,12 @@ func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
 	reg.ResetRequests()
 	all := lockfile.New(lockfile.HeaderOpenTofu)
 	req.Download = true
-	if _, problems, err := lockcheck.UpdateLock(ctx, dst, all, req); err != nil || len(problems) != 0 {
+	ups, problems, err = lockcheck.UpdateLock(ctx, dst, all, req)
+	if err != nil || len(problems) != 0 {
 		t.Fatalf("download: %v %+v", err, problems)
+	}
+	if len(ups) != 1 || len(ups[0].NoH1) != 0 {
+		t.Errorf("with Download, every platform has its h1:: %+v", ups)
 	}
 	if n := reg.Count(http.MethodGet, "/blobs/"); n != len(chkPlatforms) {
 		t.Errorf("with Download: %d blob fetches, want %d", n, len(chkPlatforms))

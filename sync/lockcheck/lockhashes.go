@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -17,7 +18,8 @@ import (
 // (backends.StatedHashLister) where it states any, else those of the
 // package, downloaded and hashed.
 func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lockTarget, req LockRequest) (LockUpdate, []sync.Finding, error) {
-	u := LockUpdate{Provider: t.provider, Version: t.version, OldVersion: t.old, New: t.isNew, constraints: t.constraints}
+	u := LockUpdate{Provider: t.provider, Version: t.version, OldVersion: t.old, New: t.isNew, constraints: t.constraints,
+		Platforms: t.platforms, Assumed: t.assumed, FromFile: t.fromFile, Unplaced: t.unplaced}
 	stated, err := statedLockHashes(ctx, r, t, req)
 	if err != nil {
 		return u, nil, err
@@ -33,14 +35,20 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 	if err != nil {
 		return u, nil, err
 	}
-	for i, plat := range req.Platforms {
+	for i, plat := range t.platforms {
 		hs, ok := stated[plat]
 		if !ok {
-			if hashed[i].prob != nil {
-				problems = append(problems, *hashed[i].prob)
+			if p := hashed[i].prob; p != nil {
+				if slices.Contains(t.assumed, plat) {
+					p.Detail += " (" + AssumedNote(t.assumed) + ")"
+				}
+				problems = append(problems, *p)
 				continue
 			}
 			hs = hashed[i].hashes
+		}
+		if !slices.ContainsFunc(hs, func(h hashing.Hash) bool { return h.Scheme() == hashing.SchemeH1 }) {
+			u.NoH1 = append(u.NoH1, plat)
 		}
 		for _, h := range hs {
 			if !existing[h] {
@@ -67,12 +75,12 @@ type platformHashes struct {
 
 // hashUnstated hashes the packages of the requested platforms the place
 // states no hashes for, one package per core (HashWorkers), and returns
-// them in the order of req.Platforms, with t's listing (nil when every
+// them in the order of t.platforms, with t's listing (nil when every
 // platform's hashes were stated).
 func hashUnstated(ctx context.Context, r backends.Reader, t lockTarget, req LockRequest, stated map[backends.Platform][]hashing.Hash) ([]platformHashes, *versionListing, error) {
-	out := make([]platformHashes, len(req.Platforms))
+	out := make([]platformHashes, len(t.platforms))
 	var listing *versionListing
-	for _, plat := range req.Platforms {
+	for _, plat := range t.platforms {
 		if _, ok := stated[plat]; !ok {
 			var err error
 			if listing, err = listVersion(ctx, r, t); err != nil {
@@ -84,9 +92,9 @@ func hashUnstated(ctx context.Context, r backends.Reader, t lockTarget, req Lock
 	if listing == nil {
 		return out, nil, nil
 	}
-	sync.Parallel(ctx, sync.HashWorkers(r), len(req.Platforms), func(i int) {
-		if _, ok := stated[req.Platforms[i]]; !ok {
-			out[i].hashes, out[i].prob = listing.lockHashes(ctx, req.Platforms[i], req)
+	sync.Parallel(ctx, sync.HashWorkers(r), len(t.platforms), func(i int) {
+		if _, ok := stated[t.platforms[i]]; !ok {
+			out[i].hashes, out[i].prob = listing.lockHashes(ctx, t.platforms[i], req)
 		}
 	})
 	return out, listing, ctx.Err()

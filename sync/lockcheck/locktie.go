@@ -193,16 +193,9 @@ func (lt LockTies) About(named []backends.Platform) []backends.Platform {
 }
 
 // AssumedNote says, for messages, which platforms were assumed and how to
-// narrow them, or "" when none were.
+// narrow them, or "" when none were (AssumedNote).
 func (lt LockTies) AssumedNote() string {
-	if len(lt.Assumed) == 0 {
-		return ""
-	}
-	var ps []string
-	for _, p := range lt.Assumed {
-		ps = append(ps, p.String())
-	}
-	return fmt.Sprintf("assumed %s: the lock holds the registry's signed zh: for every platform, so it cannot say which ones your team runs init on; name them with --platform to check only those", strings.Join(ps, ", "))
+	return AssumedNote(lt.Assumed)
 }
 
 // Tie ties l's h1: and zh: hashes with what the index holds.
@@ -350,8 +343,8 @@ func AboutLocks(ctx context.Context, sel *sync.Selection, places []backends.Read
 		if len(ties.Platforms) > 0 {
 			l.Platforms = ties.Platforms
 		}
-		if n := ties.AssumedNote(); n != "" {
-			notes = append(notes, fmt.Sprintf("%s %s: %s", p, l.Version, n))
+		if n := AssumedLine(p, l.Version, ties.Assumed); n != "" {
+			notes = append(notes, n)
 		}
 		return l
 	}

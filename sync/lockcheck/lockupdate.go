@@ -28,7 +28,9 @@ type LockRequest struct {
 	// (newest match; "latest" when empty) and move a locked provider whose
 	// version does not match.
 	Selection sync.Selection
-	// Platforms to hash; required, as for `providers lock`.
+	// Platforms to hash, as `providers lock -platform=...`. Empty: the
+	// platforms the lock is about (check's rule, LockTies.About), each
+	// provider's own, tied through the place; see aboutTargets.
 	Platforms []backends.Platform
 	Hashing   hashing.Options
 	// Download hashes every package, even where the place states its
@@ -58,6 +60,19 @@ type LockUpdate struct {
 	OldVersion backends.Version
 	New        bool
 	Added      []LockHash
+	// Platforms are those locked: the request's, or those the lock is
+	// about. Of them, Assumed were tied only by a signed SHA256SUMS
+	// (AssumedNote), and FromFile says they are the rest of the file's,
+	// the lock holding no evidence for this provider.
+	Platforms []backends.Platform
+	Assumed   []backends.Platform
+	FromFile  bool
+	// Unplaced counts the locked h1: hashes no package in the place is
+	// known for: platforms not told, so not locked (without --platform).
+	Unplaced int
+	// NoH1 are the platforms the place stated only zh: hashes for: the
+	// lock holds no h1: of their packages from this update.
+	NoH1 []backends.Platform
 	// constraints, when set, replace the entry's (canonical form).
 	constraints *string
 }
@@ -81,9 +96,6 @@ type LockUpdate struct {
 // does not match what the place states, the problems are returned and f is
 // left unchanged.
 func UpdateLock(ctx context.Context, r backends.Reader, f *lockfile.File, req LockRequest) ([]LockUpdate, []sync.Finding, error) {
-	if len(req.Platforms) == 0 {
-		return nil, nil, errors.New("lock: name the platforms to lock with --platform (e.g. linux_amd64, darwin_arm64, windows_amd64)")
-	}
 	var targets []lockTarget
 	var problems []sync.Finding
 	var err error
@@ -93,6 +105,9 @@ func UpdateLock(ctx context.Context, r backends.Reader, f *lockfile.File, req Lo
 		targets, problems, err = lockTargets(ctx, r, f, req.Selection)
 	}
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := aboutTargets(ctx, r, f, targets, req.Platforms); err != nil {
 		return nil, nil, err
 	}
 	var updates []LockUpdate
@@ -148,6 +163,10 @@ type lockTarget struct {
 	isNew    bool
 	// constraints, when set, replace the entry's.
 	constraints *string
+	// platforms to lock, set by aboutTargets, with what it found.
+	platforms, assumed []backends.Platform
+	fromFile           bool
+	unplaced           int
 }
 
 // lockTargets picks the provider versions to hash.

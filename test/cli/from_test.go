@@ -111,7 +111,9 @@ func TestLockFromWritesWhatTerraformProvidersLockWrites(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"lock", "registry://" + host, "--from", byTfmirror}, "--platform"},
+		// Without --platform, a configuration that locks nothing yet says
+		// no platform.
+		{[]string{"lock", "registry://" + host, "--from", newConfig(t, src("alpha")), "--ca-cert", ca}, "--platform"},
 		{[]string{"lock", "registry://" + host, "--from", byTfmirror, "--platform", "linux_amd64", "-p", "acme/alpha"}, "do not go with --from"},
 		{[]string{"lock", "registry://" + host, "--from", t.TempDir(), "--platform", "linux_amd64"}, "no configuration"},
 	} {
@@ -205,4 +207,12 @@ func TestCheckFromChecksEveryLockFile(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
+}
+
+// newConfig is a configuration requiring source, with no lock file yet.
+func newConfig(t *testing.T, source string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, dir, "main.tf", fmt.Sprintf("terraform {\n  required_providers {\n    p = { source = %q }\n  }\n}\n", source))
+	return dir
 }

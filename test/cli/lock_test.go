@@ -213,7 +213,7 @@ func TestCLICheck(t *testing.T) {
 		{"version", []string{"check", mirror, "--lock", lockPath, "-v", "1.0.0"}, "--version does not apply"},
 		{"missing lock file", []string{"check", mirror, "--lock", filepath.Join(dir, "nope.hcl")}, "no such file"},
 		{"malformed lock", []string{"check", mirror, "--lock", writeFile(t, dir, "bad.hcl", "provider \"example.com/a/b\" {\n  version = \"1.0\"\n}\n")}, "bad.hcl:2:13"},
-		{"lock without platform", []string{"lock", mirror, "--lock", lockPath}, "needs --platform"},
+		{"new lock without platform", []string{"lock", mirror, "--lock", filepath.Join(dir, "new.hcl")}, "needs --platform"},
 		{"lock nothing, no catalogue", []string{"lock", "https://127.0.0.1:1/m/", "--lock", filepath.Join(dir, "new.hcl"), "--platform", "linux_amd64"}, "name the providers to lock with --provider"},
 		{"lock bad header", []string{"lock", mirror, "--lock", lockPath, "--platform", "linux_amd64", "--header", "pulumi"}, "--header"},
 		{"ls malformed lock", []string{"ls", mirror, "--lock", filepath.Join(dir, "bad.hcl")}, "Invalid provider version number"},

@@ -17,19 +17,34 @@ import (
 )
 
 const lockLong = `Record in a lock file (.terraform.lock.hcl in the current directory, or
---lock FILE) the hashes of each provider's package for every --platform, read
+--lock FILE) the hashes of each provider's package for every platform, read
 from MIRROR, offline, as "terraform providers lock -platform=..." does: the h1:
 of the unpacked package and, from a zip, its zh:; from an origin registry
 (registry://HOST), also the zh: of every platform its signed SHA256SUMS lists,
 as the clients record them.
+
+Which platforms: --platform's (repeatable), or else the platforms the lock is
+already about, the one rule check, sync --from/--lock and the UI's lock view
+share: for each provider, the platforms its locked hashes are tied to through
+MIRROR (an archive it holds, or the signed SHA256SUMS it keeps or signs
+with). So "tfmirror lock MIRROR --lock FILE" completes FILE for the platforms
+its team already uses: a lock "terraform init" wrote on linux_amd64 and
+darwin_arm64 through a mirror (one h1: each) gets both platforms' h1: and zh:.
+A platform tied only by a signed SHA256SUMS is assumed (a registry lock holds
+every platform's zh:): a note names the assumed ones; --platform narrows. A
+provider the lock holds no evidence for (one -p adds) gets the platforms the
+rest of the file is about. A new lock file says no platform: it needs
+--platform (exit 2, as does a lock none of whose hashes MIRROR ties).
 
 No archive is downloaded where MIRROR states every platform's hashes itself:
 an OpenTofu 1.12 registry's "packages" field (h1: and zh:, each zh: checked
 against the signed SHA256SUMS; one download-metadata request per version), an
 OCI mirror's layer digests (zh:, as tofu providers lock -oci-mirror records
 them), a network mirror's version documents. Those hashes are recorded as
-stated: an h1: only where MIRROR states one. --hashes all downloads and hashes
-every package instead. They are merged with the hashes already locked
+stated: an h1: only where MIRROR states one; a platform it states only the zh:
+of gets a warning (--json: "no_h1"), since terraform init -lockfile=readonly
+and filesystem mirrors need the h1:. --hashes all downloads and hashes every
+package instead. They are merged with the hashes already locked
 (none is ever dropped), sorted, and written in the clients' exact format,
 replacing the file atomically (through a symbolic link, keeping its mode).
 
@@ -55,16 +70,20 @@ locks, or, when it locks none, at the newest version MIRROR holds that the
 constraints allow; the entry's constraints become the configuration's; a
 locked version the constraints exclude is a problem (terraform init refuses
 it too) and the file is left alone; entries the configuration no longer
-requires are kept. Each file is all or nothing; the others are written, and
+requires are kept. Without --platform each file is locked for the platforms
+it is about itself; one that says none (no lock yet) is named and left
+alone. Each file is all or nothing; the others are written, and
 tfmirror exits 1 when any could not be. A walk writes nothing outside DIR: a
 lock file that is a symbolic link is replaced by a regular file (its target
 is left alone, as terraform providers lock leaves it), and a configuration
 reached through a link to a directory outside DIR is read but not written.`
 
 const lockExample = `  tfmirror lock ./mirror --platform linux_amd64 --platform darwin_arm64 --platform windows_amd64
+  tfmirror lock https://mirror.corp/tf/ --lock infra/.terraform.lock.hcl
   tfmirror lock ./mirror --lock infra/.terraform.lock.hcl -p example.com/acme/alpha -v "~> 1.2" --platform linux_amd64
   tfmirror lock oci://registry.corp/tf/'${namespace}/${type}' --platform linux_amd64 --platform linux_arm64
-  tfmirror lock ./mirror --from ../infra --platform linux_amd64 --platform darwin_arm64`
+  tfmirror lock ./mirror --from ../infra --platform linux_amd64 --platform darwin_arm64
+  tfmirror lock ./mirror --from ../infra`
 
 func newLockCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
@@ -74,8 +93,8 @@ func newLockCmd(env *Env) *cobra.Command {
 	var hashes string
 	var out lockOut
 	cmd := &cobra.Command{
-		Use:     "lock MIRROR --platform P... [--lock FILE | --from DIR...] [selection]",
-		Short:   "Write lock file hashes for the given platforms from what a mirror holds",
+		Use:     "lock MIRROR [--platform P...] [--lock FILE | --from DIR...] [selection]",
+		Short:   "Write lock file hashes for the platforms a lock is about, from a mirror",
 		Long:    lockLong,
 		Example: lockExample,
 		Args:    exactArgs(1, "MIRROR"),
@@ -111,9 +130,6 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 	if err != nil {
 		return err
 	}
-	if len(s.Platforms) == 0 {
-		return usageErr("lock needs --platform (repeatable): the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64")
-	}
 	path := sel.lock
 	if path == "" {
 		path = lockfile.DefaultName
@@ -121,6 +137,11 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 	f, existed, err := loadLock(cmd, path, header)
 	if err != nil {
 		return err
+	}
+	if len(s.Platforms) == 0 && len(f.Providers()) == 0 {
+		// Without --platform, the platforms are those the lock is about:
+		// a new lock is about none yet.
+		return usageErr("lock needs --platform (repeatable) for %s, which locks no provider yet and so says no platform: name the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64", path)
 	}
 	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
 	if err != nil {
@@ -166,8 +187,20 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 	before := f.Bytes()
 	updates, problems, err := lockcheck.UpdateLock(cmd.Context(), r, f, req)
 	printWarnings(cmd, r)
+	var none *lockcheck.NoPlatformsError
+	if errors.As(err, &none) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
+	}
 	if err != nil {
 		return noCatalogue(err)
+	}
+	for _, u := range updates {
+		for _, n := range u.Notes() {
+			tell(cmd, "note: %s", n)
+		}
+		for _, w := range u.Warnings(r.String()) {
+			tell(cmd, "warning: %s", w)
+		}
 	}
 	if len(problems) > 0 {
 		if err := out.notChanged(cmd, path, problems, nil); err != nil {
@@ -183,10 +216,10 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 	after := f.Bytes()
 	switch {
 	case dryRun:
-		out.updated(cmd, path, "dry_run", updates)
+		out.updated(cmd, path, r.String(), "dry_run", updates)
 		tell(cmd, "%s: %d hashes would be added (dry run, not written)", path, added)
 	case existed && bytes.Equal(before, after):
-		out.updated(cmd, path, "unchanged", updates)
+		out.updated(cmd, path, r.String(), "unchanged", updates)
 		tell(cmd, "%s: already has every hash (%d providers)", path, len(f.Providers()))
 	default:
 		if err := save(path); err != nil {
@@ -195,7 +228,7 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 			tell(cmd, "%s: not changed: it could not be written", path)
 			return errProblem
 		}
-		out.updated(cmd, path, "written", updates)
+		out.updated(cmd, path, r.String(), "written", updates)
 		tell(cmd, "%s: %d hashes added for %d providers", path, added, len(updates))
 	}
 	return nil
@@ -211,9 +244,6 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 	if err != nil {
 		return err
 	}
-	if len(s.Platforms) == 0 {
-		return usageErr("lock needs --platform (repeatable): the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64")
-	}
 	if header != "" {
 		if _, err := lockfile.ParseHeader(header); err != nil {
 			return usageErr("--header: %v", err)
@@ -228,7 +258,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		return err
 	}
 	roots := realRoots(from)
-	failed := 0
+	failed, unknown, tried := 0, 0, 0
 	for _, c := range configs {
 		path := filepath.Join(c.Dir, lockfile.DefaultName)
 		if c.LockErr != nil {
@@ -253,33 +283,58 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 			failed++
 			continue
 		}
-		f, existed, err := loadLock(cmd, path, header)
-		if err != nil {
-			out.notChanged(cmd, path, nil, err)
-			tell(cmd, "%v", err)
-			tell(cmd, "%s: not changed (see above)", path)
-			failed++
-			continue
-		}
+		tried++
 		req := configRequest(c, lockcheck.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download})
-		// A lock file that is a symbolic link is replaced by a regular
-		// file, its target left alone, as terraform providers lock does.
-		err = updateLock(cmd, r, path, f, existed, req, dryRun, f.SaveAt, out)
-		switch {
-		case errors.Is(err, errProblem):
-			failed++
-		case err != nil:
+		bad, noPlatform, err := lockConfigFile(cmd, r, path, header, req, dryRun, out)
+		if err != nil {
 			return err
+		}
+		if bad {
+			failed++
+		}
+		if noPlatform {
+			unknown++
 		}
 		if err := cmd.Context().Err(); err != nil {
 			return err
 		}
+	}
+	if unknown > 0 && unknown == tried {
+		return usageErr("no lock file under --from %s says which platforms it is about: name them with --platform (repeatable), e.g. --platform linux_amd64 --platform darwin_arm64", strings.Join(from, ", "))
 	}
 	if failed > 0 {
 		tell(cmd, "%d of %d lock files could not be written (see above)", failed, len(configs))
 		return errProblem
 	}
 	return nil
+}
+
+// lockConfigFile is lock --from's update of one configuration's lock file
+// at path. bad: it was left alone (and why was told); noPlatform: because
+// it says no platform and --platform named none.
+func lockConfigFile(cmd *cobra.Command, r backends.Reader, path, header string, req lockcheck.LockRequest, dryRun bool, out *lockOut) (bad, noPlatform bool, err error) {
+	f, existed, err := loadLock(cmd, path, header)
+	if err != nil {
+		out.notChanged(cmd, path, nil, err)
+		tell(cmd, "%v", err)
+		tell(cmd, "%s: not changed (see above)", path)
+		return true, false, nil
+	}
+	// A lock file that is a symbolic link is replaced by a regular
+	// file, its target left alone, as terraform providers lock does.
+	err = updateLock(cmd, r, path, f, existed, req, dryRun, f.SaveAt, out)
+	var none *lockcheck.NoPlatformsError
+	switch {
+	case errors.As(err, &none):
+		// Without --platform, a configuration whose lock says no
+		// platform is named and left alone; the others are locked.
+		out.notChanged(cmd, path, nil, none)
+		tell(cmd, "%v", err)
+		return true, true, nil
+	case errors.Is(err, errProblem):
+		return true, false, nil
+	}
+	return false, false, err
 }
 
 // configRequest is req for the configuration c: the providers it

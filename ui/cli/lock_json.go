@@ -38,6 +38,13 @@ type lockProviderJSON struct {
 	OldVersion string         `json:"old_version,omitempty"`
 	New        bool           `json:"new"`
 	Added      []lockHashJSON `json:"added"`
+	// Platforms locked (--platform's or those the lock is about); of
+	// them, those assumed and those locked without an h1:.
+	Platforms []string `json:"platforms"`
+	Assumed   []string `json:"assumed,omitempty"`
+	NoH1      []string `json:"no_h1,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
 }
 
 type lockHashJSON struct {
@@ -46,14 +53,16 @@ type lockHashJSON struct {
 }
 
 // updated reports what was added to the lock file at path, and how it ended.
-func (o *lockOut) updated(cmd *cobra.Command, path, status string, updates []lockcheck.LockUpdate) {
+func (o *lockOut) updated(cmd *cobra.Command, path, place, status string, updates []lockcheck.LockUpdate) {
 	n := 0
 	if !o.json {
 		n = report.LockUpdates(cmd.OutOrStdout(), updates)
 	}
 	providers := []lockProviderJSON{}
 	for _, u := range updates {
-		p := lockProviderJSON{Provider: u.Provider.String(), Version: u.Version.String(), New: u.New, Added: []lockHashJSON{}}
+		p := lockProviderJSON{Provider: u.Provider.String(), Version: u.Version.String(), New: u.New, Added: []lockHashJSON{},
+			Platforms: platformStrings(u.Platforms), Assumed: platformStrings(u.Assumed), NoH1: platformStrings(u.NoH1),
+			Notes: u.Notes(), Warnings: u.Warnings(place)}
 		if u.OldVersion != nil {
 			p.OldVersion = u.OldVersion.String()
 		}
@@ -120,4 +129,12 @@ func (o *lockOut) line(cmd *cobra.Command, v any) {
 func (o *lockOut) summary(cmd *cobra.Command) {
 	o.line(cmd, map[string]any{"type": "summary", "files": o.files, "written": o.written, "unchanged": o.unchanged,
 		"dry_run": o.dryRun, "not_changed": o.failed, "hashes_added": o.added, "ok": o.failed == 0})
+}
+
+func platformStrings(ps []backends.Platform) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
 }
