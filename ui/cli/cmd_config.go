@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -10,8 +11,11 @@ import (
 	"github.com/tfmirror/tfmirror/ui/report"
 )
 
+// configFlags are config's options, bound to its flags.
+type configFlags struct{ asJSON bool }
+
 func newConfigCmd(env *Env) *cobra.Command {
-	var asJSON bool
+	var f configFlags
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show the mirrors and credentials your Terraform/OpenTofu CLI configuration names",
@@ -30,28 +34,34 @@ other files hold.`,
   TF_CLI_CONFIG_FILE=ci.tfrc tfmirror config`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cliconfig.Load(os.Getenv, "")
-			if c == nil {
-				return err
-			}
-			envTokens := backends.EnvTokens(os.Environ())
-			if asJSON {
-				if jerr := report.ConfigJSON(cmd.OutOrStdout(), c, envTokens, err); jerr != nil {
-					return jerr
-				}
-			} else {
-				report.Config(cmd.OutOrStdout(), c, envTokens)
-			}
-			for _, w := range c.Warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
-			}
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			return nil
+			return runConfig(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
 	cmd.AddCommand(newConfigSuggestCmd(env))
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"files","mirrors","credentials","oci_credentials","warnings","errors"}`)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, `print {"files","mirrors","credentials","oci_credentials","warnings","errors"}`)
 	return cmd
+}
+
+// runConfig shows what the CLI configuration names: mirrors, hosts with a
+// token, oci_credentials; a malformed file exits 2 after the rest is shown.
+func runConfig(_ context.Context, _ *Env, f *configFlags, _ []string, st streams) error {
+	c, err := cliconfig.Load(os.Getenv, "")
+	if c == nil {
+		return err
+	}
+	envTokens := backends.EnvTokens(os.Environ())
+	if f.asJSON {
+		if jerr := report.ConfigJSON(st.stdout, c, envTokens, err); jerr != nil {
+			return jerr
+		}
+	} else {
+		report.Config(st.stdout, c, envTokens)
+	}
+	for _, w := range c.Warnings {
+		fmt.Fprintln(st.stderr, "warning:", w)
+	}
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	return nil
 }

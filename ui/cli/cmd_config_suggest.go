@@ -15,9 +15,14 @@ import (
 	"github.com/tfmirror/tfmirror/backends/place"
 )
 
+// configSuggestFlags are config suggest's options, bound to its flags.
+type configSuggestFlags struct {
+	providers []string
+	hosts     hostFlags
+}
+
 func newConfigSuggestCmd(env *Env) *cobra.Command {
-	var providers []string
-	var hf hostFlags
+	var f configSuggestFlags
 	cmd := &cobra.Command{
 		Use:   "suggest PLACE [-p HOST/NAMESPACE/TYPE...] | suggest PLACE --serve-url URL [--host HOST...]",
 		Short: "Print the provider_installation block for a mirror as it is",
@@ -46,22 +51,28 @@ Exits 1 when PLACE holds no provider.`,
   tfmirror config suggest ./mirror --serve-url https://mirror.corp:8443/ --host registry.opentofu.org`,
 		Args: exactArgs(1, "PLACE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if hf.serveURL != "" {
-				if len(providers) > 0 {
-					return usageErr("config suggest: -p names providers for provider_installation; with --serve-url, name hostnames with --host")
-				}
-				return suggestHosts(cmd.Context(), cmd.OutOrStdout(), env, args[0], hf)
-			}
-			if len(hf.hosts) > 0 {
-				return usageErr("config suggest: --host adds a hostname to the host blocks --serve-url prints: give --serve-url too")
-			}
-			return suggestConfig(cmd.Context(), cmd.OutOrStdout(), env, args[0], providers)
+			return runConfigSuggest(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
-	cmd.Flags().StringArrayVarP(&providers, "provider", "p", nil, "a provider the place holds, HOST/NAMESPACE/TYPE (for places that cannot list theirs)")
-	cmd.Flags().StringVar(&hf.serveURL, "serve-url", "", "print host blocks for the mirror tfmirror serve answers at `URL` (its registry protocols), instead of provider_installation")
-	cmd.Flags().StringArrayVar(&hf.hosts, "host", nil, "with --serve-url: a hostname the mirror serves besides its providers' (modules, pull-through)")
+	cmd.Flags().StringArrayVarP(&f.providers, "provider", "p", nil, "a provider the place holds, HOST/NAMESPACE/TYPE (for places that cannot list theirs)")
+	cmd.Flags().StringVar(&f.hosts.serveURL, "serve-url", "", "print host blocks for the mirror tfmirror serve answers at `URL` (its registry protocols), instead of provider_installation")
+	cmd.Flags().StringArrayVar(&f.hosts.hosts, "host", nil, "with --serve-url: a hostname the mirror serves besides its providers' (modules, pull-through)")
 	return cmd
+}
+
+// runConfigSuggest prints the provider_installation block for args[0], or
+// with --serve-url its host blocks.
+func runConfigSuggest(ctx context.Context, env *Env, f *configSuggestFlags, args []string, st streams) error {
+	if f.hosts.serveURL != "" {
+		if len(f.providers) > 0 {
+			return usageErr("config suggest: -p names providers for provider_installation; with --serve-url, name hostnames with --host")
+		}
+		return suggestHosts(ctx, st.stdout, env, args[0], f.hosts)
+	}
+	if len(f.hosts.hosts) > 0 {
+		return usageErr("config suggest: --host adds a hostname to the host blocks --serve-url prints: give --serve-url too")
+	}
+	return suggestConfig(ctx, st.stdout, env, args[0], f.providers)
 }
 
 // suggestConfig prints the block for arg.

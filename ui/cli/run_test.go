@@ -200,3 +200,48 @@ func TestRunPrune(t *testing.T) {
 		t.Fatalf("prune with neither --keep nor --spec: exit %d (%v), want 2", exitOf(err), err)
 	}
 }
+
+// config reads the file TF_CLI_CONFIG_FILE names: its mirror as a place
+// argument, and a malformed file exits 2.
+func TestRunConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ci.tfrc")
+	conf := `provider_installation {
+  filesystem_mirror {
+    path    = "/srv/mirror"
+    include = ["example.com/*/*"]
+  }
+  direct {
+    exclude = ["example.com/*/*"]
+  }
+}
+`
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TF_CLI_CONFIG_FILE", file)
+	r := newTestRun()
+	if err := runConfig(context.Background(), r.env, &configFlags{asJSON: true}, nil, r.streams()); err != nil {
+		t.Fatalf("config: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	var got struct {
+		Mirrors []struct {
+			Place string `json:"place"`
+		} `json:"mirrors"`
+	}
+	if err := json.Unmarshal(r.stdout.Bytes(), &got); err != nil {
+		t.Fatalf("config --json: %v\n%s", err, r.stdout.String())
+	}
+	if len(got.Mirrors) != 1 || got.Mirrors[0].Place != "/srv/mirror" {
+		t.Fatalf("mirrors %+v, want the one at /srv/mirror\n%s", got.Mirrors, r.stdout.String())
+	}
+
+	if err := os.WriteFile(file, []byte("provider_installation {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = newTestRun()
+	err := runConfig(context.Background(), r.env, &configFlags{}, nil, r.streams())
+	if exitOf(err) != exitUsage || !strings.Contains(err.Error(), "ci.tfrc") {
+		t.Fatalf("config of a malformed file: exit %d (%v), want 2 naming ci.tfrc", exitOf(err), err)
+	}
+}

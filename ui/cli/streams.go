@@ -14,8 +14,11 @@ import (
 )
 
 // streams are where a run function reads and writes: the command's
-// standard streams, or a test's buffers. Run functions take them, with
-// their options, instead of the cobra command, as restic's do.
+// standard streams, or a test's buffers. Every command's run function has
+// one shape, runX(ctx, env, *xFlags, args, streams): the global options,
+// the command's own (bound to its flags by its cobra constructor), the
+// arguments and the streams; none touches *cobra.Command (restic's
+// runBackup(ctx, opts, gopts, term, args)).
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
