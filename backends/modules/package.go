@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path"
 	"strings"
@@ -94,6 +95,35 @@ type Package struct {
 	Subdir string
 	// Revision is the git commit the package was built from, if any.
 	Revision string
+}
+
+// Record is what a mirror that keeps packages as files (a directory, a
+// bucket) writes beside each zip, as VERSION.json: the package's
+// provenance (where it came from, its commit) and sums, and the module's
+// directory inside it.
+type Record struct {
+	Address  string `json:"address"`
+	Version  string `json:"version"`
+	H1       string `json:"h1"`
+	ZH       string `json:"zh"`
+	Size     int64  `json:"size"`
+	Source   string `json:"source,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	Subdir   string `json:"subdir,omitempty"`
+}
+
+// Record is the record kept of p.
+func (p *Package) Record() Record {
+	return Record{
+		Address: p.Module.String(), Version: p.Version.String(), H1: string(p.Sums.H1), ZH: string(p.Sums.ZH),
+		Size: p.Size, Source: p.Source, Revision: p.Revision, Subdir: p.Subdir,
+	}
+}
+
+// Marshal is r as its file holds it: indented JSON and a newline.
+func (r Record) Marshal() []byte {
+	b, _ := json.MarshalIndent(r, "", "  ") // strings and an integer: no error
+	return append(b, '\n')
 }
 
 // Label names the package in messages: HOST/NAMESPACE/NAME/SYSTEM VERSION.

@@ -18,6 +18,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/backends/s3/s3test"
 )
 
 // moduleWorld is pullWorld's origin at 127.0.0.1:443 answering modules.v1
@@ -288,4 +289,58 @@ func TestModulesV1PolicyRefusesWithAReason(t *testing.T) {
 	if log := stop(); !strings.Contains(log, "(the policy policy.hcl refuses module 127.0.0.1/acme/gitmod/aws") {
 		t.Errorf("the access log does not say why:\n%s", log)
 	}
+}
+
+// The module CACHE may be a bucket: terraform init (or tofu's) through
+// the host block lands each package in s3://BUCKET/modules with its
+// record, ls --module lists it there with its sha256, and, warm, a fresh
+// serve with the origin, the archives and the git server stopped serves
+// both clients from the bucket.
+func TestModulesV1FromAnS3Cache(t *testing.T) {
+	clients := pullClients(t)
+	w := newModuleWorld(t)
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	a, _ := os.ReadFile(w.ca)
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(bundle, append(a, srv.CertPEM()...), 0o644)
+	env := append(append(slices.Clip(w.env), srv.Env()...), "SSL_CERT_FILE="+bundle, "SSL_CERT_DIR="+filepath.Dir(bundle), "AWS_CA_BUNDLE="+srv.CAFile())
+	modcache := "s3://" + bucket + "/modules"
+	cache := filepath.Join(t.TempDir(), "cache")
+	args := []string{cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--modules", modcache, "--s3-endpoint", srv.URL}
+	want := []string{"app", "app.net", "git", "sub"}
+	init := func(name, url, cert, when string) {
+		t.Helper()
+		caPEM, _ := os.ReadFile(cert)
+		work := t.TempDir()
+		writeFile(t, work, "main.tf", modConfig)
+		out, err := runClient(t, clients[name], caPEM, hostBlock(url, "127.0.0.1"), work, "init", "-input=false", "-no-color")
+		if err != nil {
+			t.Errorf("%s init %s: %v\n%s", name, when, err, out)
+			return
+		}
+		if got := installedModules(t, work); !slices.Equal(got, want) {
+			t.Errorf("%s init %s installed modules %v, want %v", name, when, got, want)
+		}
+	}
+	url, cert, stop := startServeWith(t, env, args...)
+	init(firstClient(clients), url, cert, "cold, with an S3 module CACHE")
+	if log := stop(); t.Failed() {
+		t.Logf("serve:\n%s", log)
+	}
+	r := run(t, env, "ls", modcache, "--module", "127.0.0.1/acme/gitmod/aws", "--s3-endpoint", srv.URL)
+	if r.code != 0 || !strings.Contains(r.stdout, "s3://"+bucket+"/modules/127.0.0.1/acme/gitmod/aws/1.0.0.zip") {
+		t.Errorf("ls --module of the bucket does not list the git module's package: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := w.reg.Count("/download"); n != 3 {
+		t.Errorf("the module registry answered %d downloads, want 3 (one per package)", n)
+	}
+
+	w.stopOrigin()
+	w.files.Close()
+	url, cert, stop = startServeWith(t, env, args...)
+	for name := range clients {
+		init(name, url, cert, "warm from the bucket, with the upstream stopped")
+	}
+	stop()
 }

@@ -57,7 +57,7 @@ func (f *pullFlags) add(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.allowHost, "allow-host", nil, "pull-through with --upstream origin: a `HOST` clients may have the mirror reach (repeatable); with it or a --spec naming providers, only named hosts are reached, otherwise only public ones")
 	fl.DurationVar(&f.timeout, "upstream-timeout", httpclient.DefaultTimeout, "pull-through: how long the upstream has to answer a request (504 to the client after its retries)")
 	fl.DurationVar(&f.refusedTTL, "refused-ttl", pull.DefaultRefusedTTL, "pull-through: how long an upstream archive that did not match its hashes is answered as refused before it is fetched again")
-	fl.StringVar(&f.modules, "modules", "", "serve modules.v1 from the module `PLACE` (a directory or oci://REGISTRY/TEMPLATE); with --upstream, what it lacks is fetched from each module's registry and landed there")
+	fl.StringVar(&f.modules, "modules", "", "serve modules.v1 from the module `PLACE` (a directory, s3://BUCKET/PREFIX or oci://REGISTRY/TEMPLATE); with --upstream, what it lacks is fetched from each module's registry and landed there")
 	f.trust.add(cmd)
 	f.redirect.add(cmd)
 	f.auth.add(cmd)

@@ -417,7 +417,7 @@ func uiModules(ctx context.Context, env *Env, raw, args []string) (ui.ModulesCon
 		return cfg, nil, err
 	}
 	if len(cfg.Places) == 0 {
-		return cfg, nil, usageErr("--module: none of the places holds modules: give registry://HOST, oci://REGISTRY/TEMPLATE or a directory")
+		return cfg, nil, usageErr("--module: none of the places holds modules: give registry://HOST, oci://REGISTRY/TEMPLATE, s3://BUCKET/PREFIX or a directory")
 	}
 	tmp, err := os.MkdirTemp("", "tfmirror-modules-")
 	if err != nil {

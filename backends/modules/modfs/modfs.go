@@ -21,16 +21,7 @@ import (
 )
 
 // Record is the VERSION.json beside each zip.
-type Record struct {
-	Address  string `json:"address"`
-	Version  string `json:"version"`
-	H1       string `json:"h1"`
-	ZH       string `json:"zh"`
-	Size     int64  `json:"size"`
-	Source   string `json:"source,omitempty"`
-	Revision string `json:"revision,omitempty"`
-	Subdir   string `json:"subdir,omitempty"`
-}
+type Record = modules.Record
 
 // Store is a directory of module packages.
 type Store struct {
@@ -110,12 +101,7 @@ func (s *Store) Put(ctx context.Context, pkg *modules.Package, force bool, progr
 	if err != nil {
 		return modules.Stored{}, s.fail(label, "write "+dst, err)
 	}
-	rec := Record{
-		Address: pkg.Module.String(), Version: pkg.Version.String(), H1: string(pkg.Sums.H1), ZH: string(pkg.Sums.ZH),
-		Size: pkg.Size, Source: pkg.Source, Revision: pkg.Revision, Subdir: pkg.Subdir,
-	}
-	b, _ := json.MarshalIndent(rec, "", "  ")
-	if err := writeAtomic(filepath.Join(filepath.Dir(dst), pkg.Version.String()+".json"), append(b, '\n')); err != nil {
+	if err := writeAtomic(filepath.Join(filepath.Dir(dst), pkg.Version.String()+".json"), pkg.Record().Marshal()); err != nil {
 		return modules.Stored{}, s.fail(label, "write record", err)
 	}
 	st.Bytes = n

@@ -12,27 +12,15 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
-	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modfs"
+	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
 var mod = modules.Module{Host: "registry.example.com", Namespace: "acme", Name: "net", System: "aws"}
 
 func buildPkg(t *testing.T, ver string, files map[string]string, subdir string) *modules.Package {
-	t.Helper()
-	dir := t.TempDir()
-	for n, b := range files {
-		p := filepath.Join(dir, n)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(b), 0o644)
-	}
-	v, _ := modules.ParseVersion(ver)
-	pkg, err := fetch.New(fetch.Options{TempDir: t.TempDir()}).Build(context.Background(), mod, v, modules.Location{Source: "file://" + dir, Subdir: subdir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pkg.Remove() })
+	pkg := modulestest.Build(t, mod, ver, files, subdir)
 	return pkg
 }
 

@@ -24,8 +24,8 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/modules"
-	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 	"github.com/tfmirror/tfmirror/backends/modules/modoci"
+	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -47,21 +47,9 @@ func open(t *testing.T, reg *ocitest.Registry, creds credentials.Store) *modoci.
 
 // buildPkg packs files (name -> body) as the package of mod at ver.
 func buildPkg(t *testing.T, ver string, files map[string]string, subdir string) *modules.Package {
-	t.Helper()
-	dir := t.TempDir()
-	for n, b := range files {
-		p := filepath.Join(dir, n)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(b), 0o644)
-	}
-	v, _ := modules.ParseVersion(ver)
-	pkg, err := fetch.New(fetch.Options{TempDir: t.TempDir()}).Build(context.Background(), mod, v, modules.Location{Source: "file://" + dir, Subdir: subdir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := modulestest.Build(t, mod, ver, files, subdir)
 	pkg.Source = "git::https://user:pw@example.com/acme/net.git?ref=v" + ver + "&token=secret"
 	pkg.Revision = "0123456789abcdef0123456789abcdef01234567"
-	t.Cleanup(func() { pkg.Remove() })
 	return pkg
 }
 

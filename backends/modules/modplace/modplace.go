@@ -10,6 +10,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/modules/modfs"
 	"github.com/tfmirror/tfmirror/backends/modules/modoci"
 	"github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/s3"
 )
 
 // Options are the place options every kind of place is opened with: one
@@ -54,8 +55,8 @@ func Open(ctx context.Context, arg string, o Options) (modules.Lister, error) {
 	return OpenWriter(ctx, arg, o)
 }
 
-// OpenWriter opens a place modules can be written to: oci://REGISTRY/TEMPLATE
-// or a directory.
+// OpenWriter opens a place modules can be written to: oci://REGISTRY/TEMPLATE,
+// s3://BUCKET[/PREFIX] or a directory.
 func OpenWriter(ctx context.Context, arg string, o Options) (modules.Writer, error) {
 	s, err := place.Parse(arg)
 	if err != nil {
@@ -66,10 +67,20 @@ func OpenWriter(ctx context.Context, arg string, o Options) (modules.Writer, err
 		return OpenOCI(arg, o)
 	case place.FS:
 		return modfs.Open(arg, s.Target, o.Hashing)
+	case place.S3:
+		r, err := place.Open(ctx, arg, o)
+		if err != nil {
+			return nil, err
+		}
+		st, ok := r.(*s3.Store)
+		if !ok {
+			return nil, fmt.Errorf("place %s: not a bucket", arg)
+		}
+		return st.Modules(), nil
 	case place.Registry:
-		return nil, fmt.Errorf("place %s: a module registry is read-only; write modules to oci://REGISTRY/TEMPLATE or a directory", arg)
+		return nil, fmt.Errorf("place %s: a module registry is read-only; write modules to oci://REGISTRY/TEMPLATE, s3://BUCKET/PREFIX or a directory", arg)
 	}
-	return nil, fmt.Errorf("place %s: not a module place (use registry://HOST, oci://REGISTRY/TEMPLATE or a directory)", arg)
+	return nil, fmt.Errorf("place %s: not a module place (use registry://HOST, oci://REGISTRY/TEMPLATE, s3://BUCKET/PREFIX or a directory)", arg)
 }
 
 // OpenOCI opens oci://REGISTRY/TEMPLATE.
