@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
@@ -84,5 +85,63 @@ func TestDrainingIs503(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "try again") || rec.Header().Get("Retry-After") == "" {
 		t.Errorf("while draining: %d %q %v", rec.Code, rec.Body, rec.Header())
+	}
+}
+
+// A stop says how it went: the requests in flight when it began, and
+// those the drain cut short.
+func TestStopSaysWhatItDrained(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		drain time.Duration
+		want  string
+	}{
+		{"finished", time.Minute, "1 request in flight finished"},
+		{"cut", 10 * time.Millisecond, "1 of 1 request in flight cut short after a drain of 10ms"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			entered, release := make(chan struct{}), make(chan struct{})
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				close(entered)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				io.WriteString(w, "ok")
+			})
+			certOut := filepath.Join(t.TempDir(), "cert.pem")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready, stopped := make(chan netmirror.Serving, 1), make(chan netmirror.Drained, 1)
+			done := make(chan error, 1)
+			go func() {
+				done <- netmirror.Serve(ctx, nil, netmirror.ServeOptions{Addr: "127.0.0.1:0", CertOut: certOut, Handler: h, Drain: c.drain,
+					Ready: func(s netmirror.Serving) { ready <- s }, Stopped: func(d netmirror.Drained) { stopped <- d }})
+			}()
+			s := <-ready
+			pem, _ := os.ReadFile(certOut)
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(pem)
+			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+			go func() {
+				if resp, err := client.Get(s.URL + "slow"); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			<-entered
+			cancel()
+			if c.drain == time.Minute {
+				close(release) // it finishes while the server drains
+			} else {
+				defer close(release) // held past the drain
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if d := <-stopped; d.String() != c.want {
+				t.Errorf("the stop: %q (%+v), want %q", d, d, c.want)
+			}
+		})
 	}
 }

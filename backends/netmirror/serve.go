@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -49,6 +50,35 @@ type ServeOptions struct {
 	// against (mTLS), as ClientAuth asks for one.
 	ClientCAs  *x509.CertPool
 	ClientAuth tls.ClientAuthType
+	// Stopped, when set, is told how the stop went once ctx was cancelled
+	// and the server drained.
+	Stopped func(Drained)
+}
+
+// Drained is how a stop went: the requests in flight when ctx was
+// cancelled, and those still running after the drain, cut short.
+type Drained struct {
+	InFlight, Cut int
+	Drain         time.Duration
+}
+
+// String says it in a few words: "2 requests in flight finished".
+func (d Drained) String() string {
+	switch {
+	case d.InFlight == 0:
+		return "no request was in flight"
+	case d.Cut > 0:
+		return fmt.Sprintf("%d of %s in flight cut short after a drain of %s", d.Cut, plural(d.InFlight, "request"), d.Drain)
+	}
+	return plural(d.InFlight, "request") + " in flight finished"
+}
+
+// plural is "1 request", "2 requests".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // DefaultDrain is how long Serve lets requests in flight finish when told
@@ -123,8 +153,9 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 	if handler == nil {
 		handler = NewHandler(r, opts.Logger, opts.Hashing)
 	}
+	var n inFlight
 	srv := &http.Server{
-		Handler:           Bounded(handler, ctx.Done()),
+		Handler:           Bounded(n.count(ctx, handler), ctx.Done()),
 		MaxHeaderBytes:    MaxHeaderBytes,
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, ClientCAs: opts.ClientCAs, ClientAuth: opts.ClientAuth},
 		ReadHeaderTimeout: 10 * time.Second,
@@ -135,7 +166,24 @@ func Serve(ctx context.Context, r backends.Reader, opts ServeOptions) error {
 	if opts.Ready != nil {
 		opts.Ready(info)
 	}
-	return serveUntil(ctx, srv, ln, opts.Drain)
+	return serveUntil(ctx, srv, ln, opts, &n)
+}
+
+// inFlight counts the requests being answered, and those that finished
+// after ctx was cancelled (drained).
+type inFlight struct{ now, drained atomic.Int64 }
+
+func (n *inFlight) count(ctx context.Context, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.now.Add(1)
+		defer func() {
+			if ctx.Err() != nil {
+				n.drained.Add(1)
+			}
+			n.now.Add(-1)
+		}()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // MaxURL is the longest request target Serve answers (414 beyond it); the
@@ -169,8 +217,9 @@ func Bounded(h http.Handler, stopping <-chan struct{}) http.Handler {
 }
 
 // serveUntil serves ln until ctx is cancelled, then lets the requests in
-// flight finish for drain (DefaultDrain when zero) before closing them.
-func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, drain time.Duration) error {
+// flight (counted by n) finish for opts.Drain (DefaultDrain when
+// zero) before closing them, and tells opts.Stopped how that went.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, opts ServeOptions, n *inFlight) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeTLS(ln, "", "") }()
 	select {
@@ -178,16 +227,24 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, drain ti
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	if drain <= 0 {
-		drain = DefaultDrain
+	d := Drained{Drain: opts.Drain}
+	if d.Drain <= 0 {
+		d.Drain = DefaultDrain
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.Drain)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	err := srv.Shutdown(shutdownCtx)
+	d.InFlight = int(n.drained.Load())
+	if err != nil {
+		d.Cut = int(n.now.Load())
+		d.InFlight += d.Cut
 		_ = srv.Close() // the drain ran out: cut the rest
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if opts.Stopped != nil {
+		opts.Stopped(d)
 	}
 	return nil
 }

@@ -185,8 +185,8 @@ func TestServeJSONMatchesTheSchema(t *testing.T) {
 	for l := range lines {
 		rest = append(rest, l)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("serve after SIGTERM: %v\n%s", err, stderr.String())
+	if cmd.Wait(); cmd.ProcessState.ExitCode() != 143 {
+		t.Errorf("serve after SIGTERM: exit %d, want 143\n%s", cmd.ProcessState.ExitCode(), stderr.String())
 	}
 	if len(rest) != 3 {
 		t.Fatalf("serve --json after its first line: %d lines, want 2 requests and the summary:\n%s", len(rest), strings.Join(rest, "\n"))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -228,6 +229,9 @@ func TestPullThroughStopsPrefetchesOnSIGTERM(t *testing.T) {
 	}
 	if !strings.Contains(log, "prefetching") {
 		t.Errorf("serve's log does not say what it prefetched:\n%s", log)
+	}
+	if !regexp.MustCompile(`stopped serving; no request was in flight; \d+ downloads? from upstream cancelled, nothing of them landed`).MatchString(log) {
+		t.Errorf("serve does not say it cancelled the prefetches:\n%s", log)
 	}
 	filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".tfmirror-lock") {

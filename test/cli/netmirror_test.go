@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,8 @@ import (
 
 // startServe runs `tfmirror serve` on a free loopback port and returns the
 // mirror URL, the generated certificate's file, and stop, which sends
-// SIGTERM, checks that serve exits 0 and returns its stderr. Stop runs at
-// the end of the test if the test did not call it.
+// SIGTERM, checks that serve exits 143 saying what it drained, and returns
+// its stderr. Stop runs at the end of the test if the test did not call it.
 func startServe(t *testing.T, dir string) (url, cert string, stop func() string) {
 	t.Helper()
 	return startServeWith(t, nil, dir)
@@ -67,11 +68,12 @@ func startServeCmd(t *testing.T, env []string, args ...string) (url, cert string
 	}
 	stopped := false
 	stop = func() string {
-		if !stopped {
+		if !stopped && cmd.ProcessState == nil { // the test may have stopped it
 			stopped = true
 			cmd.Process.Signal(syscall.SIGTERM)
-			if err := cmd.Wait(); err != nil {
-				t.Errorf("serve after SIGTERM: %v\nstderr:\n%s", err, stderr.String())
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(stderr.String(), "serve: interrupted: stopped serving; ") {
+				t.Errorf("serve after SIGTERM: exit %d, want 143 and a line saying what it drained\nstderr:\n%s", code, stderr.String())
 			}
 		}
 		return stderr.String()
@@ -235,5 +237,52 @@ func TestSyncJSONEndsWithSummaryWhenPlanningFails(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "example.com/acme/zeta") {
 		t.Errorf("stderr does not name the provider: %s", r.stderr)
+	}
+}
+
+// Interrupted while a download is in flight, serve (plain and pull-through)
+// lets it run for --drain, cuts it, says so in a log line, and exits 130
+// for SIGINT.
+func TestServeInterruptedSaysWhatItCut(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		args func(place string) []string
+	}{
+		{"plain", func(place string) []string { return []string{place} }},
+		{"pull-through", func(place string) []string { return []string{filepath.Join(t.TempDir(), "cache"), "--upstream", place} }},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			srv, ca, started := stallingRegistry(t, ".zip")
+			url, cert, _, cmd := startServeCmd(t, nil, append(mode.args("registry://"+srv.Host()), "--ca-cert", ca, "--drain", "100ms")...)
+			caPEM, _ := os.ReadFile(cert)
+			c := pullClient(caPEM)
+			resp, err := c.Get(url + srv.Host() + "/acme/alpha/1.1.0.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Archives map[string]struct{ URL string } `json:"archives"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&doc)
+			resp.Body.Close()
+			if err != nil || doc.Archives["linux_amd64"].URL == "" {
+				t.Fatalf("the version document: %d %v %+v", resp.StatusCode, err, doc)
+			}
+			zip := url + srv.Host() + "/acme/alpha/" + doc.Archives["linux_amd64"].URL
+			go func() {
+				if resp, err := c.Get(zip); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			signalWhenStarted(t, cmd, started, syscall.SIGINT, func() string { return "" })
+			stderr := cmd.Stderr.(*strings.Builder).String()
+			if code := cmd.ProcessState.ExitCode(); code != 130 {
+				t.Errorf("exit %d after SIGINT, want 130:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, "serve: interrupted: stopped serving; 1 of 1 request in flight cut short after a drain of 100ms") {
+				t.Errorf("serve does not say what it cut short:\n%s", stderr)
+			}
+		})
 	}
 }

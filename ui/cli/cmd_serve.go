@@ -65,9 +65,10 @@ func newServeCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer stop()
+			so.Stopped = pf.stopped
 			err = netmirror.Serve(cmd.Context(), r, so)
 			printWarnings(cmd, r)
-			return pf.done(err)
+			return pf.done(cmd, err)
 		},
 	}
 	f := cmd.Flags()
@@ -167,7 +168,8 @@ loopback warns that anyone who reaches it may use it.
 
 One line per request goes to stderr (--log-format json: one JSON object per
 line). Ctrl-C or SIGTERM stops it gracefully, letting requests in flight
-finish for --drain.
+finish for --drain; it then says what it drained and cancelled, and exits 130
+(SIGINT) or 143 (SIGTERM).
 Mirrors must be served at an https URL, and provider hostnames with a port do
 not work through network mirrors in either client.`
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -42,6 +43,10 @@ type pullFlags struct {
 	// json: serve --json (JSON lines on stdout, ending in a summary).
 	json bool
 	js   *serveJSON
+	// drained is how the stop went, once serving stopped; fetches the
+	// pull-through fetches still running then, cancelled.
+	drained *netmirror.Drained
+	fetches int
 }
 
 func (f *pullFlags) add(cmd *cobra.Command) {
@@ -142,12 +147,30 @@ func (f *pullFlags) ready(cmd *cobra.Command, what, place, upstream string) func
 	}
 }
 
-// done ends serve: the summary line with --json.
-func (f *pullFlags) done(err error) error {
+// stopped records how the stop went (ServeOptions.Stopped).
+func (f *pullFlags) stopped(d netmirror.Drained) { f.drained = &d }
+
+// done ends serve: the summary line with --json. Stopped by a signal, it
+// says what the stop drained and cancelled and ends as interrupted, so
+// the exit code is the signal's (130, 143).
+func (f *pullFlags) done(cmd *cobra.Command, err error) error {
 	if f.js != nil {
 		f.js.summary(err)
 	}
-	return err
+	var intr Interrupted
+	if err != nil || f.drained == nil || !errors.As(context.Cause(cmd.Context()), &intr) {
+		return err
+	}
+	msg := fmt.Sprintf("serve: interrupted: stopped serving; %v", f.drained)
+	if f.fetches > 0 {
+		what := "downloads"
+		if f.fetches == 1 {
+			what = "download"
+		}
+		msg += fmt.Sprintf("; %d %s from upstream cancelled, nothing of them landed", f.fetches, what)
+	}
+	f.serveLogger(cmd.ErrOrStderr()).Print(msg) // a log line like serve's others
+	return context.Canceled                     // said; Execute exits with the signal's code
 }
 
 // plainHandler is plain serve's handler, its access log as --log-format
@@ -223,10 +246,12 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 		return err
 	}
 	defer stop()
+	so.Stopped = f.stopped
 	err = netmirror.Serve(ctx, nil, so)
+	f.fetches = m.Flights()
 	m.Close()
 	printWarnings(cmd, cache)
-	return f.done(closeAudit(cmd, auditLog, err))
+	return f.done(cmd, closeAudit(cmd, auditLog, err))
 }
 
 // source is where the mirror fetches from: each provider's origin registry
