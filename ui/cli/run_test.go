@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,5 +245,30 @@ func TestRunConfig(t *testing.T) {
 	err := runConfig(context.Background(), r.env, &configFlags{}, nil, r.streams())
 	if exitOf(err) != exitUsage || !strings.Contains(err.Error(), "ci.tfrc") {
 		t.Fatalf("config of a malformed file: exit %d (%v), want 2 naming ci.tfrc", exitOf(err), err)
+	}
+}
+
+// hash states a zip's zh: as the SHA-256 of its bytes, keeps the order
+// given, and exits 1 naming a path it cannot read after hashing the rest.
+func TestRunHash(t *testing.T) {
+	dir := t.TempDir()
+	zip := backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64"), "")
+	path := filepath.Join(dir, "terraform-provider-alpha_1.0.0_linux_amd64.zip")
+	if err := os.WriteFile(path, zip, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.zip")
+	r := newTestRun()
+	err := runHash(context.Background(), r.env, &hashFlags{asJSON: true}, []string{missing, path}, r.streams())
+	if exitOf(err) != exitProblem || !strings.Contains(r.stderr.String(), "missing.zip") {
+		t.Fatalf("hash of a missing and a present zip: exit %d (%v), want 1 naming missing.zip; stderr:\n%s", exitOf(err), err, r.stderr.String())
+	}
+	var rows []report.HashRow
+	if err := json.Unmarshal(r.stdout.Bytes(), &rows); err != nil {
+		t.Fatalf("hash --json: %v\n%s", err, r.stdout.String())
+	}
+	want := fmt.Sprintf("zh:%x", sha256.Sum256(zip))
+	if len(rows) != 1 || rows[0].Path != path || string(rows[0].ZH) != want || !strings.HasPrefix(string(rows[0].H1), "h1:") {
+		t.Fatalf("rows %+v, want one for %s with %s and an h1:", rows, path, want)
 	}
 }
