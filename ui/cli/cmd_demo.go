@@ -147,15 +147,15 @@ func startDemoServers(ctx context.Context, world *demo.World, rate int) (*demoSe
 	}
 	oci, err := world.ServeOCI(ctx)
 	if err != nil {
-		net.Close()
+		_ = net.Close() // the OCI error is the one to report
 		return nil, err
 	}
 	return &demoServers{net: net, oci: oci}, nil
 }
 
 func (s *demoServers) close() {
-	s.oci.Close()
-	s.net.Close()
+	_ = s.oci.Close() // the demo is over
+	_ = s.net.Close()
 }
 
 // demoUIConfig opens the world's places for the UI: [1] the network mirror
@@ -233,13 +233,13 @@ func demoModules(ctx context.Context, env *Env, world *demo.World, num int) (ui.
 		tmp, err = os.MkdirTemp("", "tfmirror-demo-modules-")
 	}
 	if err != nil {
-		srv.Close()
+		_ = srv.Close() // err is the one to report
 		return cfg, nil, err
 	}
 	builder := srv.Builder(tmp)
 	cfg.Places = []ui.ModulePlace{{Lister: reg, Kind: string(place.Registry), Number: num}, {Lister: dir, Kind: string(place.FS), Number: num + 1}}
 	cfg.Builder = builder
-	return cfg, func() { builder.Close(); os.RemoveAll(tmp); srv.Close() }, nil
+	return cfg, func() { _ = builder.Close(); os.RemoveAll(tmp); _ = srv.Close() }, nil // the demo is over
 }
 
 // serveDemo serves a kept world's network mirror and OCI registry until

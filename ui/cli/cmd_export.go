@@ -98,7 +98,11 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 	if err != nil {
 		return err
 	}
-	defer st.Remove()
+	defer func() {
+		if err := st.Remove(); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: the staging mirror beside %s was not removed: %v (the next export to it removes it)\n", out, err)
+		}
+	}()
 	plans, problems, err := exportPlans(cmd, env, args, f, st)
 	if err != nil {
 		return err

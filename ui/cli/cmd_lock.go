@@ -223,7 +223,7 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 		tell(cmd, "%s: already has every hash (%d providers)", path, len(f.Providers()))
 	default:
 		if err := save(path); err != nil {
-			out.notChanged(cmd, path, nil, err)
+			_ = out.notChanged(cmd, path, nil, err) // nil: no problems to print
 			tell(cmd, "%v", err)
 			tell(cmd, "%s: not changed: it could not be written", path)
 			return errProblem
@@ -264,7 +264,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		if c.LockErr != nil {
 			// Each file is all or nothing: this one is named, the others
 			// are written.
-			out.notChanged(cmd, path, nil, c.LockErr)
+			_ = out.notChanged(cmd, path, nil, c.LockErr) // nil: no problems to print
 			tell(cmd, "%v", c.LockErr)
 			tell(cmd, "%s: not changed (see above)", path)
 			failed++
@@ -278,7 +278,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 			// Reached through a link to a directory elsewhere: read, as
 			// every --from walk reads it, but a walk over a checkout
 			// never writes outside it.
-			out.notChanged(cmd, path, nil, fmt.Errorf("not written: it is %s (through a symbolic link), outside --from", real))
+			_ = out.notChanged(cmd, path, nil, fmt.Errorf("not written: it is %s (through a symbolic link), outside --from", real)) // nil: no problems to print
 			tell(cmd, "%s: not written: it is %s (through a symbolic link), outside --from %s; lock it with --from or --lock there", path, real, strings.Join(from, ", "))
 			failed++
 			continue
@@ -315,7 +315,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 func lockConfigFile(cmd *cobra.Command, r backends.Reader, path, header string, req lockcheck.LockRequest, dryRun bool, out *lockOut) (bad, noPlatform bool, err error) {
 	f, existed, err := loadLock(cmd, path, header)
 	if err != nil {
-		out.notChanged(cmd, path, nil, err)
+		_ = out.notChanged(cmd, path, nil, err) // nil: no problems to print
 		tell(cmd, "%v", err)
 		tell(cmd, "%s: not changed (see above)", path)
 		return true, false, nil
@@ -328,7 +328,7 @@ func lockConfigFile(cmd *cobra.Command, r backends.Reader, path, header string, 
 	case errors.As(err, &none):
 		// Without --platform, a configuration whose lock says no
 		// platform is named and left alone; the others are locked.
-		out.notChanged(cmd, path, nil, none)
+		_ = out.notChanged(cmd, path, nil, none) // nil: no problems to print
 		tell(cmd, "%v", err)
 		return true, true, nil
 	case errors.Is(err, errProblem):

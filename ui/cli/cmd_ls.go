@@ -187,7 +187,7 @@ func lsJSON(ctx context.Context, env *Env, args []string, s sync.Selection, st s
 		}
 		if err != nil && len(args) == 1 {
 			if rows.Len() > 0 {
-				rows.Close()
+				_ = rows.Close() // ends the rows so far; err is the one to report
 			}
 			return err
 		}

@@ -244,8 +244,9 @@ func openModuleSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 		os.RemoveAll(tmp)
 		return nil, &exitError{code: exitUsage, err: err}
 	}
+	// The builder's git mirrors are inside tmp, removed with it.
 	return &moduleSync{reg: reg, mods: mods, c: c, dst: dst, builder: builder,
-		close: func() { builder.Close(); os.RemoveAll(tmp) }}, nil
+		close: func() { _ = builder.Close(); os.RemoveAll(tmp) }}, nil
 }
 
 // distinctRepositories refuses an OCI template that would put two modules

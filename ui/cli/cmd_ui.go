@@ -429,5 +429,6 @@ func uiModules(ctx context.Context, env *Env, raw, args []string) (ui.ModulesCon
 		return cfg, nil, usageErr("%v", err)
 	}
 	cfg.Modules, cfg.Builder, cfg.ShowFirst = mods, builder, true
-	return cfg, func() { builder.Close(); os.RemoveAll(tmp) }, nil
+	// The builder's git mirrors are inside tmp, removed with it.
+	return cfg, func() { _ = builder.Close(); os.RemoveAll(tmp) }, nil
 }

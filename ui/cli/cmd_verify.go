@@ -59,7 +59,7 @@ func runVerify(ctx context.Context, env *Env, f *verifyFlags, args []string, st 
 	st.warnings(r)
 	if err != nil {
 		if asJSON && fw.Len() > 0 {
-			fw.Close() // the rows of the batches before, a whole array
+			_ = fw.Close() // the rows of the batches before, a whole array; err is the one to report
 		}
 		return noCatalogue(err)
 	}
