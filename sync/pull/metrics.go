@@ -31,6 +31,9 @@ type Metrics struct {
 	refusedHits                prometheus.Counter
 	clients                    *prometheus.CounterVec
 	inFlight                   prometheus.Gauge
+	moduleFetches              *prometheus.CounterVec
+	moduleBytes                prometheus.Counter
+	moduleInFlight             prometheus.Gauge
 }
 
 // NewMetrics makes the metrics and their registry.
@@ -66,9 +69,16 @@ func NewMetrics() *Metrics {
 			Help: "Requests by the name of the token or client certificate that made them (serve --auth, --client-ca; never the token) and status code; \"\" without one."}, []string{"client", "code"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "fetches_in_flight",
 			Help: "Fetches running."}),
+		moduleFetches: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "module_fetches_total",
+			Help: "Module packages fetched from where their registry says they live, by outcome (landed, failed)."}, []string{"outcome"}),
+		moduleBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "module_bytes_total",
+			Help: "Bytes of module packages fetched and landed."}),
+		moduleInFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "module_fetches_in_flight",
+			Help: "Module fetches running."}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.hits, m.misses, m.upstreamReqs, m.upstreamErrs, m.fetches,
 		m.fetchBytes, m.servedBytes, m.verifyFailures, m.refused, m.refusedHits, m.clients, m.inFlight,
+		m.moduleFetches, m.moduleBytes, m.moduleInFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -147,6 +157,28 @@ func (m *Metrics) fetchEnded(done *engine.JobDone, failed error) {
 			m.verifyFailures.Inc()
 		}
 	}
+}
+
+func (m *Metrics) moduleFetchStarted() {
+	if m != nil {
+		m.moduleInFlight.Inc()
+	}
+}
+
+// moduleFetchEnded counts a module fetch that landed size bytes, or
+// failed; a failure counts as the upstream's, as an archive's does.
+func (m *Metrics) moduleFetchEnded(size int64, failed error) {
+	if m == nil {
+		return
+	}
+	m.moduleInFlight.Dec()
+	if failed != nil {
+		m.moduleFetches.WithLabelValues("failed").Inc()
+		m.upstreamErrs.Inc()
+		return
+	}
+	m.moduleFetches.WithLabelValues("landed").Inc()
+	m.moduleBytes.Add(float64(size))
 }
 
 func (m *Metrics) request(kind string, code int, bytes int64, elapsed time.Duration, refused bool) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -45,6 +46,8 @@ type ModuleOptions struct {
 	// TTL is how long an upstream listing is reused; zero: DefaultTTL.
 	TTL    time.Duration
 	Logger *log.Logger
+	// Metrics count the fetches (nil: none).
+	Metrics *Metrics
 }
 
 // ModuleMirror is a pull-through mirror of module packages: what CACHE
@@ -57,6 +60,21 @@ type ModuleMirror struct {
 
 	lists   ttlcache.Cache[[]modules.Version]
 	fetches singleflight.Group // one fetch per module version
+
+	landed, failed, fetching atomic.Int64 // for /healthz
+}
+
+// ModuleHealth is what /healthz says of the module fetches since the
+// start: landed, failed, and under way.
+type ModuleHealth struct {
+	Fetches       int64 `json:"module_fetches"`
+	FetchFailures int64 `json:"module_fetch_failures"`
+	Fetching      int64 `json:"module_fetching"`
+}
+
+// Health counts the module fetches.
+func (mm *ModuleMirror) Health() ModuleHealth {
+	return ModuleHealth{Fetches: mm.landed.Load(), FetchFailures: mm.failed.Load(), Fetching: mm.fetching.Load()}
 }
 
 // NewModules returns a pull-through mirror of modules.
@@ -178,7 +196,7 @@ func (mm *ModuleMirror) ModulePackage(ctx context.Context, m modules.Module, v m
 		return modules.Served{}, fmt.Errorf("%s: %w", why, backends.ErrNotFound)
 	}
 	_, err, _ = mm.fetches.Do(m.String()+"\x00"+v.String(), func() (any, error) {
-		return nil, mm.fetch(context.WithoutCancel(ctx), m, v)
+		return nil, mm.counted(context.WithoutCancel(ctx), m, v)
 	})
 	if err != nil {
 		return modules.Served{}, err
@@ -212,36 +230,51 @@ func (mm *ModuleMirror) refusal(ctx context.Context, m modules.Module, v modules
 	return mm.opts.Policy.moduleVersion(m, v, up, mm.moduleSeen(ctx, m, up))
 }
 
+// counted is fetch, counted for /healthz and /metrics.
+func (mm *ModuleMirror) counted(ctx context.Context, m modules.Module, v modules.Version) error {
+	mm.fetching.Add(1)
+	mm.opts.Metrics.moduleFetchStarted()
+	size, err := mm.fetch(ctx, m, v)
+	mm.fetching.Add(-1)
+	if err != nil {
+		mm.failed.Add(1)
+	} else {
+		mm.landed.Add(1)
+	}
+	mm.opts.Metrics.moduleFetchEnded(size, err)
+	return err
+}
+
 // fetch builds m at v from where its registry says it lives and lands it
 // in CACHE, verified: the package's commit and sha256 are its provenance.
-func (mm *ModuleMirror) fetch(ctx context.Context, m modules.Module, v modules.Version) error {
+func (mm *ModuleMirror) fetch(ctx context.Context, m modules.Module, v modules.Version) (int64, error) {
 	up, err := mm.opts.Upstream(ctx, m.Host)
 	if err != nil {
-		return fmt.Errorf("module %s %s: the upstream %s: %w", m, v, mm.opts.UpstreamName, err)
+		return 0, fmt.Errorf("module %s %s: the upstream %s: %w", m, v, mm.opts.UpstreamName, err)
 	}
 	loc, err := up.Location(ctx, m, v)
 	if err != nil {
-		return fmt.Errorf("module %s %s: the upstream %s: %w", m, v, up, err)
+		return 0, fmt.Errorf("module %s %s: the upstream %s: %w", m, v, up, err)
 	}
 	pkg, err := mm.opts.Builder.Build(ctx, m, v, loc, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() { _ = pkg.Remove() }() // the temporary zip; a leftover is in TempDir
 	stored, err := mm.opts.Cache.Put(ctx, pkg, false, nil)
 	if err != nil {
-		return fmt.Errorf("module %s %s: landing it in %s: %w", m, v, mm.opts.Cache, err)
+		return 0, fmt.Errorf("module %s %s: landing it in %s: %w", m, v, mm.opts.Cache, err)
 	}
 	res := hashing.Result{Sums: pkg.Sums, Checks: stored.Checks}
 	if err := res.Err(); err != nil {
-		return fmt.Errorf("module %s %s: %s holds it, but: %w", m, v, mm.opts.Cache, err)
+		return 0, fmt.Errorf("module %s %s: %s holds it, but: %w", m, v, mm.opts.Cache, err)
 	}
 	commit := ""
 	if pkg.Revision != "" {
 		commit = ", commit " + pkg.Revision
 	}
 	mm.logf("module %s %s: fetched from %s%s, sha256 %s, %d files; landed in %s as %s", m, v, loc, commit, pkg.Sums.ZH.Value(), pkg.Files, mm.opts.Cache, stored.Address)
-	return nil
+	return pkg.Size, nil
 }
 
 // OpenModule streams the package CACHE holds.

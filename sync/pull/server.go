@@ -24,7 +24,10 @@ import (
 // one access log line per request (Access), and, for a 404 the policy
 // explains, that reason as its body and in the log line.
 type Server struct {
-	Mirror  *Mirror
+	Mirror *Mirror
+	// Modules, when set, is the module mirror whose fetches /healthz
+	// counts too.
+	Modules *ModuleMirror
 	Next    http.Handler
 	Metrics *Metrics
 	// Access, when set, receives each request's line.
@@ -119,11 +122,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) health(w http.ResponseWriter) {
 	// Nothing local: not CACHE's path, not the upstream's place.
+	var mods *ModuleHealth
+	if s.Modules != nil {
+		h := s.Modules.Health()
+		mods = &h
+	}
 	b, _ := json.Marshal(struct {
 		Status  string `json:"status"`
 		Offline bool   `json:"offline"`
 		Health
-	}{"ok", s.Mirror.Offline(), s.Mirror.Health()})
+		*ModuleHealth
+	}{"ok", s.Mirror.Offline(), s.Mirror.Health(), mods})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(append(b, '\n')) // a client gone: no one left to tell

@@ -293,9 +293,9 @@ func TestModulesV1PolicyRefusesWithAReason(t *testing.T) {
 
 // The module CACHE may be a bucket: terraform init (or tofu's) through
 // the host block lands each package in s3://BUCKET/modules with its
-// record, ls --module lists it there with its sha256, and, warm, a fresh
-// serve with the origin, the archives and the git server stopped serves
-// both clients from the bucket.
+// record (/healthz and /metrics count the fetches), ls --module lists it
+// there, and, warm, a fresh serve with the origin, the archives and the
+// git server stopped serves both clients from the bucket.
 func TestModulesV1FromAnS3Cache(t *testing.T) {
 	clients := pullClients(t)
 	w := newModuleWorld(t)
@@ -325,6 +325,21 @@ func TestModulesV1FromAnS3Cache(t *testing.T) {
 	}
 	url, cert, stop := startServeWith(t, env, args...)
 	init(firstClient(clients), url, cert, "cold, with an S3 module CACHE")
+	// /healthz and /metrics count the three module fetches, as they count
+	// the provider's.
+	caPEM, _ := os.ReadFile(cert)
+	var health struct {
+		Fetches       int `json:"fetches"`
+		ModuleFetches int `json:"module_fetches"`
+		ModuleFailed  int `json:"module_fetch_failures"`
+	}
+	if code, body := getBody(t, caPEM, url, "/healthz"); code != 200 || json.Unmarshal([]byte(body), &health) != nil ||
+		health.ModuleFetches != 3 || health.ModuleFailed != 0 || health.Fetches != 1 {
+		t.Errorf("/healthz after a cold init: %d %s; want 3 module fetches and the provider's 1", code, body)
+	}
+	if n := metricSum(t, pullClient(caPEM), url, `tfmirror_pull_module_fetches_total{outcome="landed"}`); n != 3 {
+		t.Errorf("/metrics counts %v module fetches landed, want 3", n)
+	}
 	if log := stop(); t.Failed() {
 		t.Logf("serve:\n%s", log)
 	}

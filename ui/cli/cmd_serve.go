@@ -55,7 +55,7 @@ func newServeCmd(env *Env) *cobra.Command {
 			}
 			so.Logger = pf.serveLogger(cmd.ErrOrStderr())
 			so.Ready = pf.ready(cmd, "Serving "+args[0]+" as a network mirror", args[0], "")
-			mods, err := pf.serveModules(cmd.Context(), env.placeOptions(), so.Logger, nil)
+			mods, err := pf.serveModules(cmd.Context(), env.placeOptions(), so.Logger, nil, nil)
 			if err != nil {
 				return err
 			}

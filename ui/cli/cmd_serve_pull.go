@@ -232,13 +232,14 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
 	h.Redirect = f.redirect.duration()
 	so.Ready = f.ready(cmd, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, cacheArg, upstream)
-	mods, err := f.serveModules(ctx, o, logger, pol)
+	mods, err := f.serveModules(ctx, o, logger, pol, metrics)
 	if err != nil {
 		m.Close()
 		return err
 	}
 	next := regserve.New(h, regserve.Options{Providers: m, Modules: mods, Logger: logger})
-	so.Handler = &pull.Server{Mirror: m, Next: next, Metrics: metrics, Access: f.accessLog(cmd)}
+	mm, _ := mods.(*pull.ModuleMirror)
+	so.Handler = &pull.Server{Mirror: m, Modules: mm, Next: next, Metrics: metrics, Access: f.accessLog(cmd)}
 	so.Logger, so.Drain = logger, f.drain
 	stop, err := f.auth.secure(ctx, stderr, logger.Printf, &so, deniedLog(f.accessLog(cmd), metrics))
 	if err != nil {

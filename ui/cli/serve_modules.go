@@ -16,8 +16,9 @@ import (
 // serveModules is what serve's modules.v1 answers from: the module place
 // --modules names (a directory, a bucket or oci://REGISTRY/TEMPLATE), pulled
 // through from each module's registry where serve has an upstream (through
-// o, which reaches what serve may reach); nil without --modules.
-func (f *pullFlags) serveModules(ctx context.Context, o place.Options, logger *log.Logger, pol *pull.Policy) (regserve.ModuleSource, error) {
+// o, which reaches what serve may reach), its fetches counted in metrics;
+// nil without --modules.
+func (f *pullFlags) serveModules(ctx context.Context, o place.Options, logger *log.Logger, pol *pull.Policy, metrics *pull.Metrics) (regserve.ModuleSource, error) {
 	if f.modules == "" {
 		return nil, nil
 	}
@@ -28,7 +29,7 @@ func (f *pullFlags) serveModules(ctx context.Context, o place.Options, logger *l
 	if _, ok := cache.(modules.PackageOpener); !ok {
 		return nil, usageErr("serve: --modules %s: serve cannot stream the packages of such a place (give a directory, s3://BUCKET/PREFIX or oci://REGISTRY/TEMPLATE)", f.modules)
 	}
-	mo := pull.ModuleOptions{Cache: cache, Policy: pol, TTL: f.ttl, Logger: logger, UpstreamName: f.upstream}
+	mo := pull.ModuleOptions{Cache: cache, Policy: pol, TTL: f.ttl, Logger: logger, UpstreamName: f.upstream, Metrics: metrics}
 	if f.upstream != "" && !f.offline {
 		b, err := modplace.Builder(o, f.spoolDir)
 		if err != nil {
