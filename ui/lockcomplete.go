@@ -13,6 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/list"
+	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
 // tiedPlatforms is the platform of each of hs's hashes idx ties to one.
@@ -92,7 +93,11 @@ func (v *providersView) completeLines() []string {
 		if n < m {
 			style = s.Warn
 		}
-		out = append(out, style.Render(fmt.Sprintf(" %s: complete for %d of %d platforms", e.Locked.Source, n, m)))
+		// The count is what the line is for: a long path is cut at its
+		// start.
+		what := fmt.Sprintf(": complete for %d of %d platforms", n, m)
+		path := theme.TruncateLeft(e.Locked.Source, max(12, v.grid.Width()-1-theme.Width(what)))
+		out = append(out, style.Render(" "+path+what))
 	}
 	return out
 }
@@ -200,7 +205,7 @@ func (m *Model) filled(v *providersView, msg fillWrittenMsg) tea.Cmd {
 			m.sh.problem(statusBad, "✗ "+w.err.Error(), "")
 			continue
 		}
-		done = append(done, fmt.Sprintf("%s: %d hashes added", w.path, w.added))
+		done = append(done, fmt.Sprintf("%s: %s added", w.path, hashesWord(w.added)))
 	}
 	if !failed {
 		m.setStatus(statusInfo, strings.Join(done, "; "))
@@ -245,7 +250,7 @@ func (v *providersView) reloadLocks(ws []fillWritten) tea.Cmd {
 			locks.Entries = append(locks.Entries, e)
 		}
 	}
-	for _, f := range old.locks.Files {
+	for _, f := range old.files() {
 		locks.Entries = append(locks.Entries, written[f]...)
 	}
 	s := newLockState(locks)
@@ -283,4 +288,37 @@ func (m Model) lockHelpLines() []string {
 		}
 	}
 	return out
+}
+
+// files are the lock files the entries come from: in the order Files
+// names them, then any other.
+func (s *lockState) files() []string {
+	var out []string
+	for _, f := range s.locks.Files {
+		if slices.ContainsFunc(s.locks.Entries, func(e LockEntry) bool { return e.Locked.Source == f }) {
+			out = append(out, f)
+		}
+	}
+	for _, e := range s.locks.Entries {
+		if !slices.Contains(out, e.Locked.Source) {
+			out = append(out, e.Locked.Source)
+		}
+	}
+	return out
+}
+
+// hashesWord is "1 hash", "2 hashes"; lockFilesWord "1 lock file", "2
+// lock files".
+func hashesWord(n int) string {
+	if n == 1 {
+		return "1 hash"
+	}
+	return fmt.Sprintf("%d hashes", n)
+}
+
+func lockFilesWord(n int) string {
+	if n == 1 {
+		return "1 lock file"
+	}
+	return fmt.Sprintf("%d lock files", n)
 }

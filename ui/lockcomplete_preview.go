@@ -98,7 +98,7 @@ func (v *providersView) fillPreview(msg fillHashedMsg, none []fillTarget) fillPr
 		put(tg, fillResult{none: true})
 	}
 	p := fillPreview{keys: defaultFillKeys()}
-	for _, path := range v.lock.locks.Files {
+	for _, path := range v.lock.files() {
 		f := fillFile{path: path}
 		gains := map[lockKey]map[string]bool{}
 		for _, pr := range v.lock.order {
@@ -197,7 +197,7 @@ func (p fillPreview) lines(s *theme.Styles, w int) []string {
 			n++
 		}
 	}
-	head := fmt.Sprintf("Add %d hashes to %d lock file(s)? Nothing is written before enter.", p.adds, n)
+	head := fmt.Sprintf("Add %s to %s? Nothing is written before enter.", hashesWord(p.adds), lockFilesWord(n))
 	style := s.Info
 	if p.adds == 0 {
 		head, style = "Nothing to add from the places:", s.Warn

@@ -137,7 +137,7 @@ func TestLockViewFill(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("the lock file as C wrote it:\n%s\nas tfmirror lock writes it:\n%s", got, want)
 		}
-		if s := h.screen(); !strings.Contains(s, "infra/.terraform.lock.hcl: complete for 3 of 3") {
+		if s := h.screen(); !strings.Contains(s, ".terraform.lock.hcl: complete for 3 of 3") {
 			t.Errorf("screen:\n%s", s)
 		}
 		snap("completed")

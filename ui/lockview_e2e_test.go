@@ -99,7 +99,7 @@ func TestEndToEndLockGaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locks := &Locks{Files: []string{".terraform.lock.hcl"}}
+	locks := &Locks{Files: []string{lockPath}}
 	for p, l := range locked {
 		locks.Entries = append(locks.Entries, LockEntry{Provider: p, Locked: l})
 	}
@@ -116,6 +116,13 @@ func TestEndToEndLockGaps(t *testing.T) {
 	waitFor("2 package(s) missing or differing of 1 lock file from [2] registry://", "2 to copy: 2 from [2] registry://")
 	press("enter")
 	waitFor("2 done", "1.0.0 ok")
+	// C completes the lock: windows_amd64, which it covers by the signed
+	// zh: alone, gains its h1:.
+	waitFor("complete for 2 of 3 platforms")
+	press("C")
+	waitFor("Add 1 hash to 1 lock file?", "windows_amd64 from [")
+	press("enter")
+	waitFor(": 1 hash added", "complete for 3 of 3 platforms")
 	press("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(e2eWait)).(Model)
 	if c := final.jobs.Tracker().Counts(); c[engine.Done] != 2 {
@@ -133,6 +140,26 @@ func TestEndToEndLockGaps(t *testing.T) {
 	for _, f := range after {
 		if f.Status != sync.StatusOK {
 			t.Errorf("check after: %s %s %s", f.Package, f.Status, f.Detail)
+		}
+	}
+	// terraform providers lock for the three platforms writes the same
+	// hashes as C did: its h1: of windows_amd64 is terraform's.
+	tfDir := t.TempDir()
+	os.WriteFile(filepath.Join(tfDir, "main.tf"), []byte(fmt.Sprintf(
+		"terraform {\n  required_providers {\n    alpha = { source = %q, version = \"= 1.0.0\" }\n  }\n}\n", reg.Address("acme", "alpha"))), 0o644)
+	tfLock("-chdir="+tfDir, "providers", "lock", "-no-color", "-platform=linux_amd64", "-platform=darwin_arm64", "-platform=windows_amd64")
+	byC, err := lockfile.Load(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTF, err := lockfile.Load(filepath.Join(tfDir, ".terraform.lock.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, l := range lockcheck.LockedFromFile(byTF, "terraform") {
+		c, ok := byC.Provider(p)
+		if !ok || fmt.Sprint(c.Hashes) != fmt.Sprint(l.Hashes) {
+			t.Errorf("%s: C locked %v, terraform providers lock %v", p, c.Hashes, l.Hashes)
 		}
 	}
 	out := tf("-chdir="+cfgDir, "init", "-input=false", "-no-color", "-lockfile=readonly")

@@ -316,7 +316,7 @@ func (v *providersView) key(p pane, k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (v *providersView) busy() bool {
-	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 || v.surveying || v.lock != nil && v.lock.running {
+	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 || v.surveying || v.lock != nil && (v.lock.running || v.lock.filling) {
 		return true
 	}
 	for _, mr := range v.mirrors {

@@ -106,6 +106,9 @@ func (m Model) HelpKeys() help.KeyMap {
 // key here.
 func (m Model) Typing() bool { return m.filter.Typing() }
 
+// Width is the width of the area the grid draws in.
+func (m Model) Width() int { return m.w }
+
 // SetSize sets the area the grid draws in.
 func (m *Model) SetSize(w, h int) {
 	m.w, m.h = w, h
