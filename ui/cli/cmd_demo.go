@@ -73,7 +73,9 @@ func newDemoCmd(env *Env) *cobra.Command {
 		Long:    demoLong,
 		Example: demoExample,
 		Args:    exactArgs(0, "no arguments"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runDemo(cmd, env, &d) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd.Context(), env, &d, args, streamsOf(cmd))
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&d.keep, "keep", "", "build the world in DIR (new or empty) and keep it after exit")
@@ -85,16 +87,17 @@ func newDemoCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-func runDemo(cmd *cobra.Command, env *Env, d *demoFlags) error {
-	ctx := cmd.Context()
+// runDemo builds the demo world and opens the UI on it, keeps it (--keep,
+// --no-ui), or serves a kept one (--serve).
+func runDemo(ctx context.Context, env *Env, d *demoFlags, _ []string, st streams) error {
 	switch {
 	case d.serve != "" && (d.keep != "" || d.noUI || d.lock):
 		return usageErr("--serve DIR serves a kept world: give it alone (not with --keep, --no-ui or --lock)")
 	case d.serve != "":
-		return serveDemo(cmd, d)
+		return serveDemo(ctx, d, st)
 	case d.noUI && d.keep == "":
 		return usageErr("--no-ui builds a world to keep: give --keep DIR too")
-	case !d.noUI && !isTerminal(cmd):
+	case !d.noUI && !st.isTerminal():
 		return usageErr("the demo UI needs a terminal (--keep DIR --no-ui builds the world without it)")
 	}
 	dir := d.keep
@@ -113,8 +116,8 @@ func runDemo(cmd *cobra.Command, env *Env, d *demoFlags) error {
 		return err
 	}
 	if d.noUI {
-		fmt.Fprintf(cmd.OutOrStdout(), "%s\n%s\n", world.Primary, world.Secondary)
-		fmt.Fprint(cmd.ErrOrStderr(), demoJobs(world, nil))
+		fmt.Fprintf(st.stdout, "%s\n%s\n", world.Primary, world.Secondary)
+		fmt.Fprint(st.stderr, demoJobs(world, nil))
 		return nil
 	}
 	srv, err := startDemoServers(ctx, world, d.rate)
@@ -129,7 +132,7 @@ func runDemo(cmd *cobra.Command, env *Env, d *demoFlags) error {
 	defer closeUI()
 	err = ui.Run(ctx, cfg)
 	if d.keep != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "the demo world is kept in %s\n%s", d.keep, demoJobs(world, nil))
+		fmt.Fprintf(st.stderr, "the demo world is kept in %s\n%s", d.keep, demoJobs(world, nil))
 	}
 	return err
 }
@@ -244,8 +247,7 @@ func demoModules(ctx context.Context, env *Env, world *demo.World, num int) (ui.
 
 // serveDemo serves a kept world's network mirror and OCI registry until
 // interrupted, and prints how to try each job with them.
-func serveDemo(cmd *cobra.Command, d *demoFlags) error {
-	ctx := cmd.Context()
+func serveDemo(ctx context.Context, d *demoFlags, st streams) error {
 	world, err := demo.Open(d.serve)
 	if err != nil {
 		return usageErr("--serve %v", err)
@@ -255,9 +257,9 @@ func serveDemo(cmd *cobra.Command, d *demoFlags) error {
 		return err
 	}
 	defer srv.close()
-	fmt.Fprintf(cmd.OutOrStdout(), "serving the demo world in %s until interrupted (Ctrl-C):\n  network mirror  %s\n  OCI registry    %s\n\n%s",
+	fmt.Fprintf(st.stdout, "serving the demo world in %s until interrupted (Ctrl-C):\n  network mirror  %s\n  OCI registry    %s\n\n%s",
 		d.serve, srv.net.URL, srv.oci.Place(), demoJobs(world, srv))
-	if f, ok := cmd.OutOrStdout().(interface{ Sync() error }); ok {
+	if f, ok := st.stdout.(interface{ Sync() error }); ok {
 		_ = f.Sync()
 	}
 	<-ctx.Done()

@@ -272,3 +272,28 @@ func TestRunHash(t *testing.T) {
 		t.Fatalf("rows %+v, want one for %s with %s and an h1:", rows, path, want)
 	}
 }
+
+// demo --keep DIR --no-ui builds the world and prints its two mirrors;
+// the UI without a terminal, and --no-ui without --keep, exit 2.
+func TestRunDemo(t *testing.T) {
+	for _, d := range []demoFlags{{noUI: true}, {}} {
+		r := newTestRun()
+		if err := runDemo(context.Background(), r.env, &d, nil, r.streams()); exitOf(err) != exitUsage {
+			t.Fatalf("demo %+v: exit %d (%v), want 2", d, exitOf(err), err)
+		}
+	}
+	r := newTestRun()
+	keep := t.TempDir()
+	if err := runDemo(context.Background(), r.env, &demoFlags{keep: keep, noUI: true}, nil, r.streams()); err != nil {
+		t.Fatalf("demo --keep --no-ui: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	lines := strings.Fields(r.stdout.String())
+	if len(lines) != 2 {
+		t.Fatalf("demo --no-ui printed %q, want the two mirror directories", r.stdout.String())
+	}
+	for _, dir := range lines {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || !strings.HasPrefix(dir, keep) {
+			t.Errorf("%s: not a directory of the kept world in %s (%v)", dir, keep, err)
+		}
+	}
+}
