@@ -33,6 +33,6 @@ func Build(t testing.TB, m modules.Module, ver string, files map[string]string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pkg.Remove() })
+	t.Cleanup(func() { _ = pkg.Remove() }) // in t.TempDir(), removed anyway
 	return pkg
 }
