@@ -186,6 +186,9 @@ func (v *providersView) lockDetails(row string) []string {
 			out = append(out, fmt.Sprintf("[%d] cannot tie: %v", v.places[i].num, err))
 		}
 	}
+	if n := lockcheck.AssumedNote(t.ties.Assumed); n != "" && len(v.sel.Platforms) == 0 {
+		out = append(out, n) // check's, sync's and lock's words
+	}
 	for _, u := range t.ties.Unplaced {
 		out = append(out, "h1: of no held package: "+u.Hash.Short())
 	}

@@ -109,6 +109,9 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 				f.Detail += " (" + ties.AssumedNote() + ")"
 			}
 		}
+		if n := AssumedNote(ties.Assumed); n != "" && len(o.Platforms) == 0 {
+			out = append(out, sync.Finding{Package: backends.Package{Provider: p, Version: l.Version}, Status: sync.StatusOK, Detail: "note: " + n})
+		}
 		if len(o.Platforms) == 0 && allOK(out, p) && len(c.archives[p]) > 0 {
 			if f, ok := c.unmatched(p, l, ties); ok {
 				out = append(out, f)

@@ -214,6 +214,9 @@ type Resolved struct {
 	Selection sync.Selection
 	// From names, for each version (its String form), what asks for it.
 	From map[string][]string
+	// Assumed says, per lock, which platforms were assumed
+	// (lockcheck.AssumedLine).
+	Assumed []string
 }
 
 // Versions are the pinned versions, newest first.
@@ -250,6 +253,10 @@ type Wanted struct {
 	Problems     []Problem
 	// Notes say what was left out and why.
 	Notes []string
+	// Assumed say, per lock, which platforms the lock files are assumed
+	// to be about (lockcheck.AssumedLine): a command prints them as
+	// notes, in --json too.
+	Assumed []string
 }
 
 // Destination is one place and what it must hold.
@@ -295,6 +302,7 @@ func (s *Spec) Wanted(ctx context.Context, open Opener) (*Wanted, error) {
 	for i := range wants {
 		if resolved[i] != nil {
 			rs = append(rs, *resolved[i])
+			out.Assumed = append(out.Assumed, resolved[i].Assumed...)
 		}
 		out.Problems = append(out.Problems, problems[i]...)
 	}
@@ -342,7 +350,7 @@ func resolve(ctx context.Context, w Want, src backends.Reader) (*Resolved, []Pro
 	r.Selection = sync.Selection{Pinned: map[backends.Provider][]sync.Locked{w.Provider: pins}, Platforms: w.Platforms}
 	// A lock file's pin selects the platforms the lock is about, not every
 	// one the source holds (which would each fail against the lock).
-	lockcheck.AboutLocks(ctx, &r.Selection, []backends.Reader{src})
+	r.Assumed = lockcheck.AboutLocks(ctx, &r.Selection, []backends.Reader{src})
 	return r, problems
 }
 

@@ -141,10 +141,9 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	// --lock selects the platforms the lock is about (issue 34): another
 	// platform of the version would fail against it, and is none of its
 	// business.
-	for _, n := range lockcheck.AboutLocks(ctx, &s, []backends.Reader{src, dst}) {
-		tell(cmd, "note: %s", n)
-	}
+	assumed := lockcheck.AboutLocks(ctx, &s, []backends.Reader{src, dst})
 	if f.dryRun {
+		noteAssumed(cmd, nil, dst.String(), assumed)
 		plan, err := sync.MakePlan(ctx, src, dst, s, opts)
 		printWarnings(cmd, src)
 		if err != nil {
@@ -159,7 +158,7 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	// The plan goes into the run provider by provider as it is made: a
 	// re-sync of 100,000 present archives never holds it whole.
 	collectLessOften()
-	rep := env.reporter(cmd, f.asJSON, false)
+	rep := env.lockReporter(cmd, f.asJSON, dst.String(), assumed)
 	run := sync.NewRun(dst, f.force, withAudit(rep, aud))
 	err = sync.PlanEach(ctx, src, dst, s, opts, func(part *sync.Plan) error {
 		run.Add(part)

@@ -203,7 +203,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 	if err != nil {
 		return err
 	}
-	rep := env.reporter(cmd, f.asJSON, false)
+	rep := env.lockReporter(cmd, f.asJSON, firstPlace(w), w.Assumed)
 	problems := problemRows(w)
 	for _, p := range problems {
 		rep.Unavailable(p)
@@ -357,6 +357,7 @@ func specModuleRows(cmd *cobra.Command, env *Env, sp *spec.Spec) ([]report.SpecF
 // plan, one row per package with what asked for it; exit 1 when any
 // destination lacks something wanted or holds something else.
 func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSON, verifyExisting bool) error {
+	noteAssumed(cmd, nil, firstPlace(w), w.Assumed)
 	if err := specModuleRepositories(cmd, env, sp); err != nil {
 		return err
 	}
@@ -396,4 +397,34 @@ func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSO
 		}
 	}
 	return nil
+}
+
+// noteAssumed says which platforms the locks were assumed to be about
+// (lockcheck.AssumedLine, the wording check, lock and the UI use too): as
+// rep's notices ("note: ..." on stderr, {"type":"note"} lines with
+// --json), or on stderr where there is no run.
+func noteAssumed(cmd *cobra.Command, rep *report.SyncReporter, place string, notes []string) {
+	for _, n := range notes {
+		if rep == nil {
+			tell(cmd, "note: %s", n)
+			continue
+		}
+		rep.Notice(backends.Notice{Kind: "note", Place: place, Message: n})
+	}
+}
+
+// lockReporter is env.reporter for a run selected by locks, having said
+// which platforms they were assumed to be about (noteAssumed).
+func (env *Env) lockReporter(cmd *cobra.Command, asJSON bool, place string, assumed []string) *report.SyncReporter {
+	rep := env.reporter(cmd, asJSON, false)
+	noteAssumed(cmd, rep, place, assumed)
+	return rep
+}
+
+// firstPlace is w's first destination, for notes about the run.
+func firstPlace(w *spec.Wanted) string {
+	if len(w.Destinations) == 0 {
+		return ""
+	}
+	return w.Destinations[0].Place
 }

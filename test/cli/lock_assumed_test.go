@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/sync/lockcheck"
+)
+
+// A registry lock (every platform's signed zh:) against a mirror that
+// keeps the signed SHA256SUMS but holds only linux_amd64 and darwin_arm64:
+// windows_amd64 is tied only by the signed document, so assumed. check
+// (--lock, --from, plain and --json), sync (--lock, --from, plain and
+// --json) and lock say so in the same words (lockcheck.AssumedNote), and
+// --platform narrows it away (issue 34).
+func TestAssumedPlatformsAreSaidAlike(t *testing.T) {
+	reg := manifestRegistry(t)
+	ca := caFile(t, reg.CertPEM())
+	host := reg.Host()
+	dir := t.TempDir()
+	lock := filepath.Join(mustMkdir(t, filepath.Join(dir, "infra")), ".terraform.lock.hcl")
+	if r := run(t, nil, "lock", "registry://"+host, "--lock", lock, "-p", host+"/acme/alpha", "-v", "1.0.0", "--platform", "linux_amd64", "--ca-cert", ca); r.code != 0 {
+		t.Fatalf("lock: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	mirror := filepath.Join(dir, "mirror")
+	if r := run(t, nil, "sync", "registry://"+host, mirror, "-p", "acme/alpha", "-v", "1.0.0", "--platform", "linux_amd64", "--platform", "darwin_arm64", "--ca-cert", ca); r.code != 0 {
+		t.Fatalf("sync: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	win, _ := backends.ParsePlatform("windows_amd64")
+	note := lockcheck.AssumedNote([]backends.Platform{win})
+	says := func(t *testing.T, what string, r result, wantCode int) {
+		t.Helper()
+		if r.code != wantCode || !strings.Contains(r.stdout+r.stderr, note) {
+			t.Errorf("%s: exit %d (want %d), no %q:\n%s%s", what, r.code, wantCode, note, r.stdout, r.stderr)
+		}
+	}
+
+	says(t, "check --lock", run(t, nil, "check", mirror, "--lock", lock), 1)
+	says(t, "check --from", run(t, nil, "check", mirror, "--from", filepath.Dir(lock)), 1)
+	r := run(t, nil, "check", mirror, "--lock", lock, "--json")
+	var rows []struct{ Platform, Status, Detail string }
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("check --json: %v\n%s", err, r.stdout)
+	}
+	noted := false
+	for _, row := range rows {
+		noted = noted || row.Status == "ok" && row.Detail == "note: "+note
+	}
+	if !noted {
+		t.Errorf("check --json has no note row %q:\n%s", note, r.stdout)
+	}
+	// Narrowed, the lock is about the platforms named: nothing assumed.
+	if r := run(t, nil, "check", mirror, "--lock", lock, "--platform", "linux_amd64", "--platform", "darwin_arm64"); r.code != 0 || strings.Contains(r.stdout+r.stderr, "assumed") {
+		t.Errorf("check --platform: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	for _, from := range [][]string{{"--lock", lock}, {"--from", filepath.Dir(lock)}} {
+		args := append([]string{"sync", mirror, filepath.Join(t.TempDir(), "m")}, from...)
+		// The source lacks windows_amd64: nothing to copy there, no failure.
+		says(t, "sync "+from[0], run(t, nil, args...), 0)
+		r := run(t, nil, append(args[:2:2], append([]string{filepath.Join(t.TempDir(), "m")}, append(from, "--json")...)...)...)
+		found := false
+		for _, line := range strings.Split(r.stdout, "\n") {
+			var ev struct{ Type, Detail string }
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "note" && strings.HasSuffix(ev.Detail, note) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("sync %s --json: no note line with %q:\n%s", from[0], note, r.stdout)
+		}
+	}
+
+	before, _ := os.ReadFile(lock)
+	says(t, "lock without --platform", run(t, nil, "lock", mirror, "--lock", lock), 1)
+	if after, _ := os.ReadFile(lock); string(after) != string(before) {
+		t.Errorf("lock changed the file though the mirror lacks an assumed platform")
+	}
+}
