@@ -9,12 +9,17 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
+	"github.com/tfmirror/tfmirror/backends/oci"
+	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
@@ -251,5 +256,51 @@ func TestLockViewFillNotFromDiffering(t *testing.T) {
 	h.until("the lock written", func(m Model) bool { return !m.prov().lock.filling && tied(m) })
 	if got, _ := os.ReadFile("infra/.terraform.lock.hcl"); !bytes.Equal(got, want) {
 		t.Errorf("written:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// An OCI mirror states only the zh: of what it holds (its layers'
+// digests): where it is the one place holding a platform the lock has no
+// h1: of, the preview says that only zh: is known, and adds nothing.
+func TestLockViewFillOnlyZh(t *testing.T) {
+	cfg, _, _ := fillWorld(t)
+	origin := cfg.Mirrors[1].Reader
+	reg := ocitest.New(t)
+	tmpl := reg.Host() + "/tf/${namespace}/${type}"
+	o, err := oci.Open("oci://"+tmpl, tmpl, oci.Options{RootCAs: reg.RootCAs(), Credentials: credentials.NewMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := cfg.Locks.Entries[0]
+	as, err := origin.Archives(t.Context(), alpha.Provider, alpha.Locked.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range as {
+		if a.Platform.String() == "windows_amd64" {
+			if res := engine.Do(t.Context(), engine.Options{}, sync.Transfer{Src: origin, Dst: o, Archive: a}, nil); res.Err != nil {
+				t.Fatal(res.Err)
+			}
+		}
+	}
+	cfg.Mirrors[1] = Mirror{Reader: o, Kind: "oci"}
+	before, err := os.ReadFile("infra/.terraform.lock.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	h.press("C")
+	h.until("the preview", func(m Model) bool { return m.preview != nil })
+	s := h.screen()
+	if !strings.Contains(s, "windows_amd64 from [2] oci://") || !strings.Contains(s, "only zh: known: no place states this platform's h1:") {
+		t.Errorf("preview:\n%s", s)
+	}
+	h.press("enter")
+	if h.m.status().text != "nothing to write: the places state no hash the lock files lack" {
+		t.Errorf("status %q", h.m.status().text)
+	}
+	if now, _ := os.ReadFile("infra/.terraform.lock.hcl"); !bytes.Equal(now, before) {
+		t.Error("the lock file was written")
 	}
 }
