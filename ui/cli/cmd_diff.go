@@ -49,7 +49,7 @@ func newDiffCmd(env *Env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				w, err := wanted(cmd, env, sp)
+				w, err := wanted(cmd.Context(), env, streamsOf(cmd), sp)
 				if err != nil {
 					return err
 				}

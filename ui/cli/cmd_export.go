@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -66,7 +67,9 @@ func newExportCmd(env *Env) *cobra.Command {
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, env, args, &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(cmd.Context(), env, &f, args, streamsOf(cmd))
+		},
 	}
 	f.sel.add(cmd)
 	f.spec.add(cmd)
@@ -77,8 +80,7 @@ func newExportCmd(env *Env) *cobra.Command {
 }
 
 // runExport syncs what is wanted into a staging mirror, then packs it.
-func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) error {
-	ctx := cmd.Context()
+func runExport(ctx context.Context, env *Env, f *exportFlags, args []string, st streams) error {
 	out := args[len(args)-1]
 	if !strings.HasSuffix(strings.ToLower(out), ".tar") {
 		return usageErr("export: BUNDLE %q: name a .tar file to write", out)
@@ -94,29 +96,29 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 			removeMade(made)
 		}
 	}()
-	st, err := bundle.NewStaging(out, env.hashing())
+	stage, err := bundle.NewStaging(out, env.hashing())
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := st.Remove(); err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: the staging mirror beside %s was not removed: %v (the next export to it removes it)\n", out, err)
+		if err := stage.Remove(); err != nil {
+			fmt.Fprintf(st.stderr, "warning: the staging mirror beside %s was not removed: %v (the next export to it removes it)\n", out, err)
 		}
 	}()
-	plans, problems, err := exportPlans(cmd, env, args, f, st)
+	plans, problems, err := exportPlans(ctx, env, f, args, stage, st)
 	if err != nil {
 		return err
 	}
-	rep := env.reporter(cmd, f.json, false)
+	rep := env.syncReporter(st, f.json, false)
 	for _, p := range problems {
 		rep.Unavailable(p)
 	}
-	sum := sync.Sync(ctx, env.engine(ctx, f.jobs), st.Mirror, false, rep, plans...)
+	sum := sync.Sync(ctx, env.engine(ctx, f.jobs), stage.Mirror, false, rep, plans...)
 	if !f.json {
 		rep.Finish(sum)
 	}
 	extra := map[string]any{"bundle": out, "written": false}
-	err = packExport(cmd, out, sum, len(problems), st, extra)
+	err = packExport(ctx, st, out, sum, len(problems), stage, extra)
 	if f.json {
 		// The summary is the last line, and says what was written.
 		rep.FinishWith(sum, extra)
@@ -126,21 +128,20 @@ func runExport(cmd *cobra.Command, env *Env, args []string, f *exportFlags) erro
 
 // packExport writes the bundle when the run had every package wanted, and
 // says in extra (the --json summary's fields) what it holds.
-func packExport(cmd *cobra.Command, out string, sum sync.Summary, problems int, st *bundle.Staging, extra map[string]any) error {
-	ctx := cmd.Context()
+func packExport(ctx context.Context, st streams, out string, sum sync.Summary, problems int, stage *bundle.Staging, extra map[string]any) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if err := summaryErr(ctx, sum); err != nil || problems > 0 {
 		extra["error"] = "not every package wanted could be had"
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: not written: not every package wanted could be had\n", out)
+		fmt.Fprintf(st.stderr, "%s: not written: not every package wanted could be had\n", out)
 		return errProblem
 	}
 	if sum.Done+sum.Present == 0 {
 		extra["error"] = "nothing was selected"
 		return &exitError{code: exitProblem, err: fmt.Errorf("%s: not written: nothing was selected", out)}
 	}
-	man, err := st.Pack(ctx)
+	man, err := stage.Pack(ctx)
 	if err != nil {
 		extra["error"] = err.Error()
 		return err
@@ -149,15 +150,14 @@ func packExport(cmd *cobra.Command, out string, sum sync.Summary, problems int, 
 	for k, v := range bundleCounts(man) {
 		extra[k] = v
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", out, bundleSummary(man))
+	fmt.Fprintf(st.stderr, "%s: %s\n", out, bundleSummary(man))
 	return nil
 }
 
 // exportPlans are the plans of what the bundle holds: SRC's selection, or
 // the spec's wants (read from SRC when it is given); problems are the
 // spec's wants that cannot be had.
-func exportPlans(cmd *cobra.Command, env *Env, args []string, f *exportFlags, st *bundle.Staging) ([]*sync.Plan, []report.SpecFinding, error) {
-	ctx := cmd.Context()
+func exportPlans(ctx context.Context, env *Env, f *exportFlags, args []string, stage *bundle.Staging, st streams) ([]*sync.Plan, []report.SpecFinding, error) {
 	pol, err := f.trust.trustPolicy()
 	if err != nil {
 		return nil, nil, err
@@ -175,8 +175,8 @@ func exportPlans(cmd *cobra.Command, env *Env, args []string, f *exportFlags, st
 		if err != nil {
 			return nil, nil, err
 		}
-		plan, err := sync.MakePlan(ctx, src, st.Mirror, s, opts)
-		printWarnings(cmd, src)
+		plan, err := sync.MakePlan(ctx, src, stage.Mirror, s, opts)
+		st.warnings(src)
 		if err != nil {
 			return nil, nil, noCatalogue(err)
 		}
@@ -193,9 +193,9 @@ func exportPlans(cmd *cobra.Command, env *Env, args []string, f *exportFlags, st
 		}
 	}
 	if len(sp.Modules) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: its %d module blocks are not exported: a bundle holds providers\n", sp.Path, len(sp.Modules))
+		fmt.Fprintf(st.stderr, "note: %s: its %d module blocks are not exported: a bundle holds providers\n", sp.Path, len(sp.Modules))
 	}
-	w, err := wanted(cmd, env, sp)
+	w, err := wanted(ctx, env, st, sp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -203,7 +203,7 @@ func exportPlans(cmd *cobra.Command, env *Env, args []string, f *exportFlags, st
 	if len(w.Destinations) > 0 {
 		want = w.Destinations[0].Providers
 	}
-	planned, err := spec.Plan(ctx, spec.Destination{Place: args[len(args)-1], Providers: want}, st.Mirror, opts)
+	planned, err := spec.Plan(ctx, spec.Destination{Place: args[len(args)-1], Providers: want}, stage.Mirror, opts)
 	if err != nil {
 		return nil, nil, err
 	}

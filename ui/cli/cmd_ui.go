@@ -367,7 +367,7 @@ func runUISpec(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		}
 		return r, err
 	}
-	if cfg.Wanted, err = wantedWith(cmd, sp, open); err != nil {
+	if cfg.Wanted, err = wantedWith(cmd.Context(), streamsOf(cmd), sp, open); err != nil {
 		return err
 	}
 	for _, d := range cfg.Wanted.Destinations {

@@ -297,3 +297,43 @@ func TestRunDemo(t *testing.T) {
 		}
 	}
 }
+
+// export packs a packed mirror's selection into a bundle, and says so in
+// its --json summary; a selection of nothing writes no bundle and exits 1.
+func TestRunExport(t *testing.T) {
+	mirror := packedMirror(t)
+	out := filepath.Join(t.TempDir(), "providers.tar")
+	r := newTestRun()
+	f := &exportFlags{sel: selectionFlags{providers: []string{"acme/alpha"}}, jobs: 2, json: true}
+	if err := runExport(context.Background(), r.env, f, []string{mirror, out}, r.streams()); err != nil {
+		t.Fatalf("export: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	sum := lastJSONLine(t, r.stdout.String())
+	if sum["type"] != "summary" || sum["written"] != true || sum["archives"] != 2.0 || sum["bundle"] != out {
+		t.Fatalf("export summary %v, want 2 archives written to %s", sum, out)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("no bundle: %v", err)
+	}
+
+	r = newTestRun()
+	f = &exportFlags{sel: selectionFlags{providers: []string{"acme/gamma"}}, jobs: 2}
+	other := filepath.Join(t.TempDir(), "none.tar")
+	if err := runExport(context.Background(), r.env, f, []string{mirror, other}, r.streams()); exitOf(err) != exitProblem {
+		t.Fatalf("export of nothing: exit %d (%v), want 1", exitOf(err), err)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Fatalf("export of nothing wrote %s", other)
+	}
+}
+
+// lastJSONLine is the last line of JSON lines output, decoded.
+func lastJSONLine(t *testing.T, out string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var v map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &v); err != nil {
+		t.Fatalf("last line not JSON: %v\n%s", err, out)
+	}
+	return v
+}

@@ -113,22 +113,22 @@ func (s *specFlags) load(args []string, sel *selectionFlags) (*spec.Spec, error)
 
 // wanted resolves sp against its sources, opened with the command's place
 // options, and prints what was left out.
-func wanted(cmd *cobra.Command, env *Env, sp *spec.Spec) (*spec.Wanted, error) {
+func wanted(ctx context.Context, env *Env, st streams, sp *spec.Spec) (*spec.Wanted, error) {
 	open := func(ctx context.Context, arg string) (backends.Reader, error) {
 		return openPlace(ctx, arg, env.placeOptions())
 	}
-	return wantedWith(cmd, sp, open)
+	return wantedWith(ctx, st, sp, open)
 }
 
 // wantedWith is wanted with the sources opened by open.
-func wantedWith(cmd *cobra.Command, sp *spec.Spec, open spec.Opener) (*spec.Wanted, error) {
-	w, err := sp.Wanted(cmd.Context(), open)
+func wantedWith(ctx context.Context, st streams, sp *spec.Spec, open spec.Opener) (*spec.Wanted, error) {
+	w, err := sp.Wanted(ctx, open)
 	if err != nil {
 		return nil, err
 	}
 	mods, modNotes := sp.WantedModules()
 	for _, n := range append(w.Notes, modNotes...) {
-		tell(cmd, "note: %s", n)
+		st.tell("note: %s", n)
 	}
 	if len(w.Destinations) == 0 || len(w.Destinations[0].Providers)+len(w.Problems) == 0 {
 		if len(mods) == 0 {
@@ -185,7 +185,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 	if err != nil {
 		return err
 	}
-	w, err := wanted(cmd, env, sp)
+	w, err := wanted(cmd.Context(), env, streamsOf(cmd), sp)
 	if err != nil {
 		return err
 	}
