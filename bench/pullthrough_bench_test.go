@@ -276,6 +276,7 @@ func (pw *pullBenchWorld) coldAt(b *testing.B, bin string, rate float64) {
 	rounds := pw.rounds()
 	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pw.reg.CertPool()}, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}}
 	var viaMirror, straight []time.Duration
+	var viaCPU, serveCPU, directCPU time.Duration // summed over the rounds
 	srv := pw.serve(b, bin, filepath.Join(b.TempDir(), "cache"))
 	defer srv.stop()
 	for r := range rounds {
@@ -285,8 +286,18 @@ func (pw *pullBenchWorld) coldAt(b *testing.B, bin string, rate float64) {
 		if resp, err := client(pw.pool).Get(srv.url + doc); err != nil || resp.StatusCode != 200 {
 			b.Fatalf("%s: %v %v", doc, resp, err)
 		}
-		mirror := func() { viaMirror = append(viaMirror, pw.download(b, srv.url, pw.paths[i:i+1])[0]) }
+		// The CPU each costs: this process's (the origin and the client)
+		// and the serve process's until its fetch has landed.
+		mirror := func() {
+			self, served := cpuSpent(), srv.cpu(b)
+			viaMirror = append(viaMirror, pw.download(b, srv.url, pw.paths[i:i+1])[0])
+			viaCPU += cpuSpent() - self
+			srv.waitIdle(b)
+			serveCPU += srv.cpu(b) - served
+		}
 		origin := func() {
+			self := cpuSpent()
+			defer func() { directCPU += cpuSpent() - self }()
 			start := time.Now()
 			resp, err := direct.Get(pw.direct[i])
 			if err != nil {
@@ -303,7 +314,6 @@ func (pw *pullBenchWorld) coldAt(b *testing.B, bin string, rate float64) {
 			origin()
 			mirror()
 		}
-		srv.waitIdle(b)
 	}
 	pw.coldUsed += rounds
 	m, o := percentile(viaMirror, 50), percentile(straight, 50)
@@ -311,8 +321,30 @@ func (pw *pullBenchWorld) coldAt(b *testing.B, bin string, rate float64) {
 	if rate > 0 {
 		origin = fmt.Sprintf("from an origin sending %.0f MB/s", rate/1e6)
 	}
-	b.Logf("(2) cold, one ~20 MB zip %s: through the mirror %.3fs, straight from the origin %.3fs (medians of %d): %.2fx (target <= 1.15)",
-		origin, m.Seconds(), o.Seconds(), rounds, m.Seconds()/o.Seconds())
+	b.Logf("(2) cold, one ~20 MB zip %s: through the mirror %.3fs, straight from the origin %.3fs (medians of %d): %.2fx (target <= 1.15); CPU per zip through the mirror %.0f ms (origin and client %.0f, serve %.0f), straight %.0f ms: %.2fx",
+		origin, m.Seconds(), o.Seconds(), rounds, m.Seconds()/o.Seconds(),
+		perRound(viaCPU+serveCPU, rounds), perRound(viaCPU, rounds), perRound(serveCPU, rounds), perRound(directCPU, rounds), (viaCPU+serveCPU).Seconds()/directCPU.Seconds())
+}
+
+// perRound is d/rounds in milliseconds.
+func perRound(d time.Duration, rounds int) float64 { return d.Seconds() * 1000 / float64(rounds) }
+
+// cpu is the CPU time the serve process has used so far: the sum of its
+// threads' /proc/PID/task/TID/schedstat (nanoseconds; a thread that ended
+// is no longer counted, which the Go runtime rarely does).
+func (s *pullServer) cpu(b *testing.B) time.Duration {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", s.cmd.Process.Pid))
+	if len(stats) == 0 {
+		b.Skip("no /proc/PID/task/*/schedstat")
+	}
+	var total time.Duration
+	for _, st := range stats {
+		if f, err := os.ReadFile(st); err == nil {
+			ns, _ := strconv.ParseInt(strings.Fields(string(f))[0], 10, 64)
+			total += time.Duration(ns)
+		}
+	}
+	return total
 }
 
 // pullServer is a running serve process.

@@ -25,6 +25,8 @@ type Transfer struct {
 	// archive's version (Archive then carries its evidence): the batch
 	// writes it into the destination once the version has landed.
 	Provenance *Signed
+	// Tap, when set, follows the bytes into the staging file (see Tap).
+	Tap Tap
 	// batch is the transfer's batch, which collects the provenance of
 	// the versions that landed for its Finish; the engine gives it (Join).
 	batch *providerBatch
@@ -174,6 +176,9 @@ func (t Transfer) Attempt(ctx context.Context, env engine.Env) (engine.JobDone, 
 	if err := ctx.Err(); err != nil {
 		return engine.JobDone{}, err
 	}
+	if t.Tap != nil {
+		t.Tap.Verified(sums)
+	}
 	if err := st.Commit(ctx, sums, t.Force); err != nil {
 		return engine.JobDone{}, t.opErr("commit", "destination", dst, err)
 	}
@@ -305,7 +310,14 @@ func (t Transfer) stage(ctx context.Context) (backends.Staged, io.Writer, error)
 		}
 	}
 	st, err := t.Dst.Stage(ctx, t.Archive.Package)
-	return st, st, err
+	if err != nil || t.Tap == nil {
+		return st, st, err
+	}
+	if err := t.Tap.Staged(st); err != nil {
+		_ = st.Abort() // the tap's error is the one to report
+		return nil, nil, err
+	}
+	return st, tapWriter{st: st, tap: t.Tap}, nil
 }
 
 // slotReader holds a hashing slot until its reader ends: the slot is

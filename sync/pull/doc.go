@@ -8,9 +8,9 @@
 // serves any place. Its listings merge what the upstream offers (as the
 // policy allows, cached for a TTL, served stale when the upstream fails)
 // with what CACHE holds. Opening an archive CACHE lacks starts one fetch
-// per package however many clients ask at once (a flight): the bytes go
-// through a spool file that every waiting client reads as it grows, and
-// into CACHE's staging area through the engine's verified transfer, which
+// per package however many clients ask at once (a flight): the engine's
+// verified transfer writes the bytes into CACHE's staging file, which
+// every waiting client reads as it grows (each byte is written once), and
 // commits them only when whole and verified. Server wraps the handler with
 // what operators need: /healthz, /metrics, an access log line per request,
 // and the policy's reasons in its 404s.

@@ -11,22 +11,26 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/hashing"
+	"github.com/tfmirror/tfmirror/hashing/regular"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/audit"
 	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // A flight is one archive on its way from the upstream into CACHE. The
-// verified transfer reads the upstream through a tee that writes every
-// byte into a spool file (unlinked as soon as it is made: nothing of it
-// outlives the process); each client that asked for the archive reads the
-// spool as it grows, at its own pace, so a slow or departed client neither
-// slows the fetch nor stops it. The clients' ends: the bytes, then EOF once
-// the upstream ended, or the fetch's error, which cuts their responses.
+// verified transfer writes the upstream's bytes into CACHE's staging file,
+// and each client that asked for the archive reads that very file as it
+// grows (the flight is the transfer's sync.Tap: each byte is written
+// once), at its own pace, so a slow or departed client neither slows the
+// fetch nor stops it. The flight holds the staging file open for reading
+// until its last client is done, so a staging file that is discarded (a
+// zip that failed its check, a retry's) stays readable to them and
+// nothing of it outlives the process. The clients' ends: the bytes, then
+// EOF once the upstream ended, or the fetch's error, which cuts their
+// responses; the h1: (backends.H1Reader) once the transfer has verified
+// the zip, before it commits it.
 type flight struct {
-	key   backends.PackageKey
-	spool *os.File
-	name  string // the spool's name, where it could not be unlinked at once
+	key backends.PackageKey
 
 	// ready is closed once the upstream's stream is open (or the fetch
 	// failed first): hashes then says whether that stream hashes what it
@@ -35,19 +39,31 @@ type flight struct {
 	readyOnce gosync.Once
 	hashes    bool
 
-	mu       gosync.Mutex
-	wake     chan struct{} // closed and replaced whenever the state changes
-	n        int64         // bytes in the spool
-	complete bool          // the upstream's stream ended, n bytes long
-	zh       hashing.Hash  // what the upstream's stream says it hashed, once complete
-	err      error         // the fetch failed
-	refs     int           // readers, and the fetch itself
+	mu    gosync.Mutex
+	wake  chan struct{} // closed and replaced whenever the state changes
+	spool *os.File      // the staging file the clients read (nil until staged)
+	n     int64         // bytes the clients may read from spool
+	// staging is the running attempt's staging file, opened for reading,
+	// and w the bytes that attempt wrote into it: a retry's become the
+	// spool once they are past n, having matched the spool's up to there.
+	staging  *os.File
+	w        int64
+	files    []*os.File   // every staging file opened, closed with the last reference
+	end      int64        // where the upstream's stream ended; -1 until it did
+	complete bool         // the clients have every byte: n == end
+	zh       hashing.Hash // what the upstream's stream says it hashed, once it ended
+	err      error        // the fetch failed (before the zip was verified)
+	refs     int          // readers, and the fetch itself
+	verified bool         // the transfer verified the zip; h1 is its h1:
 
-	// finished is closed once the fetch has ended; h1 is then the h1: it
-	// computed of the zip it landed, if any.
+	// checked is closed once the transfer has verified the zip, finished
+	// once the fetch has ended; h1 is then the h1: it computed, if any.
+	checked  chan struct{}
 	finished chan struct{}
 	h1       hashing.Hash
 }
+
+var _ sync.Tap = (*flight)(nil)
 
 // opened records whether the upstream's stream hashes what it sends, the
 // first time it is opened (or fails).
@@ -58,16 +74,9 @@ func (f *flight) opened(hashes bool) {
 	})
 }
 
-func newFlight(dir string, key backends.PackageKey) (*flight, error) {
-	f, err := os.CreateTemp(dir, ".tfmirror-pull-*.zip")
-	if err != nil {
-		return nil, fmt.Errorf("spooling %s: %w", key.Provider, err)
-	}
-	fl := &flight{key: key, spool: f, wake: make(chan struct{}), ready: make(chan struct{}), finished: make(chan struct{}), refs: 1}
-	if os.Remove(f.Name()) != nil {
-		fl.name = f.Name() // a system that cannot unlink an open file
-	}
-	return fl, nil
+func newFlight(key backends.PackageKey) *flight {
+	return &flight{key: key, wake: make(chan struct{}), ready: make(chan struct{}), end: -1,
+		checked: make(chan struct{}), finished: make(chan struct{}), refs: 1}
 }
 
 // changed wakes the readers; the caller holds f.mu.
@@ -76,56 +85,92 @@ func (f *flight) changed() {
 	f.wake = make(chan struct{})
 }
 
-// put writes b, read from the upstream at offset off, into the spool. A
-// retry reads from the start again: what the clients were sent already
-// must come again byte for byte.
-func (f *flight) put(off int64, b []byte) error {
+// Staged implements sync.Tap: it opens the attempt's staging file for the
+// clients to read.
+func (f *flight) Staged(st backends.Staged) error {
+	file, err := regular.Open(st.Path())
+	if err != nil {
+		return fmt.Errorf("opening the staging file for the clients: %w", err)
+	}
 	f.mu.Lock()
-	have := f.n
+	defer f.mu.Unlock()
+	f.files = append(f.files, file)
+	f.staging, f.w = file, 0
+	if f.spool == nil {
+		f.spool = file
+	}
+	return nil
+}
+
+// Wrote implements sync.Tap: b is in the staging file, after the bytes
+// written before it. A retry's bytes must match, byte for byte, what the
+// clients may have been sent already.
+func (f *flight) Wrote(b []byte) error {
+	f.mu.Lock()
+	off, have, staging, spool := f.w, f.n, f.staging, f.spool
 	f.mu.Unlock()
-	if off < have {
+	if staging != spool && off < have {
 		k := min(int64(len(b)), have-off)
 		old := make([]byte, k)
-		if _, err := f.spool.ReadAt(old, off); err != nil {
-			return err
+		if _, err := spool.ReadAt(old, off); err != nil {
+			return fmt.Errorf("reading the spool: %w", err)
 		}
 		if !bytes.Equal(old, b[:k]) {
 			return backends.Permanent(errors.New("the upstream sent other bytes on a retry than before, which clients have received already"))
 		}
-		b, off = b[k:], off+k
-	}
-	if len(b) == 0 {
-		return nil
-	}
-	if _, err := f.spool.WriteAt(b, off); err != nil {
-		return fmt.Errorf("spooling: %w", err)
 	}
 	f.mu.Lock()
-	f.n = off + int64(len(b))
+	defer f.mu.Unlock()
+	f.w = off + int64(len(b))
+	if f.w <= f.n {
+		return nil
+	}
+	if f.end >= 0 && f.w > f.end {
+		return backends.Permanent(fmt.Errorf("the upstream sent more than the %d bytes it sent before", f.end))
+	}
+	f.spool, f.n = staging, f.w
+	f.complete = f.n == f.end
 	f.changed()
-	f.mu.Unlock()
 	return nil
 }
 
 // ended records that the upstream's stream ended after n bytes, and the
-// zh: it says it hashed ("" where it does not hash).
+// zh: it says it hashed ("" where it does not hash). Its last bytes reach
+// the staging file after this.
 func (f *flight) ended(n int64, zh hashing.Hash) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if n != f.n {
-		return backends.Permanent(fmt.Errorf("the upstream sent %d bytes on a retry, %d before", n, f.n))
+	if f.end >= 0 && n != f.end || n < f.n {
+		return backends.Permanent(fmt.Errorf("the upstream sent %d bytes on a retry, %d before", n, max(f.end, f.n)))
 	}
-	f.complete, f.zh = true, zh
-	f.changed()
+	f.end, f.zh = n, zh
+	if f.n == n && !f.complete {
+		f.complete = true
+		f.changed()
+	}
 	return nil
 }
 
-// fail ends the readers' streams with err (the first failure stands).
+// Verified implements sync.Tap: the zip passed every check, and the
+// clients may have its h1: (and their last bytes) without waiting for
+// the commit; what befalls the commit no longer cuts their streams.
+func (f *flight) Verified(sums hashing.Sums) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.verified {
+		return // a retry after a failed commit
+	}
+	f.verified, f.h1 = true, sums.H1
+	close(f.checked)
+}
+
+// fail ends the readers' streams with err (the first failure stands),
+// unless the zip was verified: they then have it whole.
 func (f *flight) fail(err error) {
 	f.opened(false)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.err == nil {
+	if f.err == nil && !f.verified {
 		f.err = err
 	}
 	f.changed()
@@ -135,7 +180,9 @@ func (f *flight) fail(err error) {
 // none, or not computed).
 func (f *flight) finish(h1 hashing.Hash) {
 	f.mu.Lock()
-	f.h1 = h1
+	if h1 != "" {
+		f.h1 = h1
+	}
 	f.mu.Unlock()
 	close(f.finished)
 }
@@ -148,17 +195,17 @@ func (f *flight) ref() {
 	f.mu.Unlock()
 }
 
-// release drops one reference; the last closes the spool.
+// release drops one reference; the last closes the staging files.
 func (f *flight) release() {
 	f.mu.Lock()
 	f.refs--
-	last := f.refs == 0
+	var files []*os.File
+	if f.refs == 0 {
+		files, f.files = f.files, nil
+	}
 	f.mu.Unlock()
-	if last {
-		_ = f.spool.Close() // a spool: removed below
-		if f.name != "" {
-			os.Remove(f.name)
-		}
+	for _, file := range files {
+		_ = file.Close() // opened for reading only
 	}
 }
 
@@ -202,13 +249,13 @@ func (r *flightReader) Read(p []byte) (int, error) {
 	}
 	for {
 		r.f.mu.Lock()
-		n, complete, err, wake := r.f.n, r.f.complete, r.f.err, r.f.wake
+		n, complete, err, wake, spool := r.f.n, r.f.complete, r.f.err, r.f.wake, r.f.spool
 		r.f.mu.Unlock()
 		switch {
 		case err != nil:
 			return 0, err
 		case r.off < n:
-			k, err := r.f.spool.ReadAt(p[:min(int64(len(p)), n-r.off)], r.off)
+			k, err := spool.ReadAt(p[:min(int64(len(p)), n-r.off)], r.off)
 			r.off += int64(k)
 			if r.h != nil {
 				r.h.Write(p[:k])
@@ -242,10 +289,11 @@ func (r *flightReader) ZipHash() (hashing.Hash, bool) {
 	return r.f.zh, r.f.zh != ""
 }
 
-// ZipH1 implements backends.H1Reader: once the fetch has ended, the h1:
-// it computed as it landed the zip, or why it did not land it.
+// ZipH1 implements backends.H1Reader: once the transfer has verified the
+// zip, the h1: it computed; or, once the fetch has ended without, why.
 func (r *flightReader) ZipH1() (hashing.Hash, error) {
 	select {
+	case <-r.f.checked:
 	case <-r.f.finished:
 	case <-r.ctx.Done():
 		return "", r.ctx.Err()
@@ -261,7 +309,7 @@ func (r *flightReader) Close() error {
 }
 
 // teeSource is the upstream as the transfer reads it: each stream it opens
-// goes through the flight's spool.
+// tells the flight whether it hashes, and where it ends.
 type teeSource struct {
 	backends.Reader
 	f *flight
@@ -293,12 +341,7 @@ type tee struct {
 
 func (t *tee) Read(p []byte) (int, error) {
 	n, err := t.rc.Read(p)
-	if n > 0 {
-		if perr := t.f.put(t.off, p[:n]); perr != nil {
-			return n, perr
-		}
-		t.off += int64(n)
-	}
+	t.off += int64(n)
 	if err == io.EOF {
 		var zh hashing.Hash
 		if hr, ok := t.rc.(backends.HashingReader); ok {
@@ -364,11 +407,7 @@ func (m *Mirror) fetchOrJoin(ctx context.Context, pkg backends.Package) (io.Read
 		}
 		m.mu.Lock()
 	}
-	f, err := newFlight(m.opts.SpoolDir, key)
-	if err != nil {
-		m.mu.Unlock()
-		return nil, err
-	}
+	f := newFlight(key)
 	f.refs++ // the caller's reader; no one else knows f yet
 	m.flights[key] = f
 	m.wg.Add(1)
@@ -388,7 +427,7 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 		attempts = 3
 	}
 	res := engine.Do(m.ctx, engine.Options{Attempts: attempts, Hashing: m.hashingFor(a)},
-		sync.Transfer{Src: teeSource{Reader: rel.r, f: f}, Dst: m.opts.Cache, Archive: a, Provenance: rel.signed},
+		sync.Transfer{Src: teeSource{Reader: rel.r, f: f}, Dst: m.opts.Cache, Archive: a, Provenance: rel.signed, Tap: f},
 		func(e engine.JobRetrying) { m.logf("retrying %s from %s: %v", a.Package, m.opts.UpstreamName, e.Err) })
 	if iw, ok := res.Finished.(engine.IndexWritten); ok && iw.Err != nil {
 		m.logf("error: %s: writing the cache's index: %v", a.Package, iw.Err)

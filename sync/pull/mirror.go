@@ -53,9 +53,6 @@ type Options struct {
 	Audit *audit.Log
 	// Metrics, when set, counts hits, misses, fetches and failures.
 	Metrics *Metrics
-	// SpoolDir holds the spool file of each fetch, unlinked at once; ""
-	// means the system's temp directory.
-	SpoolDir string
 	// Attempts bounds the tries of one fetch; zero means 3.
 	Attempts int
 	// PrefetchJobs bounds the prefetches of a policy's platforms running

@@ -167,11 +167,7 @@ func (m *Mirror) claim(pkg backends.Package) *flight {
 	if m.flights[key] != nil || m.landed[key] || m.ctx.Err() != nil {
 		return nil
 	}
-	f, err := newFlight(m.opts.SpoolDir, key)
-	if err != nil {
-		m.logf("error: %s: not prefetched: %v", pkg, err)
-		return nil
-	}
+	f := newFlight(key)
 	m.flights[key] = f
 	m.wg.Add(1)
 	return f

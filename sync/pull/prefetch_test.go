@@ -130,7 +130,7 @@ func TestFirstRequestPrefetchesThePolicyPlatforms(t *testing.T) {
 }
 
 // Prefetches run a few at a time (two by default), and Close stops the
-// ones running: nothing of them lands, no spool file stays.
+// ones running: nothing of them lands, no staging file stays open.
 func TestPrefetchIsBoundedAndStopsOnClose(t *testing.T) {
 	w, _ := prefetchWorld(t, registrytest.Faults{NoPackages: true})
 	g := newGate()
@@ -188,9 +188,7 @@ func TestPrefetchIsBoundedAndStopsOnClose(t *testing.T) {
 	if got := w.cached(); len(got) != 0 {
 		t.Errorf("CACHE holds %v after Close stopped the prefetches", got)
 	}
-	if left, _ := os.ReadDir(w.spool); len(left) != 0 {
-		t.Errorf("spool files left: %v", left)
-	}
+	w.noSpoolLeft(t)
 	filepath.WalkDir(w.cache, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			t.Errorf("left in CACHE by a stopped prefetch: %s", p)

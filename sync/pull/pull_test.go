@@ -47,7 +47,6 @@ type world struct {
 	reg   *registrytest.Server
 	zips  map[string][]byte
 	cache string
-	spool string
 	m     *pull.Mirror
 	srv   *httptest.Server
 	logs  *lockedBuffer
@@ -86,7 +85,7 @@ func newWorldTTL(t *testing.T, ttl time.Duration, faults registrytest.Faults, po
 // newWorldWith is newWorld whose mirror's options opt changes last.
 func newWorldWith(t *testing.T, opt func(*pull.Options), faults registrytest.Faults, pol func(host string) *pull.Policy, zips map[string][]byte, more ...registrytest.Provider) *world {
 	t.Helper()
-	w := &world{zips: zips, cache: t.TempDir(), spool: t.TempDir(), logs: &lockedBuffer{}}
+	w := &world{zips: zips, cache: t.TempDir(), logs: &lockedBuffer{}}
 	w.reg = registrytest.NewWithOptions(t, registrytest.Options{Faults: faults}, append([]registrytest.Provider{{
 		Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{{Version: "1.0.0", Archives: zips}}}}, more...)...)
 	var err error
@@ -113,7 +112,7 @@ func newWorldWith(t *testing.T, opt func(*pull.Options), faults registrytest.Fau
 		policy = pol(w.reg.Host())
 	}
 	opts := pull.Options{Cache: cache, Upstream: src, UpstreamName: "test registry", Policy: policy,
-		Logger: logger, Metrics: metrics, SpoolDir: w.spool, TTL: time.Hour, Audit: auditLog}
+		Logger: logger, Metrics: metrics, TTL: time.Hour, Audit: auditLog}
 	opt(&opts)
 	w.m = pull.New(opts)
 	h := netmirror.NewHandler(w.m, logger, hashing.Options{})
@@ -143,6 +142,35 @@ func (w *world) waitIdle(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// noSpoolLeft fails unless, within a minute (a bound for a loaded
+// machine), this process holds no file of CACHE open (the staging files
+// the clients were streamed from) and CACHE holds no staging file.
+func (w *world) noSpoolLeft(t *testing.T) {
+	t.Helper()
+	var open []string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		open = open[:0]
+		fds, _ := os.ReadDir("/proc/self/fd")
+		for _, fd := range fds {
+			if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, w.cache+"/") && !strings.HasSuffix(target, ".tfmirror-lock") {
+				open = append(open, target)
+			}
+		}
+		if len(open) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(open) > 0 {
+		t.Errorf("files of CACHE still open: %v", open)
+	}
+	filepath.WalkDir(w.cache, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".") && d.Name() != ".tfmirror-lock" {
+			t.Errorf("a staging file stays in CACHE: %s", p)
+		}
+		return nil
+	})
 }
 
 // cached lists the zips in CACHE.
@@ -207,7 +235,7 @@ func (gw *gatedWriter) Write(b []byte) (int, error) {
 // once; every client receives its first half while the origin still
 // holds back the rest (streamed, not stored first); one client that hangs
 // up does not stop the others; each gets the whole zip, which then lies
-// in CACHE, and the spool is gone.
+// in CACHE, and the staging file the clients read is closed.
 func TestOneFetchStreamedToEveryClient(t *testing.T) {
 	host := "linux_amd64"
 	zips := map[string][]byte{host: bigZip(t, "alpha", "1.0.0", host, 2<<20), "darwin_arm64": bigZip(t, "alpha", "1.0.0", "darwin_arm64", 1000)}
@@ -281,9 +309,7 @@ func TestOneFetchStreamedToEveryClient(t *testing.T) {
 	if got := w.cached(); len(got) != 1 || got[0] != file {
 		t.Errorf("CACHE holds %v, want %s", got, file)
 	}
-	if left, _ := os.ReadDir(w.spool); len(left) != 0 {
-		t.Errorf("spool files left: %v", left)
-	}
+	w.noSpoolLeft(t)
 	// Served from CACHE now: the origin is not asked again.
 	resp, err := w.get(t, context.Background(), file)
 	if err != nil {
@@ -321,7 +347,7 @@ func TestOneFetchStreamedToEveryClient(t *testing.T) {
 
 // A zip that does not match the signed SHA256SUMS is cut short for the
 // clients that are receiving it (their bodies end in an error, never
-// whole), and nothing of it lands in CACHE or stays in the spool.
+// whole), and nothing of it lands in CACHE or stays open.
 func TestMismatchCutsTheStreamAndLandsNothing(t *testing.T) {
 	host := "linux_amd64"
 	zips := map[string][]byte{host: bigZip(t, "alpha", "1.0.0", host, 1<<20)}
@@ -348,9 +374,7 @@ func TestMismatchCutsTheStreamAndLandsNothing(t *testing.T) {
 	if got := w.cached(); len(got) != 0 {
 		t.Errorf("CACHE holds %v", got)
 	}
-	if left, _ := os.ReadDir(w.spool); len(left) != 0 {
-		t.Errorf("spool files left: %v", left)
-	}
+	w.noSpoolLeft(t)
 	if !strings.Contains(w.logs.String(), "not landed") {
 		t.Errorf("the log does not say the zip was not landed:\n%s", w.logs)
 	}

@@ -58,7 +58,7 @@ func (f *pullFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.logFormat, "log-format", "text", "access log lines on stderr: text or json")
 	fl.BoolVar(&f.json, "json", false, `JSON lines on stdout: {"type":"serving",...} when it listens, {"type":"request",...} per request (the access log), {"type":"summary",...} when it stops`)
 	fl.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long requests in flight may take to finish")
-	fl.StringVar(&f.spoolDir, "spool-dir", "", "pull-through: where fetches spool (unlinked files; default: the temp directory)")
+	fl.StringVar(&f.spoolDir, "spool-dir", "", "pull-through with --modules: where fetched modules are unpacked and packed (default: the temp directory); a provider's zip streams to the clients from CACHE's own staging file")
 	fl.StringSliceVar(&f.allowHost, "allow-host", nil, "pull-through with --upstream origin: a `HOST` clients may have the mirror reach (repeatable); with it or a --spec naming providers, only named hosts are reached, otherwise only public ones")
 	fl.DurationVar(&f.timeout, "upstream-timeout", httpclient.DefaultTimeout, "pull-through: how long the upstream has to answer a request (504 to the client after its retries)")
 	fl.DurationVar(&f.refusedTTL, "refused-ttl", pull.DefaultRefusedTTL, "pull-through: how long an upstream archive that did not match its hashes is answered as refused before it is fetched again")
@@ -226,7 +226,7 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 		upstream = "nothing (offline)"
 	}
 	m := pull.New(pull.Options{Cache: cache, Upstream: src, UpstreamName: upstream, Policy: pol, Trust: tp,
-		Hashing: env.hashing(), TTL: f.ttl, Logger: logger, Audit: auditLog, Metrics: metrics, SpoolDir: f.spoolDir,
+		Hashing: env.hashing(), TTL: f.ttl, Logger: logger, Audit: auditLog, Metrics: metrics,
 		Origin: f.upstream == "origin", Reach: reach, RefusedTTL: f.refusedTTL})
 	h := netmirror.NewHandler(m, logger, env.hashing())
 	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
