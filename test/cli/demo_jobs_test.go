@@ -63,6 +63,9 @@ func TestCLIDemoThreeJobs(t *testing.T) {
 	l.waitFor("Confirm")
 	l.keys("f", "Enter")
 	l.waitFor("6 done", "acme/dns              3.2.0 ok")
+	// C: the demo's lock holds the h1: and zh: of both its platforms.
+	l.keys("C")
+	l.waitFor("nothing to add: every lock file holds the h1: and zh:")
 	l.keys("q")
 	l.waitGone()
 
