@@ -21,6 +21,10 @@ const (
 	// StatusLeft: the plan removed the package, but it is still there
 	// (another writer changed it meanwhile, or the place refused).
 	StatusLeft Status = "left"
+	// StatusWarning and StatusWaiting are a place's notices (an OCI
+	// repository lock taken over, waited for) as rows of prune --json.
+	StatusWarning Status = "warning"
+	StatusWaiting Status = "waiting"
 )
 
 // Wanted is a source of what a place should hold, such as a spec file:

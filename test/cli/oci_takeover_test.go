@@ -66,3 +66,38 @@ func jsonNotices(t *testing.T, stdout string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// prune --json of an OCI mirror whose lock a killed writer left: the
+// takeover warning (and the wait) are rows of its JSON array, the holder
+// escaped, and stdout stays one JSON array.
+func TestPruneJSONHoldsTheLockTakeover(t *testing.T) {
+	reg := ocitest.NewWithOptions(t, ocitest.Options{PlainHTTP: true})
+	const p = "example.com/acme/alpha"
+	src := t.TempDir()
+	backendtest.WritePacked(t, src, backendtest.Seeds(t, []string{p}, []string{"1.0.0", "2.0.0"}, []string{"linux_amd64"}))
+	dst := "oci://" + reg.Host() + writersTemplate
+	if r := run(t, nil, "sync", src, dst, "-p", p, "--plain-http"); r.code != 0 {
+		t.Fatalf("sync: exit %d\n%s", r.code, r.stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	reg.ClaimLock(ctx, t, "tf/"+p, "ci-runner\x1b[31m pid 7", time.Hour)
+	cancel()
+	r := start(t, "prune", dst, "--keep", "1", "-p", p, "--yes", "--json", "--plain-http").wait(t)
+	var rows []struct{ Version, Status, Detail string }
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 0 {
+		t.Fatalf("prune --json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	statuses := map[string]string{}
+	for _, row := range rows {
+		statuses[row.Status] += row.Detail + "\n"
+	}
+	if w := statuses["warning"]; !strings.Contains(w, "took over the lock") || !strings.Contains(w, `ci-runner\x1b[31m pid 7`) || strings.Contains(w, "\x1b") {
+		t.Errorf("prune --json: no warning row naming the holder, escaped:\n%s", r.stdout)
+	}
+	if !strings.Contains(statuses["waiting"], "taken over if it stays unreleased for 15s") || statuses["removed"] == "" {
+		t.Errorf("prune --json: want a waiting row and the removed one:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stderr, "warning:") {
+		t.Errorf("prune --json printed the warning on stderr too:\n%s", r.stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	gosync "sync"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -84,7 +85,7 @@ func newPruneCmd(env *Env) *cobra.Command {
 	fl.StringSliceVar(&f.lockDirs, "keep-locked", nil, "keep every version a .terraform.lock.hcl under `DIR` locks (repeatable)")
 	fl.StringSliceVarP(&f.providers, "provider", "p", nil, "prune only this provider, HOST/NAMESPACE/TYPE or NAMESPACE/TYPE (repeatable)")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "remove what the plan says without asking")
-	fl.BoolVar(&f.asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}: the plan (remove, keep), or with --yes what was done (keep, removed, left, error)`)
+	fl.BoolVar(&f.asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}: the plan (remove, keep), or with --yes what was done (keep, removed, left, error; warning and waiting: an OCI lock taken over, waited for)`)
 	f.trust.addAudit(cmd)
 	return cmd
 }
@@ -137,8 +138,41 @@ func runPrune(ctx context.Context, env *Env, f *pruneFlags, args []string, st st
 	if err != nil {
 		return err
 	}
+	notices := func() []sync.Finding { return nil }
+	if f.asJSON {
+		notices = env.collectNotices(st)
+	}
 	res := auditPrune(ctx, aud, dst, plan, func() sync.PruneResult { return sync.Prune(ctx, dst, plan) })
-	return st.closeAudit(aud, reportPrune(ctx, st, dst, plan, res, f.asJSON))
+	return st.closeAudit(aud, reportPrune(ctx, st, dst, plan, res, notices(), f.asJSON))
+}
+
+// collectNotices makes what the places say as it happens (an OCI
+// repository lock waited for, taken over) rows of a JSON array, status
+// waiting or warning, until the returned function ends it and gives them;
+// a wait is also said on stderr at once, for whoever watches.
+func (env *Env) collectNotices(st streams) func() []sync.Finding {
+	var mu gosync.Mutex
+	var rows []sync.Finding
+	env.noticeMu.Lock()
+	env.notices = func(n backends.Notice) {
+		status := sync.StatusWarning
+		if n.Kind == backends.NoticeWaiting {
+			status = sync.StatusWaiting
+			fmt.Fprintf(st.stderr, "%s: %s\n", n.Kind, backends.Printable(n.Message))
+		}
+		mu.Lock()
+		rows = append(rows, sync.Finding{Status: status, Detail: n.Message})
+		mu.Unlock()
+	}
+	env.noticeMu.Unlock()
+	return func() []sync.Finding {
+		env.noticeMu.Lock()
+		env.notices = nil
+		env.noticeMu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		return rows
+	}
 }
 
 // retention is the rules the flags describe, with the lock files read.
@@ -205,12 +239,13 @@ func (st streams) confirm(question string) bool {
 }
 
 // reportPrune writes what prune did for each package the plan removed:
-// removed, left or error (with --json, after the rows the plan kept, so
-// the array describes every package); the place's notes on stderr.
-func reportPrune(ctx context.Context, st streams, dst backends.Reader, plan *sync.PrunePlan, res sync.PruneResult, asJSON bool) error {
+// removed, left or error (with --json, after the places' notices and the
+// rows the plan kept, so the array describes every package and says what
+// happened to the place); the place's notes on stderr.
+func reportPrune(ctx context.Context, st streams, dst backends.Reader, plan *sync.PrunePlan, res sync.PruneResult, notices []sync.Finding, asJSON bool) error {
 	rows := res.Findings
 	if asJSON {
-		rows = nil
+		rows = notices
 		for _, f := range plan.Findings() {
 			if f.Status == sync.StatusKeep {
 				rows = append(rows, f)
