@@ -61,7 +61,9 @@ func newImportCmd(env *Env) *cobra.Command {
 		Long:    importLong,
 		Example: importExample,
 		Args:    exactArgs(2, "BUNDLE and DST"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runImport(cmd, env, args[0], args[1], &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(cmd.Context(), env, &f, args, streamsOf(cmd))
+		},
 	}
 	f.sel.add(cmd)
 	fl := cmd.Flags()
@@ -73,10 +75,10 @@ func newImportCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-// runImport verifies the whole bundle (the selection of it) and applies the
-// trust policy to it, then syncs it.
-func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *importFlags) error {
-	ctx := cmd.Context()
+// runImport verifies the whole bundle args[0] (the selection of it) and
+// applies the trust policy to it, then syncs it into args[1].
+func runImport(ctx context.Context, env *Env, f *importFlags, args []string, st streams) error {
+	bundleArg, dstArg := args[0], args[1]
 	s, err := f.sel.selection()
 	if err != nil {
 		return err
@@ -94,7 +96,7 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if err != nil {
 		return err
 	}
-	src, err := openPlace(cmd.Context(), bundleArg, env.placeOptions())
+	src, err := openPlace(ctx, bundleArg, env.placeOptions())
 	if err != nil {
 		return err
 	}
@@ -102,10 +104,10 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 	if err != nil {
 		return err
 	}
-	if err := refused(cmd, append(findings, admitted(ctx, src, findings, pol)...), bundleArg, dstArg, f.json); err != nil {
+	if err := refused(st, append(findings, admitted(ctx, src, findings, pol)...), bundleArg, dstArg, f.json); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s: verified %s\n", bundleArg, verifiedSummary(findings))
+	fmt.Fprintf(st.stderr, "%s: verified %s\n", bundleArg, verifiedSummary(findings))
 	dst, err := place.OpenWriter(ctx, dstArg, env.placeOptions())
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -115,16 +117,16 @@ func runImport(cmd *cobra.Command, env *Env, bundleArg, dstArg string, f *import
 		return err
 	}
 	if f.dryRun {
-		return report.Findings(cmd.OutOrStdout(), plan.Findings(), f.json)
+		return report.Findings(st.stdout, plan.Findings(), f.json)
 	}
 	aud, err := f.trust.openAudit("import")
 	if err != nil {
 		return err
 	}
-	rep := env.reporter(cmd, f.json, false)
+	rep := env.syncReporter(st, f.json, false)
 	sum := sync.Sync(ctx, env.engine(ctx, f.jobs), dst, f.force, withAudit(rep, aud), plan)
 	rep.FinishWith(sum, map[string]any{"bundle": bundleArg, "verified": len(findings), "refused": []report.FindingJSON{}})
-	return closeAudit(cmd, aud, summaryErr(ctx, sum))
+	return st.closeAudit(aud, summaryErr(ctx, sum))
 }
 
 // admitted applies the trust policy to each version the findings are
@@ -158,7 +160,7 @@ func admitted(ctx context.Context, src backends.Reader, findings []sync.Finding,
 }
 
 // refused reports the findings that are not ok, and that nothing landed.
-func refused(cmd *cobra.Command, findings []sync.Finding, bundleArg, dstArg string, asJSON bool) error {
+func refused(st streams, findings []sync.Finding, bundleArg, dstArg string, asJSON bool) error {
 	var bad []sync.Finding
 	for _, f := range findings {
 		if f.Status != sync.StatusOK {
@@ -175,11 +177,11 @@ func refused(cmd *cobra.Command, findings []sync.Finding, bundleArg, dstArg stri
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
-	} else if err := report.Findings(cmd.OutOrStdout(), bad, false); err != nil {
+		fmt.Fprintf(st.stdout, "%s\n", b)
+	} else if err := report.Findings(st.stdout, bad, false); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s: refused: %s; nothing was imported into %s\n", bundleArg, report.Summary(bad), dstArg)
+	fmt.Fprintf(st.stderr, "%s: refused: %s; nothing was imported into %s\n", bundleArg, report.Summary(bad), dstArg)
 	return errProblem
 }
 

@@ -337,3 +337,42 @@ func lastJSONLine(t *testing.T, out string) map[string]any {
 	}
 	return v
 }
+
+// import lands what export packed, verified; a bundle that is not one
+// exits 2 and lands nothing.
+func TestRunImport(t *testing.T) {
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "providers.tar")
+	r := newTestRun()
+	if err := runExport(context.Background(), r.env, &exportFlags{jobs: 2}, []string{packedMirror(t), out}, r.streams()); err != nil {
+		t.Fatalf("export: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	dst := filepath.Join(tmp, "landed")
+	r = newTestRun()
+	if err := runImport(context.Background(), r.env, &importFlags{jobs: 2, json: true}, []string{out, dst}, r.streams()); err != nil {
+		t.Fatalf("import: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if sum := lastJSONLine(t, r.stdout.String()); sum["verified"] != 4.0 || sum["ok"] != true {
+		t.Fatalf("import summary %v, want 4 verified, ok", sum)
+	}
+	r = newTestRun()
+	if err := runVerify(context.Background(), r.env, &verifyFlags{asJSON: true}, []string{dst}, r.streams()); err != nil {
+		t.Fatalf("verify of the imported mirror: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if got := findingStatuses(t, r.stdout.Bytes()); got["ok"] != 4 {
+		t.Fatalf("the imported mirror verifies %v, want 4 ok", got)
+	}
+
+	notBundle := filepath.Join(tmp, "not.tar")
+	if err := os.WriteFile(notBundle, []byte("not a tar"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(tmp, "other")
+	r = newTestRun()
+	if err := runImport(context.Background(), r.env, &importFlags{jobs: 2}, []string{notBundle, other}, r.streams()); exitOf(err) == exitOK {
+		t.Fatalf("import of %s succeeded", notBundle)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Fatalf("import of a broken bundle made %s", other)
+	}
+}
