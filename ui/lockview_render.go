@@ -33,11 +33,18 @@ func (v *providersView) lockStatus(p backends.Provider) (ver, long, short string
 	if len(vs) > 1 {
 		ver += fmt.Sprintf(" +%d", len(vs)-1)
 	}
-	held := false
+	held, unplaced := false, 0
 	for _, k := range v.lock.keys() {
 		if t := v.lock.tied[k]; k.p == p && t != nil {
 			for _, h := range t.held {
 				held = held || len(h) > 0
+			}
+			if len(v.sel.Platforms) == 0 {
+				// A locked h1: no held package matches is a package of a
+				// platform no place holds: init there fails (check's
+				// "init on some platform would fail"), though which
+				// platform cannot be told. --platform names them instead.
+				unplaced += len(t.ties.Unplaced)
 			}
 		}
 	}
@@ -48,7 +55,7 @@ func (v *providersView) lockStatus(p backends.Provider) (ver, long, short string
 			differ++
 		}
 	}
-	switch n := len(gaps) - differ; {
+	switch n := len(gaps) - differ + unplaced; {
 	case v.lock.tied == nil:
 		return ver, "", "", 0
 	case !held:
