@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
@@ -176,6 +177,10 @@ func TestLockViewFillScrolls(t *testing.T) {
 	first := h.screen()
 	if !strings.Contains(first, "Complete the lock files from the places ─ 1-") || strings.Contains(first, "openbsd_amd64") {
 		t.Errorf("the preview does not scroll:\n%s", first)
+	}
+	h.send(tea.MouseWheelMsg{X: 40, Y: 5, Button: tea.MouseWheelDown})
+	if h.m.preview.top != 1 {
+		t.Errorf("the wheel scrolled the preview to line %d, want 1", h.m.preview.top)
 	}
 	h.press("G")
 	last := h.screen()

@@ -43,7 +43,14 @@ func (m Model) paneAt(x, y int) (p pane, ix, iy int, ok bool) {
 // mouse too: it is left alone until that is done.
 func (m *Model) updateMouse(msg tea.MouseMsg) tea.Cmd {
 	ms := msg.Mouse()
-	if m.dialog != nil || m.preview != nil || m.confirmQuit || m.quitting {
+	if m.dialog != nil || m.confirmQuit || m.quitting {
+		return nil
+	}
+	if m.preview != nil {
+		// C's preview scrolls with the wheel, as help does.
+		if _, wheel := msg.(tea.MouseWheelMsg); wheel {
+			m.updatePreview(wheelKey(ms.Button))
+		}
 		return nil
 	}
 	if m.showHelp {
