@@ -17,7 +17,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/atomicfile"
-	"github.com/tfmirror/tfmirror/backends/fs"
+	"github.com/tfmirror/tfmirror/backends/lockedtemp"
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/hashing/regular"
@@ -27,13 +27,23 @@ import (
 // make the same bytes whenever they are packed.
 var entryTime = time.Unix(0, 0).UTC()
 
+// Mirror is what Write packs: a filesystem mirror in the packed layout
+// (archives, index documents listing their h1: and zh:, provenance
+// sidecars) under Dir. The caller opens it (NewStaging's open), so that
+// bundle leans on no other kind of place.
+type Mirror interface {
+	backends.Writer
+	backends.Lister
+	Dir() string
+}
+
 // Staging is where an export gathers what a bundle will hold: a filesystem
 // mirror (packed layout) in a hidden directory beside the bundle file,
 // which a sync fills, verifying every archive as it lands; Pack then turns
 // it into the bundle.
 type Staging struct {
 	// Mirror is the staging mirror, the sync's destination.
-	Mirror   *fs.Mirror
+	Mirror   Mirror
 	dir, out string
 	lock     *os.File
 	hashing  hashing.Options
@@ -46,21 +56,22 @@ func stagingPrefix(out string) string { return "." + filepath.Base(out) + ".stag
 // SweepStaging removes what killed exports of a bundle at out left beside
 // it (the staging mirror, a part-written .tar): those no live process
 // holds. NewStaging sweeps first; import of out does too.
-func SweepStaging(out string) { fs.SweepStaging(filepath.Dir(out), stagingPrefix(out)) }
+func SweepStaging(out string) { lockedtemp.Sweep(filepath.Dir(out), stagingPrefix(out)) }
 
 // NewStaging makes the staging mirror of a bundle to be written at out,
 // beside it, under a name locked for as long as this process lives (a kill
-// leaves it for the next SweepStaging). Remove deletes it.
-func NewStaging(out string, h hashing.Options) (*Staging, error) {
+// leaves it for the next SweepStaging), opened as a filesystem mirror by
+// open. Remove deletes it.
+func NewStaging(out string, h hashing.Options, open func(dir string) (Mirror, error)) (*Staging, error) {
 	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
 		return nil, backends.Usagef("bundle %s: is a directory: name the .tar file to write", out)
 	}
 	SweepStaging(out)
-	lock, dir, err := fs.MkdirStaging(filepath.Dir(out), stagingPrefix(out))
+	lock, dir, err := lockedtemp.Mkdir(filepath.Dir(out), stagingPrefix(out))
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", out, err)
 	}
-	m, err := fs.Open(out+" (staging)", dir, fs.Options{Hashing: h})
+	m, err := open(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		_ = lock.Close() // releases the lock; the directory is gone
@@ -88,7 +99,7 @@ func (s *Staging) Remove() error {
 // hashed once for the manifest and again as they are copied into the tar:
 // a file that changes in between fails the write. h bounds the hashing of
 // an archive whose h1: the index does not state.
-func Write(ctx context.Context, m *fs.Mirror, out string, h hashing.Options) (*Manifest, error) {
+func Write(ctx context.Context, m Mirror, out string, h hashing.Options) (*Manifest, error) {
 	man, err := collect(ctx, m, h)
 	if err != nil {
 		return nil, err
@@ -121,7 +132,7 @@ func Write(ctx context.Context, m *fs.Mirror, out string, h hashing.Options) (*M
 
 // collect lists what the bundle of m holds: each provider's archives (with
 // their h1: and zh:), index documents and provenance sidecars.
-func collect(ctx context.Context, m *fs.Mirror, h hashing.Options) (*Manifest, error) {
+func collect(ctx context.Context, m Mirror, h hashing.Options) (*Manifest, error) {
 	man := &Manifest{Format: Format}
 	ps, err := m.Providers(ctx)
 	if err != nil {
@@ -161,7 +172,7 @@ func collect(ctx context.Context, m *fs.Mirror, h hashing.Options) (*Manifest, e
 }
 
 // packageOf describes one archive of the staging mirror.
-func packageOf(m *fs.Mirror, a backends.Archive, opts hashing.Options) (Package, error) {
+func packageOf(m Mirror, a backends.Archive, opts hashing.Options) (Package, error) {
 	rel := ArchivePath(a.Package)
 	if a.Layout != backends.Packed || filepath.Clean(a.Location) != filepath.Join(m.Dir(), filepath.FromSlash(rel)) {
 		return Package{}, fmt.Errorf("mirror %s: %s: not the packed zip %s", m, a.Package, rel)
@@ -193,7 +204,7 @@ func packageOf(m *fs.Mirror, a backends.Archive, opts hashing.Options) (Package,
 // signers checks each provenance sidecar among the manifest's files and
 // records its signer on the packages of its version, each of whose zh:
 // it must vouch for.
-func signers(m *fs.Mirror, man *Manifest) error {
+func signers(m Mirror, man *Manifest) error {
 	for _, f := range man.Files {
 		k, err := classify(f.Path)
 		if err != nil || k.what != kindProvenance {
@@ -262,7 +273,7 @@ func hashFile(name string) (int64, string, error) {
 // renames it into place.
 func writeTar(ctx context.Context, out, root string, manifest []byte, files []File) (err error) {
 	// Locked until it is in place: a kill leaves it for SweepStaging.
-	tmp, tmpPath, err := fs.CreateStaging(filepath.Dir(out), stagingPrefix(out))
+	tmp, tmpPath, err := lockedtemp.Create(filepath.Dir(out), stagingPrefix(out))
 	if err != nil {
 		return err
 	}
@@ -302,7 +313,7 @@ func writeTar(ctx context.Context, out, root string, manifest []byte, files []Fi
 	if err := tmp.Sync(); err != nil {
 		return err
 	}
-	if err := fs.PlaceStaging(tmp, tmpPath, out); err != nil {
+	if err := lockedtemp.Place(tmp, tmpPath, out); err != nil {
 		return err
 	}
 	atomicfile.SyncDir(filepath.Dir(out))

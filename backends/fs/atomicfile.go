@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/tfmirror/tfmirror/backends/atomicfile"
+	"github.com/tfmirror/tfmirror/backends/lockedtemp"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 )
@@ -34,25 +35,14 @@ func encodeOver(v any, was []byte, readErr error) ([]byte, bool, error) {
 }
 
 // writeFileAtomic writes data to a hidden staging file beside path,
-// locked against sweepers (createLocked), and renames it into place, so
+// locked against sweepers (lockedtemp.Create), and renames it into place, so
 // readers see the old content or the new, never a part.
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	f, tmp, err := createLocked(filepath.Dir(path), "."+filepath.Base(path))
+	f, tmp, err := lockedtemp.Create(filepath.Dir(path), "."+filepath.Base(path))
 	if err != nil {
 		return err
 	}
 	return atomicfile.Commit(f, tmp, path, data, mode)
-}
-
-// placeLocked renames the staging file tmp, open as f (so locked against
-// sweepers until it bears its final name), to path.
-func placeLocked(f *os.File, tmp, path string) error {
-	if closeBeforeRename {
-		if err := f.Close(); err != nil {
-			return err
-		}
-	}
-	return os.Rename(tmp, path)
 }
 
 // docBatch writes a provider directory's index documents as writeJSON
@@ -121,7 +111,7 @@ func (b *docBatch) commit() error {
 		if b.tmps[i] == "" {
 			err = placeUnnamed(f, b.paths[i])
 		} else {
-			err = placeLocked(f, b.tmps[i], b.paths[i])
+			err = lockedtemp.Place(f, b.tmps[i], b.paths[i])
 		}
 		if err != nil {
 			return err

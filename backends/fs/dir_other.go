@@ -56,13 +56,5 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 	}
 }
 
-// openFile is os.OpenFile.
-func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	return os.OpenFile(name, flag, perm)
-}
-
 // openReader opens name to read it.
 func openReader(name string) (io.ReadCloser, error) { return regular.Open(name) }
-
-// rename is os.Rename.
-func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tfmirror/tfmirror/backends/lockedtemp"
 	"github.com/tfmirror/tfmirror/hashing/regular"
 	"golang.org/x/sys/unix"
 )
@@ -76,18 +77,6 @@ func readFileInto(path string, buf *[]byte) ([]byte, error) {
 	}
 }
 
-// openFile is os.OpenFile for a regular file, without the poller: os.OpenFile
-// tries to register every file it opens with it, four fcntl and an epoll_ctl
-// that a regular file refuses, while os.NewFile of a blocking descriptor
-// costs one fcntl. Landing 10,000 tiny archives opens four files each.
-func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	fd, err := openFD(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), name), nil
-}
-
 // openReader opens name to read it, as an open file descriptor rather
 // than an *os.File, whose making asks the kernel for the descriptor's
 // flags (one system call an archive of a sync). The reader is read and
@@ -139,26 +128,13 @@ func (r *fdReader) Close() error {
 	return nil
 }
 
-// openFD is open(2) with O_CLOEXEC, retried on EINTR, its error an
-// *os.PathError.
-func openFD(name string, flag int, perm os.FileMode) (int, error) {
-	fd, err := unix.Open(name, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
-	for err == unix.EINTR {
-		fd, err = unix.Open(name, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
-	}
-	if err != nil {
-		return -1, &os.PathError{Op: "open", Path: name, Err: err}
-	}
-	return fd, nil
-}
-
 // openReadFD opens a regular file to read it, as regular.Open does: the
 // open does not wait for a named pipe's writer (O_NONBLOCK, which a regular
 // file ignores), and the descriptor is refused unless it is a regular
 // file's (one fstat; a pipe would block the read, a device feed it without
 // end).
 func openReadFD(name string) (int, error) {
-	fd, err := openFD(name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	fd, err := lockedtemp.OpenFD(name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return -1, err
 	}
@@ -167,13 +143,4 @@ func openReadFD(name string) (int, error) {
 		return -1, err
 	}
 	return fd, nil
-}
-
-// rename is os.Rename without its lstat of newpath (which refuses to
-// replace a directory): for staging names, which are never directories.
-func rename(oldpath, newpath string) error {
-	if err := unix.Rename(oldpath, newpath); err != nil {
-		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/lockedtemp"
 )
 
 // providerLockName is the lock file in each provider directory that every
@@ -50,19 +51,19 @@ func (m *Mirror) lockProvider(ctx context.Context, p backends.Provider) (func(),
 			return err
 		}
 		var err error
-		f, err = openFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err = lockedtemp.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
 		return err
 	})
 	if err != nil {
 		<-pl.turn
 		return nil, err
 	}
-	if lockFile(f) == nil {
+	if lockedtemp.Lock(f) == nil {
 		pl.held = f
 		return pl.release, nil
 	}
 	got := make(chan error, 1)
-	go func() { got <- waitLock(f) }()
+	go func() { got <- lockedtemp.Wait(f) }()
 	locked := func(err error) error {
 		if err != nil {
 			_ = f.Close() // the lock file: nothing was written to it

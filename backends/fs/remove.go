@@ -13,6 +13,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/atomicfile"
+	"github.com/tfmirror/tfmirror/backends/lockedtemp"
 	"github.com/tfmirror/tfmirror/backends/mirrordoc"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -248,7 +249,7 @@ func (m *Mirror) deleteEntry(e *entry) error {
 		return nil
 	}
 	verDir := filepath.Dir(e.path)
-	gone := filepath.Join(verDir, "."+filepath.Base(e.path)+tempMarker+"removed")
+	gone := filepath.Join(verDir, "."+filepath.Base(e.path)+lockedtemp.Marker+"removed")
 	if err := os.Rename(e.path, gone); err != nil {
 		return err
 	}

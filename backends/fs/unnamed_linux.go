@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 	"sync/atomic"
 
+	"github.com/tfmirror/tfmirror/backends/lockedtemp"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +35,7 @@ func createUnnamed(dir string) (*os.File, error) {
 	if !procFDs() {
 		return nil, nil
 	}
-	fd, err := openFD(dir, unix.O_TMPFILE|unix.O_RDWR, 0o644)
+	fd, err := lockedtemp.OpenFD(dir, unix.O_TMPFILE|unix.O_RDWR, 0o644)
 	switch {
 	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL):
 		// A filesystem without O_TMPFILE, or a kernel before 3.11 that

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/atomicfile"
+	"github.com/tfmirror/tfmirror/backends/lockedtemp"
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
@@ -34,7 +35,7 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 	err := m.inDir(dir, func() (err error) {
 		if m.opts.Unpacked {
 			// The zip is extracted from its staging name.
-			f, path, err = createLocked(dir, "."+pkg.Filename())
+			f, path, err = lockedtemp.Create(dir, "."+pkg.Filename())
 			return err
 		}
 		f, path, err = m.createStaging(dir, pkg.Filename())
@@ -53,7 +54,7 @@ func (m *Mirror) Stage(ctx context.Context, pkg backends.Package) (backends.Stag
 
 // createStaging creates the staging file of the file name in dir: unnamed
 // where the system can (createUnnamed), and then its staging name is "";
-// else named and locked (createLocked).
+// else named and locked (lockedtemp.Create).
 func (m *Mirror) createStaging(dir, name string) (*os.File, string, error) {
 	if !m.named.Load() {
 		f, err := createUnnamed(dir)
@@ -62,7 +63,7 @@ func (m *Mirror) createStaging(dir, name string) (*os.File, string, error) {
 		}
 		m.named.Store(true) // not on this system: name every one
 	}
-	return createLocked(dir, "."+name)
+	return lockedtemp.Create(dir, "."+name)
 }
 
 type staged struct {
@@ -129,7 +130,7 @@ func (s *staged) Commit(ctx context.Context, sums hashing.Sums, force bool) (err
 			return s.fail(err)
 		}
 	}
-	if closeBeforeRename && !s.unnamed {
+	if lockedtemp.CloseBeforeRename && !s.unnamed {
 		if err := s.f.Close(); err != nil {
 			return s.fail(err)
 		}
@@ -205,15 +206,15 @@ func placeUnnamed(f *os.File, path string) error {
 
 // replaceUnnamed puts f, from createUnnamed, in place of the file at path
 // in one step: a link (a link cannot replace) under a staging name beside
-// it, locked as createLocked's are, renamed over it.
+// it, locked as lockedtemp.Create's are, renamed over it.
 func replaceUnnamed(f *os.File, path string) error {
-	_ = lockFile(f) // where flock fails, no sweeper can lock it either
+	_ = lockedtemp.Lock(f) // where flock fails, no sweeper can lock it either
 	dir, base := filepath.Split(path)
-	tmp, err := freshName(dir, "."+base+tempMarker, func(name string) error { return linkUnnamed(f, name) })
+	tmp, err := lockedtemp.FreshName(dir, "."+base+lockedtemp.Marker, func(name string) error { return linkUnnamed(f, name) })
 	if err != nil {
 		return err
 	}
-	if err := rename(tmp, path); err != nil {
+	if err := lockedtemp.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -249,7 +250,7 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	if err := s.m.mkdirInside(verDir); err != nil {
 		return s.fail(err)
 	}
-	d, tmp, err := mkdirLocked(verDir, "."+s.pkg.Platform.String())
+	d, tmp, err := lockedtemp.Mkdir(verDir, "."+s.pkg.Platform.String())
 	if err != nil {
 		return s.fail(err)
 	}
@@ -280,7 +281,7 @@ func (s *staged) commitUnpacked(sums hashing.Sums, force bool) error {
 	if !force {
 		return s.conflict("the unpacked directory differs")
 	}
-	old := target + tempMarker + "old"
+	old := target + lockedtemp.Marker + "old"
 	if err := os.Rename(target, old); err != nil {
 		return s.fail(err)
 	}

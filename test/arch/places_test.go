@@ -9,17 +9,15 @@ import (
 // places are the packages of the kinds of place, each with its
 // sub-packages (its test servers among them). The vocabulary they share
 // lives in packages that are no place: backends (the model), zipname,
-// atomicfile, ocitemplate, ociclient, tlscert, httpclient, mirrordoc,
-// provenance. backends/place and backends/modules/modplace open every
+// atomicfile, lockedtemp, ocitemplate, ociclient, tlscert, httpclient,
+// mirrordoc, provenance. backends/place and backends/modules/modplace open every
 // kind, and so import them all.
 var places = []string{"backends/fs", "backends/netmirror", "backends/registry", "backends/oci", "backends/s3",
 	"backends/bundle", "backends/modules/modfs", "backends/modules/modoci", "backends/modules/fetch"}
 
 // placeImportsAllowed are the imports of one place by another that stand,
 // each with its reason.
-var placeImportsAllowed = map[string]string{
-	"backends/bundle -> backends/fs": "an export fills a staging filesystem mirror and packs it (NewStaging, Write)",
-}
+var placeImportsAllowed = map[string]string{}
 
 // placeOf returns the place rel (a package path below the module) belongs
 // to, or "".

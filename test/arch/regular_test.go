@@ -24,11 +24,10 @@ var openers = map[string]map[string]bool{
 // staging files, /proc, and the test helpers.
 var openersAllowed = map[string]string{
 	"backends/fs/write.go":              "staging files and directories it made",
-	"backends/fs/tempfiles.go":          "staging directories it made, to lock them",
+	"backends/lockedtemp/lockedtemp.go": "staging directories it made, to lock them",
 	"backends/atomicfile/atomicfile.go": "SyncDir opens a directory, to fsync it",
 	"backends/fs/dir_unix.go":           "listDir opens a directory",
 	"backends/fs/unnamed_linux.go":      "/proc/self/status",
-	"backends/bundle/write.go":          "fsync of the bundle's directory",
 	"hashing/regular":                   "the one opener of files by name",
 	"backends/oci/stage.go":             "its own staging file",
 	"backends/modules/fetch":            "archives it downloaded into its own temp directory",

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tfmirror/tfmirror/backends/bundle"
+	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/spec"
@@ -96,7 +97,13 @@ func runExport(ctx context.Context, env *Env, f *exportFlags, args []string, st 
 			removeMade(made)
 		}
 	}()
-	stage, err := bundle.NewStaging(out, env.hashing())
+	stage, err := bundle.NewStaging(out, env.hashing(), func(dir string) (bundle.Mirror, error) {
+		m, err := fs.Open(out+" (staging)", dir, fs.Options{Hashing: env.hashing()})
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package fs
+package lockedtemp
 
 import (
 	"os"
@@ -27,7 +27,7 @@ func TestSweepTakesANewNameWhoseCreatorIsGone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	SweepStaging(dir, ".b.tar.staging")
+	Sweep(dir, ".b.tar.staging")
 	if _, err := os.Stat(gone); !os.IsNotExist(err) {
 		t.Errorf("%s: its creator is gone, and it is still there (%v)", gone, err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package fs
+package lockedtemp
 
 import (
 	"errors"
@@ -8,16 +8,16 @@ import (
 	"syscall"
 )
 
-// lockFile takes a non-blocking exclusive flock, released when f is closed
-// or its process dies.
-func lockFile(f *os.File) error {
+// Lock takes a non-blocking exclusive flock, released when f is closed or
+// its process dies.
+func Lock(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 }
 
-// waitLock takes an exclusive flock, waiting for whoever holds it. It is
+// Wait takes an exclusive flock, waiting for whoever holds it. It is
 // released when f is closed or its process dies, so a killed writer never
 // leaves it held.
-func waitLock(f *os.File) error {
+func Wait(f *os.File) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 		if !errors.Is(err, syscall.EINTR) {
@@ -26,9 +26,9 @@ func waitLock(f *os.File) error {
 	}
 }
 
-// closeBeforeRename is false: an open file can be renamed here, so staging
+// CloseBeforeRename is false: an open file can be renamed here, so staging
 // files stay open, and locked against sweepers, until they are in place.
-const closeBeforeRename = false
+const CloseBeforeRename = false
 
 // processGone reports whether no process has the id pid (a staging name's
 // creator, killed before it could lock it).
