@@ -315,9 +315,11 @@ func (m *Model) refreshDetails() {
 			return
 		}
 	}
-	if c, ok := m.view().cursor(); ok {
-		m.view().showDetails(&m.details, c)
-		return
+	if d, ok := m.view().(detailer); ok {
+		if c, ok := d.cursor(); ok {
+			d.showDetails(&m.details, c)
+			return
+		}
 	}
 	m.details.Clear()
 }
@@ -330,8 +332,8 @@ func (m *Model) updateEngine(ev engine.Event) tea.Cmd {
 	cmds := []tea.Cmd{waitForEvent(m.engine.Events())}
 	j := m.jobs.Apply(ev)
 	for _, v := range m.views {
-		if v != nil {
-			cmds = append(cmds, v.jobEvent(j, ev))
+		if w, ok := v.(jobWatcher); ok {
+			cmds = append(cmds, w.jobEvent(j, ev))
 		}
 	}
 	if m.confirmQuit && !m.jobs.Tracker().Unfinished() {

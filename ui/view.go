@@ -22,45 +22,97 @@ import (
 // messages, and owns the engine; a view owns its places, its list, its grid
 // and what each place holds of the item shown. Both views embed base, which
 // does for either what does not depend on what is compared.
+//
+// A view is composed of small roles, as gh-dash composes its sections: each
+// part of the root asks for the role it uses. Two roles are optional and
+// asked for by type assertion: detailer (a view with nothing to show in
+// Details leaves the pane empty) and jobWatcher (a view that no job can
+// change ignores the engine).
 type view interface {
+	lifecycle
+	drawer
+	keyer
+	pointer
+	chooser
+}
+
+// lifecycle is a view's listing: started, fed its own messages, asked
+// again, and stopped.
+type lifecycle interface {
 	Init() tea.Cmd
 	// update handles one of the view's own messages.
 	update(msg viewMsg) tea.Cmd
-	// key handles a key for the list or the grid, but for the keys that
-	// open the grid and the queue dialog, which are the root's.
-	key(p pane, k tea.KeyPressMsg) tea.Cmd
-	// click and scroll are the mouse in the list or the grid: a click at
-	// (x, y) inside the pane (focused: it had the focus), the wheel moving
-	// the cursor by n.
-	click(p pane, x, y int, focused bool) tea.Cmd
-	scroll(p pane, n int) tea.Cmd
-	opens(k tea.KeyPressMsg) bool
-	queues(k tea.KeyPressMsg) bool
-	typing(p pane) bool
-	helpKeys(p pane) help.KeyMap
+	// reload lists every place again (ctrl+r: after a sync from elsewhere),
+	// in commands.
+	reload() tea.Cmd
+	// busy: a listing is under way (the spinner turns).
+	busy() bool
+	shutdown()
+}
+
+// drawer is what a view draws into the frame the root lays out.
+type drawer interface {
 	setSize(l layout)
 	// words name the view in titles, help and messages.
 	words() viewWords
 	header() []place
-	toggleCompared(num int)
 	listBox() (title string, lines []string)
 	gridBox() (title string, lines []string)
+}
+
+// keyer handles the keys of the list and the grid.
+type keyer interface {
+	// key handles a key for the list or the grid, but for the keys that
+	// open the grid and the queue dialog, which are the root's.
+	key(p pane, k tea.KeyPressMsg) tea.Cmd
+	// opens and queues say whether k is the view's key that opens the
+	// grid (in the list) or the queue dialog (in the grid).
+	opens(k tea.KeyPressMsg) bool
+	queues(k tea.KeyPressMsg) bool
+	// typing: the pane takes every key (a filter is being typed).
+	typing(p pane) bool
+	helpKeys(p pane) help.KeyMap
+}
+
+// pointer is the mouse in the list or the grid: a click at (x, y) inside
+// the pane (focused: it had the focus), the wheel moving the cursor by n.
+type pointer interface {
+	click(p pane, x, y int, focused bool) tea.Cmd
+	scroll(p pane, n int) tea.Cmd
+}
+
+// chooser is what the user picks: the places compared, and the selection
+// the queue dialog queues.
+type chooser interface {
+	toggleCompared(num int)
 	// queue says what the dialog would queue, or why nothing can be.
 	queue() (queue.Request, bool)
 	// queued clears the selection the dialog queued.
 	queued()
-	// jobEvent is told of every engine event, with the job it is about.
-	jobEvent(j *engine.TrackedJob, ev engine.Event) tea.Cmd
-	// cursor is the cell under the grid's cursor, if an item is shown;
-	// showDetails shows it.
+}
+
+// detailer shows the grid's cell under the cursor in Details (optional).
+type detailer interface {
+	// cursor is the cell under the grid's cursor, if an item is shown.
 	cursor() (grid.Cell, bool)
 	showDetails(d *details.Model, c grid.Cell)
-	busy() bool
-	// reload lists every place again (ctrl+r: after a sync from elsewhere),
-	// in commands.
-	reload() tea.Cmd
-	shutdown()
 }
+
+// jobWatcher is told of every engine event, with the job it is about
+// (optional): a landed job changes what a place holds.
+type jobWatcher interface {
+	jobEvent(j *engine.TrackedJob, ev engine.Event) tea.Cmd
+}
+
+// Both views play every role.
+var (
+	_ view       = (*providersView)(nil)
+	_ view       = (*modulesView)(nil)
+	_ detailer   = (*providersView)(nil)
+	_ detailer   = (*modulesView)(nil)
+	_ jobWatcher = (*providersView)(nil)
+	_ jobWatcher = (*modulesView)(nil)
+)
 
 // viewWords are what the frame says of a view.
 type viewWords struct {
