@@ -95,6 +95,15 @@ func CheckProviders(r Reader, ps []Provider) error {
 	return nil
 }
 
+// ClientConfigurer is implemented by writers whose clients need telling
+// how to install from them: an OCI mirror, which only OpenTofu's
+// oci_mirror reads. ClientConfig returns the provider_installation block
+// that installs ps from the place, and notes on anything that would stop
+// it working (what `tfmirror push` prints). It does no I/O.
+type ClientConfigurer interface {
+	ClientConfig(ps []Provider) (block string, notes []string)
+}
+
 // Staged is one archive on its way into a place. Nothing of it is visible to
 // readers of the place until Commit returns.
 type Staged interface {

@@ -96,6 +96,10 @@ func (b *providerBatch) Finish(ctx context.Context, landed []engine.JobInfo) (en
 	}
 	ev := engine.IndexWritten{Dst: b.dst.String(), Provider: b.provider, Err: err}
 	if err == nil {
+		if cc, ok := b.dst.(backends.ClientConfigurer); ok {
+			block, notes := cc.ClientConfig([]backends.Provider{b.provider})
+			ev.Client = &engine.ClientConfig{Block: block, Notes: notes}
+		}
 		return ev, nil
 	}
 	unlisted := backends.Unlisted(err)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -21,6 +22,10 @@ func (m *Model) copyNext() tea.Cmd {
 	}
 	it := items[m.copyNextAt%len(items)]
 	m.copyNextAt++
-	m.setStatus(statusInfo, fmt.Sprintf("copied %s (%s), %d of %d; y: the next", it.Text, it.About, (m.copyNextAt-1)%len(items)+1, len(items)))
+	what := fmt.Sprintf("%s (%s)", it.Text, it.About)
+	if strings.Contains(it.Text, "\n") {
+		what = it.About // a block of lines: named, not shown
+	}
+	m.setStatus(statusInfo, fmt.Sprintf("copied %s, %d of %d; y: the next", what, (m.copyNextAt-1)%len(items)+1, len(items)))
 	return tea.SetClipboard(it.Text)
 }

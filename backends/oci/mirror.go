@@ -20,6 +20,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
+	"github.com/tfmirror/tfmirror/backends/oci/push"
 	"github.com/tfmirror/tfmirror/backends/ocitemplate"
 	"github.com/tfmirror/tfmirror/hashing"
 )
@@ -83,6 +84,12 @@ func (m *Mirror) String() string { return m.name }
 
 // Template returns the repository template.
 func (m *Mirror) Template() *ocitemplate.Template { return m.tmpl }
+
+// ClientConfig is the provider_installation block that installs ps from
+// the mirror, with push's notes (implements backends.ClientConfigurer).
+func (m *Mirror) ClientConfig(ps []backends.Provider) (string, []string) {
+	return push.ConfigBlock(m.tmpl, ps, m.opts.PlainHTTP)
+}
 
 // Audit returns the problems found while reading p: tags and manifests
 // OpenTofu would refuse. It reports what earlier calls read; it does not

@@ -121,11 +121,21 @@ type JobFailed struct {
 }
 
 // IndexWritten: the destination's index documents for a provider were
-// rewritten after its archives landed (Err set when that failed).
+// rewritten after its archives landed (Err set when that failed). Client,
+// where the destination says how clients install from it (an OCI mirror),
+// is the configuration and notes `tfmirror push` prints.
 type IndexWritten struct {
 	Dst      string
 	Provider backends.Provider
 	Err      error
+	Client   *ClientConfig
+}
+
+// ClientConfig is the clients' provider_installation block for installing
+// a provider from a destination, with notes on what would stop it working.
+type ClientConfig struct {
+	Block string
+	Notes []string
 }
 
 // Idle: every job queued so far has ended.

@@ -22,6 +22,10 @@ type TrackedJob struct {
 	Verified bool
 	Err      error
 	Elapsed  time.Duration
+	// Client is how clients install the job's provider from its
+	// destination, once the destination's index lists what landed and
+	// says it (IndexWritten.Client).
+	Client *ClientConfig
 }
 
 // Expected is the size the job's archive has, for a percentage: the size
@@ -120,6 +124,13 @@ func (t *Tracker) Apply(ev Event) *TrackedJob {
 	case IndexWritten:
 		if ev.Err != nil {
 			t.IndexFails = append(t.IndexFails, ev)
+		}
+		if ev.Client != nil {
+			for _, j := range t.Jobs {
+				if j.State == Done && j.Info.Dst == ev.Dst && j.Info.Name == "" && j.Info.Package.Provider == ev.Provider {
+					j.Client = ev.Client
+				}
+			}
 		}
 	}
 	return nil

@@ -51,6 +51,13 @@ func TestCLIDemoThreeJobs(t *testing.T) {
 	if strings.Count(scr, "zh ✓ signed SHA256SUMS") != 3 {
 		t.Errorf("the pushed zips are not all checked against the signed SHA256SUMS:\n%s", scr)
 	}
+	// The jobs pane's Details name the signer and say how OpenTofu
+	// installs it, as push does: tab, G to the last job; tab, G scrolls
+	// Details to their end.
+	s.keys("Tab", "G")
+	s.waitFor("signed by key", "Add to the OpenTofu CLI") // once the index is written
+	s.keys("Tab", "G")
+	s.waitFor("provider_installation {", "oci_mirror {", "include")
 	s.keys("q")
 	s.waitGone()
 

@@ -169,18 +169,18 @@ func runPush(ctx context.Context, env *Env, f *pushFlags, args []string, st stre
 	rep := env.syncReporter(st, f.asJSON, true)
 	sum := sync.Sync(ctx, eng, dst, f.force, withAudit(rep, aud), plans...)
 	st.warnings(dst)
-	printMirrorConfig(st, mirror, sum.Held, env.plainHTTP, f.asJSON)
+	printMirrorConfig(st, mirror, sum.Held, f.asJSON)
 	rep.Finish(sum)
 	return st.closeAudit(aud, summaryErr(ctx, sum))
 }
 
 // printMirrorConfig prints the provider_installation block that installs
 // providers (sorted) from the OCI mirror.
-func printMirrorConfig(st streams, mirror *oci.Mirror, providers []backends.Provider, plainHTTP, asJSON bool) {
+func printMirrorConfig(st streams, mirror *oci.Mirror, providers []backends.Provider, asJSON bool) {
 	if len(providers) == 0 {
 		return
 	}
-	block, notes := push.ConfigBlock(mirror.Template(), providers, plainHTTP)
+	block, notes := mirror.ClientConfig(providers)
 	if asJSON {
 		var include []string
 		for _, p := range providers {

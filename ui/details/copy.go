@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/sync/engine"
 )
 
 // Copyable is something Details shows that can be copied whole: a hash of
@@ -15,10 +16,13 @@ type Copyable struct {
 	About string
 }
 
+// ClientBlock is what a copied provider_installation block is about.
+const ClientBlock = "the provider_installation block for the OpenTofu CLI configuration"
+
 // Copyables are what Details shows that can be copied, in the order shown:
 // each distinct hash of the package under the cursor (stated by a place,
-// or recomputed from its bytes), or each place's location of a module
-// version.
+// or recomputed from its bytes), each place's location of a module
+// version, or the client configuration of a job landed in an OCI mirror.
 func (m Model) Copyables() []Copyable {
 	var out []Copyable
 	seen := map[string]bool{}
@@ -46,6 +50,8 @@ func (m Model) Copyables() []Copyable {
 				}
 			}
 		}
+	case m.job != nil && m.job.State == engine.Done && m.job.Client != nil:
+		add(m.job.Client.Block, ClientBlock)
 	case m.mod != nil:
 		for _, p := range m.mod.Places {
 			if p.Listing != nil && p.Listing.Err == nil {

@@ -425,5 +425,24 @@ func (m Model) jobLines() []string {
 			lines = append(lines, m.wrapStyled(s.Dim.Render, full, 0)...)
 		}
 	}
+	return append(lines, m.clientLines(j)...)
+}
+
+// clientLines are, for a job landed in a place whose clients need telling
+// (an OCI mirror), push's notes and the block to paste into the OpenTofu
+// CLI configuration (y copies it).
+func (m Model) clientLines(j *engine.TrackedJob) []string {
+	if j.State != engine.Done || j.Client == nil {
+		return nil
+	}
+	s := m.styles
+	var lines []string
+	for _, n := range j.Client.Notes {
+		lines = append(lines, m.wrapStyled(s.Warn.Render, "note: "+n, 0)...)
+	}
+	lines = append(lines, m.wrapStyled(s.Dim.Render, "Add to the OpenTofu CLI configuration (~/.tofurc, or the file TF_CLI_CONFIG_FILE names; y copies it):", 0)...)
+	for _, l := range strings.Split(strings.TrimRight(j.Client.Block, "\n"), "\n") {
+		lines = append(lines, m.wrap(backends.PrintableLine(l), 0)...)
+	}
 	return lines
 }
