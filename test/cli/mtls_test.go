@@ -90,3 +90,24 @@ func TestClientCertificateMirrorBridgedForTheClients(t *testing.T) {
 		t.Errorf("the upstream's access log does not name the certificate:\n%s", log)
 	}
 }
+
+// The UI reaches a mirror that requires a client certificate with the
+// same global flags as ls and sync: the provider, its version and
+// platform are listed, and the mirror's access log names the certificate.
+func TestUIListsAClientCertificateMirror(t *testing.T) {
+	host := runtime.GOOS + "_" + runtime.GOARCH
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{host}))
+	ca, cert, key := clientCA(t, "ui-desk")
+	upURL, upCert, stopUp := startServeWith(t, cleanEnv(t), src, "--client-ca", ca)
+	s := newTmux(t, 120, 36, append(cleanEnv(t), "NO_COLOR=1"), "ui", upURL, "-p", "example.com/acme/alpha",
+		"--ca-cert", upCert, "--client-cert", cert, "--client-key", key)
+	scr := s.waitLoaded("example.com/acme/alpha", "1.0.0", host)
+	if strings.Contains(scr, "certificate required") || strings.Contains(scr, "cannot list") {
+		t.Errorf("the UI shows an error:\n%s", scr)
+	}
+	s.keys("q")
+	s.waitGone()
+	if log := stopUp(); !strings.Contains(log, "client=cert:ui-desk") {
+		t.Errorf("the mirror's access log does not name the certificate:\n%s", log)
+	}
+}
