@@ -83,7 +83,7 @@ func (a *Auth) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(backends.WithClient(r.Context(), name)))
 			return
 		}
-		if strings.HasSuffix(r.URL.Path, ".zip") {
+		if signable(r.URL.Path) {
 			if client, ok := a.signedClient(r); ok {
 				next.ServeHTTP(w, r.WithContext(backends.WithClient(r.Context(), client)))
 				return
@@ -99,7 +99,7 @@ func (a *Auth) Handler(next http.Handler) http.Handler {
 			return
 		}
 		r = r.WithContext(backends.WithClient(r.Context(), t.Name))
-		if versionDoc(r.URL.Path) {
+		if versionDoc(r.URL.Path) || downloadDoc(r.URL.Path) {
 			a.serveSigned(next, w, r, t.Name)
 			return
 		}

@@ -144,3 +144,47 @@ func TestLoadRefusesWhatIsNotAHash(t *testing.T) {
 		t.Errorf("a token in place of its hash: %v", err)
 	}
 }
+
+// providers.v1's download document answered to a token names its archive,
+// SHA256SUMS and signature at URLs signed for the token (neither client
+// sends its token for them); each reads its own path alone.
+func TestDownloadDocumentURLsAreSigned(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens.hcl")
+	writeTokens(t, file, entry("ci", "s3cret", "example.com/acme/*"))
+	a := &serveauth.Auth{Path: file}
+	if _, err := a.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	base := "/v1/providers/example.com/acme/alpha/1.0.0/"
+	h := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Client", backends.ClientOf(r.Context()))
+		if strings.Contains(r.URL.Path, "/download/") {
+			io.WriteString(w, `{"os":"linux","arch":"amd64","download_url":"/example.com/acme/alpha/terraform-provider-alpha_1.0.0_linux_amd64.zip",`+
+				`"shasums_url":"`+base+`SHA256SUMS","shasums_signature_url":"`+base+`SHA256SUMS.sig","shasum":"00"}`)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	rec := do(h, base+"download/linux/amd64", "s3cret")
+	var doc map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != 200 || doc["shasum"] != "00" {
+		t.Fatalf("download document: %d %v %s", rec.Code, err, rec.Body)
+	}
+	for _, k := range []string{"download_url", "shasums_url", "shasums_signature_url"} {
+		u, _ := doc[k].(string)
+		if !strings.Contains(u, "tfmirror-sig=") {
+			t.Errorf("%s is not signed: %q", k, u)
+			continue
+		}
+		if rec := do(h, u, ""); rec.Code != 200 || rec.Header().Get("X-Client") != "ci" {
+			t.Errorf("%s without a token: %d client %q", k, rec.Code, rec.Header().Get("X-Client"))
+		}
+	}
+	sums, _ := doc["shasums_url"].(string)
+	if rec := do(h, strings.Replace(sums, "/SHA256SUMS?", "/SHA256SUMS.sig?", 1), ""); rec.Code != 401 {
+		t.Errorf("the SHA256SUMS URL's signature reads another file: %d", rec.Code)
+	}
+	if rec := do(h, base+"versions?"+strings.SplitN(sums, "?", 2)[1], ""); rec.Code != 401 {
+		t.Errorf("a signature on a path that is no archive or SHA256SUMS: %d", rec.Code)
+	}
+}

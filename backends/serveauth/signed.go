@@ -51,6 +51,26 @@ func (a *Auth) signedClient(r *http.Request) (string, bool) {
 	return client, hmac.Equal([]byte(sig), []byte(want))
 }
 
+// providersV1 is where serve answers the Provider Registry Protocol
+// (regserve.ProvidersPrefix).
+const providersV1 = "/v1/providers/"
+
+// signable reports whether a signed URL may read p: an archive, or the
+// SHA256SUMS and its signature providers.v1 names in a download document
+// (which the clients fetch without their token too).
+func signable(p string) bool {
+	return strings.HasSuffix(p, ".zip") ||
+		strings.HasPrefix(p, providersV1) && (strings.HasSuffix(p, "/SHA256SUMS") || strings.HasSuffix(p, "/SHA256SUMS.sig"))
+}
+
+// downloadDoc reports whether p is a providers.v1 download document
+// (/v1/providers/HOST/NS/TYPE/VERSION/download/OS/ARCH).
+func downloadDoc(p string) bool {
+	rest, ok := strings.CutPrefix(p, providersV1)
+	parts := strings.Split(rest, "/")
+	return ok && len(parts) == 7 && parts[4] == "download"
+}
+
 // versionDoc reports whether path is a network mirror's version document
 // (/HOST/NS/TYPE/VERSION.json).
 func versionDoc(p string) bool {
@@ -79,26 +99,40 @@ func (s *signing) Write(b []byte) (int, error) {
 	return s.body.Write(b)
 }
 
-// serveSigned answers a version document with its relative archive URLs
-// signed for client.
+// signURL returns u, a URL of this server relative to the request r
+// answers, signed for client until exp; other URLs are left as they are.
+func (a *Auth) signURL(r *http.Request, u any, client string, exp int64) any {
+	s, ok := u.(string)
+	ref, err := url.Parse(s)
+	if !ok || err != nil || ref.IsAbs() || ref.Host != "" || ref.RawQuery != "" {
+		return u
+	}
+	p := path.Clean(r.URL.ResolveReference(ref).Path)
+	q := url.Values{paramExp: {strconv.FormatInt(exp, 10)}, paramClient: {client}, paramSig: {a.sign(p, client, exp)}}
+	return s + "?" + q.Encode()
+}
+
+// serveSigned answers a network mirror's version document with its
+// relative archive URLs signed for client, and a providers.v1 download
+// document with its archive, SHA256SUMS and signature URLs signed.
 func (a *Auth) serveSigned(next http.Handler, w http.ResponseWriter, r *http.Request, client string) {
 	s := &signing{ResponseWriter: w}
 	next.ServeHTTP(s, r)
 	body := s.body.Bytes()
-	var doc struct {
-		Archives map[string]map[string]any `json:"archives"`
-	}
-	if s.status == http.StatusOK && json.Unmarshal(body, &doc) == nil && doc.Archives != nil {
-		exp := time.Now().Add(SignedFor).Unix()
-		for _, arch := range doc.Archives {
-			u, ok := arch["url"].(string)
-			ref, err := url.Parse(u)
-			if !ok || err != nil || ref.IsAbs() || ref.Host != "" || ref.RawQuery != "" {
-				continue
+	exp := time.Now().Add(SignedFor).Unix()
+	var doc map[string]any
+	if s.status == http.StatusOK && json.Unmarshal(body, &doc) == nil {
+		if archives, ok := doc["archives"].(map[string]any); ok {
+			for _, arch := range archives {
+				if m, ok := arch.(map[string]any); ok {
+					m["url"] = a.signURL(r, m["url"], client, exp)
+				}
 			}
-			zipPath := path.Join(path.Dir(r.URL.Path), ref.Path)
-			q := url.Values{paramExp: {strconv.FormatInt(exp, 10)}, paramClient: {client}, paramSig: {a.sign(zipPath, client, exp)}}
-			arch["url"] = u + "?" + q.Encode()
+		}
+		if downloadDoc(r.URL.Path) {
+			for _, k := range []string{"download_url", "shasums_url", "shasums_signature_url"} {
+				doc[k] = a.signURL(r, doc[k], client, exp)
+			}
 		}
 		if b, err := json.MarshalIndent(doc, "", "  "); err == nil {
 			body = append(b, '\n')

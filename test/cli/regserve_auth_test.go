@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
+	"github.com/tfmirror/tfmirror/backends/serveauth"
+)
+
+// providers.v1 under serve --auth: terraform init and tofu init with only
+// a host block and the token in a credentials block for the provider's
+// hostname install through the mirror's registry protocol; without the
+// token they fail with their own unauthorized message.
+func TestProvidersV1UnderAuth(t *testing.T) {
+	clients := pullClients(t)
+	w := newPullWorld(t, registrytest.Faults{})
+	const tok = "tok-REG-0123456789"
+	tokens := filepath.Join(t.TempDir(), "tokens.hcl")
+	os.WriteFile(tokens, []byte(fmt.Sprintf("token \"ci\" {\n  sha256    = %q\n  providers = [\"127.0.0.1/acme/*\"]\n}\n", serveauth.HashToken(tok))), 0o644)
+	cache := filepath.Join(t.TempDir(), "cache")
+	url, cert, stop := startServeWith(t, w.env, cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--auth", tokens)
+	caPEM, _ := os.ReadFile(cert)
+	withToken := hostBlock(url, "127.0.0.1") + fmt.Sprintf("credentials %q {\n  token = %q\n}\n", "127.0.0.1", tok)
+	for name, bin := range clients {
+		work := pullConfig(t)
+		out, err := runClient(t, bin, caPEM, withToken, work, "init", "-input=false", "-no-color")
+		if err != nil || !strings.Contains(out, "Installed 127.0.0.1/acme/alpha v1.0.0") {
+			t.Errorf("%s init through providers.v1 with the token: %v\n%s", name, err, out)
+		}
+		out, err = runClient(t, bin, caPEM, hostBlock(url, "127.0.0.1"), pullConfig(t), "init", "-input=false", "-no-color")
+		if err == nil {
+			t.Errorf("%s init through providers.v1 without the token succeeded\n%s", name, out)
+		} else {
+			t.Logf("%s without the token:\n%s", name, lastLines(out, 6))
+		}
+	}
+	if log := stop(); t.Failed() {
+		t.Logf("serve:\n%s", log)
+	}
+}
