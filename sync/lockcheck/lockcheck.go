@@ -194,7 +194,7 @@ func (c *checker) unmatched(p backends.Provider, l sync.Locked, ties LockTies) (
 	detail := fmt.Sprintf("init on some platform would fail: %d of the %d hashes %s locks for %s %s are h1: hashes of packages that match no archive in %s (%s) and that no signed SHA256SUMS or other place ties to a platform: each is a package, usually another platform, that the mirror lacks; copy the platforms your team runs init on with `tfmirror sync SOURCE %s -p %s -v %s --platform OS_ARCH`, or check only those with --platform",
 		len(missing), len(l.Hashes), lockName(l), p, l.Version, c.r, strings.Join(shown, ", "), c.r, p, l.Version)
 	if others := c.unlocked(p, ties); len(others) > 0 {
-		detail += fmt.Sprintf("; %s holds %s with none of the locked hashes: if the lock is about it, the mirror holds a different package than was locked: replace it with `tfmirror sync SOURCE %s -p %s -v %s --platform %s --force` (adding the origin or another mirror to the check, or the lock view, tells which)",
+		detail += fmt.Sprintf("; %s holds %s with none of the locked hashes: if the lock is about it, the mirror holds a different package than was locked: replace it with `tfmirror sync SOURCE %s -p %s -v %s --platform %s --force` (check --tie-with registry://HOST, the origin, or the lock view with it, tells which)",
 			c.r, strings.Join(others, ", "), c.r, p, l.Version, others[0])
 	}
 	return sync.Finding{Package: pkg, Status: sync.StatusMissing, Detail: detail}, true

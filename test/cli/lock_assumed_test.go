@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
 
@@ -80,4 +81,56 @@ func TestAssumedPlatformsAreSaidAlike(t *testing.T) {
 	if after, _ := os.ReadFile(lock); string(after) != string(before) {
 		t.Errorf("lock changed the file though the mirror lacks an assumed platform")
 	}
+}
+
+// check of one mirror that holds a package other than locked names its
+// platform wherever a tie tells the lock is about it (issue 34): the
+// hashes the mirror's index states and the signed SHA256SUMS it keeps
+// (tfmirror sync writes both) tie the locked hashes of darwin_arm64, so
+// the swapped darwin_arm64 zip is a mismatch on darwin_arm64. A mirror
+// without them (as terraform providers mirror writes it) cannot tell:
+// "init on some platform would fail"; --tie-with the origin tells again.
+func TestCheckNamesThePlatformOfAPackageHeldWrongly(t *testing.T) {
+	reg := manifestRegistry(t)
+	ca := caFile(t, reg.CertPEM())
+	host := reg.Host()
+	dir := t.TempDir()
+	lock := filepath.Join(dir, ".terraform.lock.hcl")
+	if r := run(t, nil, "lock", "registry://"+host, "--lock", lock, "-p", host+"/acme/alpha", "-v", "1.0.0", "--platform", "linux_amd64", "--platform", "darwin_arm64", "--ca-cert", ca); r.code != 0 {
+		t.Fatalf("lock: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	mirror := filepath.Join(dir, "mirror")
+	if r := run(t, nil, "sync", "registry://"+host, mirror, "-p", "acme/alpha", "-v", "1.0.0", "--platform", "linux_amd64", "--platform", "darwin_arm64", "--ca-cert", ca); r.code != 0 {
+		t.Fatalf("sync: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	pkgDir := filepath.Join(mirror, host, "acme", "alpha")
+	zip := filepath.Join(pkgDir, "terraform-provider-alpha_1.0.0_darwin_arm64.zip")
+	if err := os.WriteFile(zip, backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64"), "swapped"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, wantNamed bool, more ...string) {
+		t.Helper()
+		r := run(t, nil, append([]string{"check", mirror, "--lock", lock, "--json"}, more...)...)
+		var rows []struct{ Platform, Status, Detail string }
+		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 1 {
+			t.Fatalf("check: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		named, some := false, false
+		for _, row := range rows {
+			named = named || row.Platform == "darwin_arm64" && row.Status == "mismatch" && strings.Contains(row.Detail, "--platform darwin_arm64 --force")
+			some = some || strings.Contains(row.Detail, "init on some platform would fail")
+		}
+		if named != wantNamed || some == wantNamed {
+			t.Errorf("darwin_arm64 named %v (want %v), \"some platform\" %v:\n%s", named, wantNamed, some, r.stdout)
+		}
+	}
+	check(t, true)
+	docs, _ := filepath.Glob(filepath.Join(pkgDir, "*.json"))
+	for _, d := range append(docs, filepath.Join(pkgDir, ".tfmirror-provenance")) {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(t, false)
+	check(t, true, "--tie-with", "registry://"+host, "--ca-cert", ca)
 }

@@ -38,7 +38,11 @@ tied to a platform by an archive MIRROR holds, or by the signed SHA256SUMS
 MIRROR keeps as provenance (tfmirror sync keeps it) naming
 terraform-provider-TYPE_VERSION_OS_ARCH.zip. A platform tied only that way is
 assumed (a registry lock holds every platform's zh:): the row says so, and
---platform narrows the check to yours. A locked h1: no archive matches is a
+--platform narrows the check to yours. --tie-with PLACE (repeatable) reads
+more places to tie hashes with, unchecked: the origin (registry://HOST)
+ties every platform by its signed SHA256SUMS, so a package MIRROR holds other
+than locked is named with its platform even where MIRROR keeps no
+provenance. A locked h1: no archive matches is a
 package of some platform MIRROR lacks ("init on some platform would fail").
 Other hashes (the zh: of a release's _manifest.json) are tied to no package: a
 note, never a problem. A malformed h1: or zh: (bad base64, 63 hex digits) is
@@ -61,9 +65,9 @@ const checkExample = `  tfmirror check ./mirror --lock .terraform.lock.hcl
 func newCheckCmd(env *Env) *cobra.Command {
 	var sel selectionFlags
 	var asJSON bool
-	var from []string
+	var from, tieWith []string
 	cmd := &cobra.Command{
-		Use:     "check MIRROR (--lock FILE | --from DIR...) [--platform P...] [--json]",
+		Use:     "check MIRROR (--lock FILE | --from DIR...) [--platform P...] [--tie-with PLACE...] [--json]",
 		Short:   "Would `init` work from this mirror with this lock file, on every platform?",
 		Long:    checkLong,
 		Example: checkExample,
@@ -78,19 +82,20 @@ func newCheckCmd(env *Env) *cobra.Command {
 				return usageErr("check looks at the versions the lock file selects; --version does not apply")
 			}
 			if len(from) > 0 {
-				return runCheckFrom(cmd, env, args[0], from, &sel, asJSON)
+				return runCheckFrom(cmd, env, args[0], from, &sel, tieWith, asJSON)
 			}
-			return runCheck(cmd, env, args[0], &sel, asJSON)
+			return runCheck(cmd, env, args[0], &sel, tieWith, asJSON)
 		},
 	}
 	sel.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"} (with --from, and "lock")`)
 	cmd.Flags().StringSliceVar(&from, "from", nil, "check every .terraform.lock.hcl under `DIR` (repeatable)")
+	cmd.Flags().StringSliceVar(&tieWith, "tie-with", nil, "read `PLACE` too (the origin registry://HOST, another mirror; repeatable) to tell which platform a locked hash is of; it is not checked")
 	return cmd
 }
 
 // runCheck is check --lock FILE.
-func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, asJSON bool) error {
+func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, tieWith []string, asJSON bool) error {
 	s, err := sel.selection()
 	if err != nil {
 		return err
@@ -114,7 +119,11 @@ func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlag
 	if err != nil {
 		return err
 	}
-	findings, err := lockcheck.CheckLock(cmd.Context(), r, s.Locked, lockcheck.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing()})
+	ties, err := openTieWith(cmd, env, tieWith)
+	if err != nil {
+		return err
+	}
+	findings, err := lockcheck.CheckLock(cmd.Context(), r, s.Locked, lockcheck.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing(), TieWith: ties})
 	printWarnings(cmd, r)
 	if err != nil {
 		return err
@@ -130,7 +139,7 @@ func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlag
 
 // runCheckFrom is check --from: every lock file under the directories,
 // against one place, in one report.
-func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, sel *selectionFlags, asJSON bool) error {
+func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, sel *selectionFlags, tieWith []string, asJSON bool) error {
 	s, err := sel.baseSelection()
 	if err != nil {
 		return err
@@ -164,7 +173,11 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 	if err != nil {
 		return err
 	}
-	opts := lockcheck.CheckOptions{Kind: kind.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing(), Sums: sync.NewSumsCache()}
+	ties, err := openTieWith(cmd, env, tieWith)
+	if err != nil {
+		return err
+	}
+	opts := lockcheck.CheckOptions{Kind: kind.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing(), Sums: sync.NewSumsCache(), TieWith: ties}
 	var rows []report.LockFinding
 	var all []sync.Finding
 	for _, l := range locks {
@@ -195,4 +208,19 @@ func checkErr(findings []sync.Finding) error {
 		}
 	}
 	return nil
+}
+
+// openTieWith opens the --tie-with places: read to tie locked hashes to
+// platforms (their archives, the signed SHA256SUMS they keep or sign
+// with), never checked.
+func openTieWith(cmd *cobra.Command, env *Env, args []string) ([]backends.Reader, error) {
+	var out []backends.Reader
+	for _, arg := range args {
+		r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+		if err != nil {
+			return nil, fmt.Errorf("--tie-with %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
