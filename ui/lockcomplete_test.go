@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,6 +115,9 @@ func TestLockViewFill(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.press("C")
+		if st := h.m.status().text; st != "hashing 2 package(s) for the lock files…" || !h.m.busy() {
+			t.Errorf("C's progress: status %q, busy %v", st, h.m.busy())
+		}
 		h.until("the preview", func(m Model) bool { return m.preview != nil })
 		s := h.screen()
 		for _, w := range []string{"complete for 1 of 3 platforms, then 3 of 3", "darwin_arm64 from [2] ./origin", "windows_amd64 from [2] ./origin", "nothing to add"} {
@@ -307,5 +311,54 @@ func TestLockViewFillOnlyZh(t *testing.T) {
 	}
 	if now, _ := os.ReadFile("infra/.terraform.lock.hcl"); !bytes.Equal(now, before) {
 		t.Error("the lock file was written")
+	}
+}
+
+// A random walk of keys and sizes in the lock view, C's and L's keys
+// among them: every frame fits the terminal, and the lock file is only
+// ever what it was or what `tfmirror lock` makes of it.
+func TestLockViewRandomKeys(t *testing.T) {
+	cfg, want, _ := fillWorld(t)
+	before, err := os.ReadFile("infra/.terraform.lock.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := append([]string{"C", "C", "L", "G", "g", "y", "n"}, fuzzKeys...)
+	rng := rand.New(rand.NewPCG(34, 34))
+	h := newHarness(t, cfg, 80, 24)
+	h.until("the lock's hashes tied", tied)
+	w, ht := 80, 24
+	for step := range 800 {
+		var msg tea.Msg = keyPress(keys[rng.IntN(len(keys))])
+		if rng.IntN(10) == 0 {
+			msg = randomMsg(rng)
+		}
+		if s, ok := msg.(tea.WindowSizeMsg); ok {
+			w, ht = s.Width, s.Height
+		}
+		h.send(msg)
+	drain:
+		for {
+			select {
+			case m := <-h.msgs:
+				h.send(m)
+			default:
+				break drain
+			}
+		}
+		checkFrame(t, h.m.View().Content, w, ht, step)
+		if h.quit {
+			break
+		}
+	}
+	// Nothing may be left writing once the test's directory is gone.
+	h.until("C's work done", func(m Model) bool { return !m.prov().lock.filling })
+	got, err := os.ReadFile("infra/.terraform.lock.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("written by C during the walk: %v", bytes.Equal(got, want))
+	if !bytes.Equal(got, before) && !bytes.Equal(got, want) {
+		t.Errorf("the lock file is neither as it was nor as tfmirror lock writes it:\n%s", got)
 	}
 }
