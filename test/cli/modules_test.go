@@ -16,6 +16,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	"github.com/tfmirror/tfmirror/backends/s3/s3test"
 )
 
 // moduleCLIWorld is a module registry and an OCI registry, both over TLS,
@@ -413,4 +414,32 @@ func zipFiles(t *testing.T, path string) map[string]string {
 		out[f.Name] = string(b)
 	}
 	return out
+}
+
+// sync --module into a bucket: the packages land under its prefix with
+// their records, ls --module lists them with their sha256 and commit, and
+// a second sync finds them present.
+func TestCLIModulesSyncToABucket(t *testing.T) {
+	w := newModuleCLIWorld(t)
+	srv := s3test.Start(t)
+	dst := "s3://" + srv.Bucket(t) + "/modules"
+	env := append(append(w.env, srv.Env()...), "AWS_CA_BUNDLE="+srv.CAFile())
+	r := run(t, env, "sync", "registry://"+w.reg.Host(), dst, "--module", "acme/net/aws", "-v", ">= 1.0", "--s3-endpoint", srv.URL)
+	if r.code != 0 || !strings.Contains(r.stdout, dst+"/"+w.reg.Host()+"/acme/net/aws/1.2.0.zip//modules/sub") {
+		t.Fatalf("sync to a bucket: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, env, "ls", dst, "--module", w.reg.Host()+"/acme/net/aws", "--json", "--s3-endpoint", srv.URL)
+	var rows []struct{ Version, SHA256, Revision string }
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != 0 || len(rows) != 3 {
+		t.Fatalf("ls --module of the bucket: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	for _, row := range rows {
+		if len(row.SHA256) != 64 || (row.Version == "1.2.0") != (len(row.Revision) == 40) {
+			t.Errorf("ls --module row %+v: want its sha256, and the git version's commit", row)
+		}
+	}
+	r = run(t, env, "sync", "registry://"+w.reg.Host(), dst, "--module", "acme/net/aws", "-v", ">= 1.0", "--s3-endpoint", srv.URL, "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"present":3`) {
+		t.Errorf("sync again: exit %d, want 3 present\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
