@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -30,10 +31,15 @@ selects is a row too (--json: "module" in place of "provider"): missing, or
 present when its destination holds that version (sync compares the contents
 when it builds the package). `
 
+// diffFlags are diff's options, bound to its flags.
+type diffFlags struct {
+	sel                    selectionFlags
+	spec                   specFlags
+	asJSON, verifyExisting bool
+}
+
 func newDiffCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var sf specFlags
-	var asJSON, verifyExisting bool
+	var f diffFlags
 	cmd := &cobra.Command{
 		Use:   "diff SRC DST [selection] | diff --spec FILE | diff [SRC] DST --from DIR",
 		Short: "Show the sync plan: what DST lacks, has, or has with different hashes",
@@ -42,64 +48,69 @@ func newDiffCmd(env *Env) *cobra.Command {
   tfmirror diff ./mirror --from ../infra --platform linux_amd64
   tfmirror diff registry://registry.terraform.io ./mirror -p hashicorp/aws -v "~> 5.0" --platform linux_amd64
   tfmirror diff ./mirror oci://registry.corp/tf/'${namespace}/${type}' --json`,
-		Args: sf.args(),
+		Args: f.spec.args(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if sf.set() {
-				sp, err := sf.load(args, &sel)
-				if err != nil {
-					return err
-				}
-				w, err := wanted(cmd.Context(), env, streamsOf(cmd), sp)
-				if err != nil {
-					return err
-				}
-				return specDiff(cmd, env, sp, w, asJSON, verifyExisting)
-			}
-			s, err := sel.selection()
-			if err != nil {
-				return err
-			}
-			if err := needsVersion(args[0], s); err != nil {
-				return err
-			}
-			src, err := openPlace(cmd.Context(), args[0], env.placeOptions())
-			if err != nil {
-				return err
-			}
-			dst, cleanup, err := openDiffDst(cmd, env, args[1])
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			plan, err := sync.MakePlan(cmd.Context(), src, dst, s, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: env.hashing()})
-			printWarnings(cmd, src)
-			printWarnings(cmd, dst)
-			if err != nil {
-				return err
-			}
-			findings := plan.Findings()
-			if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
-				return err
-			}
-			if !asJSON {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s -> %s: %s\n", src, dst, report.Summary(findings))
-			}
-			if plan.Count(sync.StatusMissing)+plan.Count(sync.StatusConflict) > 0 {
-				return errProblem
-			}
-			return nil
+			return runDiff(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
-	sel.add(cmd)
-	sf.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
-	cmd.Flags().BoolVar(&verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
+	f.sel.add(cmd)
+	f.spec.add(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"}`)
+	cmd.Flags().BoolVar(&f.verifyExisting, "verify-existing", false, "recompute the hashes of archives already in DST instead of trusting what DST states")
 	return cmd
+}
+
+// runDiff prints the plan of syncing SRC to DST, or the spec's plans.
+func runDiff(ctx context.Context, env *Env, f *diffFlags, args []string, st streams) error {
+	if f.spec.set() {
+		sp, err := f.spec.load(args, &f.sel)
+		if err != nil {
+			return err
+		}
+		w, err := wanted(ctx, env, st, sp)
+		if err != nil {
+			return err
+		}
+		return specDiff(ctx, env, st, sp, w, f.asJSON, f.verifyExisting)
+	}
+	s, err := f.sel.selection()
+	if err != nil {
+		return err
+	}
+	if err := needsVersion(args[0], s); err != nil {
+		return err
+	}
+	src, err := openPlace(ctx, args[0], env.placeOptions())
+	if err != nil {
+		return err
+	}
+	dst, cleanup, err := openDiffDst(ctx, env, args[1])
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	plan, err := sync.MakePlan(ctx, src, dst, s, sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing()})
+	st.warnings(src)
+	st.warnings(dst)
+	if err != nil {
+		return err
+	}
+	findings := plan.Findings()
+	if err := report.Findings(st.stdout, findings, f.asJSON); err != nil {
+		return err
+	}
+	if !f.asJSON {
+		fmt.Fprintf(st.stderr, "%s -> %s: %s\n", src, dst, report.Summary(findings))
+	}
+	if plan.Count(sync.StatusMissing)+plan.Count(sync.StatusConflict) > 0 {
+		return errProblem
+	}
+	return nil
 }
 
 // openDiffDst opens diff's DST; a directory that does not exist yet is an
 // empty mirror, so a first sync can be previewed.
-func openDiffDst(cmd *cobra.Command, env *Env, arg string) (backends.Reader, func(), error) {
+func openDiffDst(ctx context.Context, env *Env, arg string) (backends.Reader, func(), error) {
 	sp, err := place.Parse(arg)
 	if err == nil && sp.Kind == place.FS {
 		if _, statErr := os.Stat(sp.Target); errors.Is(statErr, os.ErrNotExist) {
@@ -111,6 +122,6 @@ func openDiffDst(cmd *cobra.Command, env *Env, arg string) (backends.Reader, fun
 			return m, func() { os.RemoveAll(empty) }, err
 		}
 	}
-	r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+	r, err := openPlace(ctx, arg, env.placeOptions())
 	return r, func() {}, err
 }

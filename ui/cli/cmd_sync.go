@@ -143,7 +143,7 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	// business.
 	assumed := lockcheck.AboutLocks(ctx, &s, []backends.Reader{src, dst})
 	if f.dryRun {
-		noteAssumed(cmd, nil, dst.String(), assumed)
+		noteAssumed(streamsOf(cmd), nil, dst.String(), assumed)
 		plan, err := sync.MakePlan(ctx, src, dst, s, opts)
 		printWarnings(cmd, src)
 		if err != nil {

@@ -376,3 +376,24 @@ func TestRunImport(t *testing.T) {
 		t.Fatalf("import of a broken bundle made %s", other)
 	}
 }
+
+// diff of a mirror against a directory that does not exist yet plans every
+// package missing (exit 1); against a copy of itself, every one present.
+func TestRunDiff(t *testing.T) {
+	mirror := packedMirror(t)
+	r := newTestRun()
+	err := runDiff(context.Background(), r.env, &diffFlags{asJSON: true}, []string{mirror, filepath.Join(t.TempDir(), "new")}, r.streams())
+	if exitOf(err) != exitProblem {
+		t.Fatalf("diff to a new directory: exit %d (%v), want 1", exitOf(err), err)
+	}
+	if got := findingStatuses(t, r.stdout.Bytes()); got["missing"] != 4 || len(got) != 1 {
+		t.Fatalf("diff to a new directory: %v, want 4 missing", got)
+	}
+	r = newTestRun()
+	if err := runDiff(context.Background(), r.env, &diffFlags{asJSON: true}, []string{mirror, mirror}, r.streams()); err != nil {
+		t.Fatalf("diff of a mirror with itself: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if got := findingStatuses(t, r.stdout.Bytes()); got["present"] != 4 || len(got) != 1 {
+		t.Fatalf("diff of a mirror with itself: %v, want 4 present", got)
+	}
+}

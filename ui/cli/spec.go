@@ -190,9 +190,9 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 		return err
 	}
 	if f.dryRun {
-		return specDiff(cmd, env, sp, w, f.asJSON, f.verifyExisting)
+		return specDiff(ctx, env, streamsOf(cmd), sp, w, f.asJSON, f.verifyExisting)
 	}
-	if err := specModuleRepositories(cmd, env, sp); err != nil {
+	if err := specModuleRepositories(ctx, env, sp); err != nil {
 		return err
 	}
 	pol, err := f.trust.trustPolicy()
@@ -296,7 +296,7 @@ func specModules(cmd *cobra.Command, env *Env, sp *spec.Spec, f moduleSyncFlags)
 // where its OCI template would put two of them in one repository: sync
 // --module's rule, applied across the blocks (each of which is synced or
 // planned on its own).
-func specModuleRepositories(cmd *cobra.Command, env *Env, sp *spec.Spec) error {
+func specModuleRepositories(ctx context.Context, env *Env, sp *spec.Spec) error {
 	mods, _ := sp.WantedModules()
 	var dests []string
 	byDest := map[string][]modules.Module{}
@@ -310,7 +310,7 @@ func specModuleRepositories(cmd *cobra.Command, env *Env, sp *spec.Spec) error {
 		if len(byDest[d]) < 2 {
 			continue
 		}
-		dst, err := modplace.OpenWriter(cmd.Context(), d, env.placeOptions())
+		dst, err := modplace.OpenWriter(ctx, d, env.placeOptions())
 		if err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
@@ -324,7 +324,7 @@ func specModuleRepositories(cmd *cobra.Command, env *Env, sp *spec.Spec) error {
 // specModuleRows are the spec's module blocks (those allow and deny leave
 // in) as diff rows: each version the block selects in its registry,
 // missing or present in its destination, or unavailable.
-func specModuleRows(cmd *cobra.Command, env *Env, sp *spec.Spec) ([]report.SpecFinding, error) {
+func specModuleRows(ctx context.Context, env *Env, st streams, sp *spec.Spec) ([]report.SpecFinding, error) {
 	var rows []report.SpecFinding
 	mods, _ := sp.WantedModules()
 	for _, m := range mods {
@@ -333,13 +333,13 @@ func specModuleRows(cmd *cobra.Command, env *Env, sp *spec.Spec) ([]report.SpecF
 		if err != nil {
 			return nil, usageErr("%s: module %s: %v", m.At, m.Addr, err)
 		}
-		dst, err := modplace.OpenWriter(cmd.Context(), m.Destination, o)
+		dst, err := modplace.OpenWriter(ctx, m.Destination, o)
 		if err != nil {
 			return nil, usageErr("%s: module %s: %v", m.At, m.Addr, err)
 		}
-		findings, warnings := sync.PlanModule(cmd.Context(), reg, dst, m.Addr, m.Versions)
+		findings, warnings := sync.PlanModule(ctx, reg, dst, m.Addr, m.Versions)
 		for _, w := range warnings {
-			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			fmt.Fprintln(st.stderr, "warning:", w)
 		}
 		for _, f := range findings {
 			row := report.SpecFinding{Finding: sync.Finding{Status: f.Status, Detail: f.Detail}, Module: f.Module.String(),
@@ -350,37 +350,37 @@ func specModuleRows(cmd *cobra.Command, env *Env, sp *spec.Spec) ([]report.SpecF
 			rows = append(rows, row)
 		}
 	}
-	return rows, cmd.Context().Err()
+	return rows, ctx.Err()
 }
 
 // specDiff is diff --spec (and sync --spec --dry-run): every destination's
 // plan, one row per package with what asked for it; exit 1 when any
 // destination lacks something wanted or holds something else.
-func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSON, verifyExisting bool) error {
-	noteAssumed(cmd, nil, firstPlace(w), w.Assumed)
-	if err := specModuleRepositories(cmd, env, sp); err != nil {
+func specDiff(ctx context.Context, env *Env, st streams, sp *spec.Spec, w *spec.Wanted, asJSON, verifyExisting bool) error {
+	noteAssumed(st, nil, firstPlace(w), w.Assumed)
+	if err := specModuleRepositories(ctx, env, sp); err != nil {
 		return err
 	}
 	rows := problemRows(w)
 	for _, d := range w.Destinations {
-		dst, cleanup, err := openDiffDst(cmd, env, d.Place)
+		dst, cleanup, err := openDiffDst(ctx, env, d.Place)
 		if err != nil {
 			return err
 		}
-		planned, err := spec.Plan(cmd.Context(), d, dst, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: env.hashing()})
-		printWarnings(cmd, dst)
+		planned, err := spec.Plan(ctx, d, dst, sync.PlanOptions{VerifyExisting: verifyExisting, Hashing: env.hashing()})
+		st.warnings(dst)
 		cleanup()
 		if err != nil {
 			return err
 		}
 		rows = append(rows, plannedRows(d.Place, planned)...)
 	}
-	modRows, err := specModuleRows(cmd, env, sp)
+	modRows, err := specModuleRows(ctx, env, st, sp)
 	if err != nil {
 		return err
 	}
 	rows = append(rows, modRows...)
-	if err := report.SpecFindings(cmd.OutOrStdout(), rows, asJSON); err != nil {
+	if err := report.SpecFindings(st.stdout, rows, asJSON); err != nil {
 		return err
 	}
 	var findings []sync.Finding
@@ -389,7 +389,7 @@ func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSO
 	}
 	if !asJSON {
 		mods, _ := sp.WantedModules()
-		fmt.Fprintf(cmd.ErrOrStderr(), "%d destinations: %s\n", len(w.Destinations)+len(mods), report.Summary(findings))
+		fmt.Fprintf(st.stderr, "%d destinations: %s\n", len(w.Destinations)+len(mods), report.Summary(findings))
 	}
 	for _, f := range findings {
 		if f.Status != sync.StatusPresent {
@@ -403,10 +403,10 @@ func specDiff(cmd *cobra.Command, env *Env, sp *spec.Spec, w *spec.Wanted, asJSO
 // (lockcheck.AssumedLine, the wording check, lock and the UI use too): as
 // rep's notices ("note: ..." on stderr, {"type":"note"} lines with
 // --json), or on stderr where there is no run.
-func noteAssumed(cmd *cobra.Command, rep *report.SyncReporter, place string, notes []string) {
+func noteAssumed(st streams, rep *report.SyncReporter, place string, notes []string) {
 	for _, n := range notes {
 		if rep == nil {
-			tell(cmd, "note: %s", n)
+			st.tell("note: %s", n)
 			continue
 		}
 		rep.Notice(backends.Notice{Kind: "note", Place: place, Message: n})
@@ -417,7 +417,7 @@ func noteAssumed(cmd *cobra.Command, rep *report.SyncReporter, place string, not
 // which platforms they were assumed to be about (noteAssumed).
 func (env *Env) lockReporter(cmd *cobra.Command, asJSON bool, place string, assumed []string) *report.SyncReporter {
 	rep := env.reporter(cmd, asJSON, false)
-	noteAssumed(cmd, rep, place, assumed)
+	noteAssumed(streamsOf(cmd), rep, place, assumed)
 	return rep
 }
 
