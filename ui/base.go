@@ -168,6 +168,10 @@ func (b *base[K, V]) scroll(p pane, n int) tea.Cmd {
 	return b.showSelected(false)
 }
 
+// hoverName is the full name of the item on row y of the list, "" where
+// there is none.
+func (b *base[K, V]) hoverName(y int) string { return b.list.FullNameAt(y) }
+
 func (b *base[K, V]) opens(k tea.KeyPressMsg) bool  { return key.Matches(k, b.list.Keys().Open) }
 func (b *base[K, V]) queues(k tea.KeyPressMsg) bool { return key.Matches(k, b.grid.Keys().Queue) }
 

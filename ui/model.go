@@ -165,6 +165,9 @@ type Model struct {
 	helpTop     int // the help screen's first line on screen
 	confirmQuit bool
 	quitting    bool
+	// hover is the full name of what the pointer rests on (a place in
+	// the header, a list row), shown in place of the status line.
+	hover string
 	w, h        int
 	lay         layout
 	// queueActive is set from the first job queued until the engine says
@@ -255,9 +258,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		m.relayout()
+	case tea.MouseMotionMsg:
+		m.hover = m.hoverName(msg.Mouse())
+		return m, nil
 	case tea.KeyPressMsg:
+		m.hover = ""
 		cmd = m.updateKey(msg)
 	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		m.hover = ""
 		cmd = m.updateMouse(msg.(tea.MouseMsg))
 	case viewMsg:
 		cmd = m.views[msg.target()].update(msg)
@@ -288,8 +296,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
-	// Clicks and the wheel (see mouse.go); no motion events.
-	v.MouseMode = tea.MouseModeCellMotion
+	// Clicks, the wheel and the pointer's motion, for hover (see mouse.go).
+	v.MouseMode = tea.MouseModeAllMotion
 	v.WindowTitle = "tfmirror"
 	return v
 }

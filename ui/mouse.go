@@ -2,8 +2,10 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The mouse: a click focuses the pane under it and acts there (the list
@@ -12,7 +14,8 @@ import (
 // selects it, the jobs pane puts its cursor
 // on the job); the wheel moves the cursor of the pane under the pointer,
 // or scrolls Details, the events and help. View turns the terminal's mouse
-// reporting on (cell motion: clicks and the wheel, no motion events).
+// reporting on (all motion: the pointer resting on a place in the header
+// or a row of the list shows its full name on the status line).
 
 // wheelStep is how many rows one notch of the wheel moves.
 const wheelStep = 1
@@ -135,4 +138,27 @@ func wheelKey(b tea.MouseButton) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyUp}
 	}
 	return tea.KeyPressMsg{Code: tea.KeyDown}
+}
+
+// hoverName is the full name of what the pointer at ms rests on, where the
+// screen shortens it: a place in the header ("[3] /srv/mirrors/secondary
+// (fs)"), a provider or module of the list; "" elsewhere, and while
+// something else holds the keyboard.
+func (m Model) hoverName(ms tea.Mouse) string {
+	if m.dialog != nil || m.preview != nil || m.showHelp || m.confirmQuit || m.quitting {
+		return ""
+	}
+	if ms.Y == 0 {
+		p, ok := m.headerPlaceAt(ms.X)
+		if !ok || strings.Contains(ansi.Strip(m.headerView()), "] "+p.name+" ") {
+			return "" // named in full already
+		}
+		return fmt.Sprintf("[%d] %s", p.num, placeLabel(p))
+	}
+	if p, _, y, ok := m.paneAt(ms.X, ms.Y); ok && p == paneProviders {
+		if h, ok := m.view().(interface{ hoverName(y int) string }); ok {
+			return h.hoverName(y)
+		}
+	}
+	return ""
 }

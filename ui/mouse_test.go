@@ -48,14 +48,14 @@ func wheel(x, y int, b tea.MouseButton) tea.MouseWheelMsg {
 // click on a provider shows it, on a cell moves the matrix's cursor there
 // and focuses the matrix, a second click on it selects it; the wheel moves
 // the cursor of the pane under the pointer; a click in the jobs pane
-// focuses it on the job clicked. The view asks the terminal for clicks and
-// the wheel.
+// focuses it on the job clicked. The view asks the terminal for clicks,
+// the wheel and motion (hover).
 func TestModelMouse(t *testing.T) {
 	w := newWorld(t)
 	h := newHarness(t, w.config(), 120, 40)
 	h.until("load", loaded)
-	if got := h.m.View().MouseMode; got != tea.MouseModeCellMotion {
-		t.Errorf("the view's mouse mode is %v; want cell motion (clicks and the wheel)", got)
+	if got := h.m.View().MouseMode; got != tea.MouseModeAllMotion {
+		t.Errorf("the view's mouse mode is %v; want all motion (clicks, the wheel and hover)", got)
 	}
 
 	// acme/dns, the second provider: a click shows it.

@@ -197,6 +197,9 @@ func share(names []string, room int) []int {
 
 func (m Model) statusView() string {
 	s := m.styles
+	if m.hover != "" {
+		return theme.Fit(" "+s.Dim.Render(m.hover), m.w)
+	}
 	t := m.sh.status.text
 	switch m.sh.status.kind {
 	case statusBad:

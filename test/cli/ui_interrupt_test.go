@@ -33,7 +33,15 @@ func newTmuxShell(t *testing.T, w, h int, env []string, line string) *tmuxSessio
 // click sends a left click at (x, y), 0-based, as a terminal in SGR mouse
 // mode reports it: the press, then the release.
 func (s *tmuxSession) click(x, y int) {
-	for _, seq := range []string{fmt.Sprintf("\x1b[<0;%d;%dM", x+1, y+1), fmt.Sprintf("\x1b[<0;%d;%dm", x+1, y+1)} {
+	s.mouse(fmt.Sprintf("\x1b[<0;%d;%dM", x+1, y+1), fmt.Sprintf("\x1b[<0;%d;%dm", x+1, y+1))
+}
+
+// hover moves the pointer to (x, y) with no button down, as an SGR motion
+// report.
+func (s *tmuxSession) hover(x, y int) { s.mouse(fmt.Sprintf("\x1b[<35;%d;%dM", x+1, y+1)) }
+
+func (s *tmuxSession) mouse(seqs ...string) {
+	for _, seq := range seqs {
 		var hex []string
 		for _, b := range []byte(seq) {
 			hex = append(hex, fmt.Sprintf("%02x", b))
@@ -126,7 +134,8 @@ func TestCLIUICtrlCFromEveryDialog(t *testing.T) {
 
 // TestCLIUIMouse clicks in a real terminal (SGR mouse reports, which the UI
 // asks tmux for): a provider in the list, then a cell of its matrix (the
-// matrix takes the focus), then the same cell again, which selects it.
+// matrix takes the focus), then the same cell again, which selects it;
+// the pointer resting on a provider shows its full address.
 func TestCLIUIMouse(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "world")
 	if r := run(t, nil, "demo", "--keep", keep, "--no-ui"); r.code != 0 {
@@ -158,6 +167,9 @@ func TestCLIUIMouse(t *testing.T) {
 	s.waitUntil("the matrix focused", func(scr string) bool { return strings.Contains(scr, "┏━ registry.terraform.io/acme/dns") })
 	s.click(x+1, y)
 	s.waitFor("1 selected")
+	// The pointer resting on acme/cloud in the list names it in full.
+	s.hover(3, 2)
+	s.waitFor("registry.terraform.io/acme/cloud")
 	s.keys("q")
 	s.waitGone()
 }

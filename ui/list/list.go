@@ -369,6 +369,18 @@ func (m *Model[K]) Click(y int) bool {
 	return true
 }
 
+// FullNameAt is the full name of the item on row y of the pane (as Click
+// counts rows), "" where there is none.
+func (m Model[K]) FullNameAt(y int) string {
+	if m.filter.Shown() {
+		y--
+	}
+	if y < 0 || y >= m.rowsOnScreen() || m.cur.Top+y >= len(m.shown) {
+		return ""
+	}
+	return m.opts.Full(m.items[m.shown[m.cur.Top+y]].Key)
+}
+
 // Scroll moves the cursor by n items (negative: up), as the arrows do.
 func (m *Model[K]) Scroll(n int) {
 	m.cur.Pos += n
