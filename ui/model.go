@@ -168,8 +168,8 @@ type Model struct {
 	// hover is the full name of what the pointer rests on (a place in
 	// the header, a list row), shown in place of the status line.
 	hover string
-	w, h        int
-	lay         layout
+	w, h  int
+	lay   layout
 	// queueActive is set from the first job queued until the engine says
 	// Idle, which comes after the last job's index documents are written.
 	queueActive bool
