@@ -45,9 +45,10 @@ func ReadProvenance(ctx context.Context, r backends.Reader, p backends.Provider,
 
 // Signature is what a place's provenance says of one archive's version:
 // who signed it, or why the proof does not check; neither when the place
-// keeps none. Unkept says that the place keeps provenance (a
-// backends.ProvenanceReader) but none of this version: serve offers it
-// through its network mirror, not providers.v1.
+// keeps none. Unkept says that the place is a mirror that keeps
+// provenance (a directory, a bucket, an OCI mirror) but none of this
+// version: serve offers it through its network mirror, not providers.v1.
+// (A registry that signs no release has none to keep, and is not served.)
 type Signature struct {
 	Signed *Signed
 	Err    error
@@ -59,7 +60,7 @@ type Signature struct {
 func Signatures(ctx context.Context, r backends.Reader, as []backends.Archive, opts provenance.Options) []Signature {
 	byVersion := map[string]Signature{}
 	out := make([]Signature, len(as))
-	_, keeps := r.(backends.ProvenanceReader)
+	_, keeps := r.(backends.ProvenanceWriter)
 	for i, a := range as {
 		k := a.Provider.String() + " " + a.Version.String()
 		s, done := byVersion[k]
