@@ -38,8 +38,9 @@ import (
 // The platforms a lock is about are those its hashes are tied to, or,
 // where --platform names platforms, those. One rule for check, sync
 // --from/--lock and the lock view: a platform the lock is not about is
-// never a failure, a mismatch or a job. A platform tied only by a zh:
-// that a signed SHA256SUMS lists is assumed: a registry lock carries the
+// never a failure, a mismatch or a job. A platform whose locked hashes
+// are all zh: that a signed SHA256SUMS lists (however else they are tied:
+// an archive stating it too) is assumed: a registry lock carries the
 // signed zh: of every platform, so it cannot say which platforms its team
 // uses; messages name the assumed ones and how to narrow (--platform).
 
@@ -62,11 +63,15 @@ type TieIndex struct {
 	v     backends.Version
 	by    map[hashing.Hash]HashTie
 	plats map[backends.Platform]bool
+	// signed are the zh: a signed SHA256SUMS lists for a package, also
+	// where an archive ties them: what a registry lock holds for every
+	// platform, whether or not the team runs init there.
+	signed map[hashing.Hash]bool
 }
 
 // NewTieIndex is an empty index for p at v.
 func NewTieIndex(p backends.Provider, v backends.Version) *TieIndex {
-	return &TieIndex{p: p, v: v, by: map[hashing.Hash]HashTie{}, plats: map[backends.Platform]bool{}}
+	return &TieIndex{p: p, v: v, by: map[hashing.Hash]HashTie{}, plats: map[backends.Platform]bool{}, signed: map[hashing.Hash]bool{}}
 }
 
 // AddArchive ties the hashes a's evidence states, and more (what a's bytes
@@ -96,18 +101,18 @@ func (t *TieIndex) AddSums(doc []byte) error {
 	prefix := strings.ToLower("terraform-provider-" + t.p.Type + "_" + t.v.String() + "_")
 	for name, sum := range lines {
 		h := hashing.Hash("zh:" + sum)
-		if _, ok := t.by[h]; ok {
-			continue
-		}
 		tie := HashTie{File: name, Signed: true}
 		if rest, ok := strings.CutPrefix(strings.ToLower(name), prefix); ok {
 			if osArch, ok := strings.CutSuffix(rest, ".zip"); ok {
 				if plat, err := backends.ParsePlatform(osArch); err == nil {
 					tie.Platform = plat
+					t.signed[h] = true
 				}
 			}
 		}
-		t.by[h] = tie
+		if _, ok := t.by[h]; !ok {
+			t.by[h] = tie
+		}
 	}
 	return nil
 }
@@ -174,9 +179,9 @@ type LockTies struct {
 	Unplaced []UntiedHash
 	// Untied are the other locked hashes tied to no package: never a gap.
 	Untied []UntiedHash
-	// Assumed are the platforms of Platforms tied only by a zh: that a
-	// signed SHA256SUMS lists: the lock may not be about them (a registry
-	// lock carries every platform's), so they are assumed.
+	// Assumed are the platforms of Platforms whose locked hashes are all
+	// zh: that a signed SHA256SUMS lists: the lock may not be about them
+	// (a registry lock carries every platform's), so they are assumed.
 	Assumed []backends.Platform
 	// Malformed are the locked h1: and zh: hashes that are not of their
 	// scheme's form: no package's, never a gap.
@@ -217,7 +222,9 @@ func (t *TieIndex) Tie(l sync.Locked) LockTies {
 				signedOnly[tie.Platform] = true
 				out.Platforms = append(out.Platforms, tie.Platform)
 			}
-			signedOnly[tie.Platform] = signedOnly[tie.Platform] && tie.Signed
+			// Assumed while every locked hash of the platform is a zh:
+			// the signed SHA256SUMS lists, however else it is tied.
+			signedOnly[tie.Platform] = signedOnly[tie.Platform] && (tie.Signed || t.signed[h])
 		case h.Scheme() == hashing.SchemeH1:
 			out.Unplaced = append(out.Unplaced, UntiedHash{Hash: h})
 		default:

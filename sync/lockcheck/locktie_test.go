@@ -35,6 +35,11 @@ func TestTieIndexTiesOnlyPackages(t *testing.T) {
 	plat, _ := backends.ParsePlatform("freebsd_amd64")
 	idx.AddArchive(backends.Archive{Package: backends.Package{Provider: p, Version: v, Platform: plat},
 		Evidence: []hashing.Evidence{{Hashes: []hashing.Hash{h1("freebsd")}}}})
+	// An archive stating linux_amd64's signed zh: ties it too; the
+	// platform stays assumed (the lock holds nothing else of it).
+	linux, _ := backends.ParsePlatform("linux_amd64")
+	idx.AddArchive(backends.Archive{Package: backends.Package{Provider: p, Version: v, Platform: linux},
+		Evidence: []hashing.Evidence{{Hashes: []hashing.Hash{hashing.Hash("zh:" + sum("linux"))}}}})
 
 	zh := func(s string) hashing.Hash { return hashing.Hash("zh:" + sum(s)) }
 	ties := idx.Tie(sync.Locked{Version: v, Hashes: []hashing.Hash{

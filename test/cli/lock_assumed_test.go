@@ -14,7 +14,8 @@ import (
 
 // A registry lock (every platform's signed zh:) against a mirror that
 // keeps the signed SHA256SUMS but holds only linux_amd64 and darwin_arm64:
-// windows_amd64 is tied only by the signed document, so assumed. check
+// darwin_arm64 and windows_amd64, of which the lock holds only the signed
+// zh:, are assumed. check
 // (--lock, --from, plain and --json), sync (--lock, --from, plain and
 // --json) and lock say so in the same words (lockcheck.AssumedNote), and
 // --platform narrows it away (issue 34).
@@ -31,8 +32,11 @@ func TestAssumedPlatformsAreSaidAlike(t *testing.T) {
 	if r := run(t, nil, "sync", "registry://"+host, mirror, "-p", "acme/alpha", "-v", "1.0.0", "--platform", "linux_amd64", "--platform", "darwin_arm64", "--ca-cert", ca); r.code != 0 {
 		t.Fatalf("sync: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// darwin_arm64 too: the mirror holds it, but the lock holds only its
+	// signed zh:.
+	darwin, _ := backends.ParsePlatform("darwin_arm64")
 	win, _ := backends.ParsePlatform("windows_amd64")
-	note := lockcheck.AssumedNote([]backends.Platform{win})
+	note := lockcheck.AssumedNote([]backends.Platform{darwin, win})
 	says := func(t *testing.T, what string, r result, wantCode int) {
 		t.Helper()
 		if r.code != wantCode || !strings.Contains(r.stdout+r.stderr, note) {
