@@ -35,10 +35,15 @@ const outdatedExample = `  tfmirror outdated ./mirror
   tfmirror outdated ./mirror --spec mirror.hcl --json
   tfmirror outdated oci://registry.corp/tf/'${hostname}/${namespace}/${type}' --source https://mirror.corp/tf/ --json`
 
+// outdatedFlags are outdated's options, bound to its flags.
+type outdatedFlags struct {
+	providers                    []string
+	source, constraint, specFile string
+	asJSON                       bool
+}
+
 func newOutdatedCmd(env *Env) *cobra.Command {
-	var providers []string
-	var source, constraint, specFile string
-	var asJSON bool
+	var o outdatedFlags
 	cmd := &cobra.Command{
 		Use:     "outdated MIRROR [--spec FILE | --source PLACE] [--provider ADDR] [--version C] [--json]",
 		Short:   "List the releases upstream that a mirror lacks",
@@ -46,49 +51,54 @@ func newOutdatedCmd(env *Env) *cobra.Command {
 		Example: outdatedExample,
 		Args:    exactArgs(1, "MIRROR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sf := selectionFlags{providers: providers, version: constraint}
-			sel, err := sf.baseSelection()
-			if err != nil {
-				return err
-			}
-			up, also, err := outdatedUpstream(cmd, env, args[0], source, specFile, sel.Versions)
-			if err != nil {
-				return err
-			}
-			mirror, err := openPlace(cmd.Context(), args[0], env.placeOptions())
-			if err != nil {
-				return err
-			}
-			rows, err := sync.Outdated(cmd.Context(), mirror, sync.Selection{Providers: sel.Providers}, up, also...)
-			printWarnings(cmd, mirror)
-			if err != nil {
-				return noCatalogue(err)
-			}
-			if err := report.Outdated(cmd.OutOrStdout(), rows, asJSON); err != nil {
-				return err
-			}
-			findings := make([]sync.Finding, len(rows))
-			for i, r := range rows {
-				findings[i] = r.Finding()
-			}
-			if !asJSON {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", mirror, outdatedSummary(findings))
-			}
-			for _, f := range findings {
-				if f.Status == sync.StatusMissing || f.Status == sync.StatusError {
-					return errProblem
-				}
-			}
-			return nil
+			return runOutdated(cmd.Context(), env, &o, args, streamsOf(cmd))
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&specFile, "spec", "", "compare with what the mirror spec `FILE` wants: each provider's source and the versions it resolves to (MIRROR must be one of its destinations)")
-	f.StringVar(&source, "source", "", "where releases are published, for every provider (`PLACE`: registry://HOST, https://MIRROR/, a directory, oci://...); default each provider's origin registry")
-	f.StringSliceVarP(&providers, "provider", "p", nil, "provider HOST/NAMESPACE/TYPE, or NAMESPACE/TYPE on any host (repeatable); default every provider MIRROR holds")
-	f.StringVarP(&constraint, "version", "v", "", `the versions MIRROR should hold ("~> 5.0", ">= 1.2", "latest"); default every release newer than MIRROR's newest`)
-	f.BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","status","newest","source","detail"}`)
+	f.StringVar(&o.specFile, "spec", "", "compare with what the mirror spec `FILE` wants: each provider's source and the versions it resolves to (MIRROR must be one of its destinations)")
+	f.StringVar(&o.source, "source", "", "where releases are published, for every provider (`PLACE`: registry://HOST, https://MIRROR/, a directory, oci://...); default each provider's origin registry")
+	f.StringSliceVarP(&o.providers, "provider", "p", nil, "provider HOST/NAMESPACE/TYPE, or NAMESPACE/TYPE on any host (repeatable); default every provider MIRROR holds")
+	f.StringVarP(&o.constraint, "version", "v", "", `the versions MIRROR should hold ("~> 5.0", ">= 1.2", "latest"); default every release newer than MIRROR's newest`)
+	f.BoolVar(&o.asJSON, "json", false, `print a JSON array of {"provider","version","status","newest","source","detail"}`)
 	return cmd
+}
+
+// runOutdated lists the releases upstream that the mirror args[0] lacks.
+func runOutdated(ctx context.Context, env *Env, o *outdatedFlags, args []string, st streams) error {
+	sf := selectionFlags{providers: o.providers, version: o.constraint}
+	sel, err := sf.baseSelection()
+	if err != nil {
+		return err
+	}
+	up, also, err := outdatedUpstream(ctx, env, st, args[0], o.source, o.specFile, sel.Versions)
+	if err != nil {
+		return err
+	}
+	mirror, err := openPlace(ctx, args[0], env.placeOptions())
+	if err != nil {
+		return err
+	}
+	rows, err := sync.Outdated(ctx, mirror, sync.Selection{Providers: sel.Providers}, up, also...)
+	st.warnings(mirror)
+	if err != nil {
+		return noCatalogue(err)
+	}
+	if err := report.Outdated(st.stdout, rows, o.asJSON); err != nil {
+		return err
+	}
+	findings := make([]sync.Finding, len(rows))
+	for i, r := range rows {
+		findings[i] = r.Finding()
+	}
+	if !o.asJSON {
+		fmt.Fprintf(st.stderr, "%s: %s\n", mirror, outdatedSummary(findings))
+	}
+	for _, f := range findings {
+		if f.Status == sync.StatusMissing || f.Status == sync.StatusError {
+			return errProblem
+		}
+	}
+	return nil
 }
 
 func outdatedSummary(fs []sync.Finding) string {
@@ -100,15 +110,15 @@ func outdatedSummary(fs []sync.Finding) string {
 
 // outdatedUpstream is where outdated looks: the spec's sources and
 // versions with --spec (and the providers it wants), else upstream's.
-func outdatedUpstream(cmd *cobra.Command, env *Env, mirror, source, specFile string, c backends.VersionConstraint) (sync.Upstream, []backends.Provider, error) {
+func outdatedUpstream(ctx context.Context, env *Env, st streams, mirror, source, specFile string, c backends.VersionConstraint) (sync.Upstream, []backends.Provider, error) {
 	if specFile == "" {
-		up, err := upstream(cmd.Context(), env, source, c)
+		up, err := upstream(ctx, env, source, c)
 		return up, nil, err
 	}
 	if source != "" || !c.IsZero() {
 		return nil, nil, usageErr("--spec names the sources and versions: --source and --version do not apply with it")
 	}
-	_, w, d, err := specFor(cmd.Context(), env, streamsOf(cmd), specFile, mirror)
+	_, w, d, err := specFor(ctx, env, st, specFile, mirror)
 	if err != nil {
 		return nil, nil, err
 	}

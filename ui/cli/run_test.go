@@ -397,3 +397,23 @@ func TestRunDiff(t *testing.T) {
 		t.Fatalf("diff of a mirror with itself: %v, want 4 present", got)
 	}
 }
+
+// outdated finds the release a --source holds that the mirror lacks.
+func TestRunOutdated(t *testing.T) {
+	mirror, source := t.TempDir(), t.TempDir()
+	provs, plats := []string{"example.com/acme/alpha"}, []string{"linux_amd64"}
+	backendtest.WritePacked(t, mirror, backendtest.Seeds(t, provs, []string{"1.0.0"}, plats))
+	backendtest.WritePacked(t, source, backendtest.Seeds(t, provs, []string{"1.0.0", "2.0.0"}, plats))
+	r := newTestRun()
+	err := runOutdated(context.Background(), r.env, &outdatedFlags{source: source, asJSON: true}, []string{mirror}, r.streams())
+	if exitOf(err) != exitProblem {
+		t.Fatalf("outdated: exit %d (%v), want 1; stderr:\n%s", exitOf(err), err, r.stderr.String())
+	}
+	var rows []struct{ Provider, Version, Status string }
+	if err := json.Unmarshal(r.stdout.Bytes(), &rows); err != nil {
+		t.Fatalf("outdated --json: %v\n%s", err, r.stdout.String())
+	}
+	if len(rows) != 1 || rows[0].Version != "2.0.0" || rows[0].Status != "missing" {
+		t.Fatalf("rows %+v, want 2.0.0 missing", rows)
+	}
+}
