@@ -19,6 +19,8 @@ import (
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
+	placeopen "github.com/tfmirror/tfmirror/backends/place"
+	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/engine"
@@ -360,5 +362,93 @@ func TestLockViewRandomKeys(t *testing.T) {
 	t.Logf("written by C during the walk: %v", bytes.Equal(got, want))
 	if !bytes.Equal(got, before) && !bytes.Equal(got, want) {
 		t.Errorf("the lock file is neither as it was nor as tfmirror lock writes it:\n%s", got)
+	}
+}
+
+// From an origin registry, which states no h1:, C downloads the packages
+// it hashes (the registry counts the archive requests): the file is what
+// `tfmirror lock` writes from the registry for the three platforms, and,
+// read again, the view ties the h1: it computed to their platforms:
+// complete for 3 of 3, no "locked h1: of no held package".
+func TestLockViewFillFromRegistry(t *testing.T) {
+	plats := []string{"darwin_arm64", "linux_amd64", "windows_amd64"}
+	ver := registrytest.Version{Version: "1.0.0", Archives: map[string][]byte{}}
+	var platforms []backends.Platform
+	for _, plat := range plats {
+		ver.Archives[plat] = backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", plat), "")
+		pl, _ := backends.ParsePlatform(plat)
+		platforms = append(platforms, pl)
+	}
+	// As registry.terraform.io: no "packages" field, no h1: stated.
+	reg := registrytest.NewWithOptions(t, registrytest.Options{Faults: registrytest.Faults{NoPackages: true}}, registrytest.Provider{Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{ver}})
+	src, err := placeopen.Open(t.Context(), "registry://"+reg.Host(), placeopen.Options{HTTPClient: reg.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirrorDir := t.TempDir()
+	alpha := backends.Provider{Hostname: reg.Host(), Namespace: "acme", Type: "alpha"}
+	pkgDir := filepath.Join(mirrorDir, reg.Host(), "acme", "alpha")
+	os.MkdirAll(pkgDir, 0o755)
+	os.WriteFile(filepath.Join(pkgDir, "terraform-provider-alpha_1.0.0_linux_amd64.zip"), ver.Archives["linux_amd64"], 0o644)
+	mirror, err := fs.Open("./mirror", mirrorDir, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	// The lock as init through the registry writes it on linux_amd64:
+	// that h1: and every signed zh:.
+	v100, _ := backends.ParseVersion("1.0.0")
+	lock := func(plats []backends.Platform) *lockfile.File {
+		f := lockfile.New(lockfile.HeaderTerraform)
+		if err := f.Set(lockfile.Provider{Addr: alpha, Version: v100}); err != nil {
+			t.Fatal(err)
+		}
+		if _, probs, err := lockcheck.UpdateLock(t.Context(), src, f, lockcheck.LockRequest{Platforms: plats}); err != nil || len(probs) > 0 {
+			t.Fatalf("lock: %v %v", probs, err)
+		}
+		return f
+	}
+	want := lock(platforms).Bytes()
+	f := lock(platforms[1:2])
+	if err := f.Save(".terraform.lock.hcl"); err != nil {
+		t.Fatal(err)
+	}
+	locks := &Locks{Files: []string{".terraform.lock.hcl"}}
+	for p, l := range lockcheck.LockedFromFile(f, ".terraform.lock.hcl") {
+		locks.Entries = append(locks.Entries, LockEntry{Provider: p, Locked: l})
+	}
+	h := newHarness(t, Config{Mirrors: []Mirror{{Reader: mirror, Kind: "fs"}, {Reader: src, Kind: "registry"}}, Locks: locks}, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	if n, m, _ := h.m.prov().lockComplete(".terraform.lock.hcl"); n != 1 || m != 3 {
+		t.Fatalf("complete for %d of %d, want 1 of 3", n, m)
+	}
+	archives := func() int {
+		n := 0
+		for _, r := range reg.Requests() {
+			if r.Kind == registrytest.KindArchive {
+				n++
+			}
+		}
+		return n
+	}
+	got0 := archives()
+	h.press("C")
+	h.until("the preview", func(m Model) bool { return m.preview != nil })
+	if s := h.screen(); !strings.Contains(s, "darwin_arm64 from [2] registry://") || !strings.Contains(s, "then 3 of 3") {
+		t.Errorf("preview:\n%s", s)
+	}
+	if n := archives() - got0; n != 2 {
+		t.Errorf("C downloaded %d archives, want 2 (darwin_arm64 and windows_amd64)", n)
+	}
+	h.press("enter")
+	h.until("the lock written and tied again", func(m Model) bool {
+		n, _, ok := m.prov().lockComplete(".terraform.lock.hcl")
+		return tied(m) && ok && n == 3 && !m.prov().lock.filling
+	})
+	if got, _ := os.ReadFile(".terraform.lock.hcl"); !bytes.Equal(got, want) {
+		t.Errorf("written:\n%s\nwant:\n%s", got, want)
+	}
+	if s := h.screen(); strings.Contains(s, "of no held package") {
+		t.Errorf("the h1: C computed are not tied:\n%s", s)
 	}
 }
