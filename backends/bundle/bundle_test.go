@@ -406,7 +406,9 @@ func TestProvenanceInBundle(t *testing.T) {
 	side := "example.com/acme/alpha/" + provenance.DirName + "/" + provenance.FileName("1.0.0")
 	d := clone(data)
 	var doc map[string]any
-	json.Unmarshal(d[side], &doc)
+	if err := json.Unmarshal(d[side], &doc); err != nil {
+		t.Fatalf("decoding d[side]: %v", err)
+	}
 	sums, _ := doc["shasums"].(string)
 	doc["shasums"] = strings.Replace(sums, "A", "B", 1)
 	d[side], _ = json.MarshalIndent(doc, "", "  ")
