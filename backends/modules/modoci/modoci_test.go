@@ -186,7 +186,9 @@ func TestPutRoundTrip(t *testing.T) {
 	raw, _ := io.ReadAll(rc)
 	rc.Close()
 	var m map[string]any
-	json.Unmarshal(raw, &m)
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("decoding raw: %v", err)
+	}
 	cfg := m["config"].(map[string]any)
 	ann := m["annotations"].(map[string]any)
 	if m["mediaType"] != ocispec.MediaTypeImageManifest || m["artifactType"] != modoci.ArtifactType ||
