@@ -94,7 +94,9 @@ func checkTofuLayout(t *testing.T, reg *ocitest.Registry, repo, version string, 
 
 	tl := rawGet(t, reg, http.MethodGet, "/v2/"+repo+"/tags/list", "")
 	var tags struct{ Tags []string }
-	json.Unmarshal(tl.body, &tags)
+	if err := json.Unmarshal(tl.body, &tags); err != nil {
+		t.Fatalf("decoding tl.body: %v", err)
+	}
 	found := false
 	for _, tg := range tags.Tags {
 		found = found || tg == tag
@@ -124,7 +126,9 @@ func checkTofuLayout(t *testing.T, reg *ocitest.Registry, repo, version string, 
 		fail("index-artifactType", "artifactType %q", s)
 	}
 	var idx ocispec.Index
-	json.Unmarshal(idxDoc.body, &idx)
+	if err := json.Unmarshal(idxDoc.body, &idx); err != nil {
+		t.Fatalf("decoding idxDoc.body: %v", err)
+	}
 
 	seen := map[string]int{}
 	for _, e := range idx.Manifests {
@@ -151,7 +155,9 @@ func checkTofuLayout(t *testing.T, reg *ocitest.Registry, repo, version string, 
 			fail("manifest-bytes", "%s: %d bytes, digest %s; entry says %d, %s", plat, len(md.body), digest.FromBytes(md.body), e.Size, e.Digest)
 		}
 		var rawMan map[string]json.RawMessage
-		json.Unmarshal(md.body, &rawMan)
+		if err := json.Unmarshal(md.body, &rawMan); err != nil {
+			t.Fatalf("decoding md.body: %v", err)
+		}
 		if s := jsonString(rawMan["mediaType"]); s != ocispec.MediaTypeImageManifest {
 			fail("manifest-mediaType", "%s: %q", plat, s)
 		}
@@ -159,7 +165,9 @@ func checkTofuLayout(t *testing.T, reg *ocitest.Registry, repo, version string, 
 			fail("manifest-artifactType", "%s: %q, entry says %q", plat, s, e.ArtifactType)
 		}
 		var man ocispec.Manifest
-		json.Unmarshal(md.body, &man)
+		if err := json.Unmarshal(md.body, &man); err != nil {
+			t.Fatalf("decoding md.body: %v", err)
+		}
 		var zipsIn []ocispec.Descriptor
 		for _, l := range man.Layers {
 			if l.MediaType == oci.MediaTypeZip {
@@ -229,7 +237,9 @@ func TestManifestsPassOpenTofuChecks(t *testing.T) {
 	// The config is the empty JSON object, as OpenTofu's fixtures have it.
 	md := fetchRaw(t, reg, "tofu/acme/alpha", "1.4.0-rc.1_build.2", indexAccept)
 	var idx ocispec.Index
-	json.Unmarshal(md.body, &idx)
+	if err := json.Unmarshal(md.body, &idx); err != nil {
+		t.Fatalf("decoding md.body: %v", err)
+	}
 	man := fetchRaw(t, reg, "tofu/acme/alpha", idx.Manifests[0].Digest.String(), ocispec.MediaTypeImageManifest)
 	if !strings.Contains(string(man.body), `"config":{"mediaType":"application/vnd.oci.empty.v1+json","digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","size":2`) {
 		t.Errorf("config descriptor: %s", man.body)
@@ -314,7 +324,9 @@ func pushRawManifest(ctx context.Context, t *testing.T, reg *ocitest.Registry, r
 		t.Fatal(err)
 	}
 	var head struct{ MediaType string }
-	json.Unmarshal(b, &head)
+	if err := json.Unmarshal(b, &head); err != nil {
+		t.Fatalf("decoding b: %v", err)
+	}
 	return pushRawBytes(ctx, t, reg, repo, head.MediaType, b, tag)
 }
 
