@@ -99,7 +99,9 @@ func TestTokensPatternsSignedURLsAndReload(t *testing.T) {
 	var got struct {
 		Archives map[string]struct{ URL string }
 	}
-	json.Unmarshal(do(h, doc, "s3cret").Body.Bytes(), &got)
+	if err := json.Unmarshal(do(h, doc, "s3cret").Body.Bytes(), &got); err != nil {
+		t.Fatalf("decoding got: %v", err)
+	}
 	signed := got.Archives["linux_amd64"].URL
 	if !strings.Contains(signed, "tfmirror-sig=") {
 		t.Fatalf("the archive URL is not signed: %q", signed)
