@@ -180,7 +180,9 @@ func (r *rawOCI) manifest(v any, tag string) ocispec.Descriptor {
 		r.t.Fatal(err)
 	}
 	var head struct{ MediaType string }
-	json.Unmarshal(b, &head)
+	if err := json.Unmarshal(b, &head); err != nil {
+		r.t.Fatalf("decoding b: %v", err)
+	}
 	d := content.NewDescriptorFromBytes(head.MediaType, b)
 	if tag != "" {
 		err = r.repo.PushReference(r.ctx, d, bytes.NewReader(b), tag)

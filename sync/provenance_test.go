@@ -219,7 +219,9 @@ func tamperSums(t *testing.T, path string) {
 	}
 	var sums []byte
 	raw, _ := json.Marshal(doc["shasums"])
-	json.Unmarshal(raw, &sums)
+	if err := json.Unmarshal(raw, &sums); err != nil {
+		t.Fatalf("decoding raw: %v", err)
+	}
 	if sums[0] == '0' {
 		sums[0] = '1'
 	} else {
