@@ -164,7 +164,9 @@ func TestCLIVerifyDiffSync(t *testing.T) {
 		t.Fatalf("diff with missing packages: exit %d, want 1", r.code)
 	}
 	var findings []map[string]string
-	json.Unmarshal([]byte(r.stdout), &findings)
+	if err := json.Unmarshal([]byte(r.stdout), &findings); err != nil {
+		t.Fatalf("decoding r.stdout: %v\n%s", err, r.stdout)
+	}
 	if len(findings) != len(seeds) || findings[0]["status"] != "missing" {
 		t.Fatalf("diff --json: %s", r.stdout)
 	}

@@ -291,7 +291,9 @@ func TestCLISyncWithLock(t *testing.T) {
 	}
 	ls := run(t, nil, "ls", dst, "--json")
 	var rows []struct{ Provider, Version, Platform string }
-	json.Unmarshal([]byte(ls.stdout), &rows)
+	if err := json.Unmarshal([]byte(ls.stdout), &rows); err != nil {
+		t.Fatalf("decoding ls.stdout: %v\n%s", err, ls.stdout)
+	}
 	if len(rows) != 2 {
 		t.Fatalf("dst holds %d packages, want alpha 1.0.0 for 2 platforms: %s", len(rows), ls.stdout)
 	}

@@ -108,7 +108,9 @@ func TestCLIServeLsVerify(t *testing.T) {
 
 	r = run(t, nil, "verify", url, "-p", "example.com/acme/alpha", "--ca-cert", cert, "--json")
 	var findings []struct{ Status, Detail string }
-	json.Unmarshal([]byte(r.stdout), &findings)
+	if err := json.Unmarshal([]byte(r.stdout), &findings); err != nil {
+		t.Fatalf("decoding r.stdout: %v\n%s", err, r.stdout)
+	}
 	if r.code != 0 || len(findings) != 2 || findings[0].Status != "ok" || findings[1].Status != "ok" || !strings.Contains(findings[0].Detail, "h1 matches mirror index ("+url) {
 		t.Fatalf("verify: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -184,7 +186,9 @@ func TestCLIRegistry(t *testing.T) {
 		Hashes             []string
 		Size               *int64
 	}
-	json.Unmarshal([]byte(r.stdout), &rows)
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("decoding r.stdout: %v\n%s", err, r.stdout)
+	}
 	// The registry's packages field states each package's h1: beside the
 	// signed zh:.
 	want := "zh:" + srv.SHA256("acme", "alpha", "1.0.0", "linux_amd64")
@@ -227,7 +231,9 @@ func TestSyncJSONEndsWithSummaryWhenPlanningFails(t *testing.T) {
 	r := run(t, nil, append(args, "-p", "example.com/acme/zeta", "--json")...)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	var first, last map[string]any
-	json.Unmarshal([]byte(lines[0]), &first)
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatalf("decoding lines[0]: %v\n%s", err, lines[0])
+	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || r.code != 1 {
 		t.Fatalf("sync --json: %d %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
 	}

@@ -73,7 +73,9 @@ func TestProvenanceSidecarsInitCleanly(t *testing.T) {
 		Platform string
 		Signer   *signerJSON
 	}
-	json.Unmarshal([]byte(ls.stdout), &rows)
+	if err := json.Unmarshal([]byte(ls.stdout), &rows); err != nil {
+		t.Fatalf("decoding ls.stdout: %v\n%s", err, ls.stdout)
+	}
 	if len(rows) != 2 {
 		t.Fatalf("ls: %s", ls.stdout)
 	}
@@ -291,7 +293,9 @@ func TestProvenanceThroughOCI(t *testing.T) {
 		Detail string
 		Signer *signerJSON
 	}
-	json.Unmarshal([]byte(v.stdout), &rows)
+	if err := json.Unmarshal([]byte(v.stdout), &rows); err != nil {
+		t.Fatalf("decoding v.stdout: %v\n%s", err, v.stdout)
+	}
 	if len(rows) != 2 {
 		t.Fatalf("verify two hops down: %s", v.stdout)
 	}
@@ -338,7 +342,9 @@ func TestPushSignedGoreleaserDist(t *testing.T) {
 		Status string
 		Signer *signerJSON
 	}
-	json.Unmarshal([]byte(v.stdout), &rows)
+	if err := json.Unmarshal([]byte(v.stdout), &rows); err != nil {
+		t.Fatalf("decoding v.stdout: %v\n%s", err, v.stdout)
+	}
 	if len(rows) != 2 {
 		t.Fatalf("verify of the pushed release: %s", v.stdout)
 	}

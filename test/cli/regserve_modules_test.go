@@ -105,7 +105,9 @@ func installedModules(t *testing.T, dir string) []string {
 		t.Fatalf("no modules.json: %v", err)
 	}
 	var doc struct{ Modules []struct{ Key string } }
-	json.Unmarshal(b, &doc)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("decoding b: %v", err)
+	}
 	var out []string
 	for _, m := range doc.Modules {
 		if m.Key != "" {

@@ -84,7 +84,9 @@ module "%[1]s/acme/vpc/gcp" {
 	}
 	ls := run(t, w.env, "ls", w.template(), "--module", host+"/acme/net/aws", "--json")
 	var held []map[string]string
-	json.Unmarshal([]byte(ls.stdout), &held)
+	if err := json.Unmarshal([]byte(ls.stdout), &held); err != nil {
+		t.Fatalf("decoding ls.stdout: %v\n%s", err, ls.stdout)
+	}
 	if len(held) != 2 || held[0]["version"] != "1.1.0" || held[1]["version"] != "1.0.0" {
 		t.Errorf("the OCI mirror holds %v, want acme/net/aws 1.1.0 and 1.0.0\n%s", held, ls.stderr)
 	}

@@ -149,7 +149,9 @@ provider "%[2]s/acme/p5" {
 	for _, dst := range []string{mirror, oci} {
 		ls := run(t, nil, append([]string{"ls", dst, "--ca-cert", caPath, "--json"}, named...)...)
 		var rows []struct{ Provider, Version, Platform string }
-		json.Unmarshal([]byte(ls.stdout), &rows)
+		if err := json.Unmarshal([]byte(ls.stdout), &rows); err != nil {
+			t.Fatalf("decoding ls.stdout: %v\n%s", err, ls.stdout)
+		}
 		held := map[string]map[string]int{}
 		for _, row := range rows {
 			typ := row.Provider[strings.LastIndex(row.Provider, "/")+1:]
@@ -257,7 +259,9 @@ func pkgSet(t *testing.T, place string, extra ...string) []string {
 		t.Fatalf("ls %s: exit %d\n%s", place, ls.code, ls.stderr)
 	}
 	var rows []struct{ Provider, Version, Platform string }
-	json.Unmarshal([]byte(ls.stdout), &rows)
+	if err := json.Unmarshal([]byte(ls.stdout), &rows); err != nil {
+		t.Fatalf("decoding ls.stdout: %v\n%s", err, ls.stdout)
+	}
 	var out []string
 	for _, r := range rows {
 		out = append(out, r.Provider[strings.LastIndex(r.Provider, "/")+1:]+" "+r.Version+" "+r.Platform)

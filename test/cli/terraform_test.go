@@ -83,7 +83,9 @@ func TestTerraformProvidersMirrorIsReadExactly(t *testing.T) {
 		Provider, Version, Platform string
 		Hashes                      []string
 	}
-	json.Unmarshal([]byte(r.stdout), &rows)
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("decoding r.stdout: %v\n%s", err, r.stdout)
+	}
 	if len(rows) != 4 {
 		t.Fatalf("ls listed %d packages, want 4:\n%s", len(rows), r.stdout)
 	}
@@ -103,14 +105,18 @@ func TestTerraformProvidersMirrorIsReadExactly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		json.Unmarshal(b, &doc)
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("decoding b: %v", err)
+		}
 		want := doc.Archives[row.Platform]
 		if fmt.Sprint(row.Hashes) != fmt.Sprint(sortedCopy(want.Hashes)) {
 			t.Errorf("%s %s: ls hashes %v, terraform wrote %v", row.Version, row.Platform, row.Hashes, want.Hashes)
 		}
 		h := run(t, nil, "hash", filepath.Join(pdir, want.URL), "--json")
 		var hs []struct{ H1, ZH string }
-		json.Unmarshal([]byte(h.stdout), &hs)
+		if err := json.Unmarshal([]byte(h.stdout), &hs); err != nil {
+			t.Fatalf("decoding h.stdout: %v\n%s", err, h.stdout)
+		}
 		var twH1 string
 		for _, x := range want.Hashes {
 			if strings.HasPrefix(x, "h1:") {
@@ -156,7 +162,9 @@ func TestTerraformInitFromSyncedMirror(t *testing.T) {
 	lock, _ := os.ReadFile(filepath.Join(cfg, ".terraform.lock.hcl"))
 	ls := run(t, env, "ls", mirror, "--json", "--platform", "linux_amd64")
 	var rows []struct{ Hashes []string }
-	json.Unmarshal([]byte(ls.stdout), &rows)
+	if err := json.Unmarshal([]byte(ls.stdout), &rows); err != nil {
+		t.Fatalf("decoding ls.stdout: %v\n%s", err, ls.stdout)
+	}
 	if len(rows) != 1 {
 		t.Fatalf("ls: %s", ls.stdout)
 	}
