@@ -62,12 +62,6 @@ func (e *NoPlatformsError) Error() string {
 // platforms the rest of the file is about; with none anywhere it is a
 // *NoPlatformsError.
 func aboutTargets(ctx context.Context, r backends.Reader, f *lockfile.File, targets []lockTarget, named []backends.Platform) error {
-	if len(named) > 0 {
-		for i := range targets {
-			targets[i].platforms = named
-		}
-		return nil
-	}
 	var readErr error
 	tieEntry := func(l *lockfile.Provider) LockTies {
 		if len(l.Hashes) == 0 {
@@ -88,13 +82,25 @@ func aboutTargets(ctx context.Context, r backends.Reader, f *lockfile.File, targ
 		}
 	}
 	for i, t := range targets {
-		if l, ok := f.Provider(t.provider); ok {
-			ties := tieEntry(l)
+		l, ok := f.Provider(t.provider)
+		if !ok {
+			continue
+		}
+		ties := tieEntry(l)
+		if t.old == nil {
+			// The h1: hashes that stay: a platform one is tied to, or
+			// may be (unplaced), needs no warning that it lacks one.
+			targets[i].h1Tied, targets[i].h1Unplaced = ties.H1, len(ties.Unplaced)
+		}
+		if len(named) == 0 {
 			targets[i].platforms, targets[i].assumed, targets[i].unplaced = ties.Platforms, ties.Assumed, len(ties.Unplaced)
 			addUnion(ties.Platforms)
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil || len(named) > 0 {
+		for i := range targets {
+			targets[i].platforms = named
+		}
 		return err
 	}
 	var none []backends.Provider

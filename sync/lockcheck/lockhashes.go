@@ -47,7 +47,7 @@ func hashTarget(ctx context.Context, r backends.Reader, f *lockfile.File, t lock
 			}
 			hs = hashed[i].hashes
 		}
-		if !slices.ContainsFunc(hs, func(h hashing.Hash) bool { return h.Scheme() == hashing.SchemeH1 }) {
+		if !slices.ContainsFunc(hs, func(h hashing.Hash) bool { return h.Scheme() == hashing.SchemeH1 }) && !slices.Contains(t.h1Tied, plat) && t.h1Unplaced == 0 {
 			u.NoH1 = append(u.NoH1, plat)
 		}
 		for _, h := range hs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tfmirror/tfmirror/backends"
@@ -183,6 +184,8 @@ type LockTies struct {
 	// zh: that a signed SHA256SUMS lists: the lock may not be about them
 	// (a registry lock carries every platform's), so they are assumed.
 	Assumed []backends.Platform
+	// H1 are the platforms of Platforms a locked h1: is tied to.
+	H1 []backends.Platform
 	// Malformed are the locked h1: and zh: hashes that are not of their
 	// scheme's form: no package's, never a gap.
 	Malformed []hashing.Hash
@@ -221,6 +224,9 @@ func (t *TieIndex) Tie(l sync.Locked) LockTies {
 				seen[tie.Platform] = true
 				signedOnly[tie.Platform] = true
 				out.Platforms = append(out.Platforms, tie.Platform)
+			}
+			if h.Scheme() == hashing.SchemeH1 && !slices.Contains(out.H1, tie.Platform) {
+				out.H1 = append(out.H1, tie.Platform)
 			}
 			// Assumed while every locked hash of the platform is a zh:
 			// the signed SHA256SUMS lists, however else it is tied.

@@ -167,6 +167,10 @@ type lockTarget struct {
 	platforms, assumed []backends.Platform
 	fromFile           bool
 	unplaced           int
+	// h1Tied are the platforms a kept locked h1: is tied to; h1Unplaced
+	// counts the kept h1: tied to none (each may be any platform's).
+	h1Tied     []backends.Platform
+	h1Unplaced int
 }
 
 // lockTargets picks the provider versions to hash.

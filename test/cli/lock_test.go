@@ -418,6 +418,16 @@ provider "example.com/acme/alpha" {
 	if r.code != 0 || !strings.Contains(r.stdout, "+ "+string(sums.ZH)) {
 		t.Fatalf("lock: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// The lock already held linux_amd64's h1:: no warning that OCI states
+	// only the zh:. A new lock from OCI gets none, and is warned.
+	if strings.Contains(r.stderr, "no h1:") {
+		t.Errorf("lock warned of a missing h1: the lock holds:\n%s", r.stderr)
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh.hcl")
+	r = run(t, nil, "lock", dst, "--plain-http", "--lock", fresh, "-p", "example.com/acme/alpha", "--platform", "linux_amd64", "--json")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: example.com/acme/alpha 1.2.0: no h1: recorded for linux_amd64") || !strings.Contains(r.stdout, `"no_h1":["linux_amd64"]`) {
+		t.Errorf("lock of a new file from OCI: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if r := run(t, nil, "check", dst, "--plain-http", "--lock", lockPath); r.code != 0 {
 		t.Errorf("check after lock: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
