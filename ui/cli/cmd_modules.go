@@ -328,9 +328,14 @@ and configurations are pointed at the mirror with tfmirror modules rewrite.
 	return cmd
 }
 
+// modulesRewriteFlags are modules rewrite's options, bound to its flags.
+type modulesRewriteFlags struct {
+	tmpl, defaultHost string
+	write, byTag      bool
+}
+
 func newModulesRewriteCmd(env *Env) *cobra.Command {
-	var tmpl, defaultHost string
-	var write, byTag bool
+	var o modulesRewriteFlags
 	cmd := &cobra.Command{
 		Use:   "rewrite DIR --oci TEMPLATE [--write] [--tag]",
 		Short: "Point a configuration's registry modules at their mirrored oci:// packages",
@@ -357,32 +362,39 @@ use ${hostname}.
   tfmirror modules rewrite . --oci oci://registry.corp/m/'${hostname}/${namespace}/${name}/${system}' --default-host registry.terraform.io --tag`,
 		Args: exactArgs(1, "DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if tmpl == "" {
-				return usageErr("modules rewrite needs --oci TEMPLATE, e.g. %s", modules.ExampleTemplate)
-			}
-			if !strings.HasPrefix(tmpl, "oci://") {
-				tmpl = "oci://" + tmpl
-			}
-			store, err := modplace.OpenOCI(tmpl, env.placeOptions())
-			if err != nil {
-				return usageErr("--oci: %v", err)
-			}
-			if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
-				return usageErr("%s: not a directory", args[0])
-			}
-			files, problems, err := rewrite.Rewrite(cmd.Context(), args[0], rewrite.Options{Resolver: store, DefaultHost: defaultHost, ByTag: byTag})
-			if err != nil {
-				return err
-			}
-			return reportRewrite(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), files, problems, write)
+			return runModulesRewrite(cmd.Context(), env, &o, args, streamsOf(cmd))
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&tmpl, "oci", "", "the OCI mirror's `TEMPLATE`, as given to sync: oci://REGISTRY/PATH with ${hostname}, ${namespace}, ${name}, ${system}")
-	f.BoolVar(&write, "write", false, "change the files (default: only print the diff)")
-	f.BoolVar(&byTag, "tag", false, "pin by tag (?tag=VERSION) instead of by digest")
-	f.StringVar(&defaultHost, "default-host", modules.DefaultHost, "the registry host NAMESPACE/NAME/SYSTEM sources mean")
+	f.StringVar(&o.tmpl, "oci", "", "the OCI mirror's `TEMPLATE`, as given to sync: oci://REGISTRY/PATH with ${hostname}, ${namespace}, ${name}, ${system}")
+	f.BoolVar(&o.write, "write", false, "change the files (default: only print the diff)")
+	f.BoolVar(&o.byTag, "tag", false, "pin by tag (?tag=VERSION) instead of by digest")
+	f.StringVar(&o.defaultHost, "default-host", modules.DefaultHost, "the registry host NAMESPACE/NAME/SYSTEM sources mean")
 	return cmd
+}
+
+// runModulesRewrite points the registry module blocks of the configuration
+// in args[0] at their mirrored oci:// packages.
+func runModulesRewrite(ctx context.Context, env *Env, o *modulesRewriteFlags, args []string, st streams) error {
+	tmpl := o.tmpl
+	if tmpl == "" {
+		return usageErr("modules rewrite needs --oci TEMPLATE, e.g. %s", modules.ExampleTemplate)
+	}
+	if !strings.HasPrefix(tmpl, "oci://") {
+		tmpl = "oci://" + tmpl
+	}
+	store, err := modplace.OpenOCI(tmpl, env.placeOptions())
+	if err != nil {
+		return usageErr("--oci: %v", err)
+	}
+	if fi, err := os.Stat(args[0]); err != nil || !fi.IsDir() {
+		return usageErr("%s: not a directory", args[0])
+	}
+	files, problems, err := rewrite.Rewrite(ctx, args[0], rewrite.Options{Resolver: store, DefaultHost: o.defaultHost, ByTag: o.byTag})
+	if err != nil {
+		return err
+	}
+	return reportRewrite(ctx, st.stdout, st.stderr, files, problems, o.write)
 }
 
 func reportRewrite(ctx context.Context, out, errw io.Writer, files []rewrite.File, problems []rewrite.Problem, write bool) error {

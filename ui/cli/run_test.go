@@ -417,3 +417,22 @@ func TestRunOutdated(t *testing.T) {
 		t.Fatalf("rows %+v, want 2.0.0 missing", rows)
 	}
 }
+
+// modules rewrite without --oci, or of no directory, is a usage error.
+func TestRunModulesRewriteUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		o    modulesRewriteFlags
+		arg  string
+		says string
+	}{
+		{o: modulesRewriteFlags{}, arg: dir, says: "needs --oci"},
+		{o: modulesRewriteFlags{tmpl: "registry.corp/m/${namespace}/${name}-${system}"}, arg: filepath.Join(dir, "none"), says: "not a directory"},
+	} {
+		r := newTestRun()
+		err := runModulesRewrite(context.Background(), r.env, &tc.o, []string{tc.arg}, r.streams())
+		if exitOf(err) != exitUsage || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("rewrite %+v %s: exit %d (%v), want 2 saying %q", tc.o, tc.arg, exitOf(err), err, tc.says)
+		}
+	}
+}
