@@ -99,7 +99,7 @@ func (a *Auth) Handler(next http.Handler) http.Handler {
 			return
 		}
 		r = r.WithContext(backends.WithClient(r.Context(), t.Name))
-		if versionDoc(r.URL.Path) || downloadDoc(r.URL.Path) {
+		if versionDoc(r.URL.Path) || downloadDoc(r.URL.Path) || moduleDownload(r.URL.Path) {
 			a.serveSigned(next, w, r, t.Name)
 			return
 		}

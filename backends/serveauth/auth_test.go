@@ -190,3 +190,46 @@ func TestDownloadDocumentURLsAreSigned(t *testing.T) {
 		t.Errorf("a signature on a path that is no archive or SHA256SUMS: %d", rec.Code)
 	}
 }
+
+// modules.v1's download answered to a token names the package this
+// server serves at a URL signed for the token, its //subdir kept; an
+// oci:// location or another host's URL is left as it is.
+func TestModulePackageURLIsSigned(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens.hcl")
+	writeTokens(t, file, "token \"ci\" {\n  sha256 = \""+serveauth.HashToken("s3cret")+"\"\n  modules = [\"example.com/acme/*/*\"]\n}\n")
+	a := &serveauth.Auth{Path: file}
+	if _, err := a.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	get := ""
+	h := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Client", backends.ClientOf(r.Context()))
+		if strings.HasSuffix(r.URL.Path, "/download") {
+			w.Header().Set("X-Terraform-Get", get)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		io.WriteString(w, "zip")
+	}))
+	dl := "/v1/modules/example.com/acme/net/aws/1.0.0/download"
+	pkg := "/v1/modules/example.com/acme/net/aws/1.0.0/package.zip"
+	get = "https://example.com" + pkg + "//modules/sub" // httptest's requests are for example.com
+	rec := do(h, dl, "s3cret")
+	signed := rec.Header().Get("X-Terraform-Get")
+	u, err := url.Parse(signed)
+	if rec.Code != 204 || err != nil || u.Path != pkg+"//modules/sub" || u.Query().Get("tfmirror-sig") == "" {
+		t.Fatalf("download: %d, X-Terraform-Get %q", rec.Code, signed)
+	}
+	if rec := do(h, pkg+"?"+u.RawQuery, ""); rec.Code != 200 || rec.Header().Get("X-Client") != "ci" {
+		t.Errorf("the signed package URL without a token: %d client %q", rec.Code, rec.Header().Get("X-Client"))
+	}
+	if rec := do(h, strings.Replace(pkg, "net", "vpc", 1)+"?"+u.RawQuery, ""); rec.Code != 401 {
+		t.Errorf("the signature read another module's package: %d", rec.Code)
+	}
+	for _, other := range []string{"oci://reg.example.com/mods/net?digest=sha256:00", "https://elsewhere.example.com" + pkg} {
+		get = other
+		if got := do(h, dl, "s3cret").Header().Get("X-Terraform-Get"); got != other {
+			t.Errorf("X-Terraform-Get %q became %q", other, got)
+		}
+	}
+}

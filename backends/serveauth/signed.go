@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tfmirror/tfmirror/backends/modules"
 )
 
 // Neither client sends its token when it downloads an archive (only for
@@ -71,6 +73,29 @@ func downloadDoc(p string) bool {
 	return ok && len(parts) == 7 && parts[4] == "download"
 }
 
+// moduleDownload reports whether p is a modules.v1 download request
+// (/v1/modules/HOST/NS/NAME/SYSTEM/VERSION/download), whose answer names
+// the package in X-Terraform-Get.
+func moduleDownload(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/v1/modules/")
+	parts := strings.Split(rest, "/")
+	return ok && len(parts) == 6 && parts[5] == "download"
+}
+
+// signPackage signs X-Terraform-Get where it names a package zip this
+// server serves (https://HOST/...zip, HOST the request's, a //subdir
+// kept after it): neither client sends its token for the package.
+func (a *Auth) signPackage(h http.Header, r *http.Request, client string, exp int64) {
+	get := h.Get("X-Terraform-Get")
+	pkg, sub := modules.SplitSubdir(get)
+	u, err := url.Parse(pkg)
+	if get == "" || err != nil || u.Host != r.Host || u.RawQuery != "" || !strings.HasSuffix(u.Path, ".zip") {
+		return
+	}
+	q := url.Values{paramExp: {strconv.FormatInt(exp, 10)}, paramClient: {client}, paramSig: {a.sign(u.Path, client, exp)}}
+	h.Set("X-Terraform-Get", modules.JoinSubdir(pkg+"?"+q.Encode(), sub))
+}
+
 // versionDoc reports whether path is a network mirror's version document
 // (/HOST/NS/TYPE/VERSION.json).
 func versionDoc(p string) bool {
@@ -113,13 +138,17 @@ func (a *Auth) signURL(r *http.Request, u any, client string, exp int64) any {
 }
 
 // serveSigned answers a network mirror's version document with its
-// relative archive URLs signed for client, and a providers.v1 download
-// document with its archive, SHA256SUMS and signature URLs signed.
+// relative archive URLs signed for client, a providers.v1 download
+// document with its archive, SHA256SUMS and signature URLs signed, and a
+// modules.v1 download with the package it names signed.
 func (a *Auth) serveSigned(next http.Handler, w http.ResponseWriter, r *http.Request, client string) {
 	s := &signing{ResponseWriter: w}
 	next.ServeHTTP(s, r)
 	body := s.body.Bytes()
 	exp := time.Now().Add(SignedFor).Unix()
+	if moduleDownload(r.URL.Path) {
+		a.signPackage(w.Header(), r, client, exp)
+	}
 	var doc map[string]any
 	if s.status == http.StatusOK && json.Unmarshal(body, &doc) == nil {
 		if archives, ok := doc["archives"].(map[string]any); ok {

@@ -160,8 +160,8 @@ Who may use it: --auth FILE names bearer tokens by their SHA-256, each with a
 name and the providers and modules it may read (401 without a known token, 403
 for what its patterns leave out; reloaded on SIGHUP); the clients send theirs
 from a credentials "HOST" block or TF_TOKEN_HOST. Neither client sends it for
-archive downloads (nor for providers.v1's SHA256SUMS), so the documents answered
-to a token name those at URLs signed for it (valid an hour). --client-ca FILE admits clients whose certificate that CA
+archive downloads (nor for providers.v1's SHA256SUMS, nor module packages), so
+the answers to a token name those at URLs signed for it (valid an hour). --client-ca FILE admits clients whose certificate that CA
 signed (with --auth, either suffices). The access log and /metrics name the
 token, never the token itself. Without either, serve on an address beyond
 loopback warns that anyone who reaches it may use it.
