@@ -150,8 +150,14 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 			ps[i].compared = k < 4
 		}
 	}
-	l := list.New(sh.styles, list.Options[backends.Provider]{Name: "Providers", Keys: list.DefaultKeyMap("open matrix"),
-		Short: backends.Provider.ShortString, Full: backends.Provider.String, NoMatch: " no provider matches"})
+	lo := list.Options[backends.Provider]{Name: "Providers", Keys: list.DefaultKeyMap("open matrix"),
+		Short: backends.Provider.ShortString, Full: backends.Provider.String, NoMatch: " no provider matches"}
+	if v.wanted != nil {
+		// A spec's UI opens on the first provider the spec wants, not on
+		// one it merely finds in a place.
+		lo.Start = func(p backends.Provider) bool { _, ok := v.wanted[p]; return ok }
+	}
+	l := list.New(sh.styles, lo)
 	g := grid.New(sh.styles, grid.Options{Keys: grid.CellKeys(), Legend: matrixLegend})
 	v.base = newBase[backends.Provider, provHolding](sh, viewProviders, "mirror", "provider", ps, l, g)
 	v.base.load = v.loadProvider

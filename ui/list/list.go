@@ -70,6 +70,9 @@ type Options[K comparable] struct {
 	// NoMatch is said when the filter hides every item; Empty when there
 	// are none.
 	NoMatch, Empty string
+	// Start, if set, picks where the cursor rests until the user moves
+	// it: the first shown item it accepts, else the first row.
+	Start func(K) bool
 }
 
 // Model is a list of named items, filtered as the user types.
@@ -114,7 +117,8 @@ func (m *Model[K]) SetSize(w, h int) {
 
 // SetItems replaces the list, keeping the notes already known, and the
 // cursor on the same item once the user has moved it or opened its item
-// (Hold); until then on the first row, whatever arrived above it.
+// (Hold); until then on the first row (or the first item Options.Start
+// accepts), whatever arrived above it.
 func (m *Model[K]) SetItems(keys []K) {
 	at, ok := m.Selected()
 	notes := map[K]string{}
@@ -147,6 +151,7 @@ func (m *Model[K]) SetItems(keys []K) {
 	switch {
 	case !m.held:
 		m.cur = Cursor{}
+		m.rest()
 	case ok:
 		m.moveTo(at)
 	}
@@ -244,6 +249,20 @@ func (m *Model[K]) refilter() {
 	for i, it := range m.items {
 		if f == "" || strings.Contains(it.search, f) {
 			m.shown = append(m.shown, i)
+		}
+	}
+}
+
+// rest puts the cursor, not yet held, on the first shown item
+// Options.Start accepts.
+func (m *Model[K]) rest() {
+	if m.opts.Start == nil {
+		return
+	}
+	for i, j := range m.shown {
+		if m.opts.Start(m.items[j].Key) {
+			m.cur.Pos = i
+			return
 		}
 	}
 }

@@ -218,3 +218,28 @@ func TestLongLabelsCutApart(t *testing.T) {
 		}
 	}
 }
+
+// Until the user moves it, the cursor rests on the first item Start
+// accepts as items arrive (a spec's first wanted provider), wherever other
+// items land above it; once moved, it stays on the user's item.
+func TestStartRestsTheCursorUntilMoved(t *testing.T) {
+	s := theme.New()
+	want := provs(t, "h.io/a/dns")[0]
+	m := New(&s, Options[backends.Provider]{Name: "Providers", Keys: DefaultKeyMap("open matrix"),
+		Short: backends.Provider.ShortString, Full: backends.Provider.String,
+		Start: func(p backends.Provider) bool { return p == want }})
+	m.SetSize(40, 10)
+	m.SetItems(provs(t, "h.io/a/queue"))
+	if p, _ := m.Selected(); p.Type != "queue" {
+		t.Errorf("nothing wanted listed yet: cursor on %s, want the first row", p)
+	}
+	m.SetItems(provs(t, "h.io/a/cloud", "h.io/a/dns", "h.io/a/queue"))
+	if p, _ := m.Selected(); p != want {
+		t.Errorf("cursor on %s, want %s", p, want)
+	}
+	m = press(m, "down")
+	m.SetItems(provs(t, "h.io/a/aaa", "h.io/a/cloud", "h.io/a/dns", "h.io/a/queue"))
+	if p, _ := m.Selected(); p.Type != "queue" {
+		t.Errorf("after the user moved: cursor on %s, want queue", p)
+	}
+}
