@@ -136,9 +136,13 @@ func TestWriteIsReproducible(t *testing.T) {
 		}
 		names = append(names, hdr.Name)
 		p := filepath.Join(extracted, filepath.FromSlash(hdr.Name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		data, _ := io.ReadAll(tr)
-		os.WriteFile(p, data, 0o644)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if names[0] != bundle.ManifestName || names[len(names)-1] != bundle.TrailerName || !sort.StringsAreSorted(names[1:len(names)-1]) {
 		t.Errorf("entries: %v", names)
@@ -350,7 +354,9 @@ func signedStaging(t *testing.T, signWith func(doc []byte) []byte) (*fs.Mirror, 
 		t.Fatal(err)
 	}
 	side := filepath.Join(dir, "example.com/acme/alpha", provenance.DirName, provenance.FileName("1.0.0"))
-	os.MkdirAll(filepath.Dir(side), 0o755)
+	if err := os.MkdirAll(filepath.Dir(side), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(side, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
