@@ -129,7 +129,9 @@ func TestIndexDocumentsFormat(t *testing.T) {
 	// replaced file's old hashes do not.
 	extra := strings.Replace(string(got), "\"url\": \"terraform-provider-alpha_1.0.0_linux_amd64.zip\"", "\"url\": \"terraform-provider-alpha_1.0.0_linux_amd64.zip\"", 1)
 	extra = strings.Replace(extra, "\""+string(sa.H1)+"\",", "\"foo:bar\",\n        \""+string(sa.H1)+"\",", 1)
-	os.WriteFile(filepath.Join(pdir, "1.0.0.json"), []byte(extra), 0o644)
+	if err := os.WriteFile(filepath.Join(pdir, "1.0.0.json"), []byte(extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m2, _ := fs.Open(dir, dir, fs.Options{})
 	if err := m2.Flush(context.Background(), a.Provider); err != nil {
 		t.Fatal(err)
@@ -158,7 +160,9 @@ func TestFlushKeepsWhatWasVerified(t *testing.T) {
 	docPath := filepath.Join(pdir, "1.0.0.json")
 	before, _ := os.ReadFile(docPath)
 
-	os.WriteFile(filepath.Join(pdir, a.Filename()), backendtest.ProviderZip(t, a, "changed"), 0o644)
+	if err := os.WriteFile(filepath.Join(pdir, a.Filename()), backendtest.ProviderZip(t, a, "changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := mustOpen(t, dir).Flush(ctx, a.Provider); err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +227,22 @@ func TestJunkTolerated(t *testing.T) {
 	}
 	for p, body := range junk {
 		full := filepath.Join(dir, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		os.WriteFile(full, []byte(body), 0o644)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	os.WriteFile(filepath.Join(pdir, "index.json"), []byte(`{"versions":{"1.0.0":{}}}`), 0o644)
-	os.WriteFile(filepath.Join(pdir, "1.0.0.json"), []byte("{not json"), 0o644)
-	os.Symlink(pdir, filepath.Join(dir, "example.com", "link-ns"))
+	if err := os.WriteFile(filepath.Join(pdir, "index.json"), []byte(`{"versions":{"1.0.0":{}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "1.0.0.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(pdir, filepath.Join(dir, "example.com", "link-ns")); err != nil {
+		t.Fatal(err)
+	}
 
 	m, err := fs.Open(dir, dir, fs.Options{})
 	if err != nil {
@@ -284,8 +298,12 @@ func TestMixedLayouts(t *testing.T) {
 	// An unpacked package of another version and one of the same package.
 	for _, p := range []string{"2.0.0/darwin_arm64", "1.0.0/linux_amd64"} {
 		d := filepath.Join(dir, "example.com/acme/alpha", p)
-		os.MkdirAll(d, 0o755)
-		os.WriteFile(filepath.Join(d, "terraform-provider-alpha"), []byte("#!/bin/sh\n"), 0o755)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "terraform-provider-alpha"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m, _ := fs.Open(dir, dir, fs.Options{})
 	p, _ := backends.ParseProvider("example.com/acme/alpha")
@@ -303,7 +321,9 @@ func TestMixedLayouts(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(file, nil, 0o644)
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ path, want string }{
 		{filepath.Join(t.TempDir(), "nope"), "no such directory"},
 		{file, "not a directory"},
@@ -362,9 +382,13 @@ func TestAudit(t *testing.T) {
 func TestStaleStagingSwept(t *testing.T) {
 	dir := t.TempDir()
 	pdir := filepath.Join(dir, "example.com/acme/alpha")
-	os.MkdirAll(pdir, 0o755)
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	stale := filepath.Join(pdir, ".terraform-provider-alpha_1.0.0_linux_amd64.zip.tfmirror-tmp-123")
-	os.WriteFile(stale, []byte("partial"), 0o644)
+	if err := os.WriteFile(stale, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	live, _ := fs.Open(dir, dir, fs.Options{})
 	fs.NameStagingFiles(live) // an unnamed one (Linux) cannot be swept
 	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "darwin_arm64")
@@ -413,7 +437,9 @@ func TestUnspecifiedVersionWarned(t *testing.T) {
 	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(pkgDir, "unspecified-provider"), []byte("#!/bin/sh\n"), 0o755)
+	if err := os.WriteFile(filepath.Join(pkgDir, "unspecified-provider"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	backendtest.WritePacked(t, dir, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64"}))
 	m, err := fs.Open(dir, dir, fs.Options{})
 	if err != nil {

@@ -20,10 +20,18 @@ func FuzzIndexDocuments(f *testing.F) {
 	f.Fuzz(func(t *testing.T, index, version []byte) {
 		dir := t.TempDir()
 		pdir := filepath.Join(dir, "example.com/acme/alpha")
-		os.MkdirAll(pdir, 0o755)
-		os.WriteFile(filepath.Join(pdir, "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK not really"), 0o644)
-		os.WriteFile(filepath.Join(pdir, "index.json"), index, 0o644)
-		os.WriteFile(filepath.Join(pdir, "1.0.0.json"), version, 0o644)
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pdir, "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK not really"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pdir, "index.json"), index, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pdir, "1.0.0.json"), version, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		m, err := fs.Open(dir, dir, fs.Options{})
 		if err != nil {
 			t.Fatal(err)

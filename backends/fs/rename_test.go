@@ -19,8 +19,12 @@ func TestRenameNoReplace(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			src, dst := filepath.Join(dir, ".staged"), filepath.Join(dir, "target")
-			os.WriteFile(src, []byte("incoming"), 0o644)
-			os.WriteFile(dst, []byte("landed"), 0o644)
+			if err := os.WriteFile(src, []byte("incoming"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, []byte("landed"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			if err := rename(src, dst); !errors.Is(err, fs.ErrExist) {
 				t.Fatalf("onto an existing file: %v, want ErrExist", err)
 			}
@@ -42,8 +46,12 @@ func TestRenameNoReplace(t *testing.T) {
 			}
 
 			srcDir, dstDir := filepath.Join(dir, ".staged-dir"), filepath.Join(dir, "linux_amd64")
-			os.MkdirAll(filepath.Join(srcDir, "a"), 0o755)
-			os.MkdirAll(dstDir, 0o755) // empty: a plain rename would replace it
+			if err := os.MkdirAll(filepath.Join(srcDir, "a"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(dstDir, 0o755); err != nil {
+				t.Fatal(err)
+			} // empty: a plain rename would replace it
 			if err := rename(srcDir, dstDir); !errors.Is(err, fs.ErrExist) {
 				t.Fatalf("onto an existing directory: %v, want ErrExist", err)
 			}
