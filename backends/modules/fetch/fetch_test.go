@@ -451,7 +451,9 @@ func TestBuildGit(t *testing.T) {
 	if _, err := build(t, b, modules.Location{Source: "git::file://" + repo + "?ref=v1.1.0"}); err == nil {
 		t.Error("after Close, a build did not clone again")
 	}
-	os.Rename(moved, repo)
+	if err := os.Rename(moved, repo); err != nil {
+		t.Fatal(err)
+	}
 
 	_, err = build(t, b, modules.Location{Source: "git::file://" + repo + "?ref=v9.9.9"})
 	if err == nil || !strings.Contains(err.Error(), `ref "v9.9.9"`) {
@@ -490,8 +492,12 @@ func TestPack(t *testing.T) {
 	write("a-b.tf", "ab", 0o700)
 	write(".git/config", "secret", 0o644)
 	write("sub/.git", "gitdir: elsewhere", 0o644)
-	os.Symlink("a", filepath.Join(dir, "alias"))
-	os.Symlink(".", filepath.Join(dir, "a", "loop"))
+	if err := os.Symlink("a", filepath.Join(dir, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(dir, "a", "loop")); err != nil {
+		t.Fatal(err)
+	}
 
 	var out bytes.Buffer
 	_, err := fetch.Pack(context.Background(), dir, &out, fetch.Limits{})
@@ -540,12 +546,16 @@ func TestPack(t *testing.T) {
 		t.Errorf("byte limit: %v", err)
 	}
 	// Broken and escaping symlinks.
-	os.Symlink("nowhere", filepath.Join(dir, "broken"))
+	if err := os.Symlink("nowhere", filepath.Join(dir, "broken")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := fetch.Pack(context.Background(), dir, io.Discard, fetch.Limits{}); err == nil || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("broken symlink: %v", err)
 	}
 	os.Remove(filepath.Join(dir, "broken"))
-	os.Symlink(t.TempDir(), filepath.Join(dir, "out"))
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := fetch.Pack(context.Background(), dir, io.Discard, fetch.Limits{}); !errors.Is(err, fetch.ErrUnsafePath) {
 		t.Errorf("escaping symlink: %v", err)
 	}
@@ -564,8 +574,12 @@ func BenchmarkPack(b *testing.B) {
 	body := bytes.Repeat([]byte("resource \"null_resource\" \"x\" {}\n"), 10<<10/34)
 	for i := range 1000 {
 		p := filepath.Join(dir, "modules", strconv.Itoa(i%20), strconv.Itoa(i)+".tf")
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, body, 0o644)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, body, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.SetBytes(int64(1000 * len(body)))
 	b.ResetTimer()
@@ -584,9 +598,13 @@ func BenchmarkPack(b *testing.B) {
 func TestIndirectionNeverLeadsToLocalFiles(t *testing.T) {
 	s := modulestest.New(t)
 	local := t.TempDir()
-	os.WriteFile(filepath.Join(local, "secret.tf"), []byte("secret"), 0o644)
+	if err := os.WriteFile(filepath.Join(local, "secret.tf"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	archive := filepath.Join(t.TempDir(), "local.zip")
-	os.WriteFile(archive, modulestest.Zip(t, []modulestest.Entry{{Name: "secret.tf", Body: "secret"}}), 0o644)
+	if err := os.WriteFile(archive, modulestest.Zip(t, []modulestest.Entry{{Name: "secret.tf", Body: "secret"}}), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	repo := modulestest.GitRepo(t, []string{"v1"}, [][]modulestest.Entry{{{Name: "secret.tf", Body: "secret"}}})
 	b := fetch.New(fetch.Options{HTTP: httpclient.Client{HTTP: s.Client()}, TempDir: t.TempDir()})
 	for i, next := range []string{
