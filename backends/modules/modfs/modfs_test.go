@@ -53,7 +53,9 @@ func TestPutAndList(t *testing.T) {
 	}
 	// Again: nothing is written.
 	old := time.Now().Add(-time.Hour)
-	os.Chtimes(zipPath, old, old)
+	if err := os.Chtimes(zipPath, old, old); err != nil {
+		t.Fatal(err)
+	}
 	again, err := s.Put(ctx, buildPkg(t, "1.0.0", files, "modules/vpc"), false, nil)
 	if err != nil || !again.Present || again.Bytes != 0 || again.Address != st.Address {
 		t.Fatalf("again: %+v %v", again, err)
@@ -82,7 +84,9 @@ func TestPutAndList(t *testing.T) {
 	if _, err := s.Put(ctx, buildPkg(t, "1.1.0", files, ""), false, nil); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(filepath.Dir(zipPath), "notes.txt"), []byte("x"), 0o644)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(zipPath), "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ls, err := s.ListModule(ctx, mod, backends.VersionConstraint{})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +104,9 @@ func TestPutAndList(t *testing.T) {
 
 func TestOpenRefusesFile(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(f, nil, 0o644)
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := modfs.Open(f, f, hashing.Options{}); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("got %v", err)
 	}
