@@ -31,9 +31,15 @@ func mirror(t *testing.T, reg *ocitest.Registry, module string, subdir string, v
 	addrs := map[string]string{}
 	for _, ver := range versions {
 		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "modules", "vpc"), 0o755)
-		os.WriteFile(filepath.Join(dir, "main.tf"), []byte("# "+ver), 0o644)
-		os.WriteFile(filepath.Join(dir, "modules", "vpc", "main.tf"), []byte("# vpc "+ver), 0o644)
+		if err := os.MkdirAll(filepath.Join(dir, "modules", "vpc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("# "+ver), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "modules", "vpc", "main.tf"), []byte("# vpc "+ver), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		v, _ := modules.ParseVersion(ver)
 		pkg, err := fetch.New(fetch.Options{TempDir: t.TempDir()}).Build(context.Background(), m, v, modules.Location{Source: "file://" + dir, Subdir: subdir}, nil)
 		if err != nil {
@@ -99,9 +105,15 @@ func TestRewrite(t *testing.T) {
 	store, addrs := mirror(t, reg, "registry.opentofu.org/acme/vpc/aws", "", "1.0.0", "1.2.0", "2.0.0", "3.0.0-beta")
 	dir := t.TempDir()
 	tf := filepath.Join(dir, "main.tf")
-	os.WriteFile(tf, []byte(config), 0o640)
-	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(`module "x" { source = "acme/vpc/aws" }`), 0o644)
-	os.WriteFile(filepath.Join(dir, "broken.tf"), []byte(`module "x" {`), 0o644)
+	if err := os.WriteFile(tf, []byte(config), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(`module "x" { source = "acme/vpc/aws" }`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "broken.tf"), []byte(`module "x" {`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	files, problems, err := rewrite.Rewrite(context.Background(), dir, rewrite.Options{Resolver: store})
 	if err != nil {
@@ -188,7 +200,9 @@ func TestRewriteByTagAndPackageSubdir(t *testing.T) {
 	// repository and the module lives in modules/vpc.
 	store, _ := mirror(t, reg, "registry.opentofu.org/acme/vpc/aws", "modules/vpc", "1.0.0")
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "main.tofu"), []byte("module \"a\" {\n  source = \"acme/vpc/aws//nested\"\n  version = \"1.0.0\"\n}\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "main.tofu"), []byte("module \"a\" {\n  source = \"acme/vpc/aws//nested\"\n  version = \"1.0.0\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	files, problems, err := rewrite.Rewrite(context.Background(), dir, rewrite.Options{Resolver: store, ByTag: true})
 	if err != nil || len(problems) != 0 {
 		t.Fatal(err, problems)
@@ -211,7 +225,9 @@ func TestRewriteDefaultHost(t *testing.T) {
 	}
 	_ = store
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "main.tf"), []byte("module \"a\" {\n  source = \"acme/vpc/aws\"\n  version = \"1.0.0\"\n}\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("module \"a\" {\n  source = \"acme/vpc/aws\"\n  version = \"1.0.0\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// The host only matters to templates that use ${hostname}: this one
 	// does, and nothing was mirrored under registry.opentofu.org.
 	failed, problems, _ := rewrite.Rewrite(context.Background(), dir, rewrite.Options{Resolver: s2})
@@ -236,7 +252,9 @@ func TestRewriteProblemsShowNoGoValues(t *testing.T) {
 	reg := ocitest.New(t)
 	store, _ := mirror(t, reg, "registry.opentofu.org/acme/vpc/aws", "", "1.0.0")
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "main.tf"), []byte("module \"a\" {\n  source = \"acme/other/aws\"\n  version = \"1.0.0\"\n}\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("module \"a\" {\n  source = \"acme/other/aws\"\n  version = \"1.0.0\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, problems, err := rewrite.Rewrite(context.Background(), dir, rewrite.Options{Resolver: store})
 	if err != nil || len(problems) != 1 {
 		t.Fatalf("%v %v", err, problems)
