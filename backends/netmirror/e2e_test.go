@@ -34,8 +34,12 @@ func TestTerraformInstallsFromServedMirror(t *testing.T) {
 	// beta's index was written for another zip than the one now on disk.
 	betaDir := filepath.Dir(swapped.path(dir))
 	stated := sumsOf(t, registrytest.ProviderZip("beta", "1.0.0", "the original"))
-	os.WriteFile(filepath.Join(betaDir, "index.json"), []byte(`{"versions":{"1.0.0":{}}}`), 0o644)
-	os.WriteFile(filepath.Join(betaDir, "1.0.0.json"), []byte(fmt.Sprintf(`{"archives":{%q:{"hashes":[%q],"url":%q}}}`, plat, stated.H1, filepath.Base(swapped.path(dir)))), 0o644)
+	if err := os.WriteFile(filepath.Join(betaDir, "index.json"), []byte(`{"versions":{"1.0.0":{}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(betaDir, "1.0.0.json"), []byte(fmt.Sprintf(`{"archives":{%q:{"hashes":[%q],"url":%q}}}`, plat, stated.H1, filepath.Base(swapped.path(dir)))), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	m, err := fs.Open(dir, dir, fs.Options{})
 	if err != nil {
@@ -64,14 +68,20 @@ func TestTerraformInstallsFromServedMirror(t *testing.T) {
 	}
 
 	cliConfig := filepath.Join(tmp, "tfmirror.tfrc")
-	os.WriteFile(cliConfig, []byte(fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", s.URL)), 0o644)
+	if err := os.WriteFile(cliConfig, []byte(fmt.Sprintf("provider_installation {\n  network_mirror {\n    url = %q\n  }\n}\n", s.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	home := filepath.Join(tmp, "home")
-	os.MkdirAll(home, 0o755)
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	init := func(t *testing.T, typ string) (string, string, error) {
 		work := t.TempDir()
 		main := fmt.Sprintf("terraform {\n  required_providers {\n    %s = {\n      source  = \"example.com/acme/%s\"\n      version = \"= 1.0.0\"\n    }\n  }\n}\n", typ, typ)
-		os.WriteFile(filepath.Join(work, "main.tf"), []byte(main), 0o644)
+		if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(main), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		ictx, icancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer icancel()
 		cmd := exec.CommandContext(ictx, tf, "init", "-input=false", "-no-color")

@@ -41,8 +41,12 @@ func TestHandlerDocuments(t *testing.T) {
 	)
 	// An unpacked-only version is not served: the protocol serves zips.
 	unpacked := filepath.Join(dir, "example.com", "acme", "alpha", "2.0.0", "linux_amd64")
-	os.MkdirAll(unpacked, 0o755)
-	os.WriteFile(filepath.Join(unpacked, "terraform-provider-alpha"), []byte("#!/bin/sh\n"), 0o755)
+	if err := os.MkdirAll(unpacked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unpacked, "terraform-provider-alpha"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	srv, _, logs := serveDir(t, dir)
 
 	resp, body := get(t, srv, "/example.com/acme/alpha/index.json")
@@ -116,12 +120,18 @@ func TestHandlerHonoursTheDirectorysOwnIndex(t *testing.T) {
 	zips := writeMirror(t, dir, good, bad)
 	goodSums := sumsOf(t, zips[good])
 	provDir := filepath.Dir(good.path(dir))
-	os.WriteFile(filepath.Join(provDir, "index.json"), []byte(`{"versions":{"1.0.0":{},"1.1.0":{}}}`), 0o644)
+	if err := os.WriteFile(filepath.Join(provDir, "index.json"), []byte(`{"versions":{"1.0.0":{},"1.1.0":{}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// providers mirror (<= 1.11) wrote only h1; it agrees with the zip.
-	os.WriteFile(filepath.Join(provDir, "1.0.0.json"), []byte(`{"archives":{"linux_amd64":{"hashes":["`+string(goodSums.H1)+`"],"url":"`+filepath.Base(good.path(dir))+`"}}}`), 0o644)
+	if err := os.WriteFile(filepath.Join(provDir, "1.0.0.json"), []byte(`{"archives":{"linux_amd64":{"hashes":["`+string(goodSums.H1)+`"],"url":"`+filepath.Base(good.path(dir))+`"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// The 1.1.0 zip was swapped after its index was written.
 	stated := sumsOf(t, registrytest.ProviderZip("alpha", "1.1.0", "the original"))
-	os.WriteFile(filepath.Join(provDir, "1.1.0.json"), []byte(`{"archives":{"linux_amd64":{"hashes":["`+string(stated.H1)+`","`+string(stated.ZH)+`"],"url":"`+filepath.Base(bad.path(dir))+`"}}}`), 0o644)
+	if err := os.WriteFile(filepath.Join(provDir, "1.1.0.json"), []byte(`{"archives":{"linux_amd64":{"hashes":["`+string(stated.H1)+`","`+string(stated.ZH)+`"],"url":"`+filepath.Base(bad.path(dir))+`"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	srv, _, logs := serveDir(t, dir)
 	m := openMirror(t, srv, srv.URL+"/", nil)
@@ -166,9 +176,13 @@ func TestHandlerRecomputesChangedZips(t *testing.T) {
 		t.Fatal("hashes changed without the zip changing")
 	}
 	replacement := registrytest.ProviderZip("alpha", "1.0.0", "a rebuilt release")
-	os.WriteFile(p.path(dir), replacement, 0o644)
+	if err := os.WriteFile(p.path(dir), replacement, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	later := time.Now().Add(time.Minute)
-	os.Chtimes(p.path(dir), later, later)
+	if err := os.Chtimes(p.path(dir), later, later); err != nil {
+		t.Fatal(err)
+	}
 	after, _ := m.Archives(bg, prov, v)
 	if want := sumsOf(t, replacement).List(); !slices.Equal(after[0].Hashes(), want) {
 		t.Fatalf("after replacing the zip: %v, want %v", after[0].Hashes(), want)
@@ -182,13 +196,19 @@ func TestHandlerRefusesWhatItShouldNotServe(t *testing.T) {
 	// under an archive's name.
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.zip")
-	os.WriteFile(secret, registrytest.ProviderZip("alpha", "9.0.0", "secret"), 0o644)
+	if err := os.WriteFile(secret, registrytest.ProviderZip("alpha", "9.0.0", "secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(dir, "example.com", "acme", "alpha", "terraform-provider-alpha_9.0.0_linux_amd64.zip")
 	if err := os.Symlink(secret, link); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "example.com", "acme", "alpha", "notes.txt"), []byte("x"), 0o644)
-	os.WriteFile(filepath.Join(dir, "example.com", "acme", "alpha", ".terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("staging"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "example.com", "acme", "alpha", "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "example.com", "acme", "alpha", ".terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("staging"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	srv, h, _ := serveDir(t, dir)
 	cases := []struct {

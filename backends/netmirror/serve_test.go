@@ -83,9 +83,13 @@ func TestServeConfigErrors(t *testing.T) {
 	m, _ := fs.Open(dir, dir, fs.Options{})
 	certPEM, keyPEM, _ := tlscert.SelfSigned([]string{"127.0.0.1"}, time.Now())
 	certFile := filepath.Join(dir, "c.pem")
-	os.WriteFile(certFile, certPEM, 0o644)
+	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	keyFile := filepath.Join(t.TempDir(), "k.pem")
-	os.WriteFile(keyFile, keyPEM, 0o600)
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		opts netmirror.ServeOptions
 		want string
