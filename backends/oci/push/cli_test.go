@@ -268,7 +268,9 @@ func TestPushUsageErrors(t *testing.T) {
 	z := releaseZip(t, dist, "alpha", "1.0.0", "linux_amd64", "")
 	odd := filepath.Join(dist, "provider.zip")
 	data, _ := os.ReadFile(z)
-	os.WriteFile(odd, data, 0o644)
+	if err := os.WriteFile(odd, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	const dst = "oci://127.0.0.1:1/p/${namespace}/${type}"
 	tests := []struct {
 		name string
@@ -336,7 +338,9 @@ func TestPushWithSHA256SUMS(t *testing.T) {
 	zips := alphaRelease(t, dist)
 	sumsFile := writeSums(t, dist, "terraform-provider-alpha_1.2.3_SHA256SUMS", zips, nil)
 	sig := sumsFile + ".sig"
-	os.WriteFile(sig, []byte("not checked"), 0o644)
+	if err := os.WriteFile(sig, []byte("not checked"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dst := "oci://" + reg.Host() + "/providers/${hostname}/${namespace}/${type}"
 	args := append(append([]string{"push", "-p", "registry.opentofu.org/acme/alpha"}, zips...), sumsFile, sig, dst)
 	r := run(t, reg, args...)
@@ -409,7 +413,9 @@ func TestPushMirrorStatedMismatch(t *testing.T) {
 	reg := ocitest.New(t)
 	mirror := t.TempDir()
 	dir := filepath.Join(mirror, "example.com", "acme", "beta")
-	os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	good := releaseZip(t, dir, "beta", "2.0.0", "linux_amd64", "")
 	bad := releaseZip(t, dir, "beta", "2.0.0", "linux_arm64", "")
 	other := releaseZip(t, t.TempDir(), "beta", "2.0.0", "linux_arm64", "what the index describes")
@@ -421,8 +427,12 @@ func TestPushMirrorStatedMismatch(t *testing.T) {
 		"linux_arm64": map[string]any{"url": filepath.Base(bad), "hashes": []string{string(otherSums.ZH)}},
 	}
 	doc, _ := json.Marshal(map[string]any{"archives": archives})
-	os.WriteFile(filepath.Join(dir, "2.0.0.json"), doc, 0o644)
-	os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"versions":{"2.0.0":{}}}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "2.0.0.json"), doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"versions":{"2.0.0":{}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dst := "oci://" + reg.Host() + "/m/${namespace}/${type}"
 	r := run(t, reg, "push", mirror, dst)
 	if r.code != 1 {

@@ -107,7 +107,9 @@ func TestNewZips(t *testing.T) {
 	wrongType := filepath.Join(dir, "wrong.zip")
 	writeZip(t, wrongType, map[string]string{"terraform-provider-alphabet": "#!/bin/sh\n"})
 	notZip := filepath.Join(dir, "not.zip")
-	os.WriteFile(notZip, []byte("this is not a zip"), 0o644)
+	if err := os.WriteFile(notZip, []byte("this is not a zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		path, want string
@@ -294,13 +296,23 @@ func TestClassify(t *testing.T) {
 	write("artifacts.json", "{}")
 	write("terraform-provider-alpha_linux_amd64_v1/terraform-provider-alpha_v1.0.0", "")
 	oddZip := filepath.Join(t.TempDir(), "provider.bin")
-	os.WriteFile(oddZip, []byte("PK\x03\x04rest"), 0o644)
+	if err := os.WriteFile(oddZip, []byte("PK\x03\x04rest"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	mirror := t.TempDir()
-	os.MkdirAll(filepath.Join(mirror, "example.com", "acme", "alpha"), 0o755)
-	os.WriteFile(filepath.Join(mirror, "example.com", "acme", "alpha", "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK\x03\x04"), 0o644)
-	os.WriteFile(filepath.Join(mirror, "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK\x03\x04"), 0o644)
-	os.WriteFile(filepath.Join(mirror, "terraform-provider-alpha_1.0.0_SHA256SUMS"), nil, 0o644)
+	if err := os.MkdirAll(filepath.Join(mirror, "example.com", "acme", "alpha"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mirror, "example.com", "acme", "alpha", "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK\x03\x04"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mirror, "terraform-provider-alpha_1.0.0_linux_amd64.zip"), []byte("PK\x03\x04"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mirror, "terraform-provider-alpha_1.0.0_SHA256SUMS"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	globbed, _ := filepath.Glob(filepath.Join(dist, "*"))
 	want := Args{Zips: []string{zip}, Sums: []string{sums}, Sigs: []string{sig},
