@@ -24,7 +24,9 @@ func TestOpenRegistryWithCACertFileAndEnvToken(t *testing.T) {
 		{Version: "1.0.0", Archives: map[string][]byte{"linux_amd64": registrytest.ProviderZip("alpha", "1.0.0", "")}},
 	}})
 	ca := filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(ca, srv.CertPEM(), 0o644)
+	if err := os.WriteFile(ca, srv.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv(backends.TokenEnvName(srv.Host()), token)
 
 	r, err := place.Open(ctx, "registry://"+srv.Host()+"/", place.Options{CACertFile: ca})
@@ -52,8 +54,12 @@ func TestOpenNetworkMirror(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	zipPath := filepath.Join(dir, "example.com", "acme", "alpha", "terraform-provider-alpha_1.0.0_linux_amd64.zip")
-	os.MkdirAll(filepath.Dir(zipPath), 0o755)
-	os.WriteFile(zipPath, registrytest.ProviderZip("alpha", "1.0.0", ""), 0o644)
+	if err := os.MkdirAll(filepath.Dir(zipPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(zipPath, registrytest.ProviderZip("alpha", "1.0.0", ""), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m, err := fs.Open(dir, dir, fs.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +93,9 @@ func TestOpenNetworkMirror(t *testing.T) {
 
 func TestBadCACertFile(t *testing.T) {
 	notPEM := filepath.Join(t.TempDir(), "x.pem")
-	os.WriteFile(notPEM, []byte("hello"), 0o644)
+	if err := os.WriteFile(notPEM, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for file, want := range map[string]string{
 		filepath.Join(t.TempDir(), "missing.pem"): "--ca-cert: open",
 		notPEM: "no PEM certificate in it",

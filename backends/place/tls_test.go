@@ -38,8 +38,12 @@ func TestUntrustedCertificateTriedOnceWithOneHint(t *testing.T) {
 	// A network mirror serving a real directory.
 	dir := t.TempDir()
 	zipPath := filepath.Join(dir, "example.com", "acme", "alpha", "terraform-provider-alpha_1.0.0_linux_amd64.zip")
-	os.MkdirAll(filepath.Dir(zipPath), 0o755)
-	os.WriteFile(zipPath, registrytest.ProviderZip("alpha", "1.0.0", ""), 0o644)
+	if err := os.MkdirAll(filepath.Dir(zipPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(zipPath, registrytest.ProviderZip("alpha", "1.0.0", ""), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m, err := fs.Open(dir, dir, fs.Options{})
 	if err != nil {
 		t.Fatal(err)
