@@ -66,7 +66,9 @@ func BenchmarkOCIPush(b *testing.B) {
 	zips := releaseZips(b, body, names)
 	src := b.TempDir() // a filesystem mirror
 	pdir := filepath.Join(src, "example.com", "bench", "alpha")
-	os.MkdirAll(pdir, 0o755)
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		b.Fatal(err)
+	}
 	var files []string
 	var total int64
 	docs := map[string]map[string]any{}
@@ -74,7 +76,9 @@ func BenchmarkOCIPush(b *testing.B) {
 		parts := strings.Split(name, "/")
 		v, p := parts[2], parts[3]
 		file := filepath.Join(pdir, fmt.Sprintf("terraform-provider-alpha_%s_%s.zip", v, p))
-		os.WriteFile(file, z, 0o644)
+		if err := os.WriteFile(file, z, 0o644); err != nil {
+			b.Fatal(err)
+		}
 		files = append(files, file)
 		total += int64(len(z))
 		if docs[v] == nil {
@@ -85,11 +89,15 @@ func BenchmarkOCIPush(b *testing.B) {
 	index := map[string]any{}
 	for v, d := range docs {
 		doc, _ := json.Marshal(map[string]any{"archives": d})
-		os.WriteFile(filepath.Join(pdir, v+".json"), doc, 0o644)
+		if err := os.WriteFile(filepath.Join(pdir, v+".json"), doc, 0o644); err != nil {
+			b.Fatal(err)
+		}
 		index[v] = map[string]any{}
 	}
 	doc, _ := json.Marshal(map[string]any{"versions": index})
-	os.WriteFile(filepath.Join(pdir, "index.json"), doc, 0o644)
+	if err := os.WriteFile(filepath.Join(pdir, "index.json"), doc, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	layouts := writeLayouts(b, zips)
 	sums := writeSHA256SUMS(b, zips)
 	dist, key := signedDist(b, files, sums)
@@ -176,15 +184,25 @@ func signedDist(b *testing.B, files, sums []string) (string, string) {
 		if err := openpgp.DetachSign(&sig, signer.Entity, bytes.NewReader(doc), nil); err != nil {
 			b.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dist, filepath.Base(s)+".sig"), sig.Bytes(), 0o644)
+		if err := os.WriteFile(filepath.Join(dist, filepath.Base(s)+".sig"), sig.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	for _, name := range []string{"artifacts.json", "metadata.json", "config.yaml"} {
-		os.WriteFile(filepath.Join(dist, name), []byte("{}"), 0o644)
+		if err := os.WriteFile(filepath.Join(dist, name), []byte("{}"), 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
-	os.MkdirAll(filepath.Join(dist, "terraform-provider-alpha_linux_amd64_v1"), 0o755)
-	os.WriteFile(filepath.Join(dist, "terraform-provider-alpha_linux_amd64_v1", "terraform-provider-alpha_v1.2.0"), []byte("#!/bin/sh\n"), 0o755)
+	if err := os.MkdirAll(filepath.Join(dist, "terraform-provider-alpha_linux_amd64_v1"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dist, "terraform-provider-alpha_linux_amd64_v1", "terraform-provider-alpha_v1.2.0"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	key := filepath.Join(b.TempDir(), "bench.asc")
-	os.WriteFile(key, []byte(signer.Armor), 0o644)
+	if err := os.WriteFile(key, []byte(signer.Armor), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	return dist, key
 }
 
@@ -358,7 +376,9 @@ func writeLayouts(b *testing.B, zips map[string][]byte) map[string]string {
 		}
 		top.Manifests = tagged
 		raw, _ = json.Marshal(top)
-		os.WriteFile(ij, raw, 0o644)
+		if err := os.WriteFile(ij, raw, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return out
 }
@@ -427,8 +447,12 @@ func mirrorOf24Zips(b *testing.B) (string, map[string][]byte) {
 		parts := bytes.Split([]byte(name), []byte("/"))
 		ns, ty, v, p := string(parts[0]), string(parts[1]), string(parts[2]), string(parts[3])
 		dir := filepath.Join(src, "example.com", ns, ty)
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("terraform-provider-%s_%s_%s.zip", ty, v, p)), z, 0o644)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("terraform-provider-%s_%s_%s.zip", ty, v, p)), z, 0o644); err != nil {
+			b.Fatal(err)
+		}
 		total += int64(len(z))
 	}
 	b.Logf("%d zips, %.0f MB, %d cores", len(zips), float64(total)/1e6, runtime.NumCPU())

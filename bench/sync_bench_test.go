@@ -139,11 +139,17 @@ func newWorld(b *testing.B, archives int) *world {
 	w.reg = registrytest.New(b, w.providers...)
 	dir := b.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
-	os.WriteFile(ca, w.reg.CertPEM(), 0o644)
+	if err := os.WriteFile(ca, w.reg.CertPEM(), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	cfg := filepath.Join(dir, "cli.tfrc")
-	os.WriteFile(cfg, nil, 0o644)
+	if err := os.WriteFile(cfg, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	home := filepath.Join(dir, "home")
-	os.MkdirAll(home, 0o755)
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		b.Fatal(err)
+	}
 	w.env = append(os.Environ(), "SSL_CERT_FILE="+ca, "SSL_CERT_DIR="+dir, "HOME="+home, "TF_CLI_CONFIG_FILE="+cfg, "TF_PLUGIN_CACHE_DIR=", "CHECKPOINT_DISABLE=1")
 	w.urls = w.downloadURLs(b)
 	return w

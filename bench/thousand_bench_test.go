@@ -40,8 +40,12 @@ func BenchmarkThousandClients(b *testing.B) {
 		b.Fatal(err)
 	}
 	cert, key := filepath.Join(d, "cert.pem"), filepath.Join(d, "key.pem")
-	os.WriteFile(cert, certPEM, 0o644)
-	os.WriteFile(key, keyPEM, 0o600)
+	if err := os.WriteFile(cert, certPEM, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		b.Fatal(err)
+	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)
 	ng := backendtest.Nginx(b, site, cert, key, backendtest.NginxStatic)
