@@ -17,9 +17,13 @@ func TestExtractRefusesEscapes(t *testing.T) {
 	for _, name := range []string{"../evil", "/abs/evil", "a/../../evil"} {
 		z := backendtest.Zip(t, backendtest.Entry{Name: name, Body: []byte("x")})
 		p := filepath.Join(t.TempDir(), "z.zip")
-		os.WriteFile(p, z, 0o644)
+		if err := os.WriteFile(p, z, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		dst := filepath.Join(t.TempDir(), "out")
-		os.MkdirAll(dst, 0o755)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		err := hashing.Extract(p, dst, hashing.Options{})
 		if err == nil || !strings.Contains(err.Error(), "refusing to extract outside") {
 			t.Errorf("%s: err = %v", name, err)

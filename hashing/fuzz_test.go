@@ -32,7 +32,9 @@ func FuzzHashZip(f *testing.F) {
 	f.Add([]byte("PK\x03\x04"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(t.TempDir(), "f.zip")
-		os.WriteFile(p, b, 0o644)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		hashing.ZipH1(p, hashing.Options{MaxUnpacked: 16 << 20})
 	})
 }

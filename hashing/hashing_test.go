@@ -45,7 +45,9 @@ func TestSpecVectorDirectory(t *testing.T) {
 		w.Write([]byte(nullPlaceholder))
 		zw.Close()
 		p := filepath.Join(t.TempDir(), "p.zip")
-		os.WriteFile(p, buf.Bytes(), 0o644)
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		sums, err := hashing.HashPath(p, hashing.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -83,8 +85,12 @@ func TestZipDirectoryEntriesCount(t *testing.T) {
 		t.Fatal("directory entry did not change h1")
 	}
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
-	os.WriteFile(filepath.Join(dir, "sub", "f"), body, 0o644)
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "f"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d, _ := hashing.DirH1(dir)
 	if d != a {
 		t.Fatalf("dir h1 %s != plain zip h1 %s", d, a)
@@ -94,7 +100,9 @@ func TestZipDirectoryEntriesCount(t *testing.T) {
 func hashZipBytes(t *testing.T, b []byte) hashing.Hash {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "x.zip")
-	os.WriteFile(p, b, 0o644)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	h, err := hashing.ZipH1(p, hashing.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +151,9 @@ func TestBadZips(t *testing.T) {
 	}
 	for name, b := range cases {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, b, 0o644)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		_, err := hashing.ZipH1(p, hashing.Options{})
 		if err == nil {
 			t.Errorf("%s: ZipH1 succeeded", name)
@@ -167,7 +177,9 @@ func TestZipBombCapped(t *testing.T) {
 	// 64 MiB of zeros deflates to ~64 KiB.
 	bomb := backendtest.Zip(t, backendtest.Entry{Name: "terraform-provider-bomb", Body: make([]byte, 64<<20)})
 	p := filepath.Join(t.TempDir(), "bomb.zip")
-	os.WriteFile(p, bomb, 0o644)
+	if err := os.WriteFile(p, bomb, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := hashing.ZipH1(p, hashing.Options{MaxUnpacked: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "unpacks to more than the allowed size") {
 		t.Fatalf("err = %v, want a size cap error", err)
@@ -179,7 +191,9 @@ func TestZipBombCapped(t *testing.T) {
 
 func TestSymlinkedDirectory(t *testing.T) {
 	real := t.TempDir()
-	os.WriteFile(filepath.Join(real, "terraform-provider-null"), []byte(nullPlaceholder), 0o755)
+	if err := os.WriteFile(filepath.Join(real, "terraform-provider-null"), []byte(nullPlaceholder), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip(err)
@@ -320,7 +334,9 @@ func TestHashZipOfAnOpenFileWithoutAName(t *testing.T) {
 		t.Fatalf("ZipH1 of the deleted file = %s, %v; want %s", got, err, want)
 	}
 	dangling := filepath.Join(dir, "dangling.zip")
-	os.Symlink(path, dangling)
+	if err := os.Symlink(path, dangling); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := hashing.ZipH1(dangling, hashing.Options{}); err == nil {
 		t.Fatal("ZipH1 of a link to nothing succeeded")
 	}

@@ -86,7 +86,9 @@ func buildZip(t testing.TB, prefix []byte, entries ...zipEntry) []byte {
 func zipH1(t testing.TB, b []byte) (Hash, error) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "d.zip")
-	os.WriteFile(p, b, 0o644)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	h, err := dirhash.HashZip(p, dirhash.Hash1)
 	return Hash(h), err
 }
