@@ -30,7 +30,9 @@ func TestLoadPolicy(t *testing.T) {
 		{src: "provider \"hashicorp/aws\" {\n  source = \"https://m.example/\"\n}\n", want: "leave source out"},
 	} {
 		file := filepath.Join(t.TempDir(), "p.hcl")
-		os.WriteFile(file, []byte(c.src), 0o644)
+		if err := os.WriteFile(file, []byte(c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		s, err := spec.LoadPolicy(file)
 		if c.want != "" {
 			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, backends.ErrUsage) {
@@ -44,7 +46,9 @@ func TestLoadPolicy(t *testing.T) {
 	}
 	// A sync spec with min_age still needs its destinations.
 	file := filepath.Join(t.TempDir(), "s.hcl")
-	os.WriteFile(file, []byte("min_age = \"1h\"\nprovider \"hashicorp/aws\" {}\n"), 0o644)
+	if err := os.WriteFile(file, []byte("min_age = \"1h\"\nprovider \"hashicorp/aws\" {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := spec.Load(file); err == nil || !strings.Contains(err.Error(), "no destinations") {
 		t.Errorf("a sync spec without destinations: %v", err)
 	}
