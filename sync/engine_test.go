@@ -175,7 +175,9 @@ func TestConflictNeverOverwrittenWithoutForce(t *testing.T) {
 	s := w.seeds[0]
 	other := backendtest.ProviderZip(t, s.Package, "different build")
 	p := filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Filename())
-	os.WriteFile(p, other, 0o644)
+	if err := os.WriteFile(p, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	src2, _ := fs.Open(w.srcDir, w.srcDir, fs.Options{})
 	// Forget the old hashes: drop the version document so Flush recomputes.
 	os.Remove(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Version.String()+".json"))
@@ -335,7 +337,9 @@ func TestWrongArchiveRejected(t *testing.T) {
 	// The source serves another build than its index states.
 	s := w.seeds[0]
 	wrong := backendtest.ProviderZip(t, s.Package, "tampered")
-	os.WriteFile(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Filename()), wrong, 0o644)
+	if err := os.WriteFile(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Filename()), wrong, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	a := oneArchive(t, w)
 	tr := runJobs(t, context.Background(), sync.Transfer{Src: w.src, Dst: w.dst, Archive: a})
 	if tr.Counts()[engine.Failed] != 1 {

@@ -120,7 +120,9 @@ func TestRunStreamedIsSyncOfWholePlan(t *testing.T) {
 	// missing package (alpha 1.1.0 linux_amd64), and with linux_arm64 asked
 	// for, a platform no version offers.
 	s := w.seeds[0]
-	os.WriteFile(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Filename()), backendtest.ProviderZip(t, s.Package, "other build"), 0o644)
+	if err := os.WriteFile(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Filename()), backendtest.ProviderZip(t, s.Package, "other build"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	os.Remove(filepath.Join(w.srcDir, "example.com/acme/alpha", s.Package.Version.String()+".json"))
 	w.src.Flush(ctx, s.Package.Provider)
 	os.Remove(filepath.Join(w.dstDir, "example.com/acme/alpha", w.seeds[3].Package.Filename()))
