@@ -330,6 +330,9 @@ func TestModulesV1FromAnS3Cache(t *testing.T) {
 	// /healthz and /metrics count the three module fetches, as they count
 	// the provider's.
 	caPEM, _ := os.ReadFile(cert)
+	// The client has the provider's archive as its stream ends, a moment
+	// before CACHE holds it and the fetch is counted.
+	waitLanded(t, url, caPEM)
 	var health struct {
 		Fetches       int `json:"fetches"`
 		ModuleFetches int `json:"module_fetches"`
