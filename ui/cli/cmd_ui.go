@@ -28,15 +28,33 @@ type uiFlags struct {
 	spec    string
 	locks   []string
 	from    []string
+	// commandTypos are the commands a place argument may be a typo of
+	// (cobra's suggestions, from the command tree).
+	commandTypos func(arg string) []string
 }
 
 func (u *uiFlags) add(cmd *cobra.Command) {
+	u.commandTypos = func(arg string) []string {
+		root := cmd.Root()
+		if root.SuggestionsMinimumDistance <= 0 {
+			root.SuggestionsMinimumDistance = 2 // cobra's default, set only when it suggests itself
+		}
+		return root.SuggestionsFor(arg)
+	}
 	u.sel.addBase(cmd)
 	cmd.Flags().StringArrayVar(&u.locks, "lock", nil, "open on a .terraform.lock.hcl `FILE` (repeatable): its providers at their locked versions, the platforms it covers as columns, its gaps ○ (L queues them)")
 	cmd.Flags().StringSliceVar(&u.from, "from", nil, "open on every .terraform.lock.hcl under `DIR` (repeatable), as --lock opens one")
 	jobsVar(cmd.Flags(), &u.jobs, engine.DefaultJobs(), "how many archives to transfer at once")
 	cmd.Flags().StringVar(&u.spec, "spec", "", "open on a mirror spec `FILE`: its destinations and sources are the mirrors, its wanted versions the rows of the matrix, S queues every gap")
 	cmd.Flags().StringSliceVar(&u.modules, "module", nil, "show the module `[HOST/]NAMESPACE/NAME/SYSTEM` in the Modules view (m), beside providers (repeatable)")
+}
+
+// typosOf are the commands arg may be a typo of.
+func (u *uiFlags) typosOf(arg string) []string {
+	if u.commandTypos == nil {
+		return nil
+	}
+	return u.commandTypos(arg)
 }
 
 func newUICmd(env *Env) *cobra.Command {
@@ -106,7 +124,9 @@ in the queue dialog.`,
   tfmirror ui registry://registry.opentofu.org ./modules --module terraform-aws-modules/vpc/aws -v ">= 5.0"
   tfmirror ui --spec mirror.hcl
   tfmirror ui ./dist 'oci://registry.example.com/tf/${namespace}/${type}' -p registry.opentofu.org/acme/alpha --signing-key dist/acme.asc`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &u, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUI(cmd.Context(), env, &u, args, streamsOf(cmd))
+		},
 	}
 	u.add(cmd)
 	return cmd
@@ -190,13 +210,12 @@ or try the UI on a sample world:
   tfmirror demo`
 
 // runUI opens the places and runs the UI over them.
-func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
-	ctx := cmd.Context()
-	if f, ok := cmd.ErrOrStderr().(*os.File); ok && env.debug && term.IsTerminal(f.Fd()) {
+func runUI(ctx context.Context, env *Env, u *uiFlags, args []string, st streams) error {
+	if f, ok := st.stderr.(*os.File); ok && env.debug && term.IsTerminal(f.Fd()) {
 		return usageErr("--debug writes to stderr, and the terminal UI is drawn on this terminal: send it elsewhere (tfmirror ui --debug ... 2>debug.log)")
 	}
 	if u.spec != "" {
-		return runUISpec(cmd, env, u, args)
+		return runUISpec(ctx, env, u, args, st)
 	}
 	s, versioned, locks, err := uiSelection(ctx, u)
 	if err != nil {
@@ -232,15 +251,11 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 			continue // a module place only (an OCI template of modules, a directory to create)
 		}
 		if err != nil && spec.Kind == place.FS {
-			r, err = offerToCreate(cmd, env, spec, i+1, err)
+			r, err = offerToCreate(ctx, env, st, u.typosOf, spec, i+1, err)
 		}
 		if err != nil {
 			if spec.Kind == place.FS {
-				root := cmd.Root()
-				if root.SuggestionsMinimumDistance <= 0 {
-					root.SuggestionsMinimumDistance = 2 // cobra's default, set only when it suggests itself
-				}
-				if sugg := root.SuggestionsFor(a); len(sugg) > 0 && len(mirrors) == 0 {
+				if sugg := u.typosOf(a); len(sugg) > 0 && len(mirrors) == 0 {
 					return usageErr("%v\n(is %q a typo of the command %q? see tfmirror --help)", err, a, sugg[0])
 				}
 			}
@@ -264,7 +279,7 @@ func runUI(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		return err
 	}
 	defer cleanup()
-	if !isTerminal(cmd) {
+	if !st.isTerminal() {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror ls, diff, sync or verify")
 	}
 	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Selection: s, Engine: env.engine(ctx, u.jobs), Modules: mods, Locks: locks})
@@ -323,8 +338,7 @@ func uiLocks(ctx context.Context, files, from []string) (*ui.Locks, error) {
 // runUISpec opens the UI on a spec: it resolves the spec against its
 // sources, opens its destinations, and hands both to the UI as its mirrors
 // (destinations first), with what the spec wants.
-func runUISpec(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
-	ctx := cmd.Context()
+func runUISpec(ctx context.Context, env *Env, u *uiFlags, args []string, st streams) error {
 	if len(u.locks)+len(u.from) > 0 {
 		return usageErr("ui takes --spec or --lock/--from, not both")
 	}
@@ -367,13 +381,13 @@ func runUISpec(cmd *cobra.Command, env *Env, u *uiFlags, args []string) error {
 		}
 		return r, err
 	}
-	if cfg.Wanted, err = wantedWith(cmd.Context(), streamsOf(cmd), sp, open); err != nil {
+	if cfg.Wanted, err = wantedWith(ctx, st, sp, open); err != nil {
 		return err
 	}
 	for _, d := range cfg.Wanted.Destinations {
 		cfg.Dests = append(cfg.Dests, slices.IndexFunc(mirrors, func(m ui.Mirror) bool { return m.Reader == byArg[d.Place] }))
 	}
-	if !isTerminal(cmd) {
+	if !st.isTerminal() {
 		return usageErr("the UI needs a terminal; in scripts use tfmirror diff --spec or sync --spec")
 	}
 	return ui.Run(ctx, ui.Config{Mirrors: mirrors, Spec: cfg, Engine: env.engine(ctx, u.jobs)})

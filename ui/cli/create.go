@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/place"
 )
@@ -19,25 +19,21 @@ import (
 // into. Anything else keeps openErr, the usage error it was: no terminal to
 // ask on, a path that exists but is no mirror, a name that looks like a
 // mistyped command, or an answer other than yes.
-func offerToCreate(cmd *cobra.Command, env *Env, s place.Spec, num int, openErr error) (backends.Reader, error) {
-	if _, err := os.Stat(s.Target); !errors.Is(err, os.ErrNotExist) || !isTerminal(cmd) {
+func offerToCreate(ctx context.Context, env *Env, st streams, commandTypos func(string) []string, s place.Spec, num int, openErr error) (backends.Reader, error) {
+	if _, err := os.Stat(s.Target); !errors.Is(err, os.ErrNotExist) || !st.isTerminal() {
 		return nil, openErr
 	}
-	root := cmd.Root()
-	if root.SuggestionsMinimumDistance <= 0 {
-		root.SuggestionsMinimumDistance = 2 // cobra's default, set only when it suggests itself
-	}
-	if len(root.SuggestionsFor(s.Raw)) > 0 {
+	if len(commandTypos(s.Raw)) > 0 {
 		return nil, openErr
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "[%d] %s does not exist. Create it (an empty mirror)? [y/N] ", num, backends.Printable(s.Raw))
-	answer, err := readLine(cmd.InOrStdin())
+	fmt.Fprintf(st.stderr, "[%d] %s does not exist. Create it (an empty mirror)? [y/N] ", num, backends.Printable(s.Raw))
+	answer, err := readLine(st.stdin)
 	if err != nil || !strings.EqualFold(answer, "y") && !strings.EqualFold(answer, "yes") {
 		return nil, openErr
 	}
 	o := env.placeOptions()
 	o.Create = true
-	r, err := place.Open(cmd.Context(), s.Raw, o)
+	r, err := place.Open(ctx, s.Raw, o)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}

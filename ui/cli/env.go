@@ -232,9 +232,6 @@ func (env *Env) syncReporter(st streams, asJSON, push bool) *report.SyncReporter
 	return rep
 }
 
-// isTerminal reports whether the command talks to a terminal both ways.
-func isTerminal(cmd *cobra.Command) bool { return streamsOf(cmd).isTerminal() }
-
 // summaryErr is a run's exit: interrupted, a problem (the reporter has said
 // which), or success.
 func summaryErr(ctx context.Context, sum sync.Summary) error {

@@ -156,7 +156,9 @@ AWS configuration, --s3-endpoint for S3-compatible stores).`,
 	var rootUI uiFlags
 	rootUI.add(root)
 	root.Args = cobra.ArbitraryArgs
-	root.RunE = func(cmd *cobra.Command, args []string) error { return runUI(cmd, env, &rootUI, args) }
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		return runUI(cmd.Context(), env, &rootUI, args, streamsOf(cmd))
+	}
 	root.AddCommand(newServeCmd(env))
 	root.AddCommand(newLockCmd(env), newCheckCmd(env), newConfigCmd(env), newVersionCmd(), newManCmd())
 	return root, env

@@ -436,3 +436,25 @@ func TestRunModulesRewriteUsage(t *testing.T) {
 		}
 	}
 }
+
+// ui without a terminal says to use the commands; a place that does not
+// exist and reads like a command is named as a typo of it.
+func TestRunUIUsage(t *testing.T) {
+	r := newTestRun()
+	err := runUI(context.Background(), r.env, &uiFlags{}, []string{packedMirror(t)}, r.streams())
+	if exitOf(err) != exitUsage || !strings.Contains(err.Error(), "needs a terminal") {
+		t.Fatalf("ui without a terminal: exit %d (%v), want 2 saying it needs one", exitOf(err), err)
+	}
+	r = newTestRun()
+	u := &uiFlags{commandTypos: func(arg string) []string {
+		if arg == "snyc" {
+			return []string{"sync"}
+		}
+		return nil
+	}}
+	t.Chdir(t.TempDir())
+	err = runUI(context.Background(), r.env, u, []string{"snyc"}, r.streams())
+	if exitOf(err) != exitUsage || !strings.Contains(err.Error(), `typo of the command "sync"`) {
+		t.Fatalf("ui snyc: exit %d (%v), want 2 naming the command sync", exitOf(err), err)
+	}
+}
