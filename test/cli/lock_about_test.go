@@ -36,6 +36,9 @@ func TestLockWithoutPlatformCompletesTheLock(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("lock without --platform: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	if !strings.Contains(r.stderr, "locking the platforms it is about: darwin_arm64, linux_amd64") {
+		t.Errorf("lock did not say which platforms:\n%s", r.stderr)
+	}
 	if got, _ := os.ReadFile(lock); string(got) != string(want) {
 		t.Errorf("completed lock:\n%s\nwant (h1: and zh: of %v):\n%s", got, mine, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -193,6 +194,9 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 	}
 	if err != nil {
 		return noCatalogue(err)
+	}
+	if len(req.Platforms) == 0 && len(updates) > 0 {
+		tell(cmd, "%s: locking the platforms it is about: %s (--platform names others)", path, aboutList(updates))
 	}
 	for _, u := range updates {
 		for _, n := range u.Notes() {
@@ -426,4 +430,18 @@ func everyProvider(cmd *cobra.Command, r backends.Reader) ([]backends.ProviderFi
 		return nil, fmt.Errorf("nothing to lock: %s holds no providers", r)
 	}
 	return out, nil
+}
+
+// aboutList names the platforms the updates locked, each once, sorted.
+func aboutList(updates []lockcheck.LockUpdate) string {
+	var ps []backends.Platform
+	for _, u := range updates {
+		for _, p := range u.Platforms {
+			if !slices.Contains(ps, p) {
+				ps = append(ps, p)
+			}
+		}
+	}
+	backends.SortPlatforms(ps)
+	return strings.Join(platformStrings(ps), ", ")
 }
