@@ -205,7 +205,8 @@ func (m *Model) filled(v *providersView, msg fillWrittenMsg) tea.Cmd {
 			m.sh.problem(statusBad, "✗ "+w.err.Error(), "")
 			continue
 		}
-		done = append(done, fmt.Sprintf("%s: %s added", w.path, hashesWord(w.added)))
+		// The count first: a long path is what the status line cuts.
+		done = append(done, fmt.Sprintf("%s added to %s", hashesWord(w.added), w.path))
 	}
 	if !failed {
 		m.setStatus(statusInfo, strings.Join(done, "; "))

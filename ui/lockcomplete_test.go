@@ -139,7 +139,7 @@ func TestLockViewFill(t *testing.T) {
 			n, _, ok := m.prov().lockComplete("infra/.terraform.lock.hcl")
 			return tied(m) && ok && n == 3 && !m.prov().lock.filling
 		})
-		if st := h.m.status(); st.kind != statusInfo || st.text != "infra/.terraform.lock.hcl: 2 hashes added" {
+		if st := h.m.status(); st.kind != statusInfo || st.text != "2 hashes added to infra/.terraform.lock.hcl" {
 			t.Errorf("status %q", st.text)
 		}
 		got, err := os.ReadFile("infra/.terraform.lock.hcl")

@@ -122,7 +122,7 @@ func TestEndToEndLockGaps(t *testing.T) {
 	press("C")
 	waitFor("Add 1 hash to 1 lock file?", "windows_amd64 from [")
 	press("enter")
-	waitFor(": 1 hash added", "complete for 3 of 3 platforms")
+	waitFor("1 hash added to ", "complete for 3 of 3 platforms")
 	press("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(e2eWait)).(Model)
 	if c := final.jobs.Tracker().Counts(); c[engine.Done] != 2 {

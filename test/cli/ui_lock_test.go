@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -44,8 +45,21 @@ func TestCLIUILock(t *testing.T) {
 	s.keys("Enter")
 	scr = s.waitFor("2 done", "─ ok ─")
 	t.Logf("landed:\n%s", scr)
+	// C completes the lock: windows_amd64, which its signed zh: alone
+	// covered, gains its h1:, as terraform providers lock for the three
+	// platforms would write it.
+	s.keys("C")
+	scr = s.waitFor("Add 1 hash to 1 lock file?", "windows_amd64 from [")
+	t.Logf("C:\n%s", scr)
+	s.keys("Enter")
+	s.waitFor("1 hash added to ")
 	s.keys("q")
 	s.waitGone()
+	byC, _ := os.ReadFile(lock)
+	byTF, _ := os.ReadFile(realLock(t, reg, tf, env, "linux_amd64", "darwin_arm64", "windows_amd64"))
+	if string(byC) != string(byTF) {
+		t.Errorf("the lock C completed:\n%s\nterraform providers lock for the three platforms:\n%s", byC, byTF)
+	}
 
 	if r := run(t, env, "check", mirror, "--lock", lock); r.code != 0 {
 		t.Errorf("check after: exit %d\n%s%s", r.code, r.stdout, r.stderr)
