@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -62,10 +63,15 @@ const checkExample = `  tfmirror check ./mirror --lock .terraform.lock.hcl
   tfmirror check oci://registry.corp/tf/'${namespace}/${type}' --lock .terraform.lock.hcl --json
   tfmirror check ./mirror --from ../infra --from ../platform`
 
+// checkFlags are check's options, bound to its flags.
+type checkFlags struct {
+	sel           selectionFlags
+	asJSON        bool
+	from, tieWith []string
+}
+
 func newCheckCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var asJSON bool
-	var from, tieWith []string
+	var f checkFlags
 	cmd := &cobra.Command{
 		Use:     "check MIRROR (--lock FILE | --from DIR...) [--platform P...] [--tie-with PLACE...] [--json]",
 		Short:   "Would `init` work from this mirror with this lock file, on every platform?",
@@ -73,34 +79,39 @@ func newCheckCmd(env *Env) *cobra.Command {
 		Example: checkExample,
 		Args:    exactArgs(1, "MIRROR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(from) > 0 && sel.lock != "":
-				return usageErr("check takes --lock FILE or --from DIR, not both")
-			case len(from) == 0 && sel.lock == "":
-				return usageErr("check needs --lock FILE (the .terraform.lock.hcl whose providers to look for) or --from DIR (every lock file under it)")
-			case sel.version != "":
-				return usageErr("check looks at the versions the lock file selects; --version does not apply")
-			}
-			if len(from) > 0 {
-				return runCheckFrom(cmd, env, args[0], from, &sel, tieWith, asJSON)
-			}
-			return runCheck(cmd, env, args[0], &sel, tieWith, asJSON)
+			return runCheck(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
-	sel.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"} (with --from, and "lock")`)
-	cmd.Flags().StringSliceVar(&from, "from", nil, "check every .terraform.lock.hcl under `DIR` (repeatable)")
-	cmd.Flags().StringSliceVar(&tieWith, "tie-with", nil, "read `PLACE` too (the origin registry://HOST, another mirror; repeatable) to tell which platform a locked hash is of; it is not checked")
+	f.sel.add(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, `print a JSON array of {"provider","version","platform","status","detail"} (with --from, and "lock")`)
+	cmd.Flags().StringSliceVar(&f.from, "from", nil, "check every .terraform.lock.hcl under `DIR` (repeatable)")
+	cmd.Flags().StringSliceVar(&f.tieWith, "tie-with", nil, "read `PLACE` too (the origin registry://HOST, another mirror; repeatable) to tell which platform a locked hash is of; it is not checked")
 	return cmd
 }
 
-// runCheck is check --lock FILE.
-func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, tieWith []string, asJSON bool) error {
+// runCheck is check: --lock FILE, or every lock file under --from.
+func runCheck(ctx context.Context, env *Env, f *checkFlags, args []string, st streams) error {
+	switch {
+	case len(f.from) > 0 && f.sel.lock != "":
+		return usageErr("check takes --lock FILE or --from DIR, not both")
+	case len(f.from) == 0 && f.sel.lock == "":
+		return usageErr("check needs --lock FILE (the .terraform.lock.hcl whose providers to look for) or --from DIR (every lock file under it)")
+	case f.sel.version != "":
+		return usageErr("check looks at the versions the lock file selects; --version does not apply")
+	}
+	if len(f.from) > 0 {
+		return checkFrom(ctx, env, args[0], f.from, &f.sel, f.tieWith, f.asJSON, st)
+	}
+	return checkLock(ctx, env, args[0], &f.sel, f.tieWith, f.asJSON, st)
+}
+
+// checkLock is check --lock FILE.
+func checkLock(ctx context.Context, env *Env, mirrorArg string, sel *selectionFlags, tieWith []string, asJSON bool, st streams) error {
 	s, err := sel.selection()
 	if err != nil {
 		return err
 	}
-	spec, err := place.Discover(cmd.Context(), mirrorArg)
+	spec, err := place.Discover(ctx, mirrorArg)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -115,36 +126,36 @@ func runCheck(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlag
 		// not a usage error, but nothing was checked either.
 		return fmt.Errorf("%s locks no provider matching the selection: nothing to check", sel.lock)
 	}
-	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
+	r, err := openPlace(ctx, mirrorArg, env.placeOptions())
 	if err != nil {
 		return err
 	}
-	ties, err := openTieWith(cmd, env, tieWith)
+	ties, err := openTieWith(ctx, env, tieWith)
 	if err != nil {
 		return err
 	}
-	findings, err := lockcheck.CheckLock(cmd.Context(), r, s.Locked, lockcheck.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing(), TieWith: ties})
-	printWarnings(cmd, r)
+	findings, err := lockcheck.CheckLock(ctx, r, s.Locked, lockcheck.CheckOptions{Kind: spec.Kind, Platforms: s.Platforms, Providers: s.Providers, Hashing: env.hashing(), TieWith: ties})
+	st.warnings(r)
 	if err != nil {
 		return err
 	}
-	if err := report.Findings(cmd.OutOrStdout(), findings, asJSON); err != nil {
+	if err := report.Findings(st.stdout, findings, asJSON); err != nil {
 		return err
 	}
 	if !asJSON {
-		tell(cmd, "%s with %s: %s", r, sel.lock, report.Summary(findings))
+		st.tell("%s with %s: %s", r, sel.lock, report.Summary(findings))
 	}
 	return checkErr(findings)
 }
 
-// runCheckFrom is check --from: every lock file under the directories,
+// checkFrom is check --from: every lock file under the directories,
 // against one place, in one report.
-func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, sel *selectionFlags, tieWith []string, asJSON bool) error {
+func checkFrom(ctx context.Context, env *Env, mirrorArg string, from []string, sel *selectionFlags, tieWith []string, asJSON bool, st streams) error {
 	s, err := sel.baseSelection()
 	if err != nil {
 		return err
 	}
-	kind, err := place.Discover(cmd.Context(), mirrorArg)
+	kind, err := place.Discover(ctx, mirrorArg)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -154,7 +165,7 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 	}
 	var locks []lock
 	for _, dir := range from {
-		paths, err := lockfile.Find(cmd.Context(), dir)
+		paths, err := lockfile.Find(ctx, dir)
 		if err != nil {
 			return usageErr("--from %w", err)
 		}
@@ -169,11 +180,11 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 	if len(locks) == 0 {
 		return usageErr("--from %s: no %s under it: nothing to check", strings.Join(from, ", "), lockfile.DefaultName)
 	}
-	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
+	r, err := openPlace(ctx, mirrorArg, env.placeOptions())
 	if err != nil {
 		return err
 	}
-	ties, err := openTieWith(cmd, env, tieWith)
+	ties, err := openTieWith(ctx, env, tieWith)
 	if err != nil {
 		return err
 	}
@@ -181,7 +192,7 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 	var rows []report.LockFinding
 	var all []sync.Finding
 	for _, l := range locks {
-		findings, err := lockcheck.CheckLock(cmd.Context(), r, l.locked, opts)
+		findings, err := lockcheck.CheckLock(ctx, r, l.locked, opts)
 		if err != nil {
 			return err
 		}
@@ -190,12 +201,12 @@ func runCheckFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string,
 		}
 		all = append(all, findings...)
 	}
-	printWarnings(cmd, r)
-	if err := report.LockFindings(cmd.OutOrStdout(), rows, asJSON); err != nil {
+	st.warnings(r)
+	if err := report.LockFindings(st.stdout, rows, asJSON); err != nil {
 		return err
 	}
 	if !asJSON {
-		tell(cmd, "%s with %d lock files: %s", r, len(locks), report.Summary(all))
+		st.tell("%s with %d lock files: %s", r, len(locks), report.Summary(all))
 	}
 	return checkErr(all)
 }
@@ -213,10 +224,10 @@ func checkErr(findings []sync.Finding) error {
 // openTieWith opens the --tie-with places: read to tie locked hashes to
 // platforms (their archives, the signed SHA256SUMS they keep or sign
 // with), never checked.
-func openTieWith(cmd *cobra.Command, env *Env, args []string) ([]backends.Reader, error) {
+func openTieWith(ctx context.Context, env *Env, args []string) ([]backends.Reader, error) {
 	var out []backends.Reader
 	for _, arg := range args {
-		r, err := openPlace(cmd.Context(), arg, env.placeOptions())
+		r, err := openPlace(ctx, arg, env.placeOptions())
 		if err != nil {
 			return nil, fmt.Errorf("--tie-with %w", err)
 		}

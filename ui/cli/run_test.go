@@ -458,3 +458,42 @@ func TestRunUIUsage(t *testing.T) {
 		t.Fatalf("ui snyc: exit %d (%v), want 2 naming the command sync", exitOf(err), err)
 	}
 }
+
+// check finds a lock file's provider in a mirror on the platforms it
+// holds, and exits 1 for a platform it lacks; neither --lock nor --from
+// is a usage error.
+func TestRunCheck(t *testing.T) {
+	mirror := packedMirror(t)
+	var hashes []string
+	for _, plat := range []string{"linux_amd64", "darwin_arm64"} {
+		zip := backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", plat), "")
+		hashes = append(hashes, fmt.Sprintf("%q", fmt.Sprintf("zh:%x", sha256.Sum256(zip))))
+	}
+	lock := filepath.Join(t.TempDir(), ".terraform.lock.hcl")
+	body := fmt.Sprintf("provider \"example.com/acme/alpha\" {\n  version = \"1.0.0\"\n  hashes = [%s]\n}\n", strings.Join(hashes, ", "))
+	if err := os.WriteFile(lock, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(f checkFlags) (*testRun, error) {
+		r := newTestRun()
+		f.asJSON = true
+		return r, runCheck(context.Background(), r.env, &f, []string{mirror}, r.streams())
+	}
+	r, err := run(checkFlags{sel: selectionFlags{lock: lock, platforms: []string{"linux_amd64", "darwin_arm64"}}})
+	if err != nil {
+		t.Fatalf("check: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if got := findingStatuses(t, r.stdout.Bytes()); got["ok"] != 2 || len(got) != 1 {
+		t.Fatalf("check: %v, want 2 ok", got)
+	}
+	r, err = run(checkFlags{sel: selectionFlags{lock: lock, platforms: []string{"linux_amd64", "windows_amd64"}}})
+	if exitOf(err) != exitProblem {
+		t.Fatalf("check with a platform the mirror lacks: exit %d (%v), want 1", exitOf(err), err)
+	}
+	if got := findingStatuses(t, r.stdout.Bytes()); got["ok"] != 1 || len(got) != 2 {
+		t.Fatalf("check with a platform the mirror lacks: %v, want 1 ok and 1 not", got)
+	}
+	if _, err := run(checkFlags{}); exitOf(err) != exitUsage {
+		t.Fatalf("check with neither --lock nor --from: exit %d (%v), want 2", exitOf(err), err)
+	}
+}
