@@ -215,9 +215,13 @@ func repack(t *testing.T, out string, names []string, data map[string][]byte, fi
 	tw := tar.NewWriter(&buf)
 	for _, n := range names {
 		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: n, Size: int64(len(data[n])), Mode: 0o644})
-		tw.Write(data[n])
+		if _, err := tw.Write(data[n]); err != nil {
+			t.Fatal(err)
+		}
 	}
-	tw.Close()
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +312,9 @@ func TestContentTamperCaughtOnRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = io.ReadAll(rc)
-		rc.Close()
+		if err := rc.Close(); err != nil {
+			t.Fatal(err)
+		}
 		if bundle.ArchivePath(a.Package) == zip {
 			tampered++
 			if !errors.Is(err, hashing.ErrHashMismatch) || !strings.Contains(err.Error(), "the manifest says") {
