@@ -81,7 +81,9 @@ func put(t *testing.T, m *fs.Mirror, pkg backends.Package, zip []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Write(zip)
+	if _, err := st.Write(zip); err != nil {
+		t.Fatal(err)
+	}
 	sums, err := hashing.HashPath(st.Path(), hashing.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +179,9 @@ func TestFlushKeepsWhatWasVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Write(backendtest.ProviderZip(t, b, "new"))
+	if _, err := st.Write(backendtest.ProviderZip(t, b, "new")); err != nil {
+		t.Fatal(err)
+	}
 	sums, _ := hashing.HashPath(st.Path(), hashing.Options{})
 	if err := st.Commit(ctx, sums, false); err != nil {
 		t.Fatal(err)

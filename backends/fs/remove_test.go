@@ -110,7 +110,9 @@ func TestRemoveLeavesWhatAnotherWriterChanged(t *testing.T) {
 	// Another writer replaces a (with --force) and adds a third platform.
 	w := mustOpen(t, dir)
 	st, _ := w.Stage(ctx, a)
-	st.Write(backendtest.ProviderZip(t, a, "replaced"))
+	if _, err := st.Write(backendtest.ProviderZip(t, a, "replaced")); err != nil {
+		t.Fatal(err)
+	}
 	sums, _ := hashing.HashPath(st.Path(), hashing.Options{})
 	if err := st.Commit(ctx, sums, true); err != nil {
 		t.Fatal(err)
