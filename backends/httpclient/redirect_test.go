@@ -117,8 +117,12 @@ func gzipOfZeros(t *testing.T, n int) []byte {
 	t.Helper()
 	var one bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
-	zw.Write(make([]byte, 1<<20))
-	zw.Close()
+	if _, err := zw.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return bytes.Repeat(one.Bytes(), n)
 }
 

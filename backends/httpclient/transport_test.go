@@ -89,8 +89,12 @@ func TestDebugLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	headers := out.String()
-	io.Copy(io.Discard, d)
-	d.Close()
+	if _, err := io.Copy(io.Discard, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
 	log := out.String()
 
 	u := srv.URL
