@@ -22,7 +22,9 @@ func deepTree(t *testing.T, depth int) string {
 		}
 		if err == nil {
 			next, err2 := syscall.Openat(fd, "d", syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
-			syscall.Close(fd)
+			if err := syscall.Close(fd); err != nil {
+				t.Fatal(err)
+			}
 			fd, err = next, err2
 		}
 	}
