@@ -55,7 +55,9 @@ func zipContents(t *testing.T, path string) (map[string]string, map[string]fs.Fi
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(rc)
-		rc.Close()
+		if err := rc.Close(); err != nil {
+			t.Fatal(err)
+		}
 		bodies[f.Name] = string(b)
 		modes[f.Name] = f.Mode()
 	}
@@ -354,8 +356,12 @@ func TestDirectCredentials(t *testing.T) {
 func TestEncodedArchiveNotInflated(t *testing.T) {
 	var one bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
-	zw.Write(make([]byte, 1<<20))
-	zw.Close()
+	if _, err := zw.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	body := bytes.Repeat(one.Bytes(), 1024) // 1 GiB of zeros once inflated
 	s := modulestest.New(t)
 	var acceptEncoding atomic.Value
@@ -447,7 +453,9 @@ func TestBuildGit(t *testing.T) {
 	if _, err := build(t, b, modules.Location{Source: "git::file://" + repo + "?ref=v1.1.0"}); err != nil {
 		t.Errorf("a second ref of the same repository was not built from the mirror: %v", err)
 	}
-	b.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := build(t, b, modules.Location{Source: "git::file://" + repo + "?ref=v1.1.0"}); err == nil {
 		t.Error("after Close, a build did not clone again")
 	}

@@ -35,11 +35,17 @@ func TestHardLinkNeverFollowsASymlink(t *testing.T) {
 			t.Fatal(err)
 		}
 		if h.Size > 0 {
-			tw.Write([]byte("x"))
+			if _, err := tw.Write([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	tw.Close()
-	f.Close()
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	dst := filepath.Join(dir, "pkg")
 	err = Extract(context.Background(), archive, Tar, dst, Limits{})
 	if b, rerr := os.ReadFile(filepath.Join(dst, "h.tf")); rerr == nil && strings.Contains(string(b), "outside") {
@@ -60,10 +66,16 @@ func TestHardLinkToAFile(t *testing.T) {
 	}
 	tw := tar.NewWriter(f)
 	tw.WriteHeader(&tar.Header{Name: "main.tf", Typeflag: tar.TypeReg, Mode: 0o644, Size: 5})
-	tw.Write([]byte("hello"))
+	if _, err := tw.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
 	tw.WriteHeader(&tar.Header{Name: "copy.tf", Typeflag: tar.TypeLink, Linkname: "main.tf"})
-	tw.Close()
-	f.Close()
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	dst := filepath.Join(dir, "pkg")
 	if err := Extract(context.Background(), archive, Tar, dst, Limits{}); err != nil {
 		t.Fatal(err)
