@@ -90,7 +90,9 @@ func tofuInstall(t *testing.T, reg *ocitest.Registry, source string) map[string]
 		t.Fatal(err)
 	}
 	raw, err := content.ReadAll(rc, desc)
-	rc.Close()
+	if err := rc.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,9 @@ func tofuInstall(t *testing.T, reg *ocitest.Registry, source string) map[string]
 		t.Fatal(err)
 	}
 	blob, err := content.ReadAll(rc, layers[0])
-	rc.Close()
+	if err := rc.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err != nil {
 		t.Fatalf("blob: %v", err)
 	}
@@ -141,7 +145,9 @@ func tofuInstall(t *testing.T, reg *ocitest.Registry, source string) map[string]
 		}
 		rc, _ := f.Open()
 		b, _ := io.ReadAll(rc)
-		rc.Close()
+		if err := rc.Close(); err != nil {
+			t.Fatal(err)
+		}
 		files[strings.TrimPrefix(strings.TrimPrefix(f.Name, subdir), "/")] = string(b)
 	}
 	return files
@@ -184,7 +190,9 @@ func TestPutRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := io.ReadAll(rc)
-	rc.Close()
+	if err := rc.Close(); err != nil {
+		t.Fatal(err)
+	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatalf("decoding raw: %v", err)
@@ -303,11 +311,19 @@ func storedZip(t *testing.T, pkg *modules.Package) *modules.Package {
 		fh.Method = zip.Store
 		w, _ := zw.CreateHeader(&fh)
 		rc, _ := e.Open()
-		io.Copy(w, rc)
-		rc.Close()
+		if _, err := io.Copy(w, rc); err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	zw.Close()
-	f.Close()
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	sums, err := hashing.HashPath(out, hashing.Options{})
 	if err != nil {
 		t.Fatal(err)
