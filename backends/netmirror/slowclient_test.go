@@ -136,7 +136,9 @@ func TestServeDropsAClientThatStopsReading(t *testing.T) {
 			if err != nil || resp.StatusCode != 200 {
 				t.Fatalf("%s %d on one connection: %v, %v", method, i, resp, err)
 			}
-			io.Copy(io.Discard, resp.Body)
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+				t.Fatal(err)
+			}
 			if i == 0 {
 				time.Sleep(3 * 300 * time.Millisecond) // idle for longer than Stall, as a client between requests
 			}
@@ -159,7 +161,9 @@ func TestServeDoesNotWaitForARequestBody(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s with a trickled body: %v", method, err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			t.Fatal(err)
+		}
 		if resp.StatusCode < 400 {
 			t.Errorf("%s with a body: %s", method, resp.Status)
 		}
@@ -209,7 +213,9 @@ func TestServeCutsShortAZipRewrittenWhileStreaming(t *testing.T) {
 	if _, err := f.WriteAt(other, 32<<20); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	rest, err := io.ReadAll(resp.Body)
 	got := append(head, rest...)
 	if err == nil && len(got) == len(orig) {
