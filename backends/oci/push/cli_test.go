@@ -101,7 +101,9 @@ func releaseZip(t *testing.T, dir, typ, version, platform, salt string) string {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 

@@ -35,7 +35,9 @@ func TestPushRefusesAPrivateSigningKey(t *testing.T) {
 	if err := signer.Entity.SerializePrivate(w, nil); err != nil {
 		t.Fatal(err)
 	}
-	w.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	key := filepath.Join(t.TempDir(), "secret.asc")
 	writeTestFile(t, key, b.String())
 	const addr = "registry.opentofu.org/acme/alpha"
