@@ -24,8 +24,12 @@ func bigZip(b *testing.B, pkg backends.Package, n int) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w.Write(body)
-	zw.Close()
+	if _, err := w.Write(body); err != nil {
+		b.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		b.Fatal(err)
+	}
 	return buf.Bytes()
 }
 

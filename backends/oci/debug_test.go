@@ -59,7 +59,9 @@ func TestDebugLogEachTry(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := io.ReadAll(rc)
-	rc.Close()
+	if err := rc.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err != nil || !bytes.Equal(b, z) {
 		t.Fatalf("read %d bytes: %v", len(b), err)
 	}
