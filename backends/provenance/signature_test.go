@@ -174,7 +174,9 @@ func TestKeyFingerprintsRefusesAPrivateKey(t *testing.T) {
 	if err := e.SerializePrivate(w, nil); err != nil {
 		t.Fatal(err)
 	}
-	w.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := provenance.KeyFingerprints(b.String()); err == nil || !strings.Contains(err.Error(), "private key") {
 		t.Errorf("private key: error %v, want one naming the private key", err)
 	}
