@@ -211,7 +211,9 @@ func TestFaultsGiveSpecificErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = io.ReadAll(rc)
-			rc.Close()
+			if err := rc.Close(); err != nil {
+				t.Fatal(err)
+			}
 			want := tc.openErr(srv)
 			t.Logf("error: %v", err)
 			if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, hashing.ErrHashMismatch) {
