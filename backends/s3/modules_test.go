@@ -55,7 +55,9 @@ func TestModulesInABucket(t *testing.T) {
 	}
 	zh := hashing.NewZipHasher()
 	n, _ := io.Copy(zh, rc)
-	rc.Close()
+	if err := rc.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if n != size || zh.Sum() != pkg.Sums.ZH {
 		t.Errorf("OpenPackage streamed %d bytes (said %d) hashing to %s, want %s", n, size, zh.Sum(), pkg.Sums.ZH)
 	}
