@@ -52,7 +52,9 @@ func BenchmarkNoopPlan(b *testing.B) {
 				b.Fatal(err)
 			}
 			pprof.WriteHeapProfile(f)
-			f.Close()
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
 		}
 		runtime.KeepAlive(plan)
 	}

@@ -69,8 +69,12 @@ func executableBytes(b *testing.B, n int) []byte {
 func releaseZips(b *testing.B, body []byte, names []string) map[string][]byte {
 	var deflated bytes.Buffer
 	fw, _ := flate.NewWriter(&deflated, flate.DefaultCompression)
-	fw.Write(body)
-	fw.Close()
+	if _, err := fw.Write(body); err != nil {
+		b.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		b.Fatal(err)
+	}
 	crc := crc32.ChecksumIEEE(body)
 	out := map[string][]byte{}
 	for _, name := range names {
@@ -81,10 +85,14 @@ func releaseZips(b *testing.B, body []byte, names []string) map[string][]byte {
 		if err != nil {
 			b.Fatal(err)
 		}
-		w.Write(deflated.Bytes())
+		if _, err := w.Write(deflated.Bytes()); err != nil {
+			b.Fatal(err)
+		}
 		n, _ := zw.Create("NOTICE")
 		fmt.Fprintf(n, "%s\n", name)
-		zw.Close()
+		if err := zw.Close(); err != nil {
+			b.Fatal(err)
+		}
 		out[name] = buf.Bytes()
 	}
 	return out
