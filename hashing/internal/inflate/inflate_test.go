@@ -123,8 +123,12 @@ func TestInflateMatchesFlate(t *testing.T) {
 func TestInflateLimit(t *testing.T) {
 	var b bytes.Buffer
 	w, _ := flate.NewWriter(&b, flate.BestSpeed)
-	w.Write(make([]byte, 1<<20))
-	w.Close()
+	if _, err := w.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, limit := range []int64{0, 1000, 1<<20 - 1} {
 		got, _, err := ourInflate(b.Bytes(), 64<<10, whole, limit)
 		if !errors.Is(err, ErrLimit) || int64(len(got)) != limit+1 {
@@ -201,8 +205,12 @@ func BenchmarkInflate(b *testing.B) {
 	}
 	var z bytes.Buffer
 	w, _ := flate.NewWriter(&z, flate.DefaultCompression)
-	w.Write(body)
-	w.Close()
+	if _, err := w.Write(body); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
 	b.Logf("%d bytes deflate to %d", len(body), z.Len())
 	run := func(b *testing.B, dec func(io.Reader) (int64, error)) {
 		b.SetBytes(int64(len(body)))
