@@ -36,7 +36,9 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 	for path, kind := range map[string]string{fifo: "named pipe", link: "named pipe", "/dev/zero": "character device", dir: "directory"} {
 		f, err := regular.Open(path)
 		if err == nil {
-			f.Close()
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
 			t.Errorf("%s: opened", path)
 			continue
 		}
@@ -61,7 +63,9 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 	}
 	_, err = regular.ReadFile(stdin, 0)
 	syscall.Dup2(saved, 0)
-	syscall.Close(saved)
+	if err := syscall.Close(saved); err != nil {
+		t.Fatal(err)
+	}
 	if !errors.Is(err, regular.ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
 		t.Errorf("a link to /dev/stdin, a pipe: %v", err)
 	}
@@ -102,7 +106,9 @@ func TestOpenFileForAppendRefusesAPipe(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.WriteString("line\n")
-		f.Close()
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if b, _ := os.ReadFile(log); string(b) != "line\nline\n" {
 		t.Errorf("audit log: %q", b)
