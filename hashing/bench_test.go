@@ -35,9 +35,15 @@ func benchZip(b *testing.B) (path string, unpacked int64) {
 	f, _ := os.Create(path)
 	zw := zip.NewWriter(f)
 	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "terraform-provider-bench_v1.0.0", Method: zip.Deflate})
-	w.Write(body)
-	zw.Close()
-	f.Close()
+	if _, err := w.Write(body); err != nil {
+		b.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
 	return path, size
 }
 
@@ -51,8 +57,12 @@ func BenchmarkHash(b *testing.B) {
 		for b.Loop() {
 			f, _ := os.Open(path)
 			h := sha256.New()
-			io.Copy(h, f)
-			f.Close()
+			if _, err := io.Copy(h, f); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("zh", func(b *testing.B) {

@@ -55,9 +55,15 @@ func TestCheckExecutable(t *testing.T) {
 		}
 		zw := zip.NewWriter(f)
 		w, _ := zw.Create(c.entry)
-		w.Write([]byte("#!/bin/sh\n"))
-		zw.Close()
-		f.Close()
+		if _, err := w.Write([]byte("#!/bin/sh\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 		err = hashing.CheckExecutable(p, c.typ)
 		if (err == nil) != c.ok || err != nil && !errors.Is(err, hashing.ErrNoExecutable) {
 			t.Errorf("%s as %s: %v, want ok %v", c.entry, c.typ, err, c.ok)

@@ -42,8 +42,12 @@ func TestSpecVectorDirectory(t *testing.T) {
 		var buf bytes.Buffer
 		zw := zip.NewWriter(&buf)
 		w, _ := zw.CreateHeader(&zip.FileHeader{Name: "terraform-provider-null", Method: method})
-		w.Write([]byte(nullPlaceholder))
-		zw.Close()
+		if _, err := w.Write([]byte(nullPlaceholder)); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
 		p := filepath.Join(t.TempDir(), "p.zip")
 		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)

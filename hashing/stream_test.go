@@ -29,7 +29,9 @@ func streamZip(t testing.TB, b []byte, opts Options) (h1, zh Hash, followed bool
 	}
 	s := NewStream(true, true, opts)
 	for i := 0; i < len(b); i += 16 << 10 {
-		s.Write(b[i:min(i+16<<10, len(b))])
+		if _, err := s.Write(b[i:min(i+16<<10, len(b))]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.Close()
 	followed = !s.follow.lost
@@ -59,14 +61,20 @@ func buildZip(t testing.TB, prefix []byte, entries ...zipEntry) []byte {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.Write(e.body)
+			if _, err := w.Write(e.body); err != nil {
+				t.Fatal(err)
+			}
 			continue
 		}
 		var data bytes.Buffer
 		if e.method == zip.Deflate {
 			fw, _ := stdflate.NewWriter(&data, stdflate.DefaultCompression)
-			fw.Write(e.body)
-			fw.Close()
+			if _, err := fw.Write(e.body); err != nil {
+				t.Fatal(err)
+			}
+			if err := fw.Close(); err != nil {
+				t.Fatal(err)
+			}
 		} else {
 			data.Write(e.body)
 		}
@@ -75,7 +83,9 @@ func buildZip(t testing.TB, prefix []byte, entries ...zipEntry) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write(data.Bytes())
+		if _, err := w.Write(data.Bytes()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -222,7 +232,9 @@ func TestStreamFollowsIrregularWrites(t *testing.T) {
 		s := NewStream(true, true, Options{})
 		for off := 0; off < len(z); {
 			n := min(len(z)-off, []int{1, 7, 16 << 10, 32 << 10, 100 << 10}[r.IntN(5)]+r.IntN(64))
-			s.Write(z[off : off+n])
+			if _, err := s.Write(z[off : off+n]); err != nil {
+				t.Fatal(err)
+			}
 			off += n
 			if r.IntN(8) == 0 {
 				runtime.Gosched()
