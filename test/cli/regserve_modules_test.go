@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
@@ -329,18 +330,25 @@ func TestModulesV1FromAnS3Cache(t *testing.T) {
 	init(firstClient(clients), url, cert, "cold, with an S3 module CACHE")
 	// /healthz and /metrics count the three module fetches, as they count
 	// the provider's.
-	caPEM, _ := os.ReadFile(cert)
 	// The client has the provider's archive as its stream ends, a moment
-	// before CACHE holds it and the fetch is counted.
-	waitLanded(t, url, caPEM)
-	var health struct {
-		Fetches       int `json:"fetches"`
-		ModuleFetches int `json:"module_fetches"`
-		ModuleFailed  int `json:"module_fetch_failures"`
-	}
-	if code, body := getBody(t, caPEM, url, "/healthz"); code != 200 || json.Unmarshal([]byte(body), &health) != nil ||
-		health.ModuleFetches != 3 || health.ModuleFailed != 0 || health.Fetches != 1 {
-		t.Errorf("/healthz after a cold init: %d %s; want 3 module fetches and the provider's 1", code, body)
+	// before the fetch is counted (after waitLanded's flights end, too):
+	// poll, within a bound for a loaded machine.
+	caPEM, _ := os.ReadFile(cert)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var health struct {
+			Fetches       int `json:"fetches"`
+			ModuleFetches int `json:"module_fetches"`
+			ModuleFailed  int `json:"module_fetch_failures"`
+		}
+		code, body := getBody(t, caPEM, url, "/healthz")
+		err := json.Unmarshal([]byte(body), &health)
+		if code == 200 && err == nil && health.ModuleFetches == 3 && health.ModuleFailed == 0 && health.Fetches == 1 {
+			break
+		}
+		if time.Now().After(deadline) || err != nil || health.ModuleFetches != 3 {
+			t.Errorf("/healthz after a cold init: %d %s; want 3 module fetches and the provider's 1", code, body)
+			break
+		}
 	}
 	if n := metricSum(t, pullClient(caPEM), url, `tfmirror_pull_module_fetches_total{outcome="landed"}`); n != 3 {
 		t.Errorf("/metrics counts %v module fetches landed, want 3", n)
