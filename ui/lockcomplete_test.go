@@ -452,3 +452,29 @@ func TestLockViewFillFromRegistry(t *testing.T) {
 		t.Errorf("the h1: C computed are not tied:\n%s", s)
 	}
 }
+
+// A lock file that cannot be read any more when enter is pressed (here a
+// directory took its place) is named on the status line, with what went
+// wrong and what to do, and nothing is written.
+func TestLockViewFillUnreadable(t *testing.T) {
+	cfg, _, _ := fillWorld(t)
+	h := newHarness(t, cfg, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	h.press("C")
+	h.until("the preview", func(m Model) bool { return m.preview != nil })
+	if err := os.Remove("infra/.terraform.lock.hcl"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir("infra/.terraform.lock.hcl", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.press("enter")
+	h.until("the write's answer", func(m Model) bool { return !m.prov().lock.filling && m.preview == nil })
+	st := h.m.status()
+	if st.kind != statusBad || !strings.HasPrefix(st.text, "✗ infra/.terraform.lock.hcl: cannot read this lock file") || !strings.Contains(st.text, "nothing written: fix it, then press C again") {
+		t.Errorf("status %v %q", st.kind, st.text)
+	}
+	if fi, err := os.Stat("infra/.terraform.lock.hcl"); err != nil || !fi.IsDir() {
+		t.Errorf("the directory was replaced: %v", err)
+	}
+}
