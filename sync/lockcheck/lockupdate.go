@@ -92,6 +92,11 @@ type LockUpdate struct {
 // and an h1: is recorded only where the place states one. A platform it
 // states nothing for is downloaded and hashed.
 //
+// Without req.Platforms, each provider is locked for the platforms its
+// lock is about (aboutTargets: check's rule); a lock that says none is a
+// *NoPlatformsError. Each LockUpdate names the platforms locked, those
+// assumed, and those locked without an h1: (NoH1).
+//
 // Like `providers lock` it is all or nothing: when any package is missing or
 // does not match what the place states, the problems are returned and f is
 // left unchanged.
