@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -86,13 +87,17 @@ const lockExample = `  tfmirror lock ./mirror --platform linux_amd64 --platform 
   tfmirror lock ./mirror --from ../infra --platform linux_amd64 --platform darwin_arm64
   tfmirror lock ./mirror --from ../infra`
 
+// lockFlags are lock's options, bound to its flags.
+type lockFlags struct {
+	sel            selectionFlags
+	header, hashes string
+	dryRun         bool
+	from           []string
+	out            lockOut
+}
+
 func newLockCmd(env *Env) *cobra.Command {
-	var sel selectionFlags
-	var header string
-	var dryRun bool
-	var from []string
-	var hashes string
-	var out lockOut
+	var f lockFlags
 	cmd := &cobra.Command{
 		Use:     "lock MIRROR [--platform P...] [--lock FILE | --from DIR...] [selection]",
 		Short:   "Write lock file hashes for the platforms a lock is about, from a mirror",
@@ -100,33 +105,39 @@ func newLockCmd(env *Env) *cobra.Command {
 		Example: lockExample,
 		Args:    exactArgs(1, "MIRROR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if hashes != "" && hashes != "all" {
-				return usageErr("--hashes %q: the one value is \"all\" (download and hash every package)", hashes)
-			}
-			run := runLock
-			if len(from) > 0 {
-				run = func(cmd *cobra.Command, env *Env, m string, sel *selectionFlags, header string, dryRun, download bool, out *lockOut) error {
-					return runLockFrom(cmd, env, m, from, sel, header, dryRun, download, out)
-				}
-			}
-			err := run(cmd, env, args[0], &sel, header, dryRun, hashes == "all", &out)
-			if out.files > 0 && (err == nil || errors.Is(err, errProblem)) {
-				out.summary(cmd)
-			}
-			return err
+			return runLock(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
-	sel.add(cmd)
-	cmd.Flags().StringSliceVar(&from, "from", nil, "lock every configuration under `DIR` into its own .terraform.lock.hcl (repeatable)")
-	cmd.Flags().StringVar(&header, "header", "", `first comment line of the file: "terraform" or "tofu" (default: keep the file's; Terraform's for a new file)`)
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added and write nothing")
-	cmd.Flags().StringVar(&hashes, "hashes", "", `"all": download and hash every package, even where MIRROR states its hashes`)
-	cmd.Flags().BoolVar(&out.json, "json", false, `print one {"type":"lock_file",...} object per line for each lock file (path, status, providers and the hashes added, problems), then {"type":"summary",...}`)
+	f.sel.add(cmd)
+	cmd.Flags().StringSliceVar(&f.from, "from", nil, "lock every configuration under `DIR` into its own .terraform.lock.hcl (repeatable)")
+	cmd.Flags().StringVar(&f.header, "header", "", `first comment line of the file: "terraform" or "tofu" (default: keep the file's; Terraform's for a new file)`)
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would be added and write nothing")
+	cmd.Flags().StringVar(&f.hashes, "hashes", "", `"all": download and hash every package, even where MIRROR states its hashes`)
+	cmd.Flags().BoolVar(&f.out.json, "json", false, `print one {"type":"lock_file",...} object per line for each lock file (path, status, providers and the hashes added, problems), then {"type":"summary",...}`)
 	return cmd
 }
 
-// runLock merges the hashes of MIRROR's packages into the lock file.
-func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags, header string, dryRun, download bool, out *lockOut) error {
+// runLock writes the hashes of MIRROR's packages into the lock file
+// (--lock), or into every configuration's under --from.
+func runLock(ctx context.Context, env *Env, f *lockFlags, args []string, st streams) error {
+	if f.hashes != "" && f.hashes != "all" {
+		return usageErr("--hashes %q: the one value is \"all\" (download and hash every package)", f.hashes)
+	}
+	download := f.hashes == "all"
+	var err error
+	if len(f.from) > 0 {
+		err = lockFrom(ctx, st, env, args[0], f.from, &f.sel, f.header, f.dryRun, download, &f.out)
+	} else {
+		err = lockFile(ctx, st, env, args[0], &f.sel, f.header, f.dryRun, download, &f.out)
+	}
+	if f.out.files > 0 && (err == nil || errors.Is(err, errProblem)) {
+		f.out.summary(st)
+	}
+	return err
+}
+
+// lockFile merges the hashes of MIRROR's packages into the lock file.
+func lockFile(ctx context.Context, st streams, env *Env, mirrorArg string, sel *selectionFlags, header string, dryRun, download bool, out *lockOut) error {
 	s, err := sel.baseSelection()
 	if err != nil {
 		return err
@@ -135,7 +146,7 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 	if path == "" {
 		path = lockfile.DefaultName
 	}
-	f, existed, err := loadLock(cmd, path, header)
+	f, existed, err := loadLock(ctx, st, path, header)
 	if err != nil {
 		return err
 	}
@@ -144,22 +155,22 @@ func runLock(cmd *cobra.Command, env *Env, mirrorArg string, sel *selectionFlags
 		// a new lock is about none yet.
 		return usageErr("lock needs --platform (repeatable) for %s, which locks no provider yet and so says no platform: name the platforms init will run on, e.g. --platform linux_amd64 --platform darwin_arm64", path)
 	}
-	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
+	r, err := openPlace(ctx, mirrorArg, env.placeOptions())
 	if err != nil {
 		return err
 	}
 	if len(f.Providers()) == 0 && len(s.Providers) == 0 {
 		// A new (or empty) lock file: lock every provider the mirror holds.
-		if s.Providers, err = everyProvider(cmd, r); err != nil {
+		if s.Providers, err = everyProvider(ctx, st, r); err != nil {
 			return err
 		}
 	}
-	return updateLock(cmd, r, path, f, existed, lockcheck.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun, f.Save, out)
+	return updateLock(ctx, st, r, path, f, existed, lockcheck.LockRequest{Selection: s, Platforms: s.Platforms, Hashing: env.hashing(), Download: download}, dryRun, f.Save, out)
 }
 
 // loadLock reads the lock file at path, or starts a new one (Terraform's
 // header unless --header says otherwise).
-func loadLock(cmd *cobra.Command, path, header string) (f *lockfile.File, existed bool, err error) {
+func loadLock(ctx context.Context, st streams, path, header string) (f *lockfile.File, existed bool, err error) {
 	f, err = lockfile.Load(path)
 	existed = err == nil
 	switch {
@@ -169,7 +180,7 @@ func loadLock(cmd *cobra.Command, path, header string) (f *lockfile.File, existe
 		return nil, false, usageErr("%v", err)
 	}
 	for _, w := range f.Warnings {
-		tell(cmd, "warning: %s", w)
+		st.tell("warning: %s", w)
 	}
 	if header != "" {
 		h, err := lockfile.ParseHeader(header)
@@ -184,10 +195,10 @@ func loadLock(cmd *cobra.Command, path, header string) (f *lockfile.File, existe
 // updateLock locks what req asks for from r into f and writes it to path
 // (not with dryRun) with save; the problems, when there are any, are
 // listed, the file is left alone and errProblem returned.
-func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.File, existed bool, req lockcheck.LockRequest, dryRun bool, save func(string) error, out *lockOut) error {
+func updateLock(ctx context.Context, st streams, r backends.Reader, path string, f *lockfile.File, existed bool, req lockcheck.LockRequest, dryRun bool, save func(string) error, out *lockOut) error {
 	before := f.Bytes()
-	updates, problems, err := lockcheck.UpdateLock(cmd.Context(), r, f, req)
-	printWarnings(cmd, r)
+	updates, problems, err := lockcheck.UpdateLock(ctx, r, f, req)
+	st.warnings(r)
 	var none *lockcheck.NoPlatformsError
 	if errors.As(err, &none) {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
@@ -196,21 +207,21 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 		return noCatalogue(err)
 	}
 	if len(req.Platforms) == 0 && len(updates) > 0 {
-		tell(cmd, "%s: locking the platforms it is about: %s (--platform names others)", path, aboutList(updates))
+		st.tell("%s: locking the platforms it is about: %s (--platform names others)", path, aboutList(updates))
 	}
 	for _, u := range updates {
 		for _, n := range u.Notes() {
-			tell(cmd, "note: %s", n)
+			st.tell("note: %s", n)
 		}
 		for _, w := range u.Warnings(r.String()) {
-			tell(cmd, "warning: %s", w)
+			st.tell("warning: %s", w)
 		}
 	}
 	if len(problems) > 0 {
-		if err := out.notChanged(cmd, path, problems, nil); err != nil {
+		if err := out.notChanged(st, path, problems, nil); err != nil {
 			return err
 		}
-		tell(cmd, "%s: not changed: %s", path, report.Summary(problems))
+		st.tell("%s: not changed: %s", path, report.Summary(problems))
 		return errProblem
 	}
 	added := 0
@@ -220,27 +231,27 @@ func updateLock(cmd *cobra.Command, r backends.Reader, path string, f *lockfile.
 	after := f.Bytes()
 	switch {
 	case dryRun:
-		out.updated(cmd, path, r.String(), "dry_run", updates)
-		tell(cmd, "%s: %d hashes would be added (dry run, not written)", path, added)
+		out.updated(st, path, r.String(), "dry_run", updates)
+		st.tell("%s: %d hashes would be added (dry run, not written)", path, added)
 	case existed && bytes.Equal(before, after):
-		out.updated(cmd, path, r.String(), "unchanged", updates)
-		tell(cmd, "%s: already has every hash (%d providers)", path, len(f.Providers()))
+		out.updated(st, path, r.String(), "unchanged", updates)
+		st.tell("%s: already has every hash (%d providers)", path, len(f.Providers()))
 	default:
 		if err := save(path); err != nil {
-			_ = out.notChanged(cmd, path, nil, err) // nil: no problems to print
-			tell(cmd, "%v", err)
-			tell(cmd, "%s: not changed: it could not be written", path)
+			_ = out.notChanged(st, path, nil, err) // nil: no problems to print
+			st.tell("%v", err)
+			st.tell("%s: not changed: it could not be written", path)
 			return errProblem
 		}
-		out.updated(cmd, path, r.String(), "written", updates)
-		tell(cmd, "%s: %d hashes added for %d providers", path, added, len(updates))
+		out.updated(st, path, r.String(), "written", updates)
+		st.tell("%s: %d hashes added for %d providers", path, added, len(updates))
 	}
 	return nil
 }
 
-// runLockFrom is lock --from: each configuration found under the
+// lockFrom is lock --from: each configuration found under the
 // directories is locked into its own lock file, on its own.
-func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, sel *selectionFlags, header string, dryRun, download bool, out *lockOut) error {
+func lockFrom(ctx context.Context, st streams, env *Env, mirrorArg string, from []string, sel *selectionFlags, header string, dryRun, download bool, out *lockOut) error {
 	if len(sel.providers) > 0 || sel.version != "" || sel.lock != "" {
 		return usageErr("--provider, --version and --lock do not go with --from: each configuration says which providers and versions to lock, into its own lock file")
 	}
@@ -253,11 +264,11 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 			return usageErr("--header: %v", err)
 		}
 	}
-	configs, err := deriveFrom(cmd, from)
+	configs, err := deriveFrom(ctx, st, from)
 	if err != nil {
 		return err
 	}
-	r, err := openPlace(cmd.Context(), mirrorArg, env.placeOptions())
+	r, err := openPlace(ctx, mirrorArg, env.placeOptions())
 	if err != nil {
 		return err
 	}
@@ -268,28 +279,28 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		if c.LockErr != nil {
 			// Each file is all or nothing: this one is named, the others
 			// are written.
-			_ = out.notChanged(cmd, path, nil, c.LockErr) // nil: no problems to print
-			tell(cmd, "%v", c.LockErr)
-			tell(cmd, "%s: not changed (see above)", path)
+			_ = out.notChanged(st, path, nil, c.LockErr) // nil: no problems to print
+			st.tell("%v", c.LockErr)
+			st.tell("%s: not changed (see above)", path)
 			failed++
 			continue
 		}
 		if len(c.Requirements) == 0 {
-			tell(cmd, "%s: the configuration requires no provider: nothing to lock", c.Dir)
+			st.tell("%s: the configuration requires no provider: nothing to lock", c.Dir)
 			continue
 		}
 		if real, ok := insideRoots(c.Dir, roots); !ok {
 			// Reached through a link to a directory elsewhere: read, as
 			// every --from walk reads it, but a walk over a checkout
 			// never writes outside it.
-			_ = out.notChanged(cmd, path, nil, fmt.Errorf("not written: it is %s (through a symbolic link), outside --from", real)) // nil: no problems to print
-			tell(cmd, "%s: not written: it is %s (through a symbolic link), outside --from %s; lock it with --from or --lock there", path, real, strings.Join(from, ", "))
+			_ = out.notChanged(st, path, nil, fmt.Errorf("not written: it is %s (through a symbolic link), outside --from", real)) // nil: no problems to print
+			st.tell("%s: not written: it is %s (through a symbolic link), outside --from %s; lock it with --from or --lock there", path, real, strings.Join(from, ", "))
 			failed++
 			continue
 		}
 		tried++
 		req := configRequest(c, lockcheck.LockRequest{Platforms: s.Platforms, Hashing: env.hashing(), Download: download})
-		bad, noPlatform, err := lockConfigFile(cmd, r, path, header, req, dryRun, out)
+		bad, noPlatform, err := lockConfigFile(ctx, st, r, path, header, req, dryRun, out)
 		if err != nil {
 			return err
 		}
@@ -299,7 +310,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		if noPlatform {
 			unknown++
 		}
-		if err := cmd.Context().Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
@@ -307,7 +318,7 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 		return usageErr("no lock file under --from %s says which platforms it is about: name them with --platform (repeatable), e.g. --platform linux_amd64 --platform darwin_arm64", strings.Join(from, ", "))
 	}
 	if failed > 0 {
-		tell(cmd, "%d of %d lock files could not be written (see above)", failed, len(configs))
+		st.tell("%d of %d lock files could not be written (see above)", failed, len(configs))
 		return errProblem
 	}
 	return nil
@@ -316,24 +327,24 @@ func runLockFrom(cmd *cobra.Command, env *Env, mirrorArg string, from []string, 
 // lockConfigFile is lock --from's update of one configuration's lock file
 // at path. bad: it was left alone (and why was told); noPlatform: because
 // it says no platform and --platform named none.
-func lockConfigFile(cmd *cobra.Command, r backends.Reader, path, header string, req lockcheck.LockRequest, dryRun bool, out *lockOut) (bad, noPlatform bool, err error) {
-	f, existed, err := loadLock(cmd, path, header)
+func lockConfigFile(ctx context.Context, st streams, r backends.Reader, path, header string, req lockcheck.LockRequest, dryRun bool, out *lockOut) (bad, noPlatform bool, err error) {
+	f, existed, err := loadLock(ctx, st, path, header)
 	if err != nil {
-		_ = out.notChanged(cmd, path, nil, err) // nil: no problems to print
-		tell(cmd, "%v", err)
-		tell(cmd, "%s: not changed (see above)", path)
+		_ = out.notChanged(st, path, nil, err) // nil: no problems to print
+		st.tell("%v", err)
+		st.tell("%s: not changed (see above)", path)
 		return true, false, nil
 	}
 	// A lock file that is a symbolic link is replaced by a regular
 	// file, its target left alone, as terraform providers lock does.
-	err = updateLock(cmd, r, path, f, existed, req, dryRun, f.SaveAt, out)
+	err = updateLock(ctx, st, r, path, f, existed, req, dryRun, f.SaveAt, out)
 	var none *lockcheck.NoPlatformsError
 	switch {
 	case errors.As(err, &none):
 		// Without --platform, a configuration whose lock says no
 		// platform is named and left alone; the others are locked.
-		_ = out.notChanged(cmd, path, nil, none) // nil: no problems to print
-		tell(cmd, "%v", err)
+		_ = out.notChanged(st, path, nil, none) // nil: no problems to print
+		st.tell("%v", err)
 		return true, true, nil
 	case errors.Is(err, errProblem):
 		return true, false, nil
@@ -386,7 +397,7 @@ func insideRoots(dir string, roots []string) (string, bool) {
 
 // deriveFrom finds the configurations under the --from directories, and
 // says on stderr what it left out.
-func deriveFrom(cmd *cobra.Command, from []string) ([]spec.Configuration, error) {
+func deriveFrom(ctx context.Context, st streams, from []string) ([]spec.Configuration, error) {
 	var dirs []string
 	for _, d := range from {
 		abs, err := filepath.Abs(d)
@@ -395,12 +406,12 @@ func deriveFrom(cmd *cobra.Command, from []string) ([]spec.Configuration, error)
 		}
 		dirs = append(dirs, abs)
 	}
-	configs, notes, err := spec.Derive(cmd.Context(), dirs, spec.DefaultRegistry)
+	configs, notes, err := spec.Derive(ctx, dirs, spec.DefaultRegistry)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range notes {
-		tell(cmd, "note: %s", n)
+		st.tell("note: %s", n)
 	}
 	if len(configs) == 0 {
 		return nil, usageErr("--from %s: no configuration (.tf files) or lock file found", strings.Join(from, ", "))
@@ -410,8 +421,8 @@ func deriveFrom(cmd *cobra.Command, from []string) ([]spec.Configuration, error)
 
 // everyProvider names every provider r holds, for a lock file that locks
 // none yet; a place without a catalogue needs them named.
-func everyProvider(cmd *cobra.Command, r backends.Reader) ([]backends.ProviderFilter, error) {
-	ps, err := r.Providers(cmd.Context())
+func everyProvider(ctx context.Context, st streams, r backends.Reader) ([]backends.ProviderFilter, error) {
+	ps, err := r.Providers(ctx)
 	if errors.Is(err, backends.ErrNoCatalogue) {
 		return nil, usageErr("%s cannot list its providers: name the providers to lock with --provider", r)
 	}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/spf13/cobra"
-
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
@@ -53,10 +51,10 @@ type lockHashJSON struct {
 }
 
 // updated reports what was added to the lock file at path, and how it ended.
-func (o *lockOut) updated(cmd *cobra.Command, path, place, status string, updates []lockcheck.LockUpdate) {
+func (o *lockOut) updated(st streams, path, place, status string, updates []lockcheck.LockUpdate) {
 	n := 0
 	if !o.json {
-		n = report.LockUpdates(cmd.OutOrStdout(), updates)
+		n = report.LockUpdates(st.stdout, updates)
 	}
 	providers := []lockProviderJSON{}
 	for _, u := range updates {
@@ -82,15 +80,15 @@ func (o *lockOut) updated(cmd *cobra.Command, path, place, status string, update
 		n = 0 // nothing was added to the file itself
 	}
 	o.count(status, n)
-	o.line(cmd, lockFileJSON{Type: "lock_file", Path: path, Status: status, Added: n, Providers: providers})
+	o.line(st, lockFileJSON{Type: "lock_file", Path: path, Status: status, Added: n, Providers: providers})
 }
 
 // notChanged reports a lock file left alone: the problems found, or why.
-func (o *lockOut) notChanged(cmd *cobra.Command, path string, problems []sync.Finding, err error) error {
+func (o *lockOut) notChanged(st streams, path string, problems []sync.Finding, err error) error {
 	o.count("not_changed", 0)
 	if !o.json {
 		if len(problems) > 0 {
-			return report.Findings(cmd.OutOrStdout(), problems, false)
+			return report.Findings(st.stdout, problems, false)
 		}
 		return nil
 	}
@@ -98,7 +96,7 @@ func (o *lockOut) notChanged(cmd *cobra.Command, path string, problems []sync.Fi
 	if err != nil {
 		l.Error = err.Error()
 	}
-	o.line(cmd, l)
+	o.line(st, l)
 	return nil
 }
 
@@ -117,17 +115,17 @@ func (o *lockOut) count(status string, added int) {
 	}
 }
 
-func (o *lockOut) line(cmd *cobra.Command, v any) {
+func (o *lockOut) line(st streams, v any) {
 	if !o.json {
 		return
 	}
 	b, _ := json.Marshal(v)
-	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+	fmt.Fprintf(st.stdout, "%s\n", b)
 }
 
 // summary is lock --json's last line.
-func (o *lockOut) summary(cmd *cobra.Command) {
-	o.line(cmd, map[string]any{"type": "summary", "files": o.files, "written": o.written, "unchanged": o.unchanged,
+func (o *lockOut) summary(st streams) {
+	o.line(st, map[string]any{"type": "summary", "files": o.files, "written": o.written, "unchanged": o.unchanged,
 		"dry_run": o.dryRun, "not_changed": o.failed, "hashes_added": o.added, "ok": o.failed == 0})
 }
 

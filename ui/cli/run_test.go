@@ -497,3 +497,32 @@ func TestRunCheck(t *testing.T) {
 		t.Fatalf("check with neither --lock nor --from: exit %d (%v), want 2", exitOf(err), err)
 	}
 }
+
+// lock writes a new lock file with a mirror's hashes of the platforms
+// named; --hashes takes only "all".
+func TestRunLock(t *testing.T) {
+	mirror := packedMirror(t)
+	path := filepath.Join(t.TempDir(), ".terraform.lock.hcl")
+	f := &lockFlags{sel: selectionFlags{lock: path, providers: []string{"acme/alpha"}, platforms: []string{"linux_amd64"}}, out: lockOut{json: true}}
+	r := newTestRun()
+	if err := runLock(context.Background(), r.env, f, []string{mirror}, r.streams()); err != nil {
+		t.Fatalf("lock: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no lock file: %v", err)
+	}
+	zip := backendtest.ProviderZip(t, backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", "linux_amd64"), "")
+	for _, want := range []string{`provider "example.com/acme/alpha"`, `version = "1.0.0"`, fmt.Sprintf("zh:%x", sha256.Sum256(zip))} {
+		if !strings.Contains(string(written), want) {
+			t.Errorf("the lock file lacks %s:\n%s", want, written)
+		}
+	}
+	if sum := lastJSONLine(t, r.stdout.String()); sum["type"] != "summary" || sum["written"] != 1.0 {
+		t.Errorf("lock --json summary %v, want 1 written", sum)
+	}
+	r = newTestRun()
+	if err := runLock(context.Background(), r.env, &lockFlags{hashes: "needed"}, []string{mirror}, r.streams()); exitOf(err) != exitUsage {
+		t.Fatalf("lock --hashes needed: exit %d (%v), want 2", exitOf(err), err)
+	}
+}
