@@ -2,11 +2,13 @@ package queue
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/ui/list"
@@ -202,22 +204,42 @@ func (m Model) View(s *theme.Styles, w int) (string, []string) {
 
 func (m Model) pickLines(s *theme.Styles, w int) []string {
 	r := m.req
-	lines := []string{fmt.Sprintf(" Queue %d %s of %s %s which %s?", r.N, r.Words.Unit, r.Subject, r.Words.toward(), r.Words.Place), ""}
+	lines := append(wrapped(fmt.Sprintf("Queue %d %s of %s %s which %s?", r.N, r.Words.Unit, r.Subject, r.Words.toward(), r.Words.Place), w), "")
 	names := make([]string, len(r.Dests))
 	rooms := make([]int, len(r.Dests))
 	for i, d := range r.Dests {
 		names[i] = d.Name
-		rooms[i] = w - 2 - 4 - len(r.Plan(i).Need) - len(d.Kind) - 10
+		// The name tells the places apart: it keeps a room of its own,
+		// and the plan's words go under it where both do not fit.
+		rooms[i] = max(minName, w-2-4-len(r.Plan(i).Need)-len(d.Kind)-10)
 	}
 	short := theme.ShortPlaces(names, rooms)
 	for i, d := range r.Dests {
 		need := r.Plan(i).Need
 		line := fmt.Sprintf("[%d] %s (%s)", d.Num, short[i], d.Kind)
+		lead, style := "   ", s.Dim
 		if i == m.cur.Pos {
-			lines = append(lines, " "+s.Accent.Render("▸ ")+s.Cursor.Render(line)+" "+need)
-		} else {
-			lines = append(lines, "   "+line+" "+s.Dim.Render(need))
+			lead, style = " "+s.Accent.Render("▸ "), lipgloss.NewStyle()
+			line = s.Cursor.Render(line)
 		}
+		if theme.Width(line)+len(need)+6 > w {
+			lines = append(lines, lead+line, "     "+style.Render(need))
+			continue
+		}
+		lines = append(lines, lead+line+" "+style.Render(need))
+	}
+	return lines
+}
+
+// minName is the least room a place's name keeps in the dialog.
+const minName = 14
+
+// wrapped is a sentence of the dialog, wrapped to its width, each line
+// indented by one.
+func wrapped(text string, w int) []string {
+	lines := strings.Split(ansi.Wrap(text, max(w-3, 20), ""), "\n")
+	for i := range lines {
+		lines[i] = " " + lines[i]
 	}
 	return lines
 }
@@ -225,17 +247,23 @@ func (m Model) pickLines(s *theme.Styles, w int) []string {
 func (m Model) confirmLines(s *theme.Styles, w int) []string {
 	r, p, dest := m.req, m.plan, m.Dest()
 	room := w - 4
-	dest.Name = theme.ShortPlace(dest.Name, room-30-len(r.Subject))
-	lines := []string{fmt.Sprintf(" %d %s of %s %s %s", r.N, r.Words.Unit, r.Subject, r.Words.toward(), dest.Label()), ""}
+	dest.Name = theme.ShortPlace(dest.Name, max(minName, room-30-len(r.Subject)))
+	lines := append(wrapped(fmt.Sprintf("%d %s of %s %s %s", r.N, r.Words.Unit, r.Subject, r.Words.toward(), dest.Label()), w), "")
 	if len(p.Run) > 0 {
+		head := fmt.Sprintf(" %d to %s: ", len(p.Run), r.Words.Verb)
+		// What the line leaves for the sources' names, shared alike.
+		free := room - len(head) - 2*(len(p.From)-1)
+		for _, src := range p.From {
+			free -= len(fmt.Sprintf("%d from [%d] ", src.N, src.Num))
+		}
 		from := ""
 		for _, src := range p.From {
 			if from != "" {
 				from += ", "
 			}
-			from += fmt.Sprintf("%d from [%d] %s", src.N, src.Num, theme.ShortPlace(src.Name, max(12, (room-20)/len(p.From)-10)))
+			from += fmt.Sprintf("%d from [%d] %s", src.N, src.Num, theme.ShortPlace(src.Name, max(12, free/len(p.From))))
 		}
-		lines = append(lines, " "+s.OK.Render("●")+fmt.Sprintf(" %d to %s: %s", len(p.Run), r.Words.Verb, from))
+		lines = append(lines, " "+s.OK.Render("●")+head+from)
 	}
 	notes := p.Notes
 	if m.force {

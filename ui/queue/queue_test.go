@@ -114,3 +114,43 @@ func TestOnlyForceWouldDoAnything(t *testing.T) {
 		t.Errorf("f then enter queues the forced plan: action %v", act)
 	}
 }
+
+// TestNarrowDialogKeepsNamesAndQuestion: at 80 columns the dialog is 56
+// wide, and the lock view's plan says "5 missing to copy, 1 differ from
+// the lock". The places were shown as "[1]  (net)", their names squeezed
+// out by the plan's words, and the question (from which source?) and the
+// confirmed source were cut off the first line.
+func TestNarrowDialogKeepsNamesAndQuestion(t *testing.T) {
+	s := theme.New()
+	req := request(queue.Place{Num: 1, Name: "https://127.0.0.1:42779/", Kind: "net"}, queue.Place{Num: 2, Name: "/tmp/tfmirror-demo-3299918926/primary", Kind: "fs"})
+	req.Words = queue.Words{Unit: "package(s) missing or differing", Place: "source", Verb: "copy", Jobs: "job(s)", From: true}
+	req.N, req.Subject = 6, "1 lock file"
+	plan := req.Plan
+	req.Plan = func(i int) queue.Plan {
+		p := plan(i)
+		p.Need = "5 missing to copy, 1 differ from the lock"
+		return p
+	}
+	const w = 56
+	box := func(lines []string) string {
+		for _, l := range lines {
+			if n := ansi.StringWidth(l); n > w-2 {
+				t.Errorf("line wider (%d) than the dialog (%d): %q", n, w-2, ansi.Strip(l))
+			}
+		}
+		return ansi.Strip(strings.Join(lines, "\n"))
+	}
+	d := queue.New(req)
+	_, lines := d.View(&s, w)
+	v := box(lines)
+	for _, want := range []string{"from which source?", "[1] https://…42779 (net)", "[2] …/primary (fs)"} {
+		if !strings.Contains(strings.Join(strings.Fields(v), " "), want) {
+			t.Errorf("the pick step lacks %q:\n%s", want, v)
+		}
+	}
+	d, _ = press(d, "enter")
+	_, lines = d.View(&s, w)
+	if v := box(lines); !strings.Contains(strings.Join(strings.Fields(v), " "), "from [2] …/primary") {
+		t.Errorf("the confirm step does not name its source:\n%s", v)
+	}
+}
