@@ -259,7 +259,9 @@ func StatedInListing(as []Archive) map[Platform][]hashing.Hash {
 // version upstream). UpdateNote reads the note called name (nil when there
 // is none), gives it to update, and writes what update returns; when
 // another writer changed the note meanwhile, it reads it again and calls
-// update again.
+// update again. A note's name is KIND/HOST/NAMESPACE/TYPE/... (or
+// KIND/HOST/NAMESPACE/TYPE.json): a place that keeps things per provider
+// (an OCI mirror, a repository each) keeps it with that provider.
 type NoteKeeper interface {
 	UpdateNote(ctx context.Context, name string, update func(old []byte) ([]byte, error)) error
 }

@@ -265,7 +265,7 @@ func provenanceLister(t *testing.T, pl Place) {
 func noteKeeper(t *testing.T, pl Place) {
 	ctx := context.Background()
 	open := pl.Empty(t)
-	const name, each = "conformance/first-seen", 5
+	const name, each = "conformance/example.com/acme/alpha/first-seen", 5
 	writers := [2]backends.NoteKeeper{open(t).(backends.NoteKeeper), open(t).(backends.NoteKeeper)}
 	var wg gosync.WaitGroup
 	errs := make([]error, 2)
@@ -321,7 +321,7 @@ func noteKeeper(t *testing.T, pl Place) {
 		t.Fatalf("an update that failed changed the note to %q", after)
 	}
 	none := []byte("unset")
-	if err := writers[1].UpdateNote(ctx, "conformance/none", func(old []byte) ([]byte, error) { none = old; return nil, refused }); !errors.Is(err, refused) || none != nil {
+	if err := writers[1].UpdateNote(ctx, "conformance/example.com/acme/alpha/none", func(old []byte) ([]byte, error) { none = old; return nil, refused }); !errors.Is(err, refused) || none != nil {
 		t.Fatalf("a note that is not there reads as %q (%v), want nil", none, err)
 	}
 }

@@ -89,6 +89,14 @@ const GateTag = "tfmirror-lock-gate"
 // ReleasedTag names the claim that last released the lock (r).
 const ReleasedTag = "tfmirror-lock-released"
 
+// lockTags are the three tags of one lock: y, x and r above. A
+// repository's writer lock has LockTag, GateTag and ReleasedTag; a note
+// has a lock of its own (note.go), so that writers of different notes
+// do not take turns.
+type lockTags struct{ y, x, r string }
+
+var repoLockTags = lockTags{y: LockTag, x: GateTag, r: ReleasedTag}
+
 // ArtifactTypeLock is the artifactType of the manifests the lock's tags
 // name.
 const ArtifactTypeLock = "application/vnd.tfmirror.lock.v1"
@@ -134,27 +142,40 @@ type repoLock struct {
 	claim digest.Digest
 	rel   *claim      // pushed to ReleasedTag on release
 	local *sync.Mutex // the process's own turn at the repository
+	tags  lockTags
 }
 
 // localLock returns the process's mutex for a repository: one process's
 // flushes and removals of a repository take turns before they claim.
-func (w *writeState) localLock(addr Repository) *sync.Mutex {
+func (w *writeState) localLock(addr Repository, tag string) *sync.Mutex {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	l, ok := w.locks[addr]
+	key := localKey{addr, tag}
+	l, ok := w.locks[key]
 	if !ok {
 		l = &sync.Mutex{}
-		w.locks[addr] = l
+		w.locks[key] = l
 	}
 	return l
+}
+
+// localKey is one lock of one repository, by its lock tag.
+type localKey struct {
+	addr Repository
+	tag  string
 }
 
 // lock takes the repository's lock (see LockTag). label names what the
 // writer writes, for messages.
 func (m *Mirror) lock(ctx context.Context, r *remote.Repository, addr Repository, label string) (*repoLock, error) {
-	local := m.w.localLock(addr)
+	return m.lockWith(ctx, r, addr, label, repoLockTags)
+}
+
+// lockWith takes the lock whose tags are tags.
+func (m *Mirror) lockWith(ctx context.Context, r *remote.Repository, addr Repository, label string, tags lockTags) (*repoLock, error) {
+	local := m.w.localLock(addr, tags.y)
 	local.Lock()
-	l, err := m.claimLock(ctx, r, addr, label)
+	l, err := m.claimLock(ctx, r, addr, label, tags)
 	if err != nil {
 		local.Unlock()
 		return nil, err
@@ -163,7 +184,7 @@ func (m *Mirror) lock(ctx context.Context, r *remote.Repository, addr Repository
 	return l, nil
 }
 
-func (m *Mirror) claimLock(ctx context.Context, r *remote.Repository, addr Repository, label string) (*repoLock, error) {
+func (m *Mirror) claimLock(ctx context.Context, r *remote.Repository, addr Repository, label string, tags lockTags) (*repoLock, error) {
 	if err := m.ensureConfig(ctx, r, addr, label); err != nil {
 		return nil, err
 	}
@@ -173,6 +194,7 @@ func (m *Mirror) claimLock(ctx context.Context, r *remote.Repository, addr Repos
 		nonce := make([]byte, 16)
 		rand.Read(nonce)
 		c := newClaim(m, r, addr, label, holder, hex.EncodeToString(nonce))
+		c.tags = tags
 		l, claimed, err := c.try(ctx)
 		if claimed {
 			claims++
@@ -183,7 +205,7 @@ func (m *Mirror) claimLock(ctx context.Context, r *remote.Repository, addr Repos
 		case !errors.Is(err, errLockLost):
 			return nil, err
 		case claims >= lockAttempts:
-			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: other writers claimed the lock (tag %q) %d times as this process did: run again once they are done", m.name, addr, label, LockTag, claims)
+			return nil, fmt.Errorf("oci mirror %s: repository %s: %s: other writers claimed the lock (tag %q) %d times as this process did: run again once they are done", m.name, addr, label, tags.y, claims)
 		}
 		// Another writer holds the lock, or won: the next attempt waits
 		// until it is free.
@@ -194,26 +216,26 @@ func (m *Mirror) claimLock(ctx context.Context, r *remote.Repository, addr Repos
 // the lock when it holds it; claimed when it pushed the claim to y;
 // errLockLost when another writer holds the lock or won the attempt.
 func (c *claim) try(ctx context.Context) (*repoLock, bool, error) {
-	if err := c.write(ctx, GateTag); err != nil {
+	if err := c.write(ctx, c.tags.x); err != nil {
 		return nil, false, err
 	}
 	sent := time.Now()
-	free, y, err := c.m.lockFree(ctx, c.r, c.addr, c.label)
+	free, y, err := c.m.lockFree(ctx, c.r, c.addr, c.label, c.tags)
 	if err != nil {
 		return nil, false, err
 	}
 	takeOver := false
 	if !free {
-		if takeOver, err = c.m.awaitFree(ctx, c.r, c.addr, c.label, y); err != nil || !takeOver {
+		if takeOver, err = c.m.awaitFree(ctx, c.r, c.addr, c.label, c.tags, y); err != nil || !takeOver {
 			return nil, false, orLost(err)
 		}
 	}
-	if err := c.write(ctx, LockTag); err != nil {
+	if err := c.write(ctx, c.tags.y); err != nil {
 		return nil, true, err
 	}
 	answered := time.Now()
 	if !takeOver && answered.Sub(sent) <= lockWait {
-		x, err := c.m.tagState(ctx, c.r, c.addr, c.label, GateTag)
+		x, err := c.m.tagState(ctx, c.r, c.addr, c.label, c.tags.x)
 		if err != nil {
 			return nil, true, err
 		}

@@ -24,13 +24,20 @@ func lockManifest(holder, nonce string, lease time.Duration) (ocispec.Descriptor
 		a[annotationLockNonce] = nonce
 		a[annotationLockLease] = strconv.FormatInt(lease.Milliseconds(), 10)
 	}
+	return emptyManifest(ArtifactTypeLock, a)
+}
+
+// emptyManifest is a manifest of artifactType whose config and one layer
+// are the empty JSON blob (ensureConfig pushes it), saying what it says in
+// its annotations: a lock's claim, a note.
+func emptyManifest(artifactType string, annotations map[string]string) (ocispec.Descriptor, []byte) {
 	man := ocispec.Manifest{
 		Versioned:    specs.Versioned{SchemaVersion: 2},
 		MediaType:    ocispec.MediaTypeImageManifest,
-		ArtifactType: ArtifactTypeLock,
+		ArtifactType: artifactType,
 		Config:       ocispec.DescriptorEmptyJSON,
 		Layers:       []ocispec.Descriptor{ocispec.DescriptorEmptyJSON},
-		Annotations:  a,
+		Annotations:  annotations,
 	}
 	b, _ := json.Marshal(man)
 	return content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, b), b
@@ -48,11 +55,12 @@ type claim struct {
 	label string
 	desc  ocispec.Descriptor
 	body  []byte
+	tags  lockTags
 }
 
 func newClaim(m *Mirror, r *remote.Repository, addr Repository, label, holder, nonce string) *claim {
 	desc, b := lockManifest(holder, nonce, lockLease)
-	return &claim{m: m, r: r, addr: addr, label: label, desc: desc, body: b}
+	return &claim{m: m, r: r, addr: addr, label: label, desc: desc, body: b, tags: repoLockTags}
 }
 
 // write pushes the claim to tag.
@@ -64,7 +72,7 @@ func (c *claim) write(ctx context.Context, tag string) error {
 }
 
 func (c *claim) held() *repoLock {
-	return &repoLock{m: c.m, r: c.r, addr: c.addr, claim: c.desc.Digest, rel: c}
+	return &repoLock{m: c.m, r: c.r, addr: c.addr, claim: c.desc.Digest, rel: c, tags: c.tags}
 }
 
 // tagState reads a tag of the lock: what it names, no digest when the tag
@@ -92,12 +100,12 @@ func (m *Mirror) tagState(ctx context.Context, r *remote.Repository, addr Reposi
 // lockFree reads ReleasedTag, then LockTag: whether the lock is free, and
 // what LockTag names. A claim ReleasedTag named once stays released, so
 // the lock was free when LockTag was read.
-func (m *Mirror) lockFree(ctx context.Context, r *remote.Repository, addr Repository, label string) (bool, ocispec.Descriptor, error) {
-	released, err := m.tagState(ctx, r, addr, label, ReleasedTag)
+func (m *Mirror) lockFree(ctx context.Context, r *remote.Repository, addr Repository, label string, tags lockTags) (bool, ocispec.Descriptor, error) {
+	released, err := m.tagState(ctx, r, addr, label, tags.r)
 	if err != nil {
 		return false, ocispec.Descriptor{}, err
 	}
-	y, err := m.tagState(ctx, r, addr, label, LockTag)
+	y, err := m.tagState(ctx, r, addr, label, tags.y)
 	if err != nil {
 		return false, y, err
 	}
@@ -108,25 +116,25 @@ func (m *Mirror) lockFree(ctx context.Context, r *remote.Repository, addr Reposi
 // awaitFree waits until the lock is free (false), or names one claim for
 // longer than its lease (true: the caller takes it over). y is what
 // LockTag named when the wait began.
-func (m *Mirror) awaitFree(ctx context.Context, r *remote.Repository, addr Repository, label string, y ocispec.Descriptor) (bool, error) {
+func (m *Mirror) awaitFree(ctx context.Context, r *remote.Repository, addr Repository, label string, tags lockTags, y ocispec.Descriptor) (bool, error) {
 	seen, since := y.Digest, time.Now()
 	holder, lease := m.readClaim(ctx, r, y)
-	m.waiting(addr, holder, lease)
+	m.waiting(addr, tags.y, holder, lease)
 	for {
 		if err := pollLock(ctx); err != nil {
 			return false, err
 		}
-		free, desc, err := m.lockFree(ctx, r, addr, label)
+		free, desc, err := m.lockFree(ctx, r, addr, label, tags)
 		if err != nil || free {
 			return false, err
 		}
 		if desc.Digest != seen {
 			seen, since = desc.Digest, time.Now()
 			holder, lease = m.readClaim(ctx, r, desc)
-			m.waiting(addr, holder, lease)
+			m.waiting(addr, tags.y, holder, lease)
 		}
 		if time.Since(since) >= lease {
-			m.tookOver(addr, holder, time.Since(since))
+			m.tookOver(addr, tags.y, holder, time.Since(since))
 			return true, nil
 		}
 	}
@@ -134,18 +142,18 @@ func (m *Mirror) awaitFree(ctx context.Context, r *remote.Repository, addr Repos
 
 // waiting says, at once, that a writer waits for the lock holder holds,
 // and for how long at most.
-func (m *Mirror) waiting(addr Repository, holder string, lease time.Duration) {
+func (m *Mirror) waiting(addr Repository, tag, holder string, lease time.Duration) {
 	if m.opts.Notify != nil {
 		m.opts.Notify(backends.Notice{Kind: backends.NoticeWaiting, Place: m.name, Message: backends.Printable(fmt.Sprintf(
 			"oci mirror %s: repository %s: waiting for the lock (tag %q) that %s holds; taken over if it stays unreleased for %s",
-			m.name, addr, LockTag, holder, lease.Round(100*time.Millisecond)))})
+			m.name, addr, tag, holder, lease.Round(100*time.Millisecond)))})
 	}
 }
 
 // tookOver says that the lock holder held, unchanged for age, was taken
 // over: at once when told to, or among the warnings.
-func (m *Mirror) tookOver(addr Repository, holder string, age time.Duration) {
-	msg := fmt.Sprintf("repository %s: took over the lock (tag %q) that %s held unreleased for %s: that writer was stopped", addr, LockTag, holder, age.Round(100*time.Millisecond))
+func (m *Mirror) tookOver(addr Repository, tag, holder string, age time.Duration) {
+	msg := fmt.Sprintf("repository %s: took over the lock (tag %q) that %s held unreleased for %s: that writer was stopped", addr, tag, holder, age.Round(100*time.Millisecond))
 	if m.opts.Notify == nil {
 		m.warnf("%s", msg)
 		return
@@ -180,12 +188,12 @@ func (m *Mirror) readClaim(ctx context.Context, r *remote.Repository, desc ocisp
 // when it no longer names this writer's claim.
 func (l *repoLock) check(ctx context.Context, label string) (time.Time, error) {
 	sent := time.Now()
-	desc, err := l.m.tagState(ctx, l.r, l.addr, label, LockTag)
+	desc, err := l.m.tagState(ctx, l.r, l.addr, label, l.tags.y)
 	if err != nil {
 		return sent, err
 	}
 	if desc.Digest != l.claim {
-		return sent, fmt.Errorf("oci mirror %s: repository %s: %s: %w (tag %q)", l.m.name, l.addr, label, errLockLost, LockTag)
+		return sent, fmt.Errorf("oci mirror %s: repository %s: %s: %w (tag %q)", l.m.name, l.addr, label, errLockLost, l.tags.y)
 	}
 	return sent, nil
 }
@@ -207,7 +215,7 @@ func (l *repoLock) push(ctx context.Context, label string, push func() error) er
 	}
 	if _, err := l.check(ctx, label); err != nil {
 		if errors.Is(err, errLockLost) {
-			return fmt.Errorf("oci mirror %s: repository %s: %s: a push took %s, longer than the lock allows (%s), and another writer took the lock meanwhile (tag %q): what it pushed may have been replaced; run sync again, then verify", l.m.name, l.addr, label, time.Since(sent).Round(time.Millisecond), lockWait, LockTag)
+			return fmt.Errorf("oci mirror %s: repository %s: %s: a push took %s, longer than the lock allows (%s), and another writer took the lock meanwhile (tag %q): what it pushed may have been replaced; run sync again, then verify", l.m.name, l.addr, label, time.Since(sent).Round(time.Millisecond), lockWait, l.tags.y)
 		}
 		return err
 	}
@@ -224,5 +232,5 @@ func (l *repoLock) release() {
 	if _, err := l.check(ctx, "release"); err != nil {
 		return
 	}
-	_ = l.rel.write(ctx, ReleasedTag)
+	_ = l.rel.write(ctx, l.tags.r)
 }

@@ -34,7 +34,7 @@ type writeState struct {
 	owners   map[Repository]backends.Provider
 	config   map[Repository]bool // the empty config blob is known to be there
 	// locks are the process's turns at each repository's lock.
-	locks map[Repository]*sync.Mutex
+	locks map[localKey]*sync.Mutex
 	// configs pushes a repository's empty config once for all the jobs
 	// that need it at the same moment.
 	configs singleflight.Group
@@ -47,7 +47,7 @@ func newWriteState() writeState {
 		versions: map[versionKey]*pendingVersion{},
 		owners:   map[Repository]backends.Provider{},
 		config:   map[Repository]bool{},
-		locks:    map[Repository]*sync.Mutex{},
+		locks:    map[localKey]*sync.Mutex{},
 	}
 }
 

@@ -107,7 +107,10 @@ func (m *Mirror) fleetFetch(ctx context.Context, pkg backends.Package) (io.ReadC
 		if err != nil {
 			return nil, err
 		}
-		if v.(bool) { // landed
+		if v.(bool) { // landed: listed (an OCI mirror opens a zip by its listed digest)
+			if rc, ok := m.openCached(ctx, pkg); ok {
+				return rc, nil
+			}
 			if rc, err := m.opts.Cache.Open(ctx, backends.Archive{Package: pkg, Layout: backends.Packed, Size: -1}); err == nil {
 				m.opts.Metrics.hit(true)
 				return rc, nil

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/test/killtest"
@@ -261,10 +262,41 @@ func TestPullThroughCooldownRecordedInTheBucket(t *testing.T) {
 	s3 := newS3World(t)
 	ca := caFile(t, w.reg.CertPEM(), readPEM(t, s3.srv.Args()[3]))
 	env := append(append(cleanEnv(t), s3.srv.Env()...), "SSL_CERT_FILE="+w.ca, "SSL_CERT_DIR="+filepath.Dir(w.ca))
+	heldBackTwice(t, env, s3.place("cache"), "--s3-endpoint", s3.srv.Args()[1], "--ca-cert", ca)
+	if keys := s3.listKeys(t, "cache/.tfmirror-notes/first-seen/"); len(keys) != 1 {
+		t.Errorf("notes in the bucket: %v, want the provider's first-seen document", keys)
+	}
+	r := run(t, env, "ls", s3.place("cache"), "--s3-endpoint", s3.srv.Args()[1], "--ca-cert", ca)
+	if strings.Contains(r.stderr, "notes") {
+		t.Errorf("the bucket's listing takes the note for something: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// The same with an OCI CACHE: the sighting is a note in the provider's
+// repository, and a second process (started after the first saw the
+// version) holds it back for the same reason.
+func TestPullThroughCooldownRecordedInTheOCIRepository(t *testing.T) {
+	w := newPullWorld(t, registrytest.Faults{})
+	reg := ocitest.New(t)
+	ca := caFile(t, w.reg.CertPEM(), readPEM(t, reg.CAFile()))
+	env := append(cleanEnv(t), "SSL_CERT_FILE="+w.ca, "SSL_CERT_DIR="+filepath.Dir(w.ca))
+	heldBackTwice(t, env, "oci://"+reg.Host()+"/tf/${hostname}/${namespace}/${type}", "--ca-cert", ca)
+	// Written once, by the first; the second read it and had nothing to add.
+	tag := "/manifests/" + oci.NoteTag("first-seen/"+pullAddr+".json")
+	if n := reg.Count(http.MethodPut, tag) - reg.Count(http.MethodPut, tag+"-"); n != 1 {
+		t.Errorf("the first-seen note was pushed %d times, want once", n)
+	}
+}
+
+// heldBackTwice starts two serve processes of cache (with flags) in turn,
+// each with a min_age policy, and fails unless both hold the provider's
+// version back with the same reason (the same first-seen time).
+func heldBackTwice(t *testing.T, env []string, cache string, flags ...string) {
+	t.Helper()
 	policy := writeFile(t, t.TempDir(), "policy.hcl", "min_age = \"24h\"\n\nprovider \""+pullAddr+"\" {\n  versions = \">= 1.0\"\n}\n")
 	var reasons []string
 	for range 2 {
-		url, cert, _ := startServeWith(t, env, s3.place("cache"), "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", policy, "--s3-endpoint", s3.srv.Args()[1], "--ca-cert", ca)
+		url, cert, _ := startServeWith(t, env, append([]string{cache, "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", policy}, flags...)...)
 		resp, err := pullClient(readPEM(t, cert)).Get(url + pullAddr + "/index.json")
 		if err != nil {
 			t.Fatal(err)
@@ -278,12 +310,5 @@ func TestPullThroughCooldownRecordedInTheBucket(t *testing.T) {
 	}
 	if reasons[0] != reasons[1] {
 		t.Errorf("the two processes disagree on when the version was first seen:\n%s%s", reasons[0], reasons[1])
-	}
-	if keys := s3.listKeys(t, "cache/.tfmirror-notes/first-seen/"); len(keys) != 1 {
-		t.Errorf("notes in the bucket: %v, want the provider's first-seen document", keys)
-	}
-	r := run(t, env, "ls", s3.place("cache"), "--s3-endpoint", s3.srv.Args()[1], "--ca-cert", ca)
-	if strings.Contains(r.stderr, "notes") {
-		t.Errorf("the bucket's listing takes the note for something: exit %d\n%s", r.code, r.stderr)
 	}
 }

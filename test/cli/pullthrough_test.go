@@ -303,7 +303,6 @@ func TestPullThroughUsageErrors(t *testing.T) {
 		{[]string{"serve", dir, "--log-format", "xml"}, `--log-format "xml"`},
 		{[]string{"serve", dir, "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", bad}, "bad.hcl:2"},
 		{[]string{"serve", dir, "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", bad}, "no destinations"},
-		{[]string{"serve", "oci://127.0.0.1:1/tf/${hostname}/${namespace}/${type}", "--upstream", "origin", "--allow-host", "127.0.0.1", "--spec", aged}, "needs a directory or a bucket CACHE"},
 		{[]string{"serve", "https://mirror.example/", "--upstream", "origin", "--allow-host", "127.0.0.1"}, "cannot be written to"},
 	} {
 		r := run(t, cleanEnv(t), c.args...)

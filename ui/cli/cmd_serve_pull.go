@@ -354,7 +354,7 @@ func (f *pullFlags) policy(cache backends.Writer) (*pull.Policy, error) {
 		case backends.NoteKeeper:
 			pol.Seen = &pull.NoteSeen{Keeper: c}
 		default:
-			return nil, usageErr("serve: %s: min_age records when each version was first seen in CACHE, which needs a directory or a bucket CACHE for now (%s is neither)", f.spec, cache)
+			return nil, usageErr("serve: %s: min_age records when each version was first seen in CACHE, which needs a directory, a bucket or an OCI CACHE (%s is none of them)", f.spec, cache)
 		}
 	}
 	return pol, nil
