@@ -158,6 +158,11 @@ type Health struct {
 
 // Health reports the upstream's state and the fetches' counts.
 func (m *Mirror) Health() Health {
+	// The flights first: a fetch is counted before its flight ends, so a
+	// fetch no longer running is always among the counts read after.
+	m.mu.Lock()
+	fetching, refused := len(m.flights), len(m.refused)
+	m.mu.Unlock()
 	m.health.mu.Lock()
 	h := Health{Fetches: m.health.landed, FetchFailures: m.health.failed, Upstream: "unknown"}
 	ok, fail := m.health.lastOK, m.health.lastFail
@@ -176,8 +181,6 @@ func (m *Mirror) Health() Health {
 	if !fail.IsZero() {
 		h.LastFailure = &fail
 	}
-	m.mu.Lock()
-	h.Fetching, h.Refused = len(m.flights), len(m.refused)
-	m.mu.Unlock()
+	h.Fetching, h.Refused = fetching, refused
 	return h
 }

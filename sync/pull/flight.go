@@ -438,13 +438,15 @@ func (m *Mirror) fetch(f *flight, rel *release, a backends.Archive) {
 		m.landedFile(m.ctx, a.Package, done.Sums.ZH)
 	}
 	m.record(a, rel, done, failed)
+	// Counted before the flight ends: /healthz, which reads the flights
+	// first, never says "fetching 0" before it counts the fetch.
+	m.health.fetched(landed)
 	m.mu.Lock()
 	delete(m.flights, f.key)
 	if landed {
 		m.landed[f.key] = true
 	}
 	m.mu.Unlock()
-	m.health.fetched(landed)
 	if !landed {
 		if failed == nil {
 			failed = fmt.Errorf("%s: the fetch ended without landing", a.Package)

@@ -74,7 +74,10 @@ type ModuleHealth struct {
 
 // Health counts the module fetches.
 func (mm *ModuleMirror) Health() ModuleHealth {
-	return ModuleHealth{Fetches: mm.landed.Load(), FetchFailures: mm.failed.Load(), Fetching: mm.fetching.Load()}
+	// fetching first: a fetch is counted before it stops running, so one
+	// no longer running is among the counts read after.
+	fetching := mm.fetching.Load()
+	return ModuleHealth{Fetches: mm.landed.Load(), FetchFailures: mm.failed.Load(), Fetching: fetching}
 }
 
 // NewModules returns a pull-through mirror of modules.
@@ -235,12 +238,13 @@ func (mm *ModuleMirror) counted(ctx context.Context, m modules.Module, v modules
 	mm.fetching.Add(1)
 	mm.opts.Metrics.moduleFetchStarted()
 	size, err := mm.fetch(ctx, m, v)
-	mm.fetching.Add(-1)
+	// Counted before it stops running: Health reads fetching first.
 	if err != nil {
 		mm.failed.Add(1)
 	} else {
 		mm.landed.Add(1)
 	}
+	mm.fetching.Add(-1)
 	mm.opts.Metrics.moduleFetchEnded(size, err)
 	return err
 }
