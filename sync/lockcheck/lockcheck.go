@@ -79,12 +79,7 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 			platforms = c.unpackedOnly(p)
 		}
 		if len(platforms) == 0 {
-			if f, ok := c.unmatched(p, l, ties); ok && len(c.archives[p]) > 0 {
-				out = append(out, f)
-			} else {
-				out = append(out, c.absent(backends.Package{Provider: p, Version: l.Version}, l))
-			}
-			out = append(out, malformedFindings(p, l, ties)...)
+			out = append(out, c.noPlatforms(p, l, ties)...)
 			continue
 		}
 		byPlat := map[backends.Platform]backends.Archive{}
@@ -99,7 +94,7 @@ func CheckLock(ctx context.Context, r backends.Reader, locked map[backends.Provi
 			a, ok := byPlat[plat]
 			switch {
 			case c.errs[p] != nil:
-				out = append(out, sync.Finding{Package: pkg, Status: sync.StatusError, Detail: fmt.Sprintf("cannot tell whether init would work: %v", c.errs[p])})
+				out = append(out, c.unread(pkg))
 			case !ok:
 				out = append(out, c.absent(pkg, l))
 			default:
@@ -285,6 +280,27 @@ func (c *checker) list(ctx context.Context, p backends.Provider, l sync.Locked) 
 			return
 		}
 	}
+}
+
+// noPlatforms is what is found of p where no platform the lock is about
+// can be told: the place's error (unread, it ties nothing: that is no
+// gap), the package held other than locked, or what it lacks.
+func (c *checker) noPlatforms(p backends.Provider, l sync.Locked, ties LockTies) []sync.Finding {
+	pkg := backends.Package{Provider: p, Version: l.Version}
+	if c.errs[p] != nil {
+		return []sync.Finding{c.unread(pkg)}
+	}
+	f, ok := c.unmatched(p, l, ties)
+	if !ok || len(c.archives[p]) == 0 {
+		f = c.absent(pkg, l)
+	}
+	return append([]sync.Finding{f}, malformedFindings(p, l, ties)...)
+}
+
+// unread is the finding for a package of a provider the place could not
+// list.
+func (c *checker) unread(pkg backends.Package) sync.Finding {
+	return sync.Finding{Package: pkg, Status: sync.StatusError, Detail: fmt.Sprintf("cannot tell whether init would work: %v", c.errs[pkg.Provider])}
 }
 
 // absent describes a locked package the place does not hold.
