@@ -140,17 +140,16 @@ type moduleSyncFlags struct {
 	force, dryRun, asJSON bool
 }
 
-// runModulesSync is sync --module: the registry's packages of the selected
+// modulesSync is sync --module: the registry's packages of the selected
 // versions are fetched, packed and stored in DST; each version's source
 // address is printed at the end.
-func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, raw []string, f moduleSyncFlags) error {
-	ctx := cmd.Context()
-	ms, err := openModuleSync(cmd, env, args, sel, raw)
+func modulesSync(ctx context.Context, env *Env, args []string, sel *selectionFlags, raw []string, f moduleSyncFlags, st streams) error {
+	ms, err := openModuleSync(ctx, env, args, sel, raw)
 	if err != nil {
 		return err
 	}
 	defer ms.close()
-	specs, unsupplied := ms.specs(cmd, f.force)
+	specs, unsupplied := ms.specs(ctx, st, f.force)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -159,7 +158,7 @@ func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 		for _, s := range specs {
 			rows = append(rows, report.ModuleRow{Module: s.Module.String(), Version: s.Version.String(), Location: s.Location.String()})
 		}
-		if err := report.ModuleRows(cmd.OutOrStdout(), rows, f.asJSON); err != nil {
+		if err := report.ModuleRows(st.stdout, rows, f.asJSON); err != nil {
 			return err
 		}
 		if unsupplied > 0 {
@@ -167,8 +166,8 @@ func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 		}
 		return nil
 	}
-	rep := env.reporter(cmd, f.asJSON, false)
-	sum := ms.run(cmd, env, rep, specs, f)
+	rep := env.syncReporter(st, f.asJSON, false)
+	sum := ms.run(ctx, env, st, rep, specs, f)
 	sum.Unsupplied = unsupplied
 	rep.Finish(sum)
 	return summaryErr(ctx, sum)
@@ -177,8 +176,7 @@ func runModulesSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 // run carries out the module jobs on an engine of their own, reporting
 // to rep (which the caller finishes), and prints where each version
 // landed.
-func (ms *moduleSync) run(cmd *cobra.Command, env *Env, rep *report.SyncReporter, specs []sync.ModuleJobSpec, f moduleSyncFlags) sync.Summary {
-	ctx := cmd.Context()
+func (ms *moduleSync) run(ctx context.Context, env *Env, st streams, rep *report.SyncReporter, specs []sync.ModuleJobSpec, f moduleSyncFlags) sync.Summary {
 	rep.Noun("modules")
 	tasks := sync.ModuleTasks(specs)
 	eng := env.engine(ctx, f.jobs)
@@ -189,7 +187,7 @@ func (ms *moduleSync) run(cmd *cobra.Command, env *Env, rep *report.SyncReporter
 			sum.Done, sum.Present = sum.Done-1, sum.Present+1 // nothing moved: it was there
 		}
 	}
-	report.ModuleSources(cmd.OutOrStdout(), results, f.asJSON)
+	report.ModuleSources(st.stdout, results, f.asJSON)
 	return sum
 }
 
@@ -206,7 +204,7 @@ type moduleSync struct {
 }
 
 // openModuleSync checks sync --module's arguments and opens its places.
-func openModuleSync(cmd *cobra.Command, env *Env, args []string, sel *selectionFlags, raw []string) (*moduleSync, error) {
+func openModuleSync(ctx context.Context, env *Env, args []string, sel *selectionFlags, raw []string) (*moduleSync, error) {
 	c, err := onlyModuleSelection(sel)
 	if err != nil {
 		return nil, err
@@ -228,7 +226,7 @@ func openModuleSync(cmd *cobra.Command, env *Env, args []string, sel *selectionF
 			return nil, usageErr("--module %s: the source is the registry %s; name modules on it (NAMESPACE/NAME/SYSTEM)", m, reg.Host())
 		}
 	}
-	dst, err := modplace.OpenWriter(cmd.Context(), args[1], o)
+	dst, err := modplace.OpenWriter(ctx, args[1], o)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -273,12 +271,12 @@ func distinctRepositories(arg string, dst modules.Writer, mods []modules.Module)
 // specs lists the selected versions of every module and returns their
 // jobs, and how many versions (or modules) could not be supplied; it says
 // why for each on stderr.
-func (ms *moduleSync) specs(cmd *cobra.Command, force bool) ([]sync.ModuleJobSpec, int) {
-	errw := cmd.ErrOrStderr()
+func (ms *moduleSync) specs(ctx context.Context, st streams, force bool) ([]sync.ModuleJobSpec, int) {
+	errw := st.stderr
 	var specs []sync.ModuleJobSpec
 	unsupplied := 0
 	for _, m := range ms.mods {
-		ls, err := ms.reg.ListModule(cmd.Context(), m, ms.c)
+		ls, err := ms.reg.ListModule(ctx, m, ms.c)
 		for _, w := range ls.Warnings {
 			fmt.Fprintln(errw, "warning:", w)
 		}

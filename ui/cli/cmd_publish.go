@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,9 +37,15 @@ const publishExample = `  tfmirror publish ./mirror ./site -p registry.terraform
   tfmirror publish registry://registry.terraform.io s3://providers-site -p hashicorp/null -v "~> 3.2" --s3-endpoint https://s3.internal:9000
   tfmirror publish ./mirror s3://providers-site/tf --index-max-age 5m --json`
 
+// publishFlags are publish's options, bound to its flags: sync's, and how
+// long caches may keep an s3:// DEST's index documents.
+type publishFlags struct {
+	sync   syncFlags
+	maxAge time.Duration
+}
+
 func newPublishCmd(env *Env) *cobra.Command {
-	var f syncFlags
-	var maxAge time.Duration
+	var f publishFlags
 	cmd := &cobra.Command{
 		Use:     "publish PLACE DEST [selection]",
 		Short:   "Write PLACE as static network-mirror files for a web server or object storage + CDN",
@@ -46,23 +53,30 @@ func newPublishCmd(env *Env) *cobra.Command {
 		Example: publishExample,
 		Args:    exactArgs(2, "PLACE and DEST (a directory or s3://BUCKET[/PREFIX])"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			overlapSyscalls()
-			s, err := place.Parse(args[1])
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			if s.Kind != place.FS && s.Kind != place.S3 {
-				return usageErr("publish DEST %s: want a directory or s3://BUCKET[/PREFIX], which a web server or object storage serves as it is (to fill an OCI registry, use sync or push; to serve a place through tfmirror, use serve)", args[1])
-			}
-			if maxAge < 0 {
-				return usageErr("--index-max-age %s: want a duration of 0 or more (0: caches ask again every time)", maxAge)
-			}
-			f.dstOptions = func(o *place.Options) { o.S3CacheControl = s3.PublishCacheControl(maxAge) }
-			return runSync(cmd, env, args[0], args[1], &f)
+			overlapSyscalls() // publishing lands files, as a sync does
+			return runPublish(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
-	f.addRunFlags(cmd, env, "DEST", " (caches may keep the old ones for up to a year)")
-	cmd.Flags().DurationVar(&maxAge, "index-max-age", time.Minute, "how long caches may keep an s3:// DEST's index documents (Cache-Control max-age)")
-	f.trust.add(cmd)
+	f.sync.addRunFlags(cmd, env, "DEST", " (caches may keep the old ones for up to a year)")
+	cmd.Flags().DurationVar(&f.maxAge, "index-max-age", time.Minute, "how long caches may keep an s3:// DEST's index documents (Cache-Control max-age)")
+	f.sync.trust.add(cmd)
 	return cmd
+}
+
+// runPublish syncs PLACE into DEST, a directory or a bucket a web server
+// or object storage serves as it is.
+func runPublish(ctx context.Context, env *Env, f *publishFlags, args []string, st streams) error {
+	s, err := place.Parse(args[1])
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if s.Kind != place.FS && s.Kind != place.S3 {
+		return usageErr("publish DEST %s: want a directory or s3://BUCKET[/PREFIX], which a web server or object storage serves as it is (to fill an OCI registry, use sync or push; to serve a place through tfmirror, use serve)", args[1])
+	}
+	if f.maxAge < 0 {
+		return usageErr("--index-max-age %s: want a duration of 0 or more (0: caches ask again every time)", f.maxAge)
+	}
+	sf := f.sync
+	sf.dstOptions = func(o *place.Options) { o.S3CacheControl = s3.PublishCacheControl(f.maxAge) }
+	return syncProviders(ctx, env, &sf, args[0], args[1], st)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -73,16 +74,7 @@ func newSyncCmd(env *Env) *cobra.Command {
 		Args:    f.spec.args(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			overlapSyscalls() // every sync lands files, whatever says what to land
-			if f.spec.set() {
-				if f.mods.set() {
-					return usageErr("--module does not go with --spec or --from: put module blocks in the spec")
-				}
-				return runSpecSync(cmd, env, args, &f)
-			}
-			if f.mods.set() {
-				return runModulesSync(cmd, env, args, &f.sel, f.mods.modules, moduleSyncFlags{jobs: f.jobs, force: f.force, dryRun: f.dryRun, asJSON: f.asJSON})
-			}
-			return runSync(cmd, env, args[0], args[1], &f)
+			return runSync(cmd.Context(), env, &f, args, streamsOf(cmd))
 		},
 	}
 	f.addRunFlags(cmd, env, "DST", "")
@@ -106,9 +98,24 @@ func (f *syncFlags) addRunFlags(cmd *cobra.Command, env *Env, dst, forceNote str
 	env.addHashesFlag(cmd, "in the index documents")
 }
 
-// runSync is sync of providers: plan, one run on an engine, the summary.
-func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) error {
-	ctx := cmd.Context()
+// runSync is sync: of a spec (--spec, --from), of modules (--module), or
+// of providers from SRC to DST.
+func runSync(ctx context.Context, env *Env, f *syncFlags, args []string, st streams) error {
+	if f.spec.set() {
+		if f.mods.set() {
+			return usageErr("--module does not go with --spec or --from: put module blocks in the spec")
+		}
+		return specSync(ctx, env, f, args, st)
+	}
+	if f.mods.set() {
+		return modulesSync(ctx, env, args, &f.sel, f.mods.modules, moduleSyncFlags{jobs: f.jobs, force: f.force, dryRun: f.dryRun, asJSON: f.asJSON}, st)
+	}
+	return syncProviders(ctx, env, f, args[0], args[1], st)
+}
+
+// syncProviders is sync of providers: plan, one run on an engine, the
+// summary.
+func syncProviders(ctx context.Context, env *Env, f *syncFlags, srcArg, dstArg string, st streams) error {
 	s, err := f.sel.selection()
 	if err != nil {
 		return err
@@ -143,13 +150,13 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	// business.
 	assumed := lockcheck.AboutLocks(ctx, &s, []backends.Reader{src, dst})
 	if f.dryRun {
-		noteAssumed(streamsOf(cmd), nil, dst.String(), assumed)
+		noteAssumed(st, nil, dst.String(), assumed)
 		plan, err := sync.MakePlan(ctx, src, dst, s, opts)
-		printWarnings(cmd, src)
+		st.warnings(src)
 		if err != nil {
 			return err
 		}
-		return report.Findings(cmd.OutOrStdout(), plan.Findings(), f.asJSON)
+		return report.Findings(st.stdout, plan.Findings(), f.asJSON)
 	}
 	aud, err := f.trust.openAudit("sync")
 	if err != nil {
@@ -158,13 +165,13 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 	// The plan goes into the run provider by provider as it is made: a
 	// re-sync of 100,000 present archives never holds it whole.
 	collectLessOften()
-	rep := env.lockReporter(cmd, f.asJSON, dst.String(), assumed)
+	rep := env.lockReporter(st, f.asJSON, dst.String(), assumed)
 	run := sync.NewRun(dst, f.force, withAudit(rep, aud))
 	err = sync.PlanEach(ctx, src, dst, s, opts, func(part *sync.Plan) error {
 		run.Add(part)
 		return nil
 	})
-	printWarnings(cmd, src)
+	st.warnings(src)
 	if err != nil {
 		if f.asJSON || ctx.Err() != nil {
 			// What was planned has been reported: the summary still ends
@@ -173,11 +180,11 @@ func runSync(cmd *cobra.Command, env *Env, srcArg, dstArg string, f *syncFlags) 
 			// by itself, in text).
 			rep.Finish(run.Abandon(ctx, err))
 		}
-		return closeAudit(cmd, aud, err)
+		return st.closeAudit(aud, err)
 	}
 	sum := run.Finish(ctx, env.engine(ctx, f.jobs))
 	rep.Finish(sum)
-	return closeAudit(cmd, aud, summaryErr(ctx, sum))
+	return st.closeAudit(aud, summaryErr(ctx, sum))
 }
 
 // collectLessOften lets the heap grow to three times what is live before a

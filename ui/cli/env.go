@@ -218,11 +218,6 @@ func (env *Env) notice(n backends.Notice) {
 	}
 }
 
-// reporter is syncReporter for a command not yet given its streams.
-func (env *Env) reporter(cmd *cobra.Command, asJSON, push bool) *report.SyncReporter {
-	return env.syncReporter(streamsOf(cmd), asJSON, push)
-}
-
 // syncReporter is streams.reporter's, which also shows the places' notices.
 func (env *Env) syncReporter(st streams, asJSON, push bool) *report.SyncReporter {
 	rep := st.reporter(asJSON, push)

@@ -526,3 +526,30 @@ func TestRunLock(t *testing.T) {
 		t.Fatalf("lock --hashes needed: exit %d (%v), want 2", exitOf(err), err)
 	}
 }
+
+// sync copies a packed mirror's selection into a new directory, which
+// then verifies; --module with --spec is a usage error.
+func TestRunSync(t *testing.T) {
+	mirror := packedMirror(t)
+	dst := filepath.Join(t.TempDir(), "dst")
+	r := newTestRun()
+	f := &syncFlags{sel: selectionFlags{platforms: []string{"linux_amd64"}}, jobs: 2, asJSON: true}
+	if err := runSync(context.Background(), r.env, f, []string{mirror, dst}, r.streams()); err != nil {
+		t.Fatalf("sync: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if sum := lastJSONLine(t, r.stdout.String()); sum["type"] != "summary" || sum["done"] != 2.0 {
+		t.Fatalf("sync summary %v, want 2 done", sum)
+	}
+	r = newTestRun()
+	if err := runVerify(context.Background(), r.env, &verifyFlags{asJSON: true}, []string{dst}, r.streams()); err != nil {
+		t.Fatalf("verify of the synced mirror: %v; stderr:\n%s", err, r.stderr.String())
+	}
+	if got := findingStatuses(t, r.stdout.Bytes()); got["ok"] != 2 || len(got) != 1 {
+		t.Fatalf("the synced mirror verifies %v, want 2 ok", got)
+	}
+	r = newTestRun()
+	f = &syncFlags{spec: specFlags{file: "mirror.hcl"}, mods: moduleFlags{modules: []string{"acme/vpc/aws"}}}
+	if err := runSync(context.Background(), r.env, f, nil, r.streams()); exitOf(err) != exitUsage {
+		t.Fatalf("sync --spec --module: exit %d (%v), want 2", exitOf(err), err)
+	}
+}

@@ -177,20 +177,19 @@ func allFrom(r spec.Resolved) []string {
 	return out
 }
 
-// runSpecSync is sync --spec / --from: each destination in turn is planned
+// specSync is sync --spec / --from: each destination in turn is planned
 // and synced on an engine of its own; then the spec's modules; one summary.
-func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) error {
-	ctx := cmd.Context()
+func specSync(ctx context.Context, env *Env, f *syncFlags, args []string, st streams) error {
 	sp, err := f.spec.load(args, &f.sel)
 	if err != nil {
 		return err
 	}
-	w, err := wanted(cmd.Context(), env, streamsOf(cmd), sp)
+	w, err := wanted(ctx, env, st, sp)
 	if err != nil {
 		return err
 	}
 	if f.dryRun {
-		return specDiff(ctx, env, streamsOf(cmd), sp, w, f.asJSON, f.verifyExisting)
+		return specDiff(ctx, env, st, sp, w, f.asJSON, f.verifyExisting)
 	}
 	if err := specModuleRepositories(ctx, env, sp); err != nil {
 		return err
@@ -203,7 +202,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 	if err != nil {
 		return err
 	}
-	rep := env.lockReporter(cmd, f.asJSON, firstPlace(w), w.Assumed)
+	rep := env.lockReporter(st, f.asJSON, firstPlace(w), w.Assumed)
 	problems := problemRows(w)
 	for _, p := range problems {
 		rep.Unavailable(p)
@@ -218,7 +217,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 		}
 		planned, err := spec.Plan(ctx, d, dst, sync.PlanOptions{VerifyExisting: f.verifyExisting, Hashing: env.hashing(), Trust: pol})
 		if err != nil {
-			return closeAudit(cmd, aud, err)
+			return st.closeAudit(aud, err)
 		}
 		var plans []*sync.Plan
 		for _, row := range plannedRows(d.Place, planned) {
@@ -232,7 +231,7 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 				plans = append(plans, p.Plan)
 			}
 		}
-		drep := env.reporter(cmd, f.asJSON, false)
+		drep := env.syncReporter(st, f.asJSON, false)
 		sum := sync.Sync(ctx, env.engine(ctx, f.jobs), dst, f.force, withAudit(drep, aud), plans...)
 		drep.FinishDestination(sum)
 		sums = append(sums, sum)
@@ -240,10 +239,10 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 			break
 		}
 	}
-	modSums, modErr := specModules(cmd, env, sp, moduleSyncFlags{jobs: f.jobs, force: f.force, asJSON: f.asJSON})
+	modSums, modErr := specModules(ctx, env, st, sp, moduleSyncFlags{jobs: f.jobs, force: f.force, asJSON: f.asJSON})
 	sums = append(sums, modSums...)
 	rep.FinishSpec(sp.Path, sums, len(problems))
-	if err := closeAudit(cmd, aud, nil); err != nil {
+	if err := st.closeAudit(aud, nil); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -264,25 +263,25 @@ func runSpecSync(cmd *cobra.Command, env *Env, args []string, f *syncFlags) erro
 // in), each with sync --module's code on an engine of its own, and
 // returns their summaries; the first error opening one is returned once
 // all have run.
-func specModules(cmd *cobra.Command, env *Env, sp *spec.Spec, f moduleSyncFlags) ([]sync.Summary, error) {
+func specModules(ctx context.Context, env *Env, st streams, sp *spec.Spec, f moduleSyncFlags) ([]sync.Summary, error) {
 	var sums []sync.Summary
 	var first error
 	mods, _ := sp.WantedModules()
 	for _, m := range mods {
-		if cmd.Context().Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
 		sel := &selectionFlags{version: m.Versions.String()}
-		ms, err := openModuleSync(cmd, env, []string{m.Source, m.Destination}, sel, []string{m.Addr.String()})
+		ms, err := openModuleSync(ctx, env, []string{m.Source, m.Destination}, sel, []string{m.Addr.String()})
 		if err != nil {
 			if first == nil {
 				first = err
 			}
 			continue
 		}
-		specs, unsupplied := ms.specs(cmd, f.force)
-		rep := env.reporter(cmd, f.asJSON, false)
-		sum := ms.run(cmd, env, rep, specs, f)
+		specs, unsupplied := ms.specs(ctx, st, f.force)
+		rep := env.syncReporter(st, f.asJSON, false)
+		sum := ms.run(ctx, env, st, rep, specs, f)
 		sum.Unsupplied = unsupplied
 		rep.FinishDestination(sum)
 		sums = append(sums, sum)
@@ -415,9 +414,9 @@ func noteAssumed(st streams, rep *report.SyncReporter, place string, notes []str
 
 // lockReporter is env.reporter for a run selected by locks, having said
 // which platforms they were assumed to be about (noteAssumed).
-func (env *Env) lockReporter(cmd *cobra.Command, asJSON bool, place string, assumed []string) *report.SyncReporter {
-	rep := env.reporter(cmd, asJSON, false)
-	noteAssumed(streamsOf(cmd), rep, place, assumed)
+func (env *Env) lockReporter(st streams, asJSON bool, place string, assumed []string) *report.SyncReporter {
+	rep := env.syncReporter(st, asJSON, false)
+	noteAssumed(st, rep, place, assumed)
 	return rep
 }
 
