@@ -97,6 +97,7 @@ var Capabilities = []Capability{
 	{Name: "Presigner", Case: "Presigner", Has: is[backends.Presigner], run: presigner},
 	{Name: "LocalPather", Case: "LocalPath", Has: is[backends.LocalPather], run: localPath},
 	{Name: "Warner", Case: "Warner", Has: is[backends.Warner], run: warner},
+	{Name: "ClientConfigurer", Case: "ClientConfig", Has: is[backends.ClientConfigurer], run: clientConfigurer},
 }
 
 // Conformance runs, against real instances of pl, the case of every
