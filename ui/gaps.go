@@ -105,14 +105,14 @@ func (v *providersView) noteGaps(p backends.Provider) {
 		v.noteGapsOf(p, v.grid.Data())
 		return
 	}
-	v.noteGapsOf(p, v.matrixOf(p))
+	v.noteGapsOf(p, v.kind.matrixOf(p))
 }
 
 // noteAllGaps works out every provider's badge again: the comparison
 // changed.
 func (v *providersView) noteAllGaps() {
 	for _, p := range v.items {
-		v.noteGaps(p)
+		v.kind.noteGaps(p)
 	}
 }
 
@@ -206,5 +206,5 @@ func (v *providersView) updateSurvey(msg surveyMsg) tea.Cmd {
 	for _, l := range msg.listings {
 		v.base.updateLoaded(l) // and onLoaded notes the gaps
 	}
-	return v.survey()
+	return v.kind.survey()
 }

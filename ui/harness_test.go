@@ -104,8 +104,10 @@ func (h *harness) typeText(s string) {
 func (h *harness) screen() string { return ansi.Strip(h.m.View().Content) }
 
 // prov and mods are the views, for tests to look into.
-func (m Model) prov() *providersView { return m.views[viewProviders].(*providersView) }
-func (m Model) mods() *modulesView   { return m.views[viewModules].(*modulesView) }
+func (m Model) prov() *providersView {
+	return m.views[viewProviders].(interface{ providers() *providersView }).providers()
+}
+func (m Model) mods() *modulesView { return m.views[viewModules].(*modulesView) }
 
 // status is the status line's text and kind.
 func (m Model) status() status { return m.sh.status }

@@ -267,8 +267,8 @@ func (m *Model) updateDialog(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) setFocus(p pane) {
-	if pv, ok := m.views[viewProviders].(*providersView); ok && m.active == viewProviders && m.focus == paneProviders && p != paneProviders {
-		pv.list.Hold() // the user went on with the provider under the cursor
+	if pv, ok := m.views[viewProviders].(interface{ providers() *providersView }); ok && m.active == viewProviders && m.focus == paneProviders && p != paneProviders {
+		pv.providers().list.Hold() // the user went on with the provider under the cursor
 	}
 	m.focus = p
 	m.jobs.Focus(p == paneJobs)

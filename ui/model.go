@@ -189,8 +189,7 @@ func New(ctx context.Context, cfg Config) Model {
 	m.keys.SpecGaps.SetEnabled(cfg.Spec != nil)
 	m.keys.LockGaps.SetEnabled(cfg.Locks != nil)
 	m.keys.LockFill.SetEnabled(cfg.Locks != nil)
-	prov := newProvidersView(sh, cfg)
-	m.views[viewProviders] = prov
+	m.views[viewProviders] = newView(sh, cfg)
 	if mods := newModulesView(sh, cfg.Modules); mods != nil {
 		m.views[viewModules] = mods
 		if cfg.Modules.ShowFirst {

@@ -145,7 +145,7 @@ func (v *providersView) updateVerified(msg verifiedMsg) {
 		v.sh.setStatus(statusInfo, fmt.Sprintf("verified %d/%d: all match what is stated", v.batch.done, v.batch.total))
 	}
 	if v.hasCurrent && msg.key.pkg.Provider == v.current {
-		v.rebuild()
+		v.kind.rebuild()
 	}
 }
 

@@ -37,9 +37,7 @@ func (v *providersView) loadProvider(ctx context.Context, i int, p backends.Prov
 		if vs, err = r.Versions(ctx, p); errors.Is(err, backends.ErrNotFound) {
 			return provHolding{}, nil, nil
 		}
-		if v.lock != nil {
-			vs = v.lock.only(p, vs) // a registry keeps every release: list the locked ones
-		}
+		vs = v.kind.listedVersions(p, vs)
 		if err == nil {
 			as, err = backends.ListArchives(ctx, r, p, vs)
 		}
@@ -91,8 +89,8 @@ func (v *providersView) reload() tea.Cmd {
 	v.surveying = false // its step finds a newer round and is dropped
 	v.hasCurrent = false
 	v.noteAllGaps()
-	v.rebuild()
-	return v.Init()
+	v.kind.rebuild()
+	return v.kind.Init()
 }
 
 func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
@@ -122,7 +120,7 @@ func (v *providersView) updateCatalogue(msg catalogueMsg) tea.Cmd {
 			cmds = append(cmds, newest)
 		}
 	}
-	return tea.Batch(append(cmds, v.survey())...)
+	return tea.Batch(append(cmds, v.kind.survey())...)
 }
 
 // followCursor shows the provider under the list's cursor where it is not
@@ -146,13 +144,13 @@ func (v *providersView) followCursor() []tea.Cmd {
 	v.firstLoad = false
 	later := v.newestLater
 	v.newestLater = nil
-	return append(later, v.survey())
+	return append(later, v.kind.survey())
 }
 
 // setItems lists every provider some mirror lists (or the user named, or
 // the spec wants), with what is known of each.
 func (v *providersView) setItems() {
-	v.items = v.providerUnion()
+	v.items = v.kind.providerUnion()
 	v.list.SetItems(v.items)
 	v.noteAllGaps()
 }
@@ -210,12 +208,17 @@ func (v *providersView) noteVersion(p backends.Provider, ver backends.Version) {
 }
 
 // providerUnion is every provider the mirrors selected by the rule for
-// --provider (sync.Selection.HostRule), the full addresses named (held
-// nowhere yet, or by a place that cannot list), and what a spec wants.
+// --provider (sync.Selection.HostRule) and the full addresses named (held
+// nowhere yet, or by a place that cannot list).
 func (v *providersView) providerUnion() []backends.Provider {
 	if v.lock != nil {
 		return v.lockedProviders()
 	}
+	return v.providerUnionWith(nil)
+}
+
+// providerUnionWith is providerUnion with the providers more.
+func (v *providersView) providerUnionWith(more []backends.Provider) []backends.Provider {
 	seen := map[backends.Provider]bool{}
 	var out []backends.Provider
 	add := func(p backends.Provider) {
@@ -229,8 +232,8 @@ func (v *providersView) providerUnion() []backends.Provider {
 			add(p)
 		}
 	}
-	for p := range v.wanted {
-		add(p) // wanted, held nowhere yet or by a place that cannot list
+	for _, p := range more {
+		add(p)
 	}
 	for _, f := range v.sel.Providers {
 		if f.Hostname != "" {
@@ -258,7 +261,7 @@ func (v *providersView) unmatchedFilters() {
 			where = append(where, v.places[i].name)
 		}
 	}
-	listed := v.providerUnion()
+	listed := v.kind.providerUnion()
 	for _, f := range v.sel.Providers {
 		if f.Hostname != "" || slices.ContainsFunc(listed, f.Matches) {
 			continue

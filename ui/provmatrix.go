@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -30,9 +29,9 @@ func (v *providersView) landed(i int, a backends.Archive) {
 	// What was there (a forced job replaced it) is no more.
 	l.data.archives[ver][a.Platform.String()] = a
 	if v.hasCurrent && a.Provider == v.current {
-		v.rebuild()
+		v.kind.rebuild()
 	} else {
-		v.noteGaps(a.Provider)
+		v.kind.noteGaps(a.Provider)
 	}
 }
 
@@ -47,42 +46,39 @@ func (v *providersView) rebuild() {
 		v.rebuildLock()
 		return
 	}
-	d := v.matrixOf(v.current)
+	d := v.kind.matrixOf(v.current)
 	v.grid.SetData(d)
 	v.noteGapsOf(v.current, d)
 }
 
 // matrixOf is provider p's matrix: the versions and platforms the compared
-// mirrors list of it (or a spec wants), a mark per compared mirror in each
-// cell. It reads only what is listed already: no I/O.
+// mirrors list of it, a mark per compared mirror in each cell. It reads
+// only what is listed already: no I/O.
 func (v *providersView) matrixOf(p backends.Provider) grid.Data {
-	cmp := v.compared()
-	want, wanted := v.wanted[p]
+	seen := map[string]bool{}
 	var vs []backends.Version
-	if wanted {
-		// The rows are the versions the spec wants, landed or not: a
-		// version a destination holds that the spec does not want is no
-		// gap of it.
-		vs = unionVersions(nil, want.versions)
-	} else {
-		seen := map[string]bool{}
-		for _, i := range cmp {
-			h, _ := v.listingOf(p, i).loaded()
-			for _, ver := range h.vs {
-				if !seen[ver.String()] {
-					seen[ver.String()] = true
-					vs = append(vs, ver)
-				}
+	for _, i := range v.compared() {
+		h, _ := v.listingOf(p, i).loaded()
+		for _, ver := range h.vs {
+			if !seen[ver.String()] {
+				seen[ver.String()] = true
+				vs = append(vs, ver)
 			}
 		}
-		vs = v.sel.Versions.ProviderVersions(vs) // never 0.0.0, OpenTofu's "unspecified"
 	}
+	vs = v.sel.Versions.ProviderVersions(vs) // never 0.0.0, OpenTofu's "unspecified"
+	return v.matrixFor(p, vs, nil, nil)
+}
+
+// matrixFor is provider p's matrix with the rows vs and, as columns, the
+// platforms the compared mirrors list of it and those more adds, each
+// kept where keep (when set) and --platform say so.
+func (v *providersView) matrixFor(p backends.Provider, vs []backends.Version, keep func(backends.Platform) bool, more func(add func(backends.Platform))) grid.Data {
+	cmp := v.compared()
 	var plats []string
 	seen := map[string]bool{}
 	addPlatform := func(pl backends.Platform) {
-		// A spec that names its platforms wants no others: their cells
-		// would be gaps it does not have.
-		if wanted && len(want.platforms) > 0 && !slices.Contains(want.platforms, pl) {
+		if keep != nil && !keep(pl) {
 			return
 		}
 		if s := pl.String(); !seen[s] && v.sel.WantsPlatform(pl) {
@@ -98,8 +94,8 @@ func (v *providersView) matrixOf(p backends.Provider) grid.Data {
 			}
 		}
 	}
-	if wanted {
-		v.wantedPlatforms(p, want, addPlatform)
+	if more != nil {
+		more(addPlatform)
 	}
 	sort.Strings(plats)
 	d := grid.Data{Rows: make([]string, len(vs)), Cols: make([]grid.Column, len(plats)), PerCell: len(cmp)}
@@ -121,26 +117,6 @@ func (v *providersView) matrixOf(p backends.Provider) grid.Data {
 		}
 	}
 	return d
-}
-
-// wantedPlatforms adds the platforms a spec wants of provider p: those it
-// names, or else every platform some place (its source) lists of a wanted
-// version, so a version no compared place holds has its columns.
-func (v *providersView) wantedPlatforms(p backends.Provider, want wantedVersions, add func(backends.Platform)) {
-	if len(want.platforms) > 0 {
-		for _, pl := range want.platforms {
-			add(pl)
-		}
-		return
-	}
-	for i := range v.places {
-		h, _ := v.listingOf(p, i).loaded()
-		for _, ver := range want.versions {
-			for _, a := range h.archives[ver.String()] {
-				add(a.Platform)
-			}
-		}
-	}
 }
 
 // cellInputs fills in with what each of the mirrors in idx has for one

@@ -11,7 +11,6 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/engine"
-	"github.com/tfmirror/tfmirror/sync/spec"
 	"github.com/tfmirror/tfmirror/ui/grid"
 	"github.com/tfmirror/tfmirror/ui/jobs"
 	"github.com/tfmirror/tfmirror/ui/list"
@@ -91,8 +90,9 @@ type providersView struct {
 	// screen and matrix took.
 	newestLater []tea.Cmd
 	firstLoad   bool // the first provider shown is being listed
-	// wanted is what the spec the UI opened on wants of each provider.
-	wanted map[backends.Provider]wantedVersions
+	// kind is the whole view: this one, or the spec or lock view that
+	// embeds it (provKind).
+	kind provKind
 	// catGen is the latest round of catalogues asked for (ctrl+r asks
 	// again); catalogues of an older round are dropped.
 	catGen uint64
@@ -102,13 +102,6 @@ type providersView struct {
 	items []backends.Provider
 	// surveying: a step of the survey (gaps.go) is under way.
 	surveying bool
-}
-
-// wantedVersions are the versions a spec wants of one provider, and for
-// which platforms (none: every platform its source offers).
-type wantedVersions struct {
-	versions  []backends.Version
-	platforms []backends.Platform
 }
 
 var matrixLegend = []grid.LegendItem{
@@ -121,7 +114,57 @@ func markItem(mk theme.Mark) grid.LegendItem {
 	return grid.LegendItem{Mark: mk, Long: mk.Label(), Short: mk.Short()}
 }
 
-func newProvidersView(sh *shell, cfg Config) *providersView {
+// provKind is what each kind of providers view (this one, the spec view
+// and the lock view) does its own way. The shared code asks v.kind, which
+// is the whole view, so that what the spec and lock views override is
+// what runs (a Go method of an embedded type cannot call its embedder's).
+type provKind interface {
+	Init() tea.Cmd
+	// rebuild recomputes the matrix of the provider shown.
+	rebuild()
+	// matrixOf is provider p's matrix, without I/O.
+	matrixOf(p backends.Provider) grid.Data
+	// noteGaps and noteVersion say beside p in the list what it lacks and
+	// its newest version; survey lists every provider for them.
+	noteGaps(p backends.Provider)
+	noteVersion(p backends.Provider, ver backends.Version)
+	survey() tea.Cmd
+	// providerUnion is the list.
+	providerUnion() []backends.Provider
+	// listedVersions narrows the versions of p a place that keeps every
+	// release (a registry) lists, before its archives are listed.
+	listedVersions(p backends.Provider, vs []backends.Version) []backends.Version
+	// cellNotes are the lines Details adds to the cell of row's version.
+	cellNotes(row string) []string
+}
+
+var (
+	_ provKind = (*providersView)(nil)
+	_ provKind = (*specView)(nil)
+)
+
+// newView is the Providers view cfg asks for: the lock view on lock
+// files, the spec view on a spec, else the plain one.
+func newView(sh *shell, cfg Config) view {
+	switch {
+	case cfg.Locks != nil:
+		v := newProviders(sh, cfg, nil)
+		v.kind = v
+		v.lock = newLockState(cfg.Locks)
+		v.list.SetItems(v.providerUnion())
+		return v
+	case cfg.Spec != nil:
+		return newSpecView(sh, cfg)
+	}
+	v := newProviders(sh, cfg, nil)
+	v.kind = v
+	return v
+}
+
+// newProviders is the shared machinery of every providers view; tune, when
+// set, changes the places compared and the list's options before they are
+// built. The caller sets v.kind.
+func newProviders(sh *shell, cfg Config, tune func(ps []place, lo *list.Options[backends.Provider])) *providersView {
 	v := &providersView{sel: cfg.Selection, hashing: cfg.Engine.Hashing(),
 		verified: map[verifyKey]*verification{}, verifying: map[verifyKey]bool{}, slots: make(chan struct{}, 4),
 		newest: map[backends.Provider]backends.Version{}}
@@ -139,63 +182,37 @@ func newProvidersView(sh *shell, cfg Config) *providersView {
 	if compared == 0 && len(ps) > 0 {
 		ps[0].compared = true // every one aside: the first still is
 	}
-	if cfg.Spec != nil {
-		// A spec's destinations are compared: what they lack is its gaps;
-		// its sources are a number key away.
-		v.wanted = specWanted(cfg.Spec.Wanted)
-		for i := range ps {
-			ps[i].compared = false
-		}
-		for k, i := range cfg.Spec.Dests {
-			ps[i].compared = k < 4
-		}
-	}
 	lo := list.Options[backends.Provider]{Name: "Providers", Keys: list.DefaultKeyMap("open matrix"),
 		Short: backends.Provider.ShortString, Full: backends.Provider.String, NoMatch: " no provider matches"}
-	if v.wanted != nil {
-		// A spec's UI opens on the first provider the spec wants, not on
-		// one it merely finds in a place.
-		lo.Start = func(p backends.Provider) bool { _, ok := v.wanted[p]; return ok }
+	if tune != nil {
+		tune(ps, &lo)
 	}
 	l := list.New(sh.styles, lo)
 	g := grid.New(sh.styles, grid.Options{Keys: grid.CellKeys(), Legend: matrixLegend})
 	v.base = newBase[backends.Provider, provHolding](sh, viewProviders, "mirror", "provider", ps, l, g)
 	v.base.load = v.loadProvider
-	v.base.rebuild = v.rebuild
+	v.base.rebuild = func() { v.kind.rebuild() }
 	v.base.hint = func(i int, _ backends.Provider) string { return "tfmirror ls " + v.places[i].name }
-	v.base.note = v.noteVersion
+	v.base.note = func(p backends.Provider, ver backends.Version) { v.kind.noteVersion(p, ver) }
 	v.base.onLoaded = func(p backends.Provider) {
 		if !v.hasCurrent || p != v.current {
-			v.noteGaps(p) // rebuild notes the provider shown's
+			v.kind.noteGaps(p) // rebuild notes the provider shown's
 		}
-	}
-	if cfg.Spec != nil {
-		v.setItems()
-	}
-	if cfg.Locks != nil {
-		v.lock = newLockState(cfg.Locks)
-		v.list.SetItems(v.providerUnion())
 	}
 	return v
 }
 
-// specWanted is every version w wants of each provider, in any
-// destination.
-func specWanted(w *spec.Wanted) map[backends.Provider]wantedVersions {
-	out := map[backends.Provider]wantedVersions{}
-	if w == nil {
-		return out
+// providers is the shared machinery of a providers view of any kind.
+func (v *providersView) providers() *providersView { return v }
+
+// The plain view narrows nothing and adds no notes.
+func (v *providersView) listedVersions(p backends.Provider, vs []backends.Version) []backends.Version {
+	if v.lock != nil {
+		return v.lock.only(p, vs) // a registry keeps every release: list the locked ones
 	}
-	for _, d := range w.Destinations {
-		for _, r := range d.Providers {
-			wv := out[r.Provider]
-			wv.versions = unionVersions(wv.versions, r.Versions())
-			wv.platforms = r.Selection.Platforms
-			out[r.Provider] = wv
-		}
-	}
-	return out
+	return vs
 }
+func (v *providersView) cellNotes(string) []string { return nil }
 
 // unionVersions is vs with the versions of more it lacks, newest first.
 func unionVersions(vs, more []backends.Version) []backends.Version {
@@ -297,7 +314,7 @@ func (v *providersView) update(msg viewMsg) tea.Cmd {
 	case newestMsg:
 		v.newestPending--
 		for p, ver := range msg.newest {
-			v.noteVersion(p, ver)
+			v.kind.noteVersion(p, ver)
 		}
 		return nil
 	case loadedMsg[backends.Provider, provHolding]:
@@ -308,7 +325,7 @@ func (v *providersView) update(msg viewMsg) tea.Cmd {
 		v.firstLoad = false
 		later := v.newestLater
 		v.newestLater = nil
-		return tea.Batch(append(later, cmd, v.survey())...)
+		return tea.Batch(append(later, cmd, v.kind.survey())...)
 	}
 	return v.base.update(msg)
 }

@@ -61,7 +61,7 @@ func planSpec(ctx context.Context, sp *Spec, dsts []backends.Reader, opts sync.P
 // openSpecGaps opens the queue dialog on the spec's gaps, or says why
 // there are none to queue.
 func (m *Model) openSpecGaps(msg specGapsMsg) {
-	v := m.views[viewProviders].(*providersView)
+	v := m.views[viewProviders].(*specView)
 	var q queue.Plan
 	from := map[int]int{}
 	var total, present, differ int
