@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -13,9 +14,15 @@ import (
 	"github.com/tfmirror/tfmirror/backends/regserve"
 )
 
+// serveFlags are serve's options, bound to its flags: where it listens,
+// its certificate, and the pull-through's, modules', auth's and log's.
+type serveFlags struct {
+	addr, certFile, keyFile, certOut string
+	pull                             pullFlags
+}
+
 func newServeCmd(env *Env) *cobra.Command {
-	var addr, certFile, keyFile, certOut string
-	var pf pullFlags
+	var sf serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve PLACE [--addr HOST:PORT] [--tls-cert F --tls-key F] [--cert-out FILE] | serve CACHE --upstream origin|PLACE [--spec F] [--offline]",
 		Short: "Serve any readable place as a network mirror over HTTPS",
@@ -30,55 +37,63 @@ func newServeCmd(env *Env) *cobra.Command {
   tfmirror serve s3://corp-tf/cache --upstream origin --spec policy.hcl --log-format json`,
 		Args: exactArgs(1, "PLACE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (certFile == "") != (keyFile == "") {
-				return usageErr("serve: give both --tls-cert and --tls-key, or neither for a self-signed certificate")
-			}
-			if certFile != "" && certOut != "" {
-				return usageErr("serve: --cert-out is where a generated certificate goes; with --tls-cert there is none")
-			}
-			if err := checkServeFlags(addr, certFile, keyFile); err != nil {
-				return err
-			}
-			if err := pf.redirect.check(args[0]); err != nil {
-				return err
-			}
-			so := netmirror.ServeOptions{Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut, Hashing: env.hashing(), Drain: pf.drain}
-			if pf.pullThrough() {
-				return servePullThrough(cmd, env, args[0], &pf, so)
-			}
-			if err := pf.plainOnly(); err != nil {
-				return err
-			}
-			r, err := openPlace(cmd.Context(), args[0], env.placeOptions())
-			if err != nil {
-				return err
-			}
-			so.Logger = pf.serveLogger(cmd.ErrOrStderr())
-			so.Ready = pf.ready(cmd, "Serving "+args[0]+" as a network mirror", args[0], "")
-			mods, err := pf.serveModules(cmd.Context(), env.placeOptions(), so.Logger, nil, nil)
-			if err != nil {
-				return err
-			}
-			so.Handler = regserve.New(pf.plainHandler(cmd, r, so), regserve.Options{Providers: r, Modules: mods, Logger: so.Logger})
-			stop, err := pf.auth.secure(cmd.Context(), cmd.ErrOrStderr(), so.Logger.Printf, &so, deniedLog(pf.accessLog(cmd), nil))
-			if err != nil {
-				return err
-			}
-			defer stop()
-			so.Stopped = pf.stopped
-			err = netmirror.Serve(cmd.Context(), r, so)
-			printWarnings(cmd, r)
-			return pf.done(cmd, err)
+			return runServe(cmd.Context(), env, &sf, args, streamsOf(cmd))
 		},
 	}
 	f := cmd.Flags()
 	env.addHashesFlag(cmd, "in the served documents")
-	f.StringVar(&addr, "addr", netmirror.DefaultAddr, "HOST:PORT to listen on (port 0 picks a free one)")
-	f.StringVar(&certFile, "tls-cert", "", "PEM certificate to serve (with --tls-key)")
-	f.StringVar(&keyFile, "tls-key", "", "PEM private key of --tls-cert")
-	f.StringVar(&certOut, "cert-out", "", "where to write the generated self-signed certificate (default: tfmirror-serve-PORT.pem in the temp directory)")
-	pf.add(cmd)
+	f.StringVar(&sf.addr, "addr", netmirror.DefaultAddr, "HOST:PORT to listen on (port 0 picks a free one)")
+	f.StringVar(&sf.certFile, "tls-cert", "", "PEM certificate to serve (with --tls-key)")
+	f.StringVar(&sf.keyFile, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&sf.certOut, "cert-out", "", "where to write the generated self-signed certificate (default: tfmirror-serve-PORT.pem in the temp directory)")
+	sf.pull.add(cmd)
 	return cmd
+}
+
+// runServe serves the place args[0] as a network mirror (with its
+// registry protocols), or as a pull-through cache (--upstream).
+func runServe(ctx context.Context, env *Env, sf *serveFlags, args []string, st streams) error {
+	pf := &sf.pull
+	addr, certFile, keyFile, certOut := sf.addr, sf.certFile, sf.keyFile, sf.certOut
+	if (certFile == "") != (keyFile == "") {
+		return usageErr("serve: give both --tls-cert and --tls-key, or neither for a self-signed certificate")
+	}
+	if certFile != "" && certOut != "" {
+		return usageErr("serve: --cert-out is where a generated certificate goes; with --tls-cert there is none")
+	}
+	if err := checkServeFlags(addr, certFile, keyFile); err != nil {
+		return err
+	}
+	if err := pf.redirect.check(args[0]); err != nil {
+		return err
+	}
+	so := netmirror.ServeOptions{Addr: addr, CertFile: certFile, KeyFile: keyFile, CertOut: certOut, Hashing: env.hashing(), Drain: pf.drain}
+	if pf.pullThrough() {
+		return servePullThrough(ctx, env, st, args[0], pf, so)
+	}
+	if err := pf.plainOnly(); err != nil {
+		return err
+	}
+	r, err := openPlace(ctx, args[0], env.placeOptions())
+	if err != nil {
+		return err
+	}
+	so.Logger = pf.serveLogger(st.stderr)
+	so.Ready = pf.ready(st, "Serving "+args[0]+" as a network mirror", args[0], "")
+	mods, err := pf.serveModules(ctx, env.placeOptions(), so.Logger, nil, nil)
+	if err != nil {
+		return err
+	}
+	so.Handler = regserve.New(pf.plainHandler(st, r, so), regserve.Options{Providers: r, Modules: mods, Logger: so.Logger})
+	stop, err := pf.auth.secure(ctx, st.stderr, so.Logger.Printf, &so, deniedLog(pf.accessLog(st), nil))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	so.Stopped = pf.stopped
+	err = netmirror.Serve(ctx, r, so)
+	st.warnings(r)
+	return pf.done(ctx, st, err)
 }
 
 // checkServeFlags refuses, as usage errors, an --addr that is not

@@ -124,17 +124,17 @@ func (l *logLines) Write(p []byte) (int, error) {
 
 // accessLog is where each request's line goes: stdout's JSON lines with
 // --json, else stderr in the --log-format.
-func (f *pullFlags) accessLog(cmd *cobra.Command) func(pull.Access) {
+func (f *pullFlags) accessLog(st streams) func(pull.Access) {
 	if f.js != nil {
 		return f.js.access
 	}
-	return pull.AccessLog(cmd.ErrOrStderr(), f.logFormat == "json")
+	return pull.AccessLog(st.stderr, f.logFormat == "json")
 }
 
 // ready is what serve says once it listens: the serving line with --json,
 // else where it listens and the block to paste.
-func (f *pullFlags) ready(cmd *cobra.Command, what, place, upstream string) func(netmirror.Serving) {
-	out := cmd.OutOrStdout()
+func (f *pullFlags) ready(st streams, what, place, upstream string) func(netmirror.Serving) {
+	out := st.stdout
 	if f.json {
 		f.js = newServeJSON(out)
 	}
@@ -153,12 +153,12 @@ func (f *pullFlags) stopped(d netmirror.Drained) { f.drained = &d }
 // done ends serve: the summary line with --json. Stopped by a signal, it
 // says what the stop drained and cancelled and ends as interrupted, so
 // the exit code is the signal's (130, 143).
-func (f *pullFlags) done(cmd *cobra.Command, err error) error {
+func (f *pullFlags) done(ctx context.Context, st streams, err error) error {
 	if f.js != nil {
 		f.js.summary(err)
 	}
 	var intr Interrupted
-	if err != nil || f.drained == nil || !errors.As(context.Cause(cmd.Context()), &intr) {
+	if err != nil || f.drained == nil || !errors.As(context.Cause(ctx), &intr) {
 		return err
 	}
 	msg := fmt.Sprintf("serve: interrupted: stopped serving; %v", f.drained)
@@ -169,17 +169,17 @@ func (f *pullFlags) done(cmd *cobra.Command, err error) error {
 		}
 		msg += fmt.Sprintf("; %d %s from upstream cancelled, nothing of them landed", f.fetches, what)
 	}
-	f.serveLogger(cmd.ErrOrStderr()).Print(msg) // a log line like serve's others
-	return context.Canceled                     // said; Execute exits with the signal's code
+	f.serveLogger(st.stderr).Print(msg) // a log line like serve's others
+	return context.Canceled             // said; Execute exits with the signal's code
 }
 
 // plainHandler is plain serve's handler, its access log as --log-format
 // says.
-func (f *pullFlags) plainHandler(cmd *cobra.Command, r backends.Reader, so netmirror.ServeOptions) http.Handler {
+func (f *pullFlags) plainHandler(st streams, r backends.Reader, so netmirror.ServeOptions) http.Handler {
 	h := netmirror.NewHandler(r, so.Logger, so.Hashing)
 	h.Redirect = f.redirect.duration()
 	// The one access log format of every serve mode (pull.AccessLog).
-	log := f.accessLog(cmd)
+	log := f.accessLog(st)
 	h.Access = func(a netmirror.Access) {
 		log(pull.Access{Time: time.Now().Add(-a.Elapsed), Remote: a.Remote, Method: a.Method, Path: a.Path, Status: a.Status, Bytes: a.Bytes, Elapsed: a.Elapsed, Cut: a.Cut, Client: a.Client})
 	}
@@ -187,8 +187,7 @@ func (f *pullFlags) plainHandler(cmd *cobra.Command, r backends.Reader, so netmi
 }
 
 // servePullThrough runs `serve CACHE --upstream SOURCE`.
-func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlags, so netmirror.ServeOptions) error {
-	ctx := cmd.Context()
+func servePullThrough(ctx context.Context, env *Env, st streams, cacheArg string, f *pullFlags, so netmirror.ServeOptions) error {
 	if err := f.checkLogFormat(); err != nil {
 		return err
 	}
@@ -218,7 +217,7 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	if err != nil {
 		return err
 	}
-	stderr := cmd.ErrOrStderr()
+	stderr := st.stderr
 	logger := f.serveLogger(stderr)
 	metrics := pull.NewMetrics()
 	upstream := backends.RedactPlace(f.upstream)
@@ -231,7 +230,7 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	h := netmirror.NewHandler(m, logger, env.hashing())
 	h.Access = func(netmirror.Access) {} // the Server logs each request, with more
 	h.Redirect = f.redirect.duration()
-	so.Ready = f.ready(cmd, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, cacheArg, upstream)
+	so.Ready = f.ready(st, "Serving "+cacheArg+" as a pull-through mirror of "+upstream, cacheArg, upstream)
 	mods, err := f.serveModules(ctx, o, logger, pol, metrics)
 	if err != nil {
 		m.Close()
@@ -239,9 +238,9 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	}
 	next := regserve.New(h, regserve.Options{Providers: m, Modules: mods, Logger: logger})
 	mm, _ := mods.(*pull.ModuleMirror)
-	so.Handler = &pull.Server{Mirror: m, Modules: mm, Next: next, Metrics: metrics, Access: f.accessLog(cmd)}
+	so.Handler = &pull.Server{Mirror: m, Modules: mm, Next: next, Metrics: metrics, Access: f.accessLog(st)}
 	so.Logger, so.Drain = logger, f.drain
-	stop, err := f.auth.secure(ctx, stderr, logger.Printf, &so, deniedLog(f.accessLog(cmd), metrics))
+	stop, err := f.auth.secure(ctx, stderr, logger.Printf, &so, deniedLog(f.accessLog(st), metrics))
 	if err != nil {
 		m.Close()
 		return err
@@ -251,8 +250,8 @@ func servePullThrough(cmd *cobra.Command, env *Env, cacheArg string, f *pullFlag
 	err = netmirror.Serve(ctx, nil, so)
 	f.fetches = m.Flights()
 	m.Close()
-	printWarnings(cmd, cache)
-	return f.done(cmd, closeAudit(cmd, auditLog, err))
+	st.warnings(cache)
+	return f.done(ctx, st, st.closeAudit(auditLog, err))
 }
 
 // source is where the mirror fetches from: each provider's origin registry

@@ -200,9 +200,6 @@ func registryHint(arg string) string {
 	return fmt.Sprintf(" (to read the provider %s from its registry: registry://%s -p %s/%s)", arg, parts[0], parts[1], parts[2])
 }
 
-// printWarnings reports the junk a place tolerated.
-func printWarnings(cmd *cobra.Command, r backends.Reader) { streamsOf(cmd).warnings(r) }
-
 // notice shows what a place says as it happens: through the command's
 // reporter (a JSON line with --json), or as a line on stderr.
 func (env *Env) notice(n backends.Notice) {

@@ -553,3 +553,18 @@ func TestRunSync(t *testing.T) {
 		t.Fatalf("sync --spec --module: exit %d (%v), want 2", exitOf(err), err)
 	}
 }
+
+// serve refuses flags that cannot work before it opens anything.
+func TestRunServeUsage(t *testing.T) {
+	mirror := packedMirror(t)
+	for _, sf := range []serveFlags{
+		{addr: "127.0.0.1:0", certFile: "mirror.crt"},
+		{addr: "127.0.0.1:http"},
+		{addr: "127.0.0.1:0", certFile: "mirror.crt", keyFile: "mirror.key", certOut: "ca.pem"},
+	} {
+		r := newTestRun()
+		if err := runServe(context.Background(), r.env, &sf, []string{mirror}, r.streams()); exitOf(err) != exitUsage {
+			t.Errorf("serve %+v: exit %d (%v), want 2", sf, exitOf(err), err)
+		}
+	}
+}

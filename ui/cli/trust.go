@@ -101,11 +101,6 @@ func withAudit(sink sync.Sink, l *audit.Log) sync.Sink {
 	return sync.Sinks{sink, l}
 }
 
-// closeAudit is streams.closeAudit for a command not yet given its streams.
-func closeAudit(cmd *cobra.Command, l *audit.Log, err error) error {
-	return streamsOf(cmd).closeAudit(l, err)
-}
-
 // auditPrune records what a prune removed: who signed each removed package
 // is read before the removal (its provenance goes with its version).
 func auditPrune(ctx context.Context, l *audit.Log, dst backends.Remover, plan *sync.PrunePlan, prune func() sync.PruneResult) sync.PruneResult {
