@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -8,8 +9,15 @@ import (
 	"github.com/spf13/cobra/doc"
 )
 
+// manFlags are man's options: how the pages of the command tree are
+// written into a directory (bound to the tree by the constructor).
+type manFlags struct {
+	write func(dir string) error
+}
+
 func newManCmd() *cobra.Command {
-	return &cobra.Command{
+	var f manFlags
+	cmd := &cobra.Command{
 		Use:   "man DIR",
 		Short: "Write tfmirror's man pages (section 1) into DIR",
 		Long: `Write a man page for tfmirror and for each of its commands into DIR
@@ -20,16 +28,25 @@ e.g. /usr/local/share/man/man1, or read one with man -l DIR/tfmirror-sync.1.`,
   sudo tfmirror man /usr/local/share/man/man1`,
 		Args: exactArgs(1, "DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := os.MkdirAll(args[0], 0o755); err != nil {
-				return usageErr("man: %v", err)
-			}
-			root := cmd.Root()
-			root.DisableAutoGenTag = true // the pages do not change from build to build
-			if err := doc.GenManTree(root, &doc.GenManHeader{Title: "TFMIRROR", Section: "1", Source: "tfmirror"}, args[0]); err != nil {
-				return fmt.Errorf("man: %w", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "man pages written to %s\n", args[0])
-			return nil
+			return runMan(cmd.Context(), nil, &f, args, streamsOf(cmd))
 		},
 	}
+	f.write = func(dir string) error {
+		root := cmd.Root()
+		root.DisableAutoGenTag = true // the pages do not change from build to build
+		return doc.GenManTree(root, &doc.GenManHeader{Title: "TFMIRROR", Section: "1", Source: "tfmirror"}, dir)
+	}
+	return cmd
+}
+
+// runMan writes the man pages into args[0], made if need be.
+func runMan(_ context.Context, _ *Env, f *manFlags, args []string, st streams) error {
+	if err := os.MkdirAll(args[0], 0o755); err != nil {
+		return usageErr("man: %v", err)
+	}
+	if err := f.write(args[0]); err != nil {
+		return fmt.Errorf("man: %w", err)
+	}
+	fmt.Fprintf(st.stdout, "man pages written to %s\n", args[0])
+	return nil
 }

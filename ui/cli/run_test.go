@@ -568,3 +568,16 @@ func TestRunServeUsage(t *testing.T) {
 		}
 	}
 }
+
+// man writes a page per command of the tree it is wired to.
+func TestManWritesTheTreesPages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man")
+	if code := Execute(context.Background(), []string{"man", dir}); code != exitOK {
+		t.Fatalf("tfmirror man %s: exit %d", dir, code)
+	}
+	for _, page := range []string{"tfmirror.1", "tfmirror-sync.1", "tfmirror-config-suggest.1"} {
+		if _, err := os.Stat(filepath.Join(dir, page)); err != nil {
+			t.Errorf("no page %s: %v", page, err)
+		}
+	}
+}
