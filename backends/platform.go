@@ -41,6 +41,19 @@ func ParsePlatform(s string) (Platform, error) {
 	return Platform{OS: parts[0], Arch: parts[1]}, nil
 }
 
+// PlatformStrings is ps in their string form, in order; never nil, so
+// that JSON shows no platforms as [].
+func PlatformStrings(ps []Platform) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+// JoinPlatforms is ps in their string form, in order, joined by ", ".
+func JoinPlatforms(ps []Platform) string { return strings.Join(PlatformStrings(ps), ", ") }
+
 // SortPlatforms sorts ps by their string form.
 func SortPlatforms(ps []Platform) {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].String() < ps[j].String() })

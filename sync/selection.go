@@ -573,9 +573,5 @@ func platformList(ps []backends.Platform) string {
 	if len(ps) == 0 {
 		return "(any)"
 	}
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.String())
-	}
-	return strings.Join(out, ", ")
+	return backends.JoinPlatforms(ps)
 }

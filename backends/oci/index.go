@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -323,7 +322,7 @@ func (pv *pendingVersion) flush(ctx context.Context, m *Mirror, r *remote.Reposi
 		}
 		if attempt >= indexRetry.Tries() {
 			return fmt.Errorf("oci mirror %s: repository %s: %s: tag %q: writers that do not take the lock (tag %q: other tools, or tfmirror before it) replaced the index %d times, each time without %s: run again once they are done",
-				m.name, pv.addr, label, pv.tag, LockTag, attempt, platformList(missing))
+				m.name, pv.addr, label, pv.tag, LockTag, attempt, backends.JoinPlatforms(missing))
 		}
 		if err := indexRetry.Wait(ctx, attempt); err != nil {
 			return err
@@ -412,14 +411,6 @@ func sortedPlatforms(m map[backends.Platform]ocispec.Descriptor) []backends.Plat
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
-}
-
-func platformList(ps []backends.Platform) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = p.String()
-	}
-	return strings.Join(s, ", ")
 }
 
 // mergeIndex builds p's version's index: base's entries of other artifact

@@ -18,11 +18,7 @@ func AssumedNote(assumed []backends.Platform) string {
 	if len(assumed) == 0 {
 		return ""
 	}
-	var ps []string
-	for _, p := range assumed {
-		ps = append(ps, p.String())
-	}
-	return fmt.Sprintf("assumed %s: the lock holds the registry's signed zh: for every platform, so it cannot say which ones your team runs init on; name yours with --platform to narrow", strings.Join(ps, ", "))
+	return fmt.Sprintf("assumed %s: the lock holds the registry's signed zh: for every platform, so it cannot say which ones your team runs init on; name yours with --platform to narrow", backends.JoinPlatforms(assumed))
 }
 
 // AssumedLine is AssumedNote about p's lock at v, for a line of its own.
@@ -144,7 +140,7 @@ func (u LockUpdate) Notes() []string {
 		out = append(out, fmt.Sprintf("%s %s: %d locked h1: hashes are of packages the place does not hold, so their platforms cannot be told; name those platforms with --platform to lock them too", u.Provider, u.Version, u.Unplaced))
 	}
 	if u.FromFile {
-		out = append(out, fmt.Sprintf("%s %s: locked for %s, the platforms the rest of the lock file is about", u.Provider, u.Version, platformList(u.Platforms)))
+		out = append(out, fmt.Sprintf("%s %s: locked for %s, the platforms the rest of the lock file is about", u.Provider, u.Version, backends.JoinPlatforms(u.Platforms)))
 	}
 	return out
 }
@@ -157,13 +153,5 @@ func (u LockUpdate) Warnings(place string) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%s %s: no h1: recorded for %s: %s states only the zh: of that package, and terraform init -lockfile=readonly and filesystem mirrors need its h1:; add --hashes all to download and hash it, or lock from a place that states the h1:",
-		u.Provider, u.Version, platformList(u.NoH1), place)}
-}
-
-func platformList(ps []backends.Platform) string {
-	var s []string
-	for _, p := range ps {
-		s = append(s, p.String())
-	}
-	return strings.Join(s, ", ")
+		u.Provider, u.Version, backends.JoinPlatforms(u.NoH1), place)}
 }

@@ -67,11 +67,7 @@ func (r *Retention) Wants(_ context.Context, pkg backends.Package) (bool, string
 		return false, "it wants " + strings.Join(want, ", "), nil
 	}
 	if plats := res.Selection.Platforms; len(plats) > 0 && !res.Selection.WantsPlatform(pkg.Platform) {
-		var names []string
-		for _, p := range plats {
-			names = append(names, p.String())
-		}
-		return false, "it wants the platforms " + strings.Join(names, ", "), nil
+		return false, "it wants the platforms " + backends.JoinPlatforms(plats), nil
 	}
 	return true, fmt.Sprintf("wanted by %s (%s)", r, strings.Join(res.From[pkg.Version.String()], ", ")), nil
 }

@@ -454,5 +454,5 @@ func aboutList(updates []lockcheck.LockUpdate) string {
 		}
 	}
 	backends.SortPlatforms(ps)
-	return strings.Join(platformStrings(ps), ", ")
+	return backends.JoinPlatforms(ps)
 }

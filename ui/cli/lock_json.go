@@ -59,7 +59,7 @@ func (o *lockOut) updated(st streams, path, place, status string, updates []lock
 	providers := []lockProviderJSON{}
 	for _, u := range updates {
 		p := lockProviderJSON{Provider: u.Provider.String(), Version: u.Version.String(), New: u.New, Added: []lockHashJSON{},
-			Platforms: platformStrings(u.Platforms), Assumed: platformStrings(u.Assumed), NoH1: platformStrings(u.NoH1),
+			Platforms: backends.PlatformStrings(u.Platforms), Assumed: backends.PlatformStrings(u.Assumed), NoH1: backends.PlatformStrings(u.NoH1),
 			Notes: u.Notes(), Warnings: u.Warnings(place)}
 		if u.OldVersion != nil {
 			p.OldVersion = u.OldVersion.String()
@@ -127,12 +127,4 @@ func (o *lockOut) line(st streams, v any) {
 func (o *lockOut) summary(st streams) {
 	o.line(st, map[string]any{"type": "summary", "files": o.files, "written": o.written, "unchanged": o.unchanged,
 		"dry_run": o.dryRun, "not_changed": o.failed, "hashes_added": o.added, "ok": o.failed == 0})
-}
-
-func platformStrings(ps []backends.Platform) []string {
-	out := make([]string, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, p.String())
-	}
-	return out
 }
