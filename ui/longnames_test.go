@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -63,6 +64,17 @@ func TestViewLongNames(t *testing.T) {
 				t.Errorf("%s: two places read %q in the header: %q", sz, n, header)
 			}
 			seen[n] = true
+			// A name of "…/…/…" or "oci:…" tells nothing: where the room
+			// is short, the header gives the names the room of the
+			// program's name and of the second space between them.
+			if len(strings.Map(func(r rune) rune {
+				if unicode.IsLetter(r) || unicode.IsDigit(r) {
+					return r
+				}
+				return -1
+			}, n)) < 4 {
+				t.Errorf("%s: a name cut to nothing that tells it apart: %q in %q", sz, n, header)
+			}
 			if strings.Count(n, "{") != strings.Count(n, "}") {
 				t.Errorf("%s: a name with half a ${...}: %q", sz, n)
 			}

@@ -128,7 +128,15 @@ func (m Model) headerView() string {
 		nums += len(fmt.Sprintf("[%d]   ", p.num))
 		kinds += len(" (" + p.kind + ")")
 	}
-	if room-nums < 14*len(places) {
+	sep := "  "
+	switch {
+	case room-nums+theme.Width(head) < 10*len(places)+2:
+		// Tighter: the names need the room more than the program's
+		// name and the second space between them ("[2] …/primary" reads
+		// as a name, "[2] …ry" does not).
+		head, sep, nums = " ", " ", nums-len(places)
+		room = m.w - 2
+	case room-nums < 14*len(places):
 		// Tight: the names need the room more than the word "mirrors".
 		head = " " + s.Accent.Render("tfmirror") + s.Dim.Render(" ─ ")
 		room = m.w - theme.Width(head) - 1
@@ -158,7 +166,7 @@ func (m Model) headerView() string {
 			parts = append(parts, s.Dim.Render(num+" "+name+kind))
 		}
 	}
-	return theme.Fit(head+strings.Join(parts, "  "), m.w)
+	return theme.Fit(head+strings.Join(parts, sep), m.w)
 }
 
 // headerPlaceAt is the place whose name the header draws at column x.

@@ -502,8 +502,9 @@ func (w *tourWorld) runUI(t *testing.T, l tourLine, cmdline string) {
 		}
 		scr := s.screen(false)
 		// The header names the places ("[1] …"); where they need the
-		// room it drops the words "mirrors:" or "module places:".
-		if head, _, _ := strings.Cut(scr, "\n"); strings.Contains(head, "tfmirror ─") && strings.Contains(head, "[1]") {
+		// room it drops the words "mirrors:" or "module places:", and
+		// then the program's name.
+		if head, _, _ := strings.Cut(scr, "\n"); strings.Contains(head, "[1] ") {
 			break
 		}
 		if time.Now().After(deadline) {
