@@ -13,11 +13,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
-var mod = modules.Module{Host: "registry.example.com", Namespace: "acme", Name: "net", System: "aws"}
-
-func buildModule(t *testing.T, ver string, files map[string]string, subdir string) *modules.Package {
-	return modulestest.Build(t, mod, ver, files, subdir)
-}
+var mod = modulestest.Net
 
 // A bucket as a module place: a package put is listed with its subdir
 // and sha256, streams back byte for byte, is Present when put again,
@@ -29,7 +25,7 @@ func TestModulesInABucket(t *testing.T) {
 	bucket := srv.Bucket(t)
 	ctx := context.Background()
 	ms := openStore(t, srv, bucket, "modules").Modules()
-	pkg := buildModule(t, "1.0.0", map[string]string{"main.tf": "root", "modules/vpc/main.tf": "vpc"}, "modules/vpc")
+	pkg := modulestest.Build(t, mod, "1.0.0", map[string]string{"main.tf": "root", "modules/vpc/main.tf": "vpc"}, "modules/vpc")
 	var progressed int64
 	st, err := ms.Put(ctx, pkg, false, func(n int64) { progressed += n })
 	loc := "s3://" + bucket + "/modules/registry.example.com/acme/net/aws/1.0.0.zip"
@@ -65,7 +61,7 @@ func TestModulesInABucket(t *testing.T) {
 	if st, err := ms.Put(ctx, pkg, false, nil); err != nil || !st.Present || st.Address != loc+"//modules/vpc" {
 		t.Errorf("Put again: %+v, %v; want Present", st, err)
 	}
-	other := buildModule(t, "1.0.0", map[string]string{"main.tf": "changed"}, "")
+	other := modulestest.Build(t, mod, "1.0.0", map[string]string{"main.tf": "changed"}, "")
 	if _, err := ms.Put(ctx, other, false, nil); !errors.Is(err, backends.ErrConflict) {
 		t.Errorf("Put of other contents: %v, want a conflict", err)
 	}

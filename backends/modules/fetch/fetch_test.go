@@ -27,7 +27,7 @@ import (
 	"github.com/tfmirror/tfmirror/backends/modules/modulestest"
 )
 
-var testModule = modules.Module{Host: "registry.example.com", Namespace: "acme", Name: "net", System: "aws"}
+var testModule = modulestest.Net
 
 func version(t *testing.T, s string) modules.Version {
 	t.Helper()

@@ -17,12 +17,7 @@ import (
 	"github.com/tfmirror/tfmirror/hashing"
 )
 
-var mod = modules.Module{Host: "registry.example.com", Namespace: "acme", Name: "net", System: "aws"}
-
-func buildPkg(t *testing.T, ver string, files map[string]string, subdir string) *modules.Package {
-	pkg := modulestest.Build(t, mod, ver, files, subdir)
-	return pkg
-}
+var mod = modulestest.Net
 
 func TestPutAndList(t *testing.T) {
 	root := t.TempDir()
@@ -32,7 +27,7 @@ func TestPutAndList(t *testing.T) {
 	}
 	ctx := context.Background()
 	files := map[string]string{"main.tf": "root", "modules/vpc/main.tf": "vpc"}
-	pkg := buildPkg(t, "1.0.0", files, "modules/vpc")
+	pkg := modulestest.Build(t, mod, "1.0.0", files, "modules/vpc")
 	var progressed int64
 	st, err := s.Put(ctx, pkg, false, func(n int64) { progressed += n })
 	if err != nil {
@@ -56,7 +51,7 @@ func TestPutAndList(t *testing.T) {
 	if err := os.Chtimes(zipPath, old, old); err != nil {
 		t.Fatal(err)
 	}
-	again, err := s.Put(ctx, buildPkg(t, "1.0.0", files, "modules/vpc"), false, nil)
+	again, err := s.Put(ctx, modulestest.Build(t, mod, "1.0.0", files, "modules/vpc"), false, nil)
 	if err != nil || !again.Present || again.Bytes != 0 || again.Address != st.Address {
 		t.Fatalf("again: %+v %v", again, err)
 	}
@@ -64,7 +59,7 @@ func TestPutAndList(t *testing.T) {
 		t.Error("the zip was rewritten")
 	}
 	// Different contents: a conflict, unless forced.
-	other := buildPkg(t, "1.0.0", map[string]string{"main.tf": "changed"}, "")
+	other := modulestest.Build(t, mod, "1.0.0", map[string]string{"main.tf": "changed"}, "")
 	if _, err := s.Put(ctx, other, false, nil); !errors.Is(err, backends.ErrConflict) || !strings.Contains(err.Error(), "1.0.0") {
 		t.Fatalf("conflict: %v", err)
 	}
@@ -81,7 +76,7 @@ func TestPutAndList(t *testing.T) {
 			t.Errorf("left behind: %s", de.Name())
 		}
 	}
-	if _, err := s.Put(ctx, buildPkg(t, "1.1.0", files, ""), false, nil); err != nil {
+	if _, err := s.Put(ctx, modulestest.Build(t, mod, "1.1.0", files, ""), false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(filepath.Dir(zipPath), "notes.txt"), []byte("x"), 0o644); err != nil {

@@ -10,6 +10,10 @@ import (
 	"github.com/tfmirror/tfmirror/backends/modules/fetch"
 )
 
+// Net is the module the module places' tests put, list and fetch:
+// registry.example.com/acme/net/aws.
+var Net = modules.Module{Host: "registry.example.com", Namespace: "acme", Name: "net", System: "aws"}
+
 // Build packs files (name -> body) as the package of m at ver, the module
 // in subdir, as a pull-through or sync builds one; its zip is removed
 // when the test ends.
