@@ -63,11 +63,7 @@ func newDiffCmd(env *Env) *cobra.Command {
 // runDiff prints the plan of syncing SRC to DST, or the spec's plans.
 func runDiff(ctx context.Context, env *Env, f *diffFlags, args []string, st streams) error {
 	if f.spec.set() {
-		sp, err := f.spec.load(args, &f.sel)
-		if err != nil {
-			return err
-		}
-		w, err := wanted(ctx, env, st, sp)
+		sp, w, err := f.spec.wanted(ctx, env, st, args, &f.sel)
 		if err != nil {
 			return err
 		}

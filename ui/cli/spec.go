@@ -111,6 +111,16 @@ func (s *specFlags) load(args []string, sel *selectionFlags) (*spec.Spec, error)
 	return sp, nil
 }
 
+// wanted loads the spec the flags name and resolves it (wanted).
+func (s *specFlags) wanted(ctx context.Context, env *Env, st streams, args []string, sel *selectionFlags) (*spec.Spec, *spec.Wanted, error) {
+	sp, err := s.load(args, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := wanted(ctx, env, st, sp)
+	return sp, w, err
+}
+
 // wanted resolves sp against its sources, opened with the command's place
 // options, and prints what was left out.
 func wanted(ctx context.Context, env *Env, st streams, sp *spec.Spec) (*spec.Wanted, error) {
@@ -180,11 +190,7 @@ func allFrom(r spec.Resolved) []string {
 // specSync is sync --spec / --from: each destination in turn is planned
 // and synced on an engine of its own; then the spec's modules; one summary.
 func specSync(ctx context.Context, env *Env, f *syncFlags, args []string, st streams) error {
-	sp, err := f.spec.load(args, &f.sel)
-	if err != nil {
-		return err
-	}
-	w, err := wanted(ctx, env, st, sp)
+	sp, w, err := f.spec.wanted(ctx, env, st, args, &f.sel)
 	if err != nil {
 		return err
 	}
