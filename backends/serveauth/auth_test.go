@@ -22,6 +22,18 @@ func writeTokens(t *testing.T, file string, entries ...string) {
 	}
 }
 
+// loadedAuth is an Auth whose tokens file holds entries, loaded.
+func loadedAuth(t *testing.T, entries ...string) *serveauth.Auth {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "tokens.hcl")
+	writeTokens(t, file, entries...)
+	a := &serveauth.Auth{Path: file}
+	if _, err := a.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func entry(name, token string, provs ...string) string {
 	b, _ := json.Marshal(provs)
 	return "token \"" + name + "\" {\n  sha256 = \"" + serveauth.HashToken(token) + "\"\n  providers = " + string(b) + "\n}\n"
@@ -151,12 +163,7 @@ func TestLoadRefusesWhatIsNotAHash(t *testing.T) {
 // SHA256SUMS and signature at URLs signed for the token (neither client
 // sends its token for them); each reads its own path alone.
 func TestDownloadDocumentURLsAreSigned(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "tokens.hcl")
-	writeTokens(t, file, entry("ci", "s3cret", "example.com/acme/*"))
-	a := &serveauth.Auth{Path: file}
-	if _, err := a.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	a := loadedAuth(t, entry("ci", "s3cret", "example.com/acme/*"))
 	base := "/v1/providers/example.com/acme/alpha/1.0.0/"
 	h := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Client", backends.ClientOf(r.Context()))
@@ -195,12 +202,7 @@ func TestDownloadDocumentURLsAreSigned(t *testing.T) {
 // server serves at a URL signed for the token, its //subdir kept; an
 // oci:// location or another host's URL is left as it is.
 func TestModulePackageURLIsSigned(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "tokens.hcl")
-	writeTokens(t, file, "token \"ci\" {\n  sha256 = \""+serveauth.HashToken("s3cret")+"\"\n  modules = [\"example.com/acme/*/*\"]\n}\n")
-	a := &serveauth.Auth{Path: file}
-	if _, err := a.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	a := loadedAuth(t, "token \"ci\" {\n  sha256 = \""+serveauth.HashToken("s3cret")+"\"\n  modules = [\"example.com/acme/*/*\"]\n}\n")
 	get := ""
 	h := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Client", backends.ClientOf(r.Context()))
