@@ -169,6 +169,12 @@ func TestLockViewDemoWrongPlace(t *testing.T) {
 		if col < 0 || len(marks[0][col]) != 2 || marks[0][col][0] != theme.MarkDiffers || marks[0][col][1] == theme.MarkDiffers {
 			t.Errorf("2.0.0 linux_amd64 marks %v in %v: want ≠ on secondary only", marks, platforms)
 		}
+		// The legend says what ≠ means here: not the locked package (it
+		// said "hashes differ", which in curation is "from the first
+		// mirror's", and docs/ui.md's lock view means otherwise).
+		if s := h.screen(); !strings.Contains(s, "≠ not the locked package") && !strings.Contains(s, "≠ not locked") {
+			t.Errorf("the lock view's legend does not say what ≠ means there:\n%s", s)
+		}
 		snap("marks")
 		h.press("L")
 		if h.m.dialog == nil {

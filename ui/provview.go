@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"slices"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -110,6 +111,18 @@ var matrixLegend = []grid.LegendItem{
 	markItem(theme.MarkLoading), markItem(theme.MarkError),
 }
 
+// lockLegend is the lock view's: each place is compared with the lock,
+// so ≠ marks a package other than the locked one.
+var lockLegend = func() []grid.LegendItem {
+	l := slices.Clone(matrixLegend)
+	for i := range l {
+		if l[i].Mark == theme.MarkDiffers {
+			l[i].Long, l[i].Short = "not the locked package", "not locked"
+		}
+	}
+	return l
+}()
+
 func markItem(mk theme.Mark) grid.LegendItem {
 	return grid.LegendItem{Mark: mk, Long: mk.Label(), Short: mk.Short()}
 }
@@ -188,7 +201,11 @@ func newProviders(sh *shell, cfg Config, tune func(ps []place, lo *list.Options[
 		tune(ps, &lo)
 	}
 	l := list.New(sh.styles, lo)
-	g := grid.New(sh.styles, grid.Options{Keys: grid.CellKeys(), Legend: matrixLegend})
+	legend := matrixLegend
+	if cfg.Locks != nil {
+		legend = lockLegend
+	}
+	g := grid.New(sh.styles, grid.Options{Keys: grid.CellKeys(), Legend: legend})
 	v.base = newBase[backends.Provider, provHolding](sh, viewProviders, "mirror", "provider", ps, l, g)
 	v.base.load = v.loadProvider
 	v.base.rebuild = func() { v.kind.rebuild() }
@@ -242,6 +259,7 @@ func (v *providersView) words() viewWords {
 	w := viewWords{places: " ─ mirrors: ", list: "Providers", item: "provider", listNote: listNote, grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
 	if v.lock != nil {
 		w.listNote = "" // the lock view's notes say what the lock's packages lack
+		w.legend = lockLegend
 	}
 	return w
 }
