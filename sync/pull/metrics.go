@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tfmirror/tfmirror/hashing"
@@ -39,47 +40,46 @@ type Metrics struct {
 // NewMetrics makes the metrics and their registry.
 func NewMetrics() *Metrics {
 	const ns = "tfmirror_pull"
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "requests_total",
-			Help: "Requests answered, by kind (index, version, archive, other) and status code."}, []string{"kind", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "request_duration_seconds",
-			Help: "Time to answer a request, by kind.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"kind"}),
-		hits: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cache_hits_total",
-			Help: "Archives served from the cache."}),
-		misses: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cache_misses_total",
-			Help: "Archives served from a fetch (started or joined)."}),
-		upstreamReqs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "upstream_listings_total",
-			Help: "Listings asked of the upstream (versions, or one version's archives)."}),
-		upstreamErrs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "upstream_errors_total",
-			Help: "Upstream listings and fetches that failed."}),
-		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "fetches_total",
-			Help: "Archives fetched from the upstream, by outcome (landed, failed, unlisted)."}, []string{"outcome"}),
-		fetchBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "upstream_bytes_total",
-			Help: "Bytes of archives fetched from the upstream and landed."}),
-		servedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "served_bytes_total",
-			Help: "Bytes of responses sent to clients, by kind (an archive answered with a redirect sends none)."}, []string{"kind"}),
-		verifyFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "verification_failures_total",
-			Help: "Fetched archives that did not match their hashes."}),
-		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "policy_refusals_total",
-			Help: "Requests answered 404 because the policy refuses them."}),
-		refusedHits: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "refused_archive_hits_total",
-			Help: "Archive requests answered from memory as refused (they did not match their hashes lately), not fetched again."}),
-		clients: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "client_requests_total",
-			Help: "Requests by the name of the token or client certificate that made them (serve --auth, --client-ca; never the token) and status code; \"\" without one."}, []string{"client", "code"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "fetches_in_flight",
-			Help: "Fetches running."}),
-		moduleFetches: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "module_fetches_total",
-			Help: "Module packages fetched from where their registry says they live, by outcome (landed, failed)."}, []string{"outcome"}),
-		moduleBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "module_bytes_total",
-			Help: "Bytes of module packages fetched and landed."}),
-		moduleInFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "module_fetches_in_flight",
-			Help: "Module fetches running."}),
+	reg := prometheus.NewRegistry()
+	f := promauto.With(reg)
+	counter := func(name, help string) prometheus.Counter {
+		return f.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help})
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.hits, m.misses, m.upstreamReqs, m.upstreamErrs, m.fetches,
-		m.fetchBytes, m.servedBytes, m.verifyFailures, m.refused, m.refusedHits, m.clients, m.inFlight,
-		m.moduleFetches, m.moduleBytes, m.moduleInFlight,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return f.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, labels)
+	}
+	gauge := func(name, help string) prometheus.Gauge {
+		return f.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help})
+	}
+	m := &Metrics{
+		reg: reg,
+		requests: counterVec("requests_total",
+			"Requests answered, by kind (index, version, archive, other) and status code.", "kind", "code"),
+		latency: f.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "request_duration_seconds",
+			Help: "Time to answer a request, by kind.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"kind"}),
+		hits:   counter("cache_hits_total", "Archives served from the cache."),
+		misses: counter("cache_misses_total", "Archives served from a fetch (started or joined)."),
+		upstreamReqs: counter("upstream_listings_total",
+			"Listings asked of the upstream (versions, or one version's archives)."),
+		upstreamErrs: counter("upstream_errors_total", "Upstream listings and fetches that failed."),
+		fetches: counterVec("fetches_total",
+			"Archives fetched from the upstream, by outcome (landed, failed, unlisted).", "outcome"),
+		fetchBytes: counter("upstream_bytes_total", "Bytes of archives fetched from the upstream and landed."),
+		servedBytes: counterVec("served_bytes_total",
+			"Bytes of responses sent to clients, by kind (an archive answered with a redirect sends none).", "kind"),
+		verifyFailures: counter("verification_failures_total", "Fetched archives that did not match their hashes."),
+		refused:        counter("policy_refusals_total", "Requests answered 404 because the policy refuses them."),
+		refusedHits: counter("refused_archive_hits_total",
+			"Archive requests answered from memory as refused (they did not match their hashes lately), not fetched again."),
+		clients: counterVec("client_requests_total",
+			"Requests by the name of the token or client certificate that made them (serve --auth, --client-ca; never the token) and status code; \"\" without one.", "client", "code"),
+		inFlight: gauge("fetches_in_flight", "Fetches running."),
+		moduleFetches: counterVec("module_fetches_total",
+			"Module packages fetched from where their registry says they live, by outcome (landed, failed).", "outcome"),
+		moduleBytes:    counter("module_bytes_total", "Bytes of module packages fetched and landed."),
+		moduleInFlight: gauge("module_fetches_in_flight", "Module fetches running."),
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
