@@ -3,11 +3,8 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,9 +166,7 @@ func TestServeJSONMatchesTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := pullClient(pem)
 	for _, p := range []string{"example.com/acme/alpha/index.json", "example.com/acme/nope/index.json"} {
 		resp, err := client.Get(serving.URL + p)
 		if err != nil {

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"net/http"
 	"runtime"
 	"strings"
@@ -43,9 +41,7 @@ func TestPublishedTreeInstallsThroughNginx(t *testing.T) {
 		t.Fatalf("publish: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	url, caPEM := startNginx(t, site)
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 30 * time.Second}
+	c := pullClient(caPEM)
 	pkg := backendtest.Pkg(t, "example.com/acme/alpha", "1.0.0", host)
 	for path, want := range map[string][2]string{
 		"example.com/acme/alpha/index.json":        {"application/json", "public, max-age=60"},

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -147,9 +145,7 @@ func pullClients(t *testing.T) map[string]string {
 // CACHE's index and provenance are written.
 func waitLanded(t *testing.T, url string, caPEM []byte) {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	c := pullClient(caPEM)
 	deadline := time.Now().Add(time.Minute) // a bound for a loaded machine
 	for {
 		var h struct{ Fetching int }
@@ -375,10 +371,7 @@ func tofuAllHashes(t *testing.T, tofu string, caPEM []byte, url string, w *pullW
 // returns the zh: it lists for each platform.
 func versionDocZH(t *testing.T, url string, caPEM []byte) map[string][]string {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: time.Minute}
-	resp, err := c.Get(url + pullAddr + "/1.0.0.json")
+	resp, err := pullClient(caPEM).Get(url + pullAddr + "/1.0.0.json")
 	if err != nil {
 		t.Fatal(err)
 	}
