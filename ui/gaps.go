@@ -61,9 +61,6 @@ func gapCount(d grid.Data) (missing int, pending, failed bool) {
 // noteGapsOf shows beside p in the list what its matrix d says the
 // compared mirrors lack.
 func (v *providersView) noteGapsOf(p backends.Provider, d grid.Data) {
-	if v.lock != nil {
-		return // the lock view's notes say what the lock's packages lack
-	}
 	if !v.listedEverywhere(p) {
 		v.list.SetBadge(p, "", "", 0)
 		return
@@ -96,8 +93,6 @@ func (v *providersView) listedEverywhere(p backends.Provider) bool {
 // noteGaps works out the badge of p from its listings.
 func (v *providersView) noteGaps(p backends.Provider) {
 	switch {
-	case v.lock != nil:
-		return // the lock view's notes say what the lock's packages lack
 	case !v.listedEverywhere(p):
 		v.list.SetBadge(p, "", "", 0)
 		return
@@ -127,8 +122,8 @@ func (v *providersView) toggleCompared(num int) {
 // command; nil when none is left, or before the first provider shown and
 // every catalogue are in (the first screen comes first).
 func (v *providersView) survey() tea.Cmd {
-	if v.surveying || v.firstLoad || v.lock != nil {
-		return nil // the lock view ties the lock's packages instead
+	if v.surveying || v.firstLoad {
+		return nil
 	}
 	for _, mr := range v.mirrors {
 		if !mr.listed {

@@ -107,6 +107,7 @@ func (h *harness) screen() string { return ansi.Strip(h.m.View().Content) }
 func (m Model) prov() *providersView {
 	return m.views[viewProviders].(interface{ providers() *providersView }).providers()
 }
+func (m Model) lockv() *lockView   { return m.views[viewProviders].(*lockView) }
 func (m Model) mods() *modulesView { return m.views[viewModules].(*modulesView) }
 
 // status is the status line's text and kind.

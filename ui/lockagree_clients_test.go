@@ -77,7 +77,7 @@ func cliVerdicts(t *testing.T, bin string, env []string, dir, lock string, plats
 // provider's list word is ok or it fails; notes are Details' assumed
 // platforms.
 func uiVerdicts(h *harness) (cells, providers map[string]string, notes []string) {
-	v := h.m.prov()
+	v := h.m.lockv()
 	cells, providers = map[string]string{}, map[string]string{}
 	for _, p := range v.lockedProviders() {
 		providers[p.String()] = "fails"

@@ -32,13 +32,13 @@ func tiedPlatforms(idx *lockcheck.TieIndex, hs []hashing.Hash) map[hashing.Hash]
 // the h1: of that platform's package (N): what a filesystem mirror and
 // init -lockfile=readonly need on that platform. ok is false while the
 // hashes are being tied.
-func (v *providersView) lockComplete(file string) (n, m int, ok bool) {
+func (v *lockView) lockComplete(file string) (n, m int, ok bool) {
 	return v.lockCompleteWith(file, nil)
 }
 
 // lockCompleteWith is lockComplete as it would be with the h1: of each
 // platform added says it gains (nil: none).
-func (v *providersView) lockCompleteWith(file string, added func(k lockKey, plat string) bool) (n, m int, ok bool) {
+func (v *lockView) lockCompleteWith(file string, added func(k lockKey, plat string) bool) (n, m int, ok bool) {
 	var plats []string
 	type entry struct {
 		k      lockKey
@@ -76,7 +76,7 @@ func (v *providersView) lockCompleteWith(file string, added func(k lockKey, plat
 
 // completeLines say, for each lock file that locks the provider shown,
 // for how many of its platforms it is complete.
-func (v *providersView) completeLines() []string {
+func (v *lockView) completeLines() []string {
 	s := v.sh.styles
 	var out []string
 	seen := map[string]bool{}
@@ -105,9 +105,9 @@ func (v *providersView) completeLines() []string {
 // startLockFill (C) hashes, for every lock file, the platforms it lacks
 // hashes of, in a command; the preview opens when that is done.
 func (m *Model) startLockFill() tea.Cmd {
-	v, ok := m.views[viewProviders].(*providersView)
+	v, ok := m.views[viewProviders].(*lockView)
 	switch {
-	case !ok || v.lock == nil:
+	case !ok:
 		return nil
 	case v.lock.filling:
 		m.setStatus(statusInfo, "still hashing for the lock files: the preview opens when that is done")
@@ -134,8 +134,8 @@ func (m *Model) startLockFill() tea.Cmd {
 // updateFill takes C's progress, its hashes (the preview opens) and what
 // writing did (the view reads the lock files again).
 func (m *Model) updateFill(msg fillMsg) tea.Cmd {
-	v, ok := m.views[viewProviders].(*providersView)
-	if !ok || v.lock == nil {
+	v, ok := m.views[viewProviders].(*lockView)
+	if !ok {
 		return nil
 	}
 	switch msg := msg.(type) {
@@ -159,7 +159,7 @@ func (m *Model) updateFill(msg fillMsg) tea.Cmd {
 }
 
 // openFillPreview opens C's preview.
-func (m *Model) openFillPreview(v *providersView, msg fillHashedMsg) {
+func (m *Model) openFillPreview(v *lockView, msg fillHashedMsg) {
 	p := v.fillPreview(msg, v.lock.none)
 	m.preview = &p
 	m.setStatus(statusInfo, "")
@@ -180,7 +180,7 @@ func (m *Model) updatePreview(k tea.KeyPressMsg) tea.Cmd {
 			m.setStatus(statusInfo, "nothing to write: the places state no hash the lock files lack")
 			return nil
 		}
-		if v, ok := m.views[viewProviders].(*providersView); ok {
+		if v, ok := m.views[viewProviders].(*lockView); ok {
 			v.lock.filling = true
 		}
 		m.setStatus(statusInfo, fmt.Sprintf("writing %d lock file(s)…", len(order)))
@@ -196,7 +196,7 @@ func (m *Model) updatePreview(k tea.KeyPressMsg) tea.Cmd {
 }
 
 // filled says what writing the lock files did, and reads them again.
-func (m *Model) filled(v *providersView, msg fillWrittenMsg) tea.Cmd {
+func (m *Model) filled(v *lockView, msg fillWrittenMsg) tea.Cmd {
 	var done []string
 	var failed bool
 	for _, w := range msg.files {
@@ -234,7 +234,7 @@ func (s *lockState) learn(msg fillHashedMsg) {
 
 // reloadLocks takes in the lock files written, as read back, and ties
 // the lock again; what was tied stays shown until then.
-func (v *providersView) reloadLocks(ws []fillWritten) tea.Cmd {
+func (v *lockView) reloadLocks(ws []fillWritten) tea.Cmd {
 	old := v.lock
 	written := map[string][]LockEntry{}
 	for _, w := range ws {

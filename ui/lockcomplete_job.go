@@ -79,7 +79,7 @@ func (fillWrittenMsg) fill()  {}
 // its hashes from: one that holds the locked package (not one the lock
 // marks ≠), stating its h1: if one does, else a local one (hashed in
 // place), else any (downloaded). none are the platforms no place holds.
-func (v *providersView) fillTargets() (targets []fillTarget, none []fillTarget) {
+func (v *lockView) fillTargets() (targets []fillTarget, none []fillTarget) {
 	for _, k := range v.lock.keys() {
 		t := v.lock.tied[k]
 		if t == nil {
@@ -112,7 +112,7 @@ func (v *providersView) fillTargets() (targets []fillTarget, none []fillTarget) 
 
 // fillWanted reports whether some lock file locking k lacks an h1: or a
 // zh: tied to plat.
-func (v *providersView) fillWanted(k lockKey, plat string) bool {
+func (v *lockView) fillWanted(k lockKey, plat string) bool {
 	t := v.lock.tied[k]
 	for _, e := range v.lock.locks.Entries {
 		if e.Provider != k.p || e.Locked.Version.String() != k.v {
@@ -134,7 +134,7 @@ func (v *providersView) fillWanted(k lockKey, plat string) bool {
 // fillRank ranks place i as the source of plat's hashes: 0 it states the
 // package's h1:, 1 it is local, 2 any other that holds it; 3 it does not
 // hold the locked package.
-func (v *providersView) fillRank(t *lockTied, i int, plat string) int {
+func (v *lockView) fillRank(t *lockTied, i int, plat string) int {
 	a, ok := t.held[i][plat]
 	switch {
 	case !ok || t.errs[i] != nil || t.differs[i][plat]:
@@ -151,7 +151,7 @@ func (v *providersView) fillRank(t *lockTied, i int, plat string) int {
 // startFill hashes targets in a command, a few at a time, each as
 // `tfmirror lock` would lock that one platform from its place; progress
 // comes as fillProgressMsg, the end as fillHashedMsg.
-func (v *providersView) startFill(targets []fillTarget, opts hashing.Options) tea.Cmd {
+func (v *lockView) startFill(targets []fillTarget, opts hashing.Options) tea.Cmd {
 	ctx := v.sh.ctx
 	readers := make([]backends.Reader, len(v.mirrors))
 	for i, mr := range v.mirrors {

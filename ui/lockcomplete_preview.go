@@ -83,7 +83,7 @@ type fillResult struct {
 
 // fillPreview builds the preview of what C adds to each lock file from
 // what the places gave (msg) and the platforms no place holds (none).
-func (v *providersView) fillPreview(msg fillHashedMsg, none []fillTarget) fillPreview {
+func (v *lockView) fillPreview(msg fillHashedMsg, none []fillTarget) fillPreview {
 	res := map[lockKey]map[string]fillResult{}
 	put := func(tg fillTarget, r fillResult) {
 		if res[tg.key] == nil {
@@ -127,7 +127,7 @@ func (v *providersView) fillPreview(msg fillHashedMsg, none []fillTarget) fillPr
 
 // fillEntry is what C adds to one lock file's entry e, from res (by
 // platform); gains records the platforms that gain an h1:.
-func (v *providersView) fillEntry(e LockEntry, res map[string]fillResult, gains map[lockKey]map[string]bool) fillProv {
+func (v *lockView) fillEntry(e LockEntry, res map[string]fillResult, gains map[lockKey]map[string]bool) fillProv {
 	k := lockKey{e.Provider, e.Locked.Version.String()}
 	t := v.lock.tied[k]
 	fp := fillProv{p: e.Provider, version: k.v}
@@ -175,7 +175,7 @@ func (v *providersView) fillEntry(e LockEntry, res map[string]fillResult, gains 
 // for plat: where the lock holds hashes tied to plat, one of them must be
 // among hashes (a place whose archive stated nothing is only judged here,
 // once hashed).
-func (v *providersView) fillMatches(k lockKey, plat string, hashes []hashing.Hash) bool {
+func (v *lockView) fillMatches(k lockKey, plat string, hashes []hashing.Hash) bool {
 	t := v.lock.tied[k]
 	tied := false
 	for _, h := range v.lock.locked[k].Hashes {

@@ -109,7 +109,7 @@ func TestLockViewFill(t *testing.T) {
 			t.Run(name+"_"+itoa(size.w)+"x"+itoa(size.h), func(t *testing.T) { golden(t, h.screen()) })
 		}
 		h.until("the lock's hashes tied", tied)
-		if n, m, _ := h.m.prov().lockComplete("infra/.terraform.lock.hcl"); n != 1 || m != 3 {
+		if n, m, _ := h.m.lockv().lockComplete("infra/.terraform.lock.hcl"); n != 1 || m != 3 {
 			t.Fatalf("infra complete for %d of %d, want 1 of 3", n, m)
 		}
 		before, err := os.ReadFile("infra/.terraform.lock.hcl")
@@ -136,8 +136,8 @@ func TestLockViewFill(t *testing.T) {
 		snap("preview")
 		h.press("enter")
 		h.until("the lock written and tied again", func(m Model) bool {
-			n, _, ok := m.prov().lockComplete("infra/.terraform.lock.hcl")
-			return tied(m) && ok && n == 3 && !m.prov().lock.filling
+			n, _, ok := m.lockv().lockComplete("infra/.terraform.lock.hcl")
+			return tied(m) && ok && n == 3 && !m.lockv().lock.filling
 		})
 		if st := h.m.status(); st.kind != statusInfo || st.text != "2 hashes added to infra/.terraform.lock.hcl" {
 			t.Errorf("status %q", st.text)
@@ -225,7 +225,7 @@ func TestLockViewFillChangedMeanwhile(t *testing.T) {
 	}
 	moved := f.Bytes()
 	h.press("enter")
-	h.until("the write's answer", func(m Model) bool { return !m.prov().lock.filling && m.preview == nil })
+	h.until("the write's answer", func(m Model) bool { return !m.lockv().lock.filling && m.preview == nil })
 	st := h.m.status()
 	if st.kind != statusBad || !strings.Contains(st.text, "infra/.terraform.lock.hcl: it changed since the preview") || !strings.Contains(st.text, "press C again") {
 		t.Errorf("status %v %q", st.kind, st.text)
@@ -264,7 +264,7 @@ func TestLockViewFillNotFromDiffering(t *testing.T) {
 		t.Errorf("preview:\n%s", s)
 	}
 	h.press("enter")
-	h.until("the lock written", func(m Model) bool { return !m.prov().lock.filling && tied(m) })
+	h.until("the lock written", func(m Model) bool { return !m.lockv().lock.filling && tied(m) })
 	if got, _ := os.ReadFile("infra/.terraform.lock.hcl"); !bytes.Equal(got, want) {
 		t.Errorf("written:\n%s\nwant:\n%s", got, want)
 	}
@@ -354,7 +354,7 @@ func TestLockViewRandomKeys(t *testing.T) {
 		}
 	}
 	// Nothing may be left writing once the test's directory is gone.
-	h.until("C's work done", func(m Model) bool { return !m.prov().lock.filling })
+	h.until("C's work done", func(m Model) bool { return !m.lockv().lock.filling })
 	got, err := os.ReadFile("infra/.terraform.lock.hcl")
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +419,7 @@ func TestLockViewFillFromRegistry(t *testing.T) {
 	}
 	h := newHarness(t, Config{Mirrors: []Mirror{{Reader: mirror, Kind: "fs"}, {Reader: src, Kind: "registry"}}, Locks: locks}, 120, 40)
 	h.until("the lock's hashes tied", tied)
-	if n, m, _ := h.m.prov().lockComplete(".terraform.lock.hcl"); n != 1 || m != 3 {
+	if n, m, _ := h.m.lockv().lockComplete(".terraform.lock.hcl"); n != 1 || m != 3 {
 		t.Fatalf("complete for %d of %d, want 1 of 3", n, m)
 	}
 	archives := func() int {
@@ -442,8 +442,8 @@ func TestLockViewFillFromRegistry(t *testing.T) {
 	}
 	h.press("enter")
 	h.until("the lock written and tied again", func(m Model) bool {
-		n, _, ok := m.prov().lockComplete(".terraform.lock.hcl")
-		return tied(m) && ok && n == 3 && !m.prov().lock.filling
+		n, _, ok := m.lockv().lockComplete(".terraform.lock.hcl")
+		return tied(m) && ok && n == 3 && !m.lockv().lock.filling
 	})
 	if got, _ := os.ReadFile(".terraform.lock.hcl"); !bytes.Equal(got, want) {
 		t.Errorf("written:\n%s\nwant:\n%s", got, want)
@@ -469,7 +469,7 @@ func TestLockViewFillUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.press("enter")
-	h.until("the write's answer", func(m Model) bool { return !m.prov().lock.filling && m.preview == nil })
+	h.until("the write's answer", func(m Model) bool { return !m.lockv().lock.filling && m.preview == nil })
 	st := h.m.status()
 	if st.kind != statusBad || !strings.HasPrefix(st.text, "✗ infra/.terraform.lock.hcl: cannot read this lock file") || !strings.Contains(st.text, "nothing written: fix it, then press C again") {
 		t.Errorf("status %v %q", st.kind, st.text)

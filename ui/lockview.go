@@ -13,7 +13,11 @@ import (
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
 	"github.com/tfmirror/tfmirror/sync"
+	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
+	"github.com/tfmirror/tfmirror/ui/grid"
+	"github.com/tfmirror/tfmirror/ui/list"
+	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
 // The lock view: the Providers view opened with lock files (ui --lock,
@@ -24,6 +28,94 @@ import (
 // would miss on that platform. L queues every gap from a chosen source
 // (lockview_gaps.go); C completes the lock files from the places
 // (lockcomplete*.go); lockview_render.go draws the view.
+
+// lockView is the Providers view on lock files: the shared providers
+// machinery, with the lock's state and what the lock view does its own
+// way (provKind, and the roles the Model asks for).
+type lockView struct {
+	*providersView
+	lock *lockState
+}
+
+func newLockView(sh *shell, cfg Config) *lockView {
+	v := &lockView{lock: newLockState(cfg.Locks)}
+	v.providersView = newProviders(sh, cfg, func(_ []place, _ *list.Options[backends.Provider], g *grid.Options) {
+		g.Legend = lockLegend
+	})
+	v.kind = v
+	v.list.SetItems(v.providerUnion())
+	return v
+}
+
+// Init lists every place's providers and ties the lock.
+func (v *lockView) Init() tea.Cmd { return tea.Batch(v.providersView.Init(), v.lockTie()) }
+
+func (v *lockView) update(msg viewMsg) tea.Cmd {
+	if msg, ok := msg.(lockTiedMsg); ok {
+		return v.updateLockTied(msg)
+	}
+	return v.providersView.update(msg)
+}
+
+func (v *lockView) busy() bool {
+	return v.providersView.busy() || v.lock.running || v.lock.filling
+}
+
+// jobEvent ties the lock again once the jobs (the gaps L queued) are done.
+func (v *lockView) jobEvent(j *engine.TrackedJob, ev engine.Event) tea.Cmd {
+	if _, idle := ev.(engine.Idle); idle {
+		return v.lockTie()
+	}
+	return v.providersView.jobEvent(j, ev)
+}
+
+func (v *lockView) words() viewWords {
+	w := v.providersView.words()
+	w.listNote = "" // the lock view's notes say what the lock's packages lack
+	w.legend = lockLegend
+	return w
+}
+
+// lockLegend is the lock view's: each place is compared with the lock,
+// so ≠ marks a package other than the locked one.
+var lockLegend = func() []grid.LegendItem {
+	l := slices.Clone(matrixLegend)
+	for i := range l {
+		if l[i].Mark == theme.MarkDiffers {
+			l[i].Long, l[i].Short = "not the locked package", "not locked"
+		}
+	}
+	return l
+}()
+
+func (v *lockView) gridBox() (string, []string) {
+	if !v.hasCurrent {
+		return v.providersView.gridBox()
+	}
+	return v.lockTitle(), v.lockGrid(v.gridLines("archives", func(int) string { return "" }))
+}
+
+func (v *lockView) rebuild() {
+	if !v.hasCurrent {
+		v.grid.SetData(grid.Data{})
+		return
+	}
+	v.rebuildLock()
+}
+
+// The list's notes say the locked version and what the lock's packages
+// lack (updateLockTied), not the newest version and the matrix's gaps; the
+// lock is tied instead of surveyed.
+func (v *lockView) noteGaps(backends.Provider)                      {}
+func (v *lockView) noteVersion(backends.Provider, backends.Version) {}
+func (v *lockView) survey() tea.Cmd                                 { return nil }
+func (v *lockView) providerUnion() []backends.Provider              { return v.lockedProviders() }
+func (v *lockView) cellNotes(row string) []string                   { return v.lockDetails(row) }
+
+// listedVersions: a registry keeps every release: list the locked ones.
+func (v *lockView) listedVersions(p backends.Provider, vs []backends.Version) []backends.Version {
+	return v.lock.only(p, vs)
+}
 
 // Locks are the lock files the UI opens on.
 type Locks struct {
@@ -60,7 +152,7 @@ type lockTied struct {
 	platOf map[hashing.Hash]string
 }
 
-// lockState is the lock view's part of the Providers view.
+// lockState is what the lock view knows of the lock files.
 type lockState struct {
 	locks *Locks
 	// locked is each provider version's entry, the hashes of every file
@@ -128,7 +220,7 @@ func (s *lockState) keys() []lockKey {
 
 // lockTie asks for the lock to be tied again (after jobs landed); one
 // tying runs at a time.
-func (v *providersView) lockTie() tea.Cmd {
+func (v *lockView) lockTie() tea.Cmd {
 	s := v.lock
 	if s.running {
 		s.again = true
@@ -213,7 +305,7 @@ func tieLocks(ctx context.Context, gen uint64, keys []lockKey, locked []sync.Loc
 
 // updateLockTied takes a tying in, and starts the next one if jobs landed
 // meanwhile.
-func (v *providersView) updateLockTied(msg lockTiedMsg) tea.Cmd {
+func (v *lockView) updateLockTied(msg lockTiedMsg) tea.Cmd {
 	s := v.lock
 	s.running = false
 	if msg.gen == s.gen {
@@ -234,7 +326,7 @@ func (v *providersView) updateLockTied(msg lockTiedMsg) tea.Cmd {
 // lockPlatforms are the columns of p's matrix: the platforms the lock is
 // about (lockcheck.LockTies.About, check's rule): those of --platform, or
 // else those p's locked hashes are tied to, in any locked version.
-func (v *providersView) lockPlatforms(p backends.Provider) []string {
+func (v *lockView) lockPlatforms(p backends.Provider) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(pl backends.Platform) {
@@ -282,7 +374,7 @@ func differsFromLock(a backends.Archive, locked []hashing.Hash, idx *lockcheck.T
 
 // lockedProviders is the list of the lock view: every locked provider,
 // held or not, narrowed by --provider.
-func (v *providersView) lockedProviders() []backends.Provider {
+func (v *lockView) lockedProviders() []backends.Provider {
 	var out []backends.Provider
 	for _, p := range v.lock.order {
 		if matchesFilters(v.sel.Providers, p) {

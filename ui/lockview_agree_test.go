@@ -25,7 +25,7 @@ import (
 func verdicts(t *testing.T, h *harness, places []backends.Reader, locked map[backends.Provider]sync.Locked, platforms []backends.Platform) (ui, cli map[backends.Provider]string) {
 	t.Helper()
 	ui, cli = map[backends.Provider]string{}, map[backends.Provider]string{}
-	v := h.m.prov()
+	v := h.m.lockv()
 	for _, p := range v.lockedProviders() {
 		ui[p] = "fails"
 		if _, long, _, _ := v.lockStatus(p); long == "ok" {
@@ -159,7 +159,7 @@ func TestLockViewDemoWrongPlace(t *testing.T) {
 			})
 		}
 		h.until("the lock's hashes tied", tied)
-		v := h.m.prov()
+		v := h.m.lockv()
 		cloud := v.lockedProviders()[0]
 		if n := v.lockNote(cloud); n != "2.0.0 1 missing, 1 differ" {
 			t.Errorf("cloud: %q", n)
@@ -189,7 +189,7 @@ func TestLockViewDemoWrongPlace(t *testing.T) {
 		snap("forced")
 		h.press("enter")
 		h.until("the jobs landed and the lock tied again", func(m Model) bool {
-			return tied(m) && m.prov().lockNote(cloud) == "2.0.0 ok"
+			return tied(m) && m.lockv().lockNote(cloud) == "2.0.0 ok"
 		})
 		if c := h.m.jobs.Tracker().Counts(); c[engine.Failed] != 0 || c[engine.Done] == 0 {
 			t.Errorf("L, f, enter: jobs %v, want every one done and none failed", c)

@@ -24,7 +24,7 @@ type lockGap struct {
 }
 
 // lockGaps are the gaps of p, or of every locked provider when p is nil.
-func (v *providersView) lockGaps(only *backends.Provider) []lockGap {
+func (v *lockView) lockGaps(only *backends.Provider) []lockGap {
 	var out []lockGap
 	for _, k := range v.lock.keys() {
 		if only != nil && k.p != *only {
@@ -55,7 +55,7 @@ var lockWords = queue.Words{Unit: "package(s) missing or differing", Place: "sou
 
 // lockRequest asks the queue dialog to copy every gap of the lock from a
 // source the user picks: each place that holds some of them.
-func (v *providersView) lockRequest() (queue.Request, bool) {
+func (v *lockView) lockRequest() (queue.Request, bool) {
 	if v.lock.tied == nil {
 		v.sh.setStatus(statusInfo, "still tying the locked hashes to platforms: L works when that is done")
 		return queue.Request{}, false
@@ -88,7 +88,7 @@ func (v *providersView) lockRequest() (queue.Request, bool) {
 }
 
 // lockSource reports whether place i holds g's package as a zip.
-func (v *providersView) lockSource(g lockGap, i int) bool {
+func (v *lockView) lockSource(g lockGap, i int) bool {
 	t := v.lock.tied[g.key]
 	a, ok := t.held[i][g.plat]
 	return ok && a.Layout == backends.Packed && !t.differs[i][g.plat]
@@ -97,7 +97,7 @@ func (v *providersView) lockSource(g lockGap, i int) bool {
 // lockPlan copies from place src each gap it holds into the compared
 // place that lacks it, and, forced (f, as curation's dialog does), also
 // replaces each package a compared place holds other than the locked one.
-func (v *providersView) lockPlan(gaps []lockGap, src int) queue.Plan {
+func (v *lockView) lockPlan(gaps []lockGap, src int) queue.Plan {
 	s := v.sh.styles
 	var q queue.Plan
 	var differ []sync.Transfer
@@ -146,8 +146,8 @@ func (v *providersView) lockPlan(gaps []lockGap, src int) queue.Plan {
 
 // openLockGaps opens the queue dialog on the lock's gaps (L).
 func (m *Model) openLockGaps() {
-	v, ok := m.views[viewProviders].(*providersView)
-	if !ok || v.lock == nil {
+	v, ok := m.views[viewProviders].(*lockView)
+	if !ok {
 		return
 	}
 	if req, ok := v.lockRequest(); ok {

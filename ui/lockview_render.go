@@ -17,7 +17,7 @@ import (
 
 // lockNote is what the list says of p: its locked version, and how many
 // packages the compared places lack, "ok", or that no place holds it.
-func (v *providersView) lockNote(p backends.Provider) string {
+func (v *lockView) lockNote(p backends.Provider) string {
 	ver, long, _, _ := v.lockStatus(p)
 	if long == "" {
 		return ver
@@ -27,7 +27,7 @@ func (v *providersView) lockNote(p backends.Provider) string {
 
 // lockStatus is lockNote in parts: the version (the list's note) and the
 // badge, long and short (at 80 columns), with its kind.
-func (v *providersView) lockStatus(p backends.Provider) (ver, long, short string, kind int) {
+func (v *lockView) lockStatus(p backends.Provider) (ver, long, short string, kind int) {
 	vs := v.lock.versions[p]
 	ver = vs[0].String()
 	if len(vs) > 1 {
@@ -73,7 +73,7 @@ func (v *providersView) lockStatus(p backends.Provider) (ver, long, short string
 
 // rebuildLock is rebuild in the lock view: the locked versions as rows,
 // the lock's platforms as columns.
-func (v *providersView) rebuildLock() {
+func (v *lockView) rebuildLock() {
 	cmp := v.compared()
 	vs := v.lock.versions[v.current]
 	plats := v.lockPlatforms(v.current)
@@ -99,7 +99,7 @@ func (v *providersView) rebuildLock() {
 // lock, not with the first place. The place holding a package other than
 // the locked one is marked ≠; a place holding the locked one keeps its
 // agreeing mark, whatever the others hold.
-func (v *providersView) lockMarks(in []cellInput, cmp []int, k lockKey, plat string) []theme.Mark {
+func (v *lockView) lockMarks(in []cellInput, cmp []int, k lockKey, plat string) []theme.Mark {
 	marks := cellMarks(in, nil)
 	t := v.lock.tied[k]
 	if t == nil {
@@ -128,7 +128,7 @@ func lockNames(a backends.Archive, locked []hashing.Hash) bool {
 
 // lockLines are the lines under the matrix of the provider shown: which
 // lock files lock it, and what of its lock is tied to no package.
-func (v *providersView) lockLines() []string {
+func (v *lockView) lockLines() []string {
 	s := v.sh.styles
 	var lines []string
 	var untied, unplaced []lockcheck.UntiedHash
@@ -177,7 +177,7 @@ func untiedWhat(us []lockcheck.UntiedHash) string {
 }
 
 // lockDetails are Details' lines about the lock for the cell shown.
-func (v *providersView) lockDetails(row string) []string {
+func (v *lockView) lockDetails(row string) []string {
 	k := lockKey{v.current, row}
 	l, ok := v.lock.locked[k]
 	if !ok {
@@ -217,7 +217,7 @@ func (v *providersView) lockDetails(row string) []string {
 
 // lockTitle names the provider shown, its locked versions, its gaps and
 // the places compared.
-func (v *providersView) lockTitle() string {
+func (v *lockView) lockTitle() string {
 	var vs []string
 	for _, ver := range v.lock.versions[v.current] {
 		vs = append(vs, ver.String())
@@ -237,7 +237,7 @@ func (v *providersView) lockTitle() string {
 
 // lockGrid puts the lock's lines (lockLines) in the blank lines between
 // the matrix's rows and its legend, or after a grid that has no legend.
-func (v *providersView) lockGrid(lines []string) []string {
+func (v *lockView) lockGrid(lines []string) []string {
 	extra := v.lockLines()
 	if len(v.grid.Data().Rows) == 0 {
 		return append(lines, extra...)

@@ -99,7 +99,7 @@ func lockWorld(t *testing.T) (cfg Config, mirrorDir string) {
 }
 
 // tied reports that the lock's hashes are tied and the view idle.
-func tied(m Model) bool { return idle(m) && m.prov().lock.tied != nil && !m.prov().lock.running }
+func tied(m Model) bool { return idle(m) && m.lockv().lock.tied != nil && !m.lockv().lock.running }
 
 // TestLockView opens the UI on two lock files: the list holds both locked
 // providers, the one no place holds marked "not in any"; alpha's matrix
@@ -121,7 +121,7 @@ func TestLockView(t *testing.T) {
 			})
 		}
 		h.until("the lock's hashes tied", tied)
-		v := h.m.prov()
+		v := h.m.lockv()
 		if got := fmt.Sprint(v.lockedProviders()); got != "[example.com/acme/alpha example.com/corp/widget]" || v.list.Len() != 2 {
 			t.Fatalf("list %s (%d items)", got, v.list.Len())
 		}
@@ -154,7 +154,7 @@ func TestLockView(t *testing.T) {
 		snap("queue")
 		h.press("enter")
 		h.until("the gaps to land and the lock to be tied again", func(m Model) bool {
-			return jobsEnded(2)(m) && tied(m) && m.prov().lockNote(alpha) == "1.1.0 ok"
+			return jobsEnded(2)(m) && tied(m) && m.lockv().lockNote(alpha) == "1.1.0 ok"
 		})
 		if c := h.m.jobs.Tracker().Counts(); c[engine.Done] != 2 {
 			t.Fatalf("jobs %v", c)
@@ -181,7 +181,7 @@ func TestLockViewNothingTied(t *testing.T) {
 		t.Errorf("screen:\n%s", s)
 	}
 	w := backends.Provider{Hostname: "example.com", Namespace: "corp", Type: "widget"}
-	if gaps := h.m.prov().lockGaps(&w); len(gaps) != 0 {
+	if gaps := h.m.lockv().lockGaps(&w); len(gaps) != 0 {
 		t.Errorf("widget gaps %v", gaps)
 	}
 }
@@ -206,8 +206,8 @@ func TestLockViewPlatformColumn(t *testing.T) {
 	if m := marks[0][0]; len(m) != 2 || m[0] != theme.MarkMissing || m[1] != theme.MarkMissing {
 		t.Errorf("linux_arm64 marks %v, want missing in both", m)
 	}
-	alpha := h.m.prov().lockedProviders()[0]
-	if n := h.m.prov().lockNote(alpha); n != "1.1.0 2 missing" {
+	alpha := h.m.lockv().lockedProviders()[0]
+	if n := h.m.lockv().lockNote(alpha); n != "1.1.0 2 missing" {
 		t.Errorf("note %q: want linux_arm64 in both places", n)
 	}
 	h.press("L")
@@ -235,11 +235,11 @@ func TestLockViewArchiveTheLockDoesNotName(t *testing.T) {
 	cfg.Mirrors[0].Reader = mirror
 	h := newHarness(t, cfg, 120, 40)
 	h.until("the lock's hashes tied", tied)
-	alpha := h.m.prov().lockedProviders()[0]
-	if n := h.m.prov().lockNote(alpha); n != "1.1.0 2 missing, 1 differ" {
+	alpha := h.m.lockv().lockedProviders()[0]
+	if n := h.m.lockv().lockNote(alpha); n != "1.1.0 2 missing, 1 differ" {
 		t.Errorf("note %q, want the two missing and the one differing", n)
 	}
-	if d := strings.Join(h.m.prov().lockDetails("1.1.0"), "\n"); !strings.Contains(d, "[1] linux_amd64: ≠ not the locked package") {
+	if d := strings.Join(h.m.lockv().lockDetails("1.1.0"), "\n"); !strings.Contains(d, "[1] linux_amd64: ≠ not the locked package") {
 		t.Errorf("details:\n%s", d)
 	}
 	// The mark is on the place holding the wrong package, not on the one
@@ -249,7 +249,7 @@ func TestLockViewArchiveTheLockDoesNotName(t *testing.T) {
 	if m := marks[0][col]; len(m) != 2 || m[0] != theme.MarkDiffers || m[1] == theme.MarkDiffers || m[1] == theme.MarkMissing {
 		t.Errorf("linux_amd64 marks %v, want ≠ on ./mirror only", m)
 	}
-	if title := h.m.prov().lockTitle(); !strings.Contains(title, "2 missing, 1 differ") {
+	if title := h.m.lockv().lockTitle(); !strings.Contains(title, "2 missing, 1 differ") {
 		t.Errorf("title %q counts otherwise than the list", title)
 	}
 	h.press("L")
@@ -273,7 +273,7 @@ func TestLockViewComplete(t *testing.T) {
 	cfg, _ := lockWorld(t)
 	h := newHarness(t, cfg, 120, 40)
 	h.until("the lock's hashes tied", tied)
-	if n, m, ok := h.m.prov().lockComplete("infra/.terraform.lock.hcl"); !ok || n != 2 || m != 3 {
+	if n, m, ok := h.m.lockv().lockComplete("infra/.terraform.lock.hcl"); !ok || n != 2 || m != 3 {
 		t.Errorf("complete for %d of %d (%v), want 2 of 3", n, m, ok)
 	}
 	if s := h.screen(); !strings.Contains(s, "infra/.terraform.lock.hcl: complete for 2 of 3 platforms") {

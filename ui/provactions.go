@@ -65,9 +65,7 @@ func (v *providersView) showDetails(d *details.Model, c grid.Cell) {
 		d.Clear()
 		return
 	}
-	if v.lock != nil {
-		cell.Notes = v.lockDetails(c.Row)
-	}
+	cell.Notes = v.kind.cellNotes(c.Row)
 	d.ShowCell(cell)
 }
 

@@ -198,9 +198,6 @@ func newestCmd(ctx context.Context, r backends.Reader, ps []backends.Provider) t
 
 // noteVersion shows ver beside p in the list when it is the newest known.
 func (v *providersView) noteVersion(p backends.Provider, ver backends.Version) {
-	if v.lock != nil {
-		return // the lock view notes the locked version and the gaps
-	}
 	if cur := v.newest[p]; cur == nil || backends.CompareVersions(ver, cur) > 0 {
 		v.newest[p] = ver
 		v.list.SetNote(p, ver.String())
@@ -211,9 +208,6 @@ func (v *providersView) noteVersion(p backends.Provider, ver backends.Version) {
 // --provider (sync.Selection.HostRule) and the full addresses named (held
 // nowhere yet, or by a place that cannot list).
 func (v *providersView) providerUnion() []backends.Provider {
-	if v.lock != nil {
-		return v.lockedProviders()
-	}
 	return v.providerUnionWith(nil)
 }
 

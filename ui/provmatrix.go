@@ -42,10 +42,6 @@ func (v *providersView) rebuild() {
 		v.grid.SetData(grid.Data{})
 		return
 	}
-	if v.lock != nil {
-		v.rebuildLock()
-		return
-	}
 	d := v.kind.matrixOf(v.current)
 	v.grid.SetData(d)
 	v.noteGapsOf(v.current, d)
@@ -151,9 +147,6 @@ func (v *providersView) listBox() (string, []string) {
 func (v *providersView) gridBox() (string, []string) {
 	if !v.hasCurrent {
 		return "Matrix", v.emptyLines()
-	}
-	if v.lock != nil {
-		return v.lockTitle(), v.lockGrid(v.gridLines("archives", func(int) string { return "" }))
 	}
 	return v.gridTitle(v.current.String()), v.gridLines("archives", func(int) string { return "" })
 }

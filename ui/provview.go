@@ -2,7 +2,6 @@ package ui
 
 import (
 	"errors"
-	"slices"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -97,8 +96,6 @@ type providersView struct {
 	// catGen is the latest round of catalogues asked for (ctrl+r asks
 	// again); catalogues of an older round are dropped.
 	catGen uint64
-	// lock is the lock view's state, when the UI opened on lock files.
-	lock *lockState
 	// items are the providers listed, as the list has them.
 	items []backends.Provider
 	// surveying: a step of the survey (gaps.go) is under way.
@@ -110,18 +107,6 @@ var matrixLegend = []grid.LegendItem{
 	markItem(theme.MarkDiffers), markItem(theme.MarkFailed), markItem(theme.MarkNotApplicable),
 	markItem(theme.MarkLoading), markItem(theme.MarkError),
 }
-
-// lockLegend is the lock view's: each place is compared with the lock,
-// so ≠ marks a package other than the locked one.
-var lockLegend = func() []grid.LegendItem {
-	l := slices.Clone(matrixLegend)
-	for i := range l {
-		if l[i].Mark == theme.MarkDiffers {
-			l[i].Long, l[i].Short = "not the locked package", "not locked"
-		}
-	}
-	return l
-}()
 
 func markItem(mk theme.Mark) grid.LegendItem {
 	return grid.LegendItem{Mark: mk, Long: mk.Label(), Short: mk.Short()}
@@ -154,6 +139,7 @@ type provKind interface {
 var (
 	_ provKind = (*providersView)(nil)
 	_ provKind = (*specView)(nil)
+	_ provKind = (*lockView)(nil)
 )
 
 // newView is the Providers view cfg asks for: the lock view on lock
@@ -161,11 +147,7 @@ var (
 func newView(sh *shell, cfg Config) view {
 	switch {
 	case cfg.Locks != nil:
-		v := newProviders(sh, cfg, nil)
-		v.kind = v
-		v.lock = newLockState(cfg.Locks)
-		v.list.SetItems(v.providerUnion())
-		return v
+		return newLockView(sh, cfg)
 	case cfg.Spec != nil:
 		return newSpecView(sh, cfg)
 	}
@@ -175,9 +157,9 @@ func newView(sh *shell, cfg Config) view {
 }
 
 // newProviders is the shared machinery of every providers view; tune, when
-// set, changes the places compared and the list's options before they are
-// built. The caller sets v.kind.
-func newProviders(sh *shell, cfg Config, tune func(ps []place, lo *list.Options[backends.Provider])) *providersView {
+// set, changes the places compared and the list's and grid's options
+// before they are built. The caller sets v.kind.
+func newProviders(sh *shell, cfg Config, tune func(ps []place, lo *list.Options[backends.Provider], g *grid.Options)) *providersView {
 	v := &providersView{sel: cfg.Selection, hashing: cfg.Engine.Hashing(),
 		verified: map[verifyKey]*verification{}, verifying: map[verifyKey]bool{}, slots: make(chan struct{}, 4),
 		newest: map[backends.Provider]backends.Version{}}
@@ -197,15 +179,12 @@ func newProviders(sh *shell, cfg Config, tune func(ps []place, lo *list.Options[
 	}
 	lo := list.Options[backends.Provider]{Name: "Providers", Keys: list.DefaultKeyMap("open matrix"),
 		Short: backends.Provider.ShortString, Full: backends.Provider.String, NoMatch: " no provider matches"}
+	gro := grid.Options{Keys: grid.CellKeys(), Legend: matrixLegend}
 	if tune != nil {
-		tune(ps, &lo)
+		tune(ps, &lo, &gro)
 	}
 	l := list.New(sh.styles, lo)
-	legend := matrixLegend
-	if cfg.Locks != nil {
-		legend = lockLegend
-	}
-	g := grid.New(sh.styles, grid.Options{Keys: grid.CellKeys(), Legend: legend})
+	g := grid.New(sh.styles, gro)
 	v.base = newBase[backends.Provider, provHolding](sh, viewProviders, "mirror", "provider", ps, l, g)
 	v.base.load = v.loadProvider
 	v.base.rebuild = func() { v.kind.rebuild() }
@@ -223,10 +202,7 @@ func newProviders(sh *shell, cfg Config, tune func(ps []place, lo *list.Options[
 func (v *providersView) providers() *providersView { return v }
 
 // The plain view narrows nothing and adds no notes.
-func (v *providersView) listedVersions(p backends.Provider, vs []backends.Version) []backends.Version {
-	if v.lock != nil {
-		return v.lock.only(p, vs) // a registry keeps every release: list the locked ones
-	}
+func (v *providersView) listedVersions(_ backends.Provider, vs []backends.Version) []backends.Version {
 	return vs
 }
 func (v *providersView) cellNotes(string) []string { return nil }
@@ -256,12 +232,7 @@ func numbered(num, i int) int {
 }
 
 func (v *providersView) words() viewWords {
-	w := viewWords{places: " ─ mirrors: ", list: "Providers", item: "provider", listNote: listNote, grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
-	if v.lock != nil {
-		w.listNote = "" // the lock view's notes say what the lock's packages lack
-		w.legend = lockLegend
-	}
-	return w
+	return viewWords{places: " ─ mirrors: ", list: "Providers", item: "provider", listNote: listNote, grid: "Matrix", jobsEmpty: jobs.DefaultEmpty, marks: "mirror", legend: matrixLegend}
 }
 
 // catalogueMsg is one mirror's catalogue of providers, narrowed by
@@ -312,9 +283,6 @@ func (v *providersView) Init() tea.Cmd {
 			return msg
 		})
 	}
-	if v.lock != nil {
-		cmds = append(cmds, v.lockTie())
-	}
 	return tea.Batch(cmds...)
 }
 
@@ -325,8 +293,6 @@ func (v *providersView) update(msg viewMsg) tea.Cmd {
 	case verifiedMsg:
 		v.updateVerified(msg)
 		return nil
-	case lockTiedMsg:
-		return v.updateLockTied(msg)
 	case surveyMsg:
 		return v.updateSurvey(msg)
 	case newestMsg:
@@ -357,7 +323,7 @@ func (v *providersView) key(p pane, k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (v *providersView) busy() bool {
-	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 || v.surveying || v.lock != nil && (v.lock.running || v.lock.filling) {
+	if v.base.busy() || len(v.verifying) > 0 || v.newestPending > 0 || v.surveying {
 		return true
 	}
 	for _, mr := range v.mirrors {
@@ -374,9 +340,6 @@ func (v *providersView) jobEvent(j *engine.TrackedJob, ev engine.Event) tea.Cmd 
 	// The matrix changes in the frame that shows the job done: the
 	// archive is added to what mirror i is known to hold at once, and the
 	// listing that follows its index documents confirms it.
-	if _, idle := ev.(engine.Idle); idle && v.lock != nil {
-		return v.lockTie() // the gaps jobs filled
-	}
 	switch ev := ev.(type) {
 	case engine.JobDone:
 		if j == nil || j.Info.Name != "" {

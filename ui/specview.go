@@ -31,7 +31,7 @@ type wantedVersions struct {
 
 func newSpecView(sh *shell, cfg Config) *specView {
 	v := &specView{wanted: specWanted(cfg.Spec.Wanted)}
-	v.providersView = newProviders(sh, cfg, func(ps []place, lo *list.Options[backends.Provider]) {
+	v.providersView = newProviders(sh, cfg, func(ps []place, lo *list.Options[backends.Provider], _ *grid.Options) {
 		for i := range ps {
 			ps[i].compared = false
 		}

@@ -104,13 +104,20 @@ type jobWatcher interface {
 	jobEvent(j *engine.TrackedJob, ev engine.Event) tea.Cmd
 }
 
-// Both views play every role.
+// Every view plays every role: the Modules view, and the three Providers
+// views (plain, on a spec, on lock files) over one providersView.
 var (
 	_ view       = (*providersView)(nil)
+	_ view       = (*specView)(nil)
+	_ view       = (*lockView)(nil)
 	_ view       = (*modulesView)(nil)
 	_ detailer   = (*providersView)(nil)
+	_ detailer   = (*specView)(nil)
+	_ detailer   = (*lockView)(nil)
 	_ detailer   = (*modulesView)(nil)
 	_ jobWatcher = (*providersView)(nil)
+	_ jobWatcher = (*specView)(nil)
+	_ jobWatcher = (*lockView)(nil)
 	_ jobWatcher = (*modulesView)(nil)
 )
 
