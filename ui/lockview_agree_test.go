@@ -175,6 +175,13 @@ func TestLockViewDemoWrongPlace(t *testing.T) {
 		if s := h.screen(); !strings.Contains(s, "≠ not the locked package") && !strings.Contains(s, "≠ not locked") {
 			t.Errorf("the lock view's legend does not say what ≠ means there:\n%s", s)
 		}
+		// The key bar keeps the job's keys, L and C, when it is short of
+		// room: they went first, before tab (and m, where modules are).
+		h.send(resize(60, 16))
+		if lines := strings.Split(h.screen(), "\n"); !strings.Contains(lines[len(lines)-1], "L ") || !strings.Contains(lines[len(lines)-1], "C ") {
+			t.Errorf("the key bar at 60 columns lacks L or C: %q", lines[len(lines)-1])
+		}
+		h.send(resize(size.w, size.h))
 		snap("marks")
 		h.press("L")
 		if h.m.dialog == nil {

@@ -224,7 +224,8 @@ func (m Model) statusView() string {
 
 // helpView is the key bar: the focused pane's keys, then the global ones.
 // Where they do not all fit, the pane's last keys go first, then the
-// global keys but help and quit, which always stay.
+// global keys (the job's own, L, C or S, last) but help and quit, which
+// always stay.
 func (m Model) helpView() string {
 	if m.dialog != nil || m.preview != nil {
 		return " " + m.help.ShortHelpView(m.paneKeys().ShortHelp())
@@ -245,9 +246,23 @@ func (m Model) helpView() string {
 			return theme.Truncate(bar, m.w)
 		}
 		if n <= 0 {
-			global = global[1:]
+			global = dropGlobal(global, g.Modules, g.Events, g.NextPane)
 		}
 	}
+}
+
+// dropGlobal leaves out of the key bar the first of bs that is one of
+// first, in that order (keys every screen has), else bs' first: the keys
+// of the job the view is for (L, C, S) stay longest.
+func dropGlobal(bs []key.Binding, first ...key.Binding) []key.Binding {
+	for _, f := range first {
+		for i, b := range bs {
+			if b.Help().Key == f.Help().Key {
+				return append(bs[:i:i], bs[i+1:]...)
+			}
+		}
+	}
+	return bs[1:]
 }
 
 // enabled drops the bindings that are turned off.
