@@ -7,6 +7,7 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends/provenance"
 	"github.com/tfmirror/tfmirror/hashing"
+	"golang.org/x/sync/errgroup"
 )
 
 // Sentinel errors. Backends wrap them with the place and the package.
@@ -291,6 +292,30 @@ func ListArchives(ctx context.Context, r Reader, p Provider, versions []Version)
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, as...)
+	}
+	return out, nil
+}
+
+// ArchivesConcurrently lists each of versions' archives through list, at
+// most limit at a time, in the order of versions; the first error stops
+// it. Network places build their ArchivesAt (VersionsLister) on it.
+func ArchivesConcurrently(ctx context.Context, versions []Version, limit int, list func(ctx context.Context, v Version) ([]Archive, error)) ([]Archive, error) {
+	per := make([][]Archive, len(versions))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(limit)
+	for i, v := range versions {
+		g.Go(func() error {
+			as, err := list(gctx, v)
+			per[i] = as
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []Archive
+	for _, as := range per {
 		out = append(out, as...)
 	}
 	return out, nil

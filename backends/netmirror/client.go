@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -257,28 +255,13 @@ func (m *Mirror) AllArchives(ctx context.Context, p backends.Provider) ([]backen
 // answers each quickly, but one after another they add up to seconds for a
 // provider with hundreds of releases.
 func (m *Mirror) ArchivesAt(ctx context.Context, p backends.Provider, vs []backends.Version) ([]backends.Archive, error) {
-	per := make([][]backends.Archive, len(vs))
-	g, gctx := errgroup.WithContext(ctx)
 	n := m.opts.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency
 	}
-	g.SetLimit(n)
-	for i, v := range vs {
-		g.Go(func() error {
-			as, err := m.Archives(gctx, p, v)
-			per[i] = as
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	var out []backends.Archive
-	for _, as := range per {
-		out = append(out, as...)
-	}
-	return out, nil
+	return backends.ArchivesConcurrently(ctx, vs, n, func(ctx context.Context, v backends.Version) ([]backends.Archive, error) {
+		return m.Archives(ctx, p, v)
+	})
 }
 
 // Open downloads an archive from the URL its version document gave, without

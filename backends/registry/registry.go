@@ -297,24 +297,9 @@ func (r *Registry) Archives(ctx context.Context, p backends.Provider, v backends
 // download-metadata requests share one bound.
 func (r *Registry) ArchivesAt(ctx context.Context, p backends.Provider, versions []backends.Version) ([]backends.Archive, error) {
 	sem := r.semaphore()
-	per := make([][]backends.Archive, len(versions))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(cap(sem))
-	for i, v := range versions {
-		g.Go(func() error {
-			as, err := r.archives(gctx, p, v, sem)
-			per[i] = as
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	var out []backends.Archive
-	for _, as := range per {
-		out = append(out, as...)
-	}
-	return out, nil
+	return backends.ArchivesConcurrently(ctx, versions, cap(sem), func(ctx context.Context, v backends.Version) ([]backends.Archive, error) {
+		return r.archives(ctx, p, v, sem)
+	})
 }
 
 func (r *Registry) semaphore() chan struct{} {
