@@ -57,19 +57,32 @@ func ProviderZip(t testing.TB, pkg backends.Package, salt string) []byte {
 // Pkg builds a package from strings, failing the test on bad input.
 func Pkg(t testing.TB, provider, version, platform string) backends.Package {
 	t.Helper()
-	p, err := backends.ParseProvider(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := backends.ParseVersion(version)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, v := Provider(t, provider), Version(t, version)
 	plat, err := backends.ParsePlatform(platform)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return backends.Package{Provider: p, Version: v, Platform: plat}
+}
+
+// Provider parses s, failing the test on bad input.
+func Provider(t testing.TB, s string) backends.Provider {
+	t.Helper()
+	p, err := backends.ParseProvider(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Version parses s, failing the test on bad input.
+func Version(t testing.TB, s string) backends.Version {
+	t.Helper()
+	v, err := backends.ParseVersion(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // Seed is a package and its zip, to put into a place under test.

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/hclinput"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -52,23 +52,11 @@ func TestRoundTripTerraformGolden(t *testing.T) {
 	}
 }
 
-func mustProvider(t *testing.T, s string) backends.Provider {
-	t.Helper()
-	p, err := backends.ParseProvider(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustVersion(t *testing.T, s string) backends.Version {
-	t.Helper()
-	v, err := backends.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+// mustProvider and mustVersion parse, failing the test on bad input.
+var (
+	mustProvider = backendtest.Provider
+	mustVersion  = backendtest.Version
+)
 
 // A file built from scratch, out of order and unnormalised, comes out sorted
 // and normalised.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/httpclient"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
@@ -128,23 +129,11 @@ func openMirror(t testing.TB, srv *httptest.Server, url string, creds backends.C
 	return m
 }
 
-func mustProvider(t testing.TB, s string) backends.Provider {
-	t.Helper()
-	p, err := backends.ParseProvider(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustVersion(t testing.TB, s string) backends.Version {
-	t.Helper()
-	v, err := backends.ParseVersion(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+// mustProvider and mustVersion parse, failing the test on bad input.
+var (
+	mustProvider = backendtest.Provider
+	mustVersion  = backendtest.Version
+)
 
 func sumsOf(t testing.TB, zb []byte) hashing.Sums {
 	t.Helper()

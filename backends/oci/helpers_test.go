@@ -14,6 +14,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -44,27 +45,11 @@ func openTest(t testing.TB, reg *ocitest.Registry, tmpl string) *oci.Mirror {
 	return m
 }
 
-func mustProvider(t testing.TB, s string) backends.Provider {
-	t.Helper()
-	p, err := backends.ParseProvider(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustPkg(t testing.TB, provider, version, platform string) backends.Package {
-	t.Helper()
-	v, err := backends.ParseVersion(version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plat, err := backends.ParsePlatform(platform)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return backends.Package{Provider: mustProvider(t, provider), Version: v, Platform: plat}
-}
+// mustProvider and mustPkg parse, failing the test on bad input.
+var (
+	mustProvider = backendtest.Provider
+	mustPkg      = backendtest.Pkg
+)
 
 // providerZip builds a real release zip: a tiny executable named as the
 // clients expect, whose content names the package (so every package's zip
