@@ -231,8 +231,9 @@ func (m Model) pickLines(s *theme.Styles, w int) []string {
 	return lines
 }
 
-// minName is the least room a place's name keeps in the dialog.
-const minName = 14
+// minName is the least room a place's name keeps in the dialog; a
+// source's on the confirm line, beside its counts, minSource.
+const minName, minSource = 14, 8
 
 // wrapped is a sentence of the dialog, wrapped to its width, each line
 // indented by one.
@@ -261,7 +262,7 @@ func (m Model) confirmLines(s *theme.Styles, w int) []string {
 			if from != "" {
 				from += ", "
 			}
-			from += fmt.Sprintf("%d from [%d] %s", src.N, src.Num, theme.ShortPlace(src.Name, max(12, free/len(p.From))))
+			from += fmt.Sprintf("%d from [%d] %s", src.N, src.Num, theme.ShortPlace(src.Name, max(minSource, free/len(p.From))))
 		}
 		lines = append(lines, " "+s.OK.Render("●")+head+from)
 	}

@@ -154,3 +154,28 @@ func TestNarrowDialogKeepsNamesAndQuestion(t *testing.T) {
 		t.Errorf("the confirm step does not name its source:\n%s", v)
 	}
 }
+
+// TestConfirmSourceFitsAt60Columns: at 60x16 the dialog is 38 wide; the
+// source's name kept 12 columns whatever the line left, and the box cut
+// the line: "1 from [1] …0.0.1:393…".
+func TestConfirmSourceFitsAt60Columns(t *testing.T) {
+	s := theme.New()
+	req := request(queue.Place{Num: 3, Name: "/tmp/tfmirror-demo-988721515/secondary", Kind: "fs"})
+	plan := req.Plan
+	req.Plan = func(i int) queue.Plan {
+		p := plan(i)
+		p.From[0].Place = queue.Place{Num: 1, Name: "https://127.0.0.1:39371/"}
+		p.Notes = nil
+		return p
+	}
+	const w = 38
+	_, lines := queue.New(req).View(&s, w)
+	for _, l := range lines {
+		if n := ansi.StringWidth(l); n > w-2 {
+			t.Errorf("line wider (%d) than the dialog (%d): %q", n, w-2, ansi.Strip(l))
+		}
+	}
+	if v := ansi.Strip(strings.Join(lines, "\n")); !strings.Contains(v, "from [1] ") || !strings.Contains(v, "39371") {
+		t.Errorf("the source's port is cut:\n%s", v)
+	}
+}
