@@ -12,31 +12,13 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tfmirror/tfmirror/backends"
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 )
-
-// lockedBuffer takes the debug log's lines from concurrent requests.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // The debug log has a line per request attempt: method, URL, status, bytes,
 // time and attempt; redirects on lines of their own; archives when their
@@ -70,7 +52,7 @@ func TestDebugLog(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	var out lockedBuffer
+	var out backendtest.Buffer
 	c := &Client{HTTP: srv.Client(), Debug: &out, RetryBackoff: time.Millisecond}
 	base, _ := url.Parse(srv.URL)
 	auth := &Auth{Host: HostKey(base), Token: token}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
@@ -50,7 +51,7 @@ func TestTerraformInstallsFromServedMirror(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	ready := make(chan netmirror.Serving, 1)
-	logs := &syncBuffer{}
+	logs := &backendtest.Buffer{}
 	go func() {
 		done <- netmirror.Serve(ctx, m, netmirror.ServeOptions{Addr: "127.0.0.1:0", CertOut: certFile, Logger: log.New(logs, "", 0), Ready: func(s netmirror.Serving) { ready <- s }})
 	}()

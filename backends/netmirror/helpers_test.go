@@ -1,7 +1,6 @@
 package netmirror_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -49,26 +48,8 @@ func writeMirror(t testing.TB, dir string, pkgs ...pkg) map[pkg][]byte {
 	return out
 }
 
-// syncBuffer is a log destination safe for the server's goroutines.
-type syncBuffer struct {
-	mu gosync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serveDir serves dir with the handler over TLS on 127.0.0.1.
-func serveDir(t testing.TB, dir string) (*httptest.Server, *netmirror.Handler, *syncBuffer) {
+func serveDir(t testing.TB, dir string) (*httptest.Server, *netmirror.Handler, *backendtest.Buffer) {
 	t.Helper()
 	m, err := fs.Open(dir, dir, fs.Options{})
 	if err != nil {
@@ -78,9 +59,9 @@ func serveDir(t testing.TB, dir string) (*httptest.Server, *netmirror.Handler, *
 }
 
 // servePlace serves any place with the handler over TLS on 127.0.0.1.
-func servePlace(t testing.TB, r backends.Reader) (*httptest.Server, *netmirror.Handler, *syncBuffer) {
+func servePlace(t testing.TB, r backends.Reader) (*httptest.Server, *netmirror.Handler, *backendtest.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &backendtest.Buffer{}
 	h := netmirror.NewHandler(r, log.New(logs, "", 0), hashing.Options{})
 	// The certificate `tfmirror serve` makes, not httptest's RSA one: the
 	// handshake cost is part of what the benchmark measures.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/backends/tlscert"
@@ -30,7 +31,7 @@ func TestServe(t *testing.T) {
 	defer cancel()
 	ready := make(chan netmirror.Serving, 1)
 	done := make(chan error, 1)
-	logs := &syncBuffer{}
+	logs := &backendtest.Buffer{}
 	go func() {
 		done <- netmirror.Serve(ctx, m, netmirror.ServeOptions{
 			Addr: "127.0.0.1:0", CertOut: certOut, Logger: log.New(logs, "", 0),

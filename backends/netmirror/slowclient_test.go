@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/netmirror"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -52,13 +53,13 @@ func bigZip(t *testing.T, dir string, p pkg, n int) string {
 
 // serveDirStall serves dir with a handler whose clients may stall for
 // stall, over HTTP/1.1 and HTTP/2.
-func serveDirStall(t *testing.T, dir string, stall time.Duration) (*httptest.Server, *syncBuffer) {
+func serveDirStall(t *testing.T, dir string, stall time.Duration) (*httptest.Server, *backendtest.Buffer) {
 	t.Helper()
 	m, err := fs.Open(dir, dir, fs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &backendtest.Buffer{}
 	h := netmirror.NewHandler(m, log.New(logs, "", 0), hashing.Options{})
 	h.Stall = stall
 	srv := httptest.NewUnstartedServer(h)

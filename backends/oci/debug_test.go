@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	gosync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,26 +14,10 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
+	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/oci"
 	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 )
-
-type lockedBuffer struct {
-	mu  gosync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // The debug log sits under oras's retries: each try of a blob download has
 // its line, numbered, and the registry's password never appears.
@@ -43,7 +26,7 @@ func TestDebugLogEachTry(t *testing.T) {
 	reg := ocitest.NewWithOptions(t, ocitest.Options{Users: map[string]string{"alice": "pw-secret"}})
 	creds := credentials.NewMemoryStore()
 	creds.Put(context.Background(), reg.Host(), auth.Credential{Username: "alice", Password: "pw-secret"})
-	var out lockedBuffer
+	var out backendtest.Buffer
 	r, a, z := pushed(t, reg, creds, oci.Options{Debug: &out, RetryBackoff: time.Millisecond})
 	var gets atomic.Int32
 	reg.Intercept(func(w http.ResponseWriter, req *http.Request) bool {

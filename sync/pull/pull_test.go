@@ -49,26 +49,9 @@ type world struct {
 	cache string
 	m     *pull.Mirror
 	srv   *httptest.Server
-	logs  *lockedBuffer
+	logs  *backendtest.Buffer
 	prov  backends.Provider
 	audit string // the audit log's file
-}
-
-type lockedBuffer struct {
-	mu gosync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func newWorld(t *testing.T, faults registrytest.Faults, pol func(host string) *pull.Policy, zips map[string][]byte, more ...registrytest.Provider) *world {
@@ -85,7 +68,7 @@ func newWorldTTL(t *testing.T, ttl time.Duration, faults registrytest.Faults, po
 // newWorldWith is newWorld whose mirror's options opt changes last.
 func newWorldWith(t *testing.T, opt func(*pull.Options), faults registrytest.Faults, pol func(host string) *pull.Policy, zips map[string][]byte, more ...registrytest.Provider) *world {
 	t.Helper()
-	w := &world{zips: zips, cache: t.TempDir(), logs: &lockedBuffer{}}
+	w := &world{zips: zips, cache: t.TempDir(), logs: &backendtest.Buffer{}}
 	w.reg = registrytest.NewWithOptions(t, registrytest.Options{Faults: faults}, append([]registrytest.Provider{{
 		Namespace: "acme", Type: "alpha", Versions: []registrytest.Version{{Version: "1.0.0", Archives: zips}}}}, more...)...)
 	var err error
