@@ -1,6 +1,7 @@
 package lockcheck_test
 
 import (
+	"context"
 	"io"
 	"log"
 	"net/http"
@@ -128,6 +129,30 @@ func TestUpdateLockRefusesUnsignedPackages(t *testing.T) {
 	}
 }
 
+// ociAlpha syncs acme/alpha 1.2.0 (on platforms, or on every platform)
+// from src into an OCI mirror on a real registry of its own.
+func ociAlpha(t *testing.T, ctx context.Context, src backends.Reader, platforms ...string) (*ocitest.Registry, *oci.Mirror) {
+	t.Helper()
+	reg := ocitest.New(t)
+	tmpl := reg.Host() + "/providers/${hostname}/${namespace}/${type}"
+	dst, err := oci.Open("oci://"+tmpl, tmpl, oci.Options{RootCAs: reg.RootCAs(), Credentials: credentials.NewMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := sync.Selection{Providers: filters(t, "acme/alpha"), Versions: mustConstraint(t, "= 1.2.0")}
+	if len(platforms) > 0 {
+		sel.Platforms = plats(t, platforms...)
+	}
+	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sync.Sync(ctx, engine.NewEngine(ctx, engine.Options{Jobs: 2}), dst, false, sync.Sinks{}, plan); !sum.OK() {
+		t.Fatalf("sync: %+v", sum)
+	}
+	return reg, dst
+}
+
 func hashStrings(hs []hashing.Hash) []string {
 	out := make([]string, len(hs))
 	for i, h := range hs {
@@ -142,20 +167,7 @@ func hashStrings(hs []hashing.Hash) []string {
 func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
 	ctx := chkCtx(t)
 	srcDir, src := chkMirror(t)
-	reg := ocitest.New(t)
-	tmpl := reg.Host() + "/providers/${hostname}/${namespace}/${type}"
-	dst, err := oci.Open("oci://"+tmpl, tmpl, oci.Options{RootCAs: reg.RootCAs(), Credentials: credentials.NewMemoryStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel := sync.Selection{Providers: filters(t, "acme/alpha"), Versions: mustConstraint(t, "= 1.2.0")}
-	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum := sync.Sync(ctx, engine.NewEngine(ctx, engine.Options{Jobs: 2}), dst, false, sync.Sinks{}, plan); !sum.OK() {
-		t.Fatalf("sync: %+v", sum)
-	}
+	reg, dst := ociAlpha(t, ctx, src)
 
 	reg.ResetRequests()
 	f := lockfile.New(lockfile.HeaderOpenTofu)

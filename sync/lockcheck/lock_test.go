@@ -11,14 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"oras.land/oras-go/v2/registry/remote/credentials"
-
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
 	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
-	"github.com/tfmirror/tfmirror/backends/oci"
-	"github.com/tfmirror/tfmirror/backends/oci/ocitest"
 	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/hashing"
@@ -518,27 +514,7 @@ func mustConstraint(t *testing.T, s string) backends.VersionConstraint {
 func TestCheckLockOCIMirror(t *testing.T) {
 	ctx := chkCtx(t)
 	srcDir, src := chkMirror(t)
-	reg := ocitest.New(t)
-	tmpl := reg.Host() + "/providers/${hostname}/${namespace}/${type}"
-	dst, err := oci.Open("oci://"+tmpl, tmpl, oci.Options{RootCAs: reg.RootCAs(), Credentials: credentials.NewMemoryStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel := sync.Selection{Providers: filters(t, "acme/alpha"), Versions: mustConstraint(t, "= 1.2.0"), Platforms: plats(t, "linux_amd64", "darwin_arm64")}
-	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var specs []engine.Task
-	for _, it := range plan.Items {
-		specs = append(specs, sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
-	}
-	eng := engine.NewEngine(ctx, engine.Options{Jobs: 2})
-	eng.Enqueue(specs...)
-	eng.Close()
-	for ev := range eng.Events() {
-		_ = ev
-	}
+	_, dst := ociAlpha(t, ctx, src, "linux_amd64", "darwin_arm64")
 
 	alpha, _ := backends.ParseProvider("example.com/acme/alpha")
 	v, _ := backends.ParseVersion("1.2.0")
