@@ -311,6 +311,11 @@ func TestModelCancelRetryAndQuit(t *testing.T) {
 	if !h.m.confirmQuit || !strings.Contains(h.m.status().text, "quit and cancel") {
 		t.Fatalf("q with a job running should ask first, status %q", h.m.status().text)
 	}
+	// The key bar answers the question, not the pane's keys (it said
+	// "space select • enter queue to…", and enter quits here).
+	if lines := strings.Split(h.screen(), "\n"); !strings.Contains(lines[len(lines)-1], "y/enter quit") {
+		t.Errorf("the key bar under the quit question: %q", lines[len(lines)-1])
+	}
 	h.press("n")
 	if h.quit || h.m.confirmQuit {
 		t.Fatalf("n should keep the UI open")

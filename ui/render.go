@@ -230,6 +230,9 @@ func (m Model) helpView() string {
 	if m.dialog != nil || m.preview != nil {
 		return " " + m.help.ShortHelpView(m.paneKeys().ShortHelp())
 	}
+	if m.confirmQuit {
+		return theme.Truncate(" "+m.help.ShortHelpView([]key.Binding{quitYes, quitNo}), m.w)
+	}
 	g := m.globalKeys()
 	if m.sh.log.Count(events.Failure)+m.sh.log.Count(events.Warning) == 0 && !m.showEvents {
 		g.Events.SetEnabled(false) // nothing to read there yet; help lists it
@@ -250,6 +253,12 @@ func (m Model) helpView() string {
 		}
 	}
 }
+
+// The answers to the quit question, as the key bar shows them.
+var (
+	quitYes = key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y/enter", "quit, cancelling the jobs"))
+	quitNo  = key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("any other key", "stay"))
+)
 
 // dropGlobal leaves out of the key bar the first of bs that is one of
 // first, in that order (keys every screen has), else bs' first: the keys
