@@ -9,7 +9,6 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
-	"github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/sync"
 	"github.com/tfmirror/tfmirror/sync/engine"
 )
@@ -23,11 +22,7 @@ import (
 // verify failed.
 func TestSyncHoldsToTheDestinationsSignedSHA256SUMS(t *testing.T) {
 	ctx := context.Background()
-	reg := signedRegistry(t)
-	src, err := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, src := signedSource(t)
 	addr := reg.Host() + "/acme/alpha"
 	sel := mustSelection(t, []string{addr}, "1.0.0")
 	dst := openFS(t, filepath.Join(t.TempDir(), "dst"))

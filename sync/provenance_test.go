@@ -47,6 +47,17 @@ func run(t *testing.T, src backends.Reader, dst backends.Writer, sel sync.Select
 	return plan, sum
 }
 
+// signedSource is signedRegistry opened as a place to sync from.
+func signedSource(t *testing.T) (*registrytest.Server, backends.Reader) {
+	t.Helper()
+	reg := signedRegistry(t)
+	src, err := place.Open(context.Background(), "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, src
+}
+
 // signedRegistry serves acme/alpha 1.0.0 for two platforms, signed.
 func signedRegistry(t *testing.T) *registrytest.Server {
 	ver := registrytest.Version{Version: "1.0.0", Archives: map[string][]byte{}}
@@ -81,11 +92,7 @@ func verifySigned(t *testing.T, r backends.Reader, sel sync.Selection, reg *regi
 // from it.
 func TestProvenanceTwoHops(t *testing.T) {
 	ctx := context.Background()
-	reg := signedRegistry(t)
-	src, err := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, src := signedSource(t)
 	addr := reg.Host() + "/acme/alpha"
 	sel := mustSelection(t, []string{addr}, "1.0.0")
 
@@ -155,8 +162,7 @@ func TestProvenanceTwoHops(t *testing.T) {
 // keys; the pinned key lets it through.
 func TestPolicyRefusesUnpinnedKey(t *testing.T) {
 	ctx := context.Background()
-	reg := signedRegistry(t)
-	src, _ := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	reg, src := signedSource(t)
 	sel := mustSelection(t, []string{"acme/alpha"}, "1.0.0")
 	policy := func(fp string) *trust.Policy {
 		pol, err := trust.Parse([]byte(`provider "acme/*" { fingerprints = ["`+fp+`"] }`), "trust.hcl", nil)
@@ -238,9 +244,7 @@ func tamperSums(t *testing.T, path string) {
 // provenance (filled before mirrors kept it) gets it from the next sync,
 // which has nothing else to do.
 func TestProvenanceBackfill(t *testing.T) {
-	ctx := context.Background()
-	reg := signedRegistry(t)
-	src, _ := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
+	reg, src := signedSource(t)
 	sel := mustSelection(t, []string{"acme/alpha"}, "1.0.0")
 	dst := openFS(t, filepath.Join(t.TempDir(), "m"))
 	if _, sum := run(t, src, dst, sel, nil); sum.Done != 2 {
@@ -269,12 +273,8 @@ func TestProvenanceBackfill(t *testing.T) {
 func TestAuthenticateTransfers(t *testing.T) {
 	ctx := context.Background()
 	for _, tampered := range []bool{false, true} {
-		reg := signedRegistry(t)
-		var src backends.Reader
-		src, err := place.Open(ctx, "registry://"+reg.Host(), place.Options{HTTPClient: reg.Client()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		reg, opened := signedSource(t)
+		var src backends.Reader = opened
 		p, _ := backends.ParseProvider(reg.Address("acme", "alpha"))
 		v, _ := backends.ParseVersion("1.0.0")
 		if tampered {
