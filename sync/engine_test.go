@@ -58,6 +58,15 @@ func newWorld(t *testing.T) *world {
 // the tracker.
 func syncAll(t *testing.T, ctx context.Context, src backends.Reader, dst backends.Writer, sel sync.Selection, opts engine.Options) (*sync.Plan, *engine.Tracker) {
 	t.Helper()
+	tr := engine.NewTracker()
+	plan := runMissing(t, ctx, src, dst, sel, opts, func(ev engine.Event) { tr.Apply(ev) })
+	return plan, tr
+}
+
+// runMissing plans src -> dst, runs the missing items on an engine with
+// opts, hands each event to each in order, and returns the plan.
+func runMissing(t *testing.T, ctx context.Context, src backends.Reader, dst backends.Writer, sel sync.Selection, opts engine.Options, each func(engine.Event)) *sync.Plan {
+	t.Helper()
 	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -69,11 +78,10 @@ func syncAll(t *testing.T, ctx context.Context, src backends.Reader, dst backend
 		}
 	}
 	eng.Close()
-	tr := engine.NewTracker()
 	for ev := range eng.Events() {
-		tr.Apply(ev)
+		each(ev)
 	}
-	return plan, tr
+	return plan
 }
 
 func assertClean(t *testing.T, dst backends.Reader) {

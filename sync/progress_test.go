@@ -18,22 +18,8 @@ import (
 // event in order.
 func syncEvents(t *testing.T, src backends.Reader, dst backends.Writer, sel sync.Selection, opts engine.Options) []engine.Event {
 	t.Helper()
-	ctx := context.Background()
-	plan, err := sync.MakePlan(ctx, src, dst, sel, sync.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := engine.NewEngine(ctx, opts)
-	for _, it := range plan.Items {
-		if it.Status == sync.StatusMissing {
-			eng.Enqueue(sync.Transfer{Src: src, Dst: dst, Archive: it.Archive})
-		}
-	}
-	eng.Close()
 	var evs []engine.Event
-	for ev := range eng.Events() {
-		evs = append(evs, ev)
-	}
+	runMissing(t, context.Background(), src, dst, sel, opts, func(ev engine.Event) { evs = append(evs, ev) })
 	return evs
 }
 
