@@ -129,6 +129,15 @@ func ZipHashFromHex(hex string) (Hash, error) {
 	return Hash("zh:" + hex), nil
 }
 
+// Strings is hs in their string form, in order; never nil.
+func Strings(hs []Hash) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = string(h)
+	}
+	return out
+}
+
 // SortUnique sorts hashes by their full string (byte order, as the clients
 // sort lock file hashes) and drops duplicates.
 func SortUnique(hs []Hash) []Hash {

@@ -372,21 +372,13 @@ func TestAddHashesNeverDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := f.AddHashes(p, []hashing.Hash{"zh:aa", "h1:old=", "zh:aa", "h1:new="})
-	if strings.Join(hashStrings(added), " ") != "h1:new= zh:aa" {
+	if strings.Join(hashing.Strings(added), " ") != "h1:new= zh:aa" {
 		t.Errorf("added = %v", added)
 	}
 	l, _ := f.Provider(p)
-	if got := strings.Join(hashStrings(l.Hashes), " "); got != "h1:new= h1:old= zh:aa zh:bb" {
+	if got := strings.Join(hashing.Strings(l.Hashes), " "); got != "h1:new= h1:old= zh:aa zh:bb" {
 		t.Errorf("hashes = %s", got)
 	}
-}
-
-func hashStrings(hs []hashing.Hash) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = string(h)
-	}
-	return out
 }
 
 // A lock file over the size limit is refused before it is read in full,

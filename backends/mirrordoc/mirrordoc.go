@@ -168,12 +168,7 @@ func Hashes(listed []string, landed *hashing.Sums, all bool, find func(h1 bool) 
 			chosen, contradicted = hs, true
 		}
 	}
-	sorted := hashing.SortUnique(chosen)
-	out = make([]string, len(sorted))
-	for i, h := range sorted {
-		out[i] = string(h)
-	}
-	return out, contradicted, nil
+	return hashing.Strings(hashing.SortUnique(chosen)), contradicted, nil
 }
 
 // Landed records the archives this process landed, by where they are (a

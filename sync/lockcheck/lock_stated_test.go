@@ -85,8 +85,8 @@ func TestUpdateLockFromRegistryPackagesDownloadsNoArchive(t *testing.T) {
 		for _, plat := range chkPlatforms {
 			want = append(want, sums[v+" "+plat].H1, sums[v+" "+plat].ZH)
 		}
-		if got, want := l.Hashes, hashing.SortUnique(want); strings.Join(hashStrings(got), " ") != strings.Join(hashStrings(want), " ") {
-			t.Errorf("%s: locked\n  %s\nwant\n  %s", v, strings.Join(hashStrings(got), "\n  "), strings.Join(hashStrings(want), "\n  "))
+		if got, want := l.Hashes, hashing.SortUnique(want); strings.Join(hashing.Strings(got), " ") != strings.Join(hashing.Strings(want), " ") {
+			t.Errorf("%s: locked\n  %s\nwant\n  %s", v, strings.Join(hashing.Strings(got), "\n  "), strings.Join(hashing.Strings(want), "\n  "))
 		}
 	}
 
@@ -153,14 +153,6 @@ func ociAlpha(t *testing.T, ctx context.Context, src backends.Reader, platforms 
 	return reg, dst
 }
 
-func hashStrings(hs []hashing.Hash) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = string(h)
-	}
-	return out
-}
-
 // From an OCI mirror, a lock records each platform's layer digest as zh:
 // (as OpenTofu's providers lock -oci-mirror does) without fetching a blob;
 // --hashes all (Download) fetches and hashes them instead.
@@ -189,7 +181,7 @@ func TestUpdateLockFromOCIFetchesNoBlob(t *testing.T) {
 		want = append(want, independentSums(t, zipPath(srcDir, "example.com/acme/alpha", "1.2.0", plat)).ZH)
 	}
 	l := lockedOf(t, f, "example.com/acme/alpha")
-	if got, want := hashStrings(l.Hashes), hashStrings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := hashing.Strings(l.Hashes), hashing.Strings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("locked %v, want the layer digests %v", got, want)
 	}
 
@@ -254,7 +246,7 @@ func TestUpdateLockFromNetMirrorDownloadsNoArchive(t *testing.T) {
 			s := independentSums(t, zipPath(srcDir, p, "1.2.0", plat))
 			want = append(want, s.H1, s.ZH)
 		}
-		if got, want := hashStrings(lockedOf(t, f, p).Hashes), hashStrings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+		if got, want := hashing.Strings(lockedOf(t, f, p).Hashes), hashing.Strings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: locked %v, want %v", p, got, want)
 		}
 	}
@@ -312,7 +304,7 @@ func TestUpdateLockFromS3GetsNoArchive(t *testing.T) {
 		s := independentSums(t, zipPath(srcDir, "example.com/acme/alpha", "1.2.0", plat))
 		want = append(want, s.H1, s.ZH)
 	}
-	if got, want := hashStrings(lockedOf(t, f, "example.com/acme/alpha").Hashes), hashStrings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := hashing.Strings(lockedOf(t, f, "example.com/acme/alpha").Hashes), hashing.Strings(hashing.SortUnique(want)); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("locked %v, want %v", got, want)
 	}
 }

@@ -251,20 +251,12 @@ func TestAuditLog(t *testing.T) {
 	var removed bool
 	for _, x := range entries {
 		if x.Event == audit.Removed && x.Destination == mirror && x.Version == "1.0.0" && x.Platform == here {
-			removed = x.Signer != nil && x.Signer.Fingerprint == reg.Fingerprint() && x.Time.After(e.Time) && contains(hashStrings(x.Hashes), string(zh))
+			removed = x.Signer != nil && x.Signer.Fingerprint == reg.Fingerprint() && x.Time.After(e.Time) && contains(hashing.Strings(x.Hashes), string(zh))
 		}
 	}
 	if !removed {
 		t.Fatalf("the log does not say when %s left %s, with its hashes and signer:\n%v", zh, mirror, entries)
 	}
-}
-
-func hashStrings(hs []hashing.Hash) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = string(h)
-	}
-	return out
 }
 
 // TestProvenanceThroughOCI: a mirror's provenance rides into an OCI mirror

@@ -65,9 +65,5 @@ func LockUpdates(w io.Writer, updates []lockcheck.LockUpdate) int {
 }
 
 func hashList(hs []hashing.Hash) string {
-	s := make([]string, len(hs))
-	for i, h := range hs {
-		s[i] = string(h)
-	}
-	return strings.Join(s, " ")
+	return strings.Join(hashing.Strings(hs), " ")
 }
