@@ -324,12 +324,7 @@ func writeTar(t *testing.T, path string, names []string, data map[string][]byte)
 // nothing: the directory is not even created, the OCI registry receives no
 // blob.
 func TestBundleTamperedOrTruncatedLandsNothing(t *testing.T) {
-	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64", "darwin_arm64"}))
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.tar")
-	if r := run(t, nil, "export", src, good); r.code != 0 {
-		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	dir, good := goodBundle(t)
 	names, data := tarEntries(t, good)
 	raw, _ := os.ReadFile(good)
 

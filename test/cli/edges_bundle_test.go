@@ -15,16 +15,24 @@ import (
 	"github.com/tfmirror/tfmirror/test/killtest"
 )
 
+// goodBundle exports acme/alpha 1.0.0 on two platforms to DIR/good.tar,
+// for a test to damage copies of in DIR.
+func goodBundle(t *testing.T) (dir, good string) {
+	t.Helper()
+	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64", "darwin_arm64"}))
+	dir = t.TempDir()
+	good = filepath.Join(dir, "good.tar")
+	if r := run(t, nil, "export", src, good); r.code != 0 {
+		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	return dir, good
+}
+
 // A damaged or altered bundle is a problem found, not a mistake in the
 // command line: verify, ls and sync from it exit 1 (as import does),
 // saying what is wrong; a bundle that is not there is still exit 2.
 func TestDamagedBundleIsAProblemForEveryCommand(t *testing.T) {
-	src := sourceMirror(t, backendtest.Seeds(t, []string{"example.com/acme/alpha"}, []string{"1.0.0"}, []string{"linux_amd64", "darwin_arm64"}))
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.tar")
-	if r := run(t, nil, "export", src, good); r.code != 0 {
-		t.Fatalf("export: %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	dir, good := goodBundle(t)
 	names, data := tarEntries(t, good)
 	raw, _ := os.ReadFile(good)
 	truncated := filepath.Join(dir, "truncated.tar")
