@@ -29,7 +29,14 @@ func root(t *testing.T) string {
 // imports lists each package of pattern with its non-test imports.
 func imports(t *testing.T, pattern string) map[string][]string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, pattern)
+	return listImports(t, pattern, `{{range .Imports}} {{.}}{{end}}`)
+}
+
+// listImports lists each package of pattern with the imports that
+// format (a go list template) names.
+func listImports(t *testing.T, pattern, format string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}"+format, pattern)
 	cmd.Dir = root(t)
 	out, err := cmd.Output()
 	if err != nil {

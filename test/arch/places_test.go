@@ -1,7 +1,6 @@
 package arch
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -55,18 +54,7 @@ func TestPlacesStandAlone(t *testing.T) {
 // files (internal and external).
 func testImports(t *testing.T, pattern string) map[string][]string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}`, pattern)
-	cmd.Dir = root(t)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list %s: %v", pattern, err)
-	}
-	m := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		m[f[0]] = f[1:]
-	}
-	return m
+	return listImports(t, pattern, `{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}`)
 }
 
 // TestTestImportDirection: tests hold to the direction too, with the
