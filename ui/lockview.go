@@ -112,6 +112,11 @@ func (v *lockView) survey() tea.Cmd                                 { return nil
 func (v *lockView) providerUnion() []backends.Provider              { return v.lockedProviders() }
 func (v *lockView) cellNotes(row string) []string                   { return v.lockDetails(row) }
 
+// detailMarks are the matrix's: each place compared with the lock.
+func (v *lockView) detailMarks(in []cellInput, order []int, row, plat string) ([]theme.Mark, string) {
+	return v.lockMarks(in, order, lockKey{v.current, row}, plat), "not the locked package: init there fails its checksum"
+}
+
 // listedVersions: a registry keeps every release: list the locked ones.
 func (v *lockView) listedVersions(p backends.Provider, vs []backends.Version) []backends.Version {
 	return v.lock.only(p, vs)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/fs"
@@ -16,6 +17,8 @@ import (
 	"github.com/tfmirror/tfmirror/sync/engine"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 	"github.com/tfmirror/tfmirror/ui/demo"
+	"github.com/tfmirror/tfmirror/ui/details"
+	"github.com/tfmirror/tfmirror/ui/grid"
 	"github.com/tfmirror/tfmirror/ui/theme"
 )
 
@@ -120,6 +123,64 @@ func TestLockViewAgreesWithCheck(t *testing.T) {
 	}
 }
 
+// demoLockView is `ui W/secondary W/primary --lock W/infra/...` on a
+// fresh demo world, at w x h.
+func demoLockView(t *testing.T, w, h int) *harness {
+	t.Helper()
+	world, err := demo.Build(t.Context(), filepath.Join(t.TempDir(), "W"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := lockfile.Load(filepath.Join(world.Infra, lockfile.DefaultName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks := &Locks{Files: []string{"W/infra/.terraform.lock.hcl"}}
+	for p, l := range lockcheck.LockedFromFile(f, "W/infra/.terraform.lock.hcl") {
+		locks.Entries = append(locks.Entries, LockEntry{Provider: p, Locked: l})
+	}
+	cfg := Config{Locks: locks}
+	for _, dir := range []string{world.Secondary, world.Primary} {
+		r, err := fs.Open("W/"+filepath.Base(dir), dir, fs.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Mirrors = append(cfg.Mirrors, Mirror{Reader: r, Kind: "fs"})
+	}
+	return newHarness(t, cfg, w, h)
+}
+
+// Details of a lock view cell marks the places as the matrix does, each
+// compared with the lock: in the demo world's 2.0.0 linux_amd64, ≠ on
+// secondary ("not the locked package"), and primary, which holds the
+// locked package, not ≠ (curation's Details compared it with the first
+// place and marked it "hashes differ from [1]'s").
+func TestLockViewDetailsMarkTheWrongPlace(t *testing.T) {
+	h := demoLockView(t, 120, 40)
+	h.until("the lock's hashes tied", tied)
+	v := h.m.lockv()
+	v.current = v.lockedProviders()[0]
+	d := details.New(h.m.styles)
+	d.SetSize(60, 60)
+	v.showDetails(&d, grid.Cell{Row: "2.0.0", Col: "linux_amd64"})
+	out := ansi.Strip(d.View())
+	var secondary, primary string
+	for _, part := range strings.Split(out, "\n[") {
+		switch {
+		case strings.HasPrefix(part, "1] "):
+			secondary = part
+		case strings.HasPrefix(part, "2] "):
+			primary = part
+		}
+	}
+	if !strings.Contains(secondary, "≠") || !strings.Contains(secondary, "not the locked package") {
+		t.Errorf("secondary, which holds a package the lock does not name, is not marked ≠ not the locked package:\n%s", out)
+	}
+	if strings.Contains(primary, "≠") || strings.Contains(out, "differ from") {
+		t.Errorf("primary, which holds the locked package, is marked as differing:\n%s", out)
+	}
+}
+
 // TestLockViewDemoWrongPlace: the demo's world, `ui W/secondary W/primary
 // --lock W/infra/.terraform.lock.hcl` on acme/cloud. Cell 2.0.0
 // linux_amd64 marks secondary, which holds a package the lock does not
@@ -130,28 +191,7 @@ func TestLockViewAgreesWithCheck(t *testing.T) {
 // -run TestLockViewDemoWrongPlace -update).
 func TestLockViewDemoWrongPlace(t *testing.T) {
 	for _, size := range []struct{ w, h int }{{80, 24}, {120, 40}} {
-		w, err := demo.Build(t.Context(), filepath.Join(t.TempDir(), "W"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lockPath := filepath.Join(w.Infra, lockfile.DefaultName)
-		f, err := lockfile.Load(lockPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		locks := &Locks{Files: []string{"W/infra/.terraform.lock.hcl"}}
-		for p, l := range lockcheck.LockedFromFile(f, "W/infra/.terraform.lock.hcl") {
-			locks.Entries = append(locks.Entries, LockEntry{Provider: p, Locked: l})
-		}
-		cfg := Config{Locks: locks}
-		for _, dir := range []string{w.Secondary, w.Primary} {
-			r, err := fs.Open("W/"+filepath.Base(dir), dir, fs.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Mirrors = append(cfg.Mirrors, Mirror{Reader: r, Kind: "fs"})
-		}
-		h := newHarness(t, cfg, size.w, size.h)
+		h := demoLockView(t, size.w, size.h)
 		snap := func(name string) {
 			t.Helper()
 			t.Run(name+"_"+itoa(size.w)+"x"+itoa(size.h), func(t *testing.T) {

@@ -26,9 +26,9 @@ func (v *providersView) showDetails(d *details.Model, c grid.Cell) {
 	order := v.order()
 	in := make([]cellInput, len(order))
 	v.cellInputs(in, v.current, order, c.Row, c.Col)
-	marks := cellMarks(in, nil)
-	cell := &details.Cell{Mirrors: make([]details.Mirror, len(v.places))}
-	if ref, _ := reference(in); ref >= 0 {
+	marks, differs := v.kind.detailMarks(in, order, c.Row, c.Col)
+	cell := &details.Cell{Mirrors: make([]details.Mirror, len(v.places)), Differs: differs}
+	if ref, _ := reference(in); ref >= 0 && differs == "" {
 		cell.Ref = v.places[order[ref]].num
 	}
 	for k, i := range order {

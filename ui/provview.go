@@ -134,6 +134,11 @@ type provKind interface {
 	listedVersions(p backends.Provider, vs []backends.Version) []backends.Version
 	// cellNotes are the lines Details adds to the cell of row's version.
 	cellNotes(row string) []string
+	// detailMarks are the marks Details gives the places of in (in the
+	// order order lists them) for row's version on plat, as the matrix
+	// marks them, and what ≠ means there ("": its hashes differ from the
+	// first place's).
+	detailMarks(in []cellInput, order []int, row, plat string) ([]theme.Mark, string)
 }
 
 var (
@@ -206,6 +211,10 @@ func (v *providersView) listedVersions(_ backends.Provider, vs []backends.Versio
 	return vs
 }
 func (v *providersView) cellNotes(string) []string { return nil }
+
+func (v *providersView) detailMarks(in []cellInput, _ []int, _, _ string) ([]theme.Mark, string) {
+	return cellMarks(in, nil), ""
+}
 
 // unionVersions is vs with the versions of more it lacks, newest first.
 func unionVersions(vs, more []backends.Version) []backends.Version {

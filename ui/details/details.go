@@ -48,6 +48,9 @@ type Cell struct {
 	// Notes are shown under the package's name: what a lock file says of
 	// it, in the lock view.
 	Notes []string
+	// Differs is what a ≠ mark means in this cell ("not the locked
+	// package" in the lock view); empty, its hashes differ from Ref's.
+	Differs string
 }
 
 // Model is the pane. What it shows is wrapped to its width; where that is
@@ -207,7 +210,10 @@ func (m Model) cellLines() []string {
 		}
 		if mr.Mark == theme.MarkDiffers && !failed(mr.Verify) {
 			what := "≠ hashes differ"
-			if c.Ref > 0 {
+			switch {
+			case c.Differs != "":
+				what = "≠ " + c.Differs
+			case c.Ref > 0:
 				what += " from [" + strconv.Itoa(c.Ref) + "]'s"
 			}
 			lines = append(lines, m.wrapStyled(s.Bad.Render, what, 4)...)
