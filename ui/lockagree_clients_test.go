@@ -13,8 +13,8 @@ import (
 
 	"github.com/tfmirror/tfmirror/backends"
 	"github.com/tfmirror/tfmirror/backends/backendtest"
-	"github.com/tfmirror/tfmirror/backends/fs"
 	"github.com/tfmirror/tfmirror/backends/lockfile"
+	placeopen "github.com/tfmirror/tfmirror/backends/place"
 	"github.com/tfmirror/tfmirror/backends/registry/registrytest"
 	"github.com/tfmirror/tfmirror/sync/lockcheck"
 )
@@ -113,7 +113,7 @@ func uiVerdicts(h *harness) (cells, providers map[string]string, notes []string)
 // holding both platforms, linux_amd64 only, a different darwin_arm64
 // package than locked, and linux_amd64 synced by tfmirror (which keeps the
 // signed SHA256SUMS, so the other platforms are assumed: both say so in
-// the same words); without --platform, and narrowed to one platform the
+// the same words), and the origin registry itself; without --platform, and narrowed to one platform the
 // locks cover and one they do not.
 func TestLockViewAgreesWithCheckOnClientLocks(t *testing.T) {
 	if runtime.GOOS+"_"+runtime.GOARCH != "linux_amd64" {
@@ -193,6 +193,8 @@ func TestLockViewAgreesWithCheckOnClientLocks(t *testing.T) {
 		{"linux_amd64 only", mirror([]string{"linux_amd64"}, "")},
 		{"darwin_arm64 not as locked", mirror([]string{"linux_amd64", "darwin_arm64"}, "darwin_arm64")},
 		{"synced, with provenance", synced},
+		// The origin itself, which states no h1: for its archives.
+		{"the origin registry", "registry://" + reg.Host()},
 	}
 	assumedSeen := false
 	for _, lockName := range []string{"providers lock", "init"} {
@@ -204,11 +206,11 @@ func TestLockViewAgreesWithCheckOnClientLocks(t *testing.T) {
 		for _, place := range places {
 			for _, plats := range [][]string{nil, {"linux_amd64"}, {"windows_amd64"}} {
 				t.Run(fmt.Sprintf("%s/%s/%v", lockName, place.name, plats), func(t *testing.T) {
-					r, err := fs.Open(place.dir, place.dir, fs.Options{})
+					r, err := placeopen.Open(t.Context(), place.dir, placeopen.Options{HTTPClient: reg.Client()})
 					if err != nil {
 						t.Fatal(err)
 					}
-					cfg := Config{Mirrors: []Mirror{{Reader: r, Kind: "fs"}}, Locks: &Locks{Files: []string{lockPath}}}
+					cfg := Config{Mirrors: []Mirror{{Reader: r}}, Locks: &Locks{Files: []string{lockPath}}}
 					for p, l := range lockcheck.LockedFromFile(lf, lockPath) {
 						cfg.Locks.Entries = append(cfg.Locks.Entries, LockEntry{Provider: p, Locked: l})
 					}
