@@ -76,25 +76,7 @@ func TestRandomKeysAndSizes(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
 			h := newHarness(t, oddWorld(t), 80, 24)
 			h.until("the listings", func(m Model) bool { return loaded(m) })
-			w, ht := 80, 24
-			for step := range 1500 {
-				msg := randomMsg(rng)
-				if s, ok := msg.(tea.WindowSizeMsg); ok {
-					w, ht = s.Width, s.Height
-				}
-				h.send(msg)
-				// Let whatever the step started come back, as it would.
-			drain:
-				for {
-					select {
-					case m := <-h.msgs:
-						h.send(m)
-					default:
-						break drain
-					}
-				}
-				checkFrame(t, h.m.View().Content, w, ht, step)
-			}
+			h.walk(t, 1500, 80, 24, false, func() tea.Msg { return randomMsg(rng) })
 		})
 	}
 }
@@ -139,4 +121,31 @@ func TestRandomKeysThenQuit(t *testing.T) {
 	}
 	tm.Send(keyPress("q"))
 	tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute))
+}
+
+// walk sends steps messages next makes, starting at w x ht: after each,
+// whatever it started comes back, as it would, and the frame is checked
+// (checkFrame). With stopAtQuit the walk ends when the program quits.
+func (h *harness) walk(t *testing.T, steps, w, ht int, stopAtQuit bool, next func() tea.Msg) {
+	t.Helper()
+	for step := range steps {
+		msg := next()
+		if s, ok := msg.(tea.WindowSizeMsg); ok {
+			w, ht = s.Width, s.Height
+		}
+		h.send(msg)
+	drain:
+		for {
+			select {
+			case m := <-h.msgs:
+				h.send(m)
+			default:
+				break drain
+			}
+		}
+		checkFrame(t, h.m.View().Content, w, ht, step)
+		if stopAtQuit && h.quit {
+			return
+		}
+	}
 }

@@ -329,30 +329,13 @@ func TestLockViewRandomKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 34))
 	h := newHarness(t, cfg, 80, 24)
 	h.until("the lock's hashes tied", tied)
-	w, ht := 80, 24
-	for step := range 800 {
+	h.walk(t, 800, 80, 24, true, func() tea.Msg {
 		var msg tea.Msg = keyPress(keys[rng.IntN(len(keys))])
 		if rng.IntN(10) == 0 {
 			msg = randomMsg(rng)
 		}
-		if s, ok := msg.(tea.WindowSizeMsg); ok {
-			w, ht = s.Width, s.Height
-		}
-		h.send(msg)
-	drain:
-		for {
-			select {
-			case m := <-h.msgs:
-				h.send(m)
-			default:
-				break drain
-			}
-		}
-		checkFrame(t, h.m.View().Content, w, ht, step)
-		if h.quit {
-			break
-		}
-	}
+		return msg
+	})
 	// Nothing may be left writing once the test's directory is gone.
 	h.until("C's work done", func(m Model) bool { return !m.lockv().lock.filling })
 	got, err := os.ReadFile("infra/.terraform.lock.hcl")
